@@ -1,0 +1,306 @@
+"""The ``memory`` command. Each command is a few lines over one library call; library
+errors become one line on stderr and exit code 2. Heavy modules are imported inside the
+commands that need them, so a search starts quickly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any, Callable
+
+EXIT_ERROR = 2
+
+
+class CommandError(Exception):
+    """A usage problem found by the CLI itself."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not usage + message
+        self.exit(EXIT_ERROR, f"memory: error: {message} (see 'memory {self._cmd()}--help')\n")
+
+    def _cmd(self) -> str:
+        parts = self.prog.split()[1:]
+        return (" ".join(parts) + " ") if parts else ""
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+def command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    COMMANDS[fn.__name__.removeprefix("cmd_").replace("_", "-")] = fn
+    return fn
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+def _db_path(args: argparse.Namespace) -> str:
+    from .paths import resolve_db
+    return str(resolve_db(args.db))
+
+
+def _open(args: argparse.Namespace, *, read_only: bool):
+    from .memory import MemoryStore
+    return MemoryStore.open(_db_path(args), read_only=read_only,
+                            vector_backend=args.vector_backend)
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        text = human(data)
+        if text:
+            print(text)
+
+
+def _short(text: str, width: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _format_results(results: list[dict]) -> str:
+    if not results:
+        return "No results."
+    lines = []
+    for i, r in enumerate(results, 1):
+        title = f" — {r['title']}" if r["title"] else ""
+        bm25 = (f"bm25 #{r['bm25_rank']} {r['bm25']:.4g}" if r["bm25"] is not None
+                else "bm25 -")
+        cos = (f"cosine #{r['cosine_rank']} {r['cosine']:.3f}" if r["cosine"] is not None
+               else "cosine -")
+        lines.append(f"{i:>2}. {r['memory_id']}{title}")
+        lines.append(f"    {_short(r['content'])}")
+        valid = r["valid_from"] + (f" to {r['valid_to']}" if r["valid_to"] else " on")
+        src = f" · source {r['source']}" if r["source"] else ""
+        lines.append(f"    score {r['score']:.5f} ({bm25}, {cos}) · known {r['known_at']}"
+                     f" · valid {valid}{src}")
+    return "\n".join(lines)
+
+
+def _format_revision(r: dict) -> str:
+    valid = r["valid_from"] + (f" to {r['valid_to']}" if r["valid_to"] else " on")
+    head = f"#{r['revision_id']} known {r['known_at']} · valid {valid}"
+    if r["deleted"]:
+        return f"{head} · FORGOTTEN (hides #{r['hides_revision']})"
+    title = f" — {r['title']}" if r["title"] else ""
+    src = f" · source {r['source']}" if r["source"] else ""
+    return f"{head}{src}\n    {_short(r['content'])}{title}"
+
+
+def _format_write(r: dict) -> str:
+    verb = "Forgot" if r["deleted"] else "Remembered"
+    if not r["created"]:
+        return (f"Unchanged: {r['memory_id']} already has this revision "
+                f"(#{r['revision_id']}, known {r['known_at']}).")
+    return f"{verb} {r['memory_id']} as revision #{r['revision_id']} (known {r['known_at']})."
+
+
+# -- store commands ----------------------------------------------------------------------
+
+@command
+def cmd_init(args: argparse.Namespace) -> int:
+    with _open(args, read_only=False) as store:
+        _emit(args, {"path": os.path.abspath(store.path), "vector_backend": store.vector_backend},
+              lambda d: f"Database ready at {d['path']} (vectors: {d['vector_backend']}).")
+    return 0
+
+
+@command
+def cmd_remember(args: argparse.Namespace) -> int:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    with _open(args, read_only=False) as store:
+        rec = store.remember(args.memory_id, content, namespace=args.namespace,
+                             title=args.title, source=args.source, known_at=args.known_at,
+                             valid_from=args.valid_from, valid_to=args.valid_to)
+        _emit(args, rec.to_dict(), _format_write)
+    return 0
+
+
+@command
+def cmd_forget(args: argparse.Namespace) -> int:
+    with _open(args, read_only=False) as store:
+        rec = store.forget(args.memory_id, namespace=args.namespace, known_at=args.known_at,
+                           valid_from=args.valid_from, valid_to=args.valid_to)
+        _emit(args, rec.to_dict(), _format_write)
+    return 0
+
+
+@command
+def cmd_search(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        results = store.search(args.query, namespace=args.namespace, as_of=args.as_of,
+                               valid_at=args.valid_at, limit=args.limit)
+        _emit(args, [r.to_dict() for r in results], _format_results)
+    return 0
+
+
+@command
+def cmd_history(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        revs = store.history(args.memory_id, namespace=args.namespace, as_of=args.as_of)
+        _emit(args, [r.to_dict() for r in revs],
+              lambda rs: "\n".join(_format_revision(r) for r in rs))
+    return 0
+
+
+@command
+def cmd_export(args: argparse.Namespace) -> int:
+    from .times import format_time, now_micros
+    with _open(args, read_only=True) as store:
+        records = [r.to_dict() for r in store.export(namespace=args.namespace,
+                                                     as_of=args.as_of)]
+    doc = {"format": "personal-memory-export", "version": 1,
+           "exported_at": format_time(now_micros()), "namespace": args.namespace,
+           "as_of": args.as_of, "revisions": records}
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    if args.file == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.file, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    except FileExistsError:
+        raise CommandError(f"export: {args.file} already exists; export never overwrites") from None
+    except OSError as exc:
+        raise CommandError(f"export: cannot write {args.file}: {exc.strerror}") from None
+    _emit(args, {"file": args.file, "revisions": len(records)},
+          lambda d: f"Exported {d['revisions']} revisions to {d['file']}.")
+    return 0
+
+
+@command
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        data = store.stats(args.namespace)
+
+    def human(d: dict) -> str:
+        ns = ", ".join(f"{k} ({v})" for k, v in d["namespaces"].items()) or "-"
+        scope = f" in {d['namespace']}" if d["namespace"] else ""
+        return (f"revisions     {d['revisions']}{scope}\n"
+                f"memories      {d['memories']}\n"
+                f"tombstones    {d['tombstones']}\n"
+                f"namespaces    {ns}\n"
+                f"vectors       {d['vector_backend']} ({d['embedding']})\n"
+                f"database      {d['path']} ({d['bytes'] / 1024:.1f} KiB)")
+    _emit(args, data, human)
+    return 0
+
+
+@command
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_checks
+    checks = run_checks(_db_path(args), args.vector_backend)
+    failed = any(c["status"] == "fail" for c in checks)
+    _emit(args, {"ok": not failed, "checks": checks},
+          lambda d: "\n".join(f"[{c['status']:>4}] {c['name']:<14} {c['detail']}"
+                              for c in d["checks"])
+          + ("\n\nProblems found." if failed else "\n\nAll good."))
+    return 1 if failed else 0
+
+
+@command
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+    with _open(args, read_only=False) as store:
+        data = run_demo(store)
+    _emit(args, data, lambda d: d["text"])
+    return 0
+
+
+# -- parser ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS,
+                        help="database file (default: $MEMORY_DB, else the user data dir)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print JSON for scripts")
+    common.add_argument("--vector-backend", default=argparse.SUPPRESS,
+                        choices=["auto", "sqlite-vec", "python"],
+                        help="cosine backend (default: auto)")
+
+    parser = _Parser(prog="memory", parents=[common],
+                     description="A point-in-time memory of your notes for assistants.")
+    parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+
+    ns_default = os.environ.get("MEMORY_NAMESPACE", "notes")
+
+    def namespace(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--namespace", "-n", default=ns_default,
+                       help=f"namespace (default: $MEMORY_NAMESPACE or 'notes'; now {ns_default!r})")
+
+    def interval(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--known-at", help="trusted assertion of when this became known "
+                       "(default: now, strictly increasing)")
+        p.add_argument("--valid-from", help="start of the validity interval (default: known-at)")
+        p.add_argument("--valid-to", help="end of the validity interval, exclusive (default: open)")
+
+    add("init", "create the database if it does not exist")
+
+    p = add("remember", "append a revision of a memory")
+    p.add_argument("memory_id")
+    p.add_argument("content", help="the text, or - to read standard input")
+    p.add_argument("--title")
+    p.add_argument("--source")
+    namespace(p)
+    interval(p)
+
+    p = add("forget", "append a tombstone that hides a memory")
+    p.add_argument("memory_id")
+    namespace(p)
+    interval(p)
+
+    p = add("search", "search what was known at a cutoff")
+    p.add_argument("query")
+    namespace(p)
+    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
+    p.add_argument("--limit", type=int, default=10, help="results (default 10)")
+
+    p = add("history", "every revision of one memory, tombstones included")
+    p.add_argument("memory_id")
+    namespace(p)
+    p.add_argument("--as-of", help="show only revisions known by this time")
+
+    p = add("export", "write revisions as JSON to a new file (never overwrites)")
+    p.add_argument("file", help="output file, or - for standard output")
+    p.add_argument("--namespace", "-n", default=None, help="one namespace (default: all)")
+    p.add_argument("--as-of", help="only revisions known by this time")
+
+    p = add("stats", "counts and size of the database")
+    p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
+
+    add("doctor", "check the installation and the database; exit 1 on a problem")
+    add("demo", "store a fictional example and answer it at two cutoffs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, default in (("db", None), ("json", False), ("vector_backend", "auto")):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not args.command:
+        parser.print_help()
+        return EXIT_ERROR
+    logging.basicConfig(level=logging.INFO if args.command in ("watch", "serve") else logging.WARNING,
+                        stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from .errors import PersonalMemoryError
+    try:
+        return COMMANDS[args.command](args)
+    except (PersonalMemoryError, CommandError) as exc:
+        print(f"memory: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

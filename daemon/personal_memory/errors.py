@@ -1,0 +1,45 @@
+"""Small named exceptions. Each message is one line naming the field, file or value at fault."""
+
+
+class PersonalMemoryError(Exception):
+    """Base class for every error this package raises on purpose."""
+
+
+class InvalidTime(PersonalMemoryError):
+    """A time could not be parsed or is out of range."""
+
+
+class InvalidArgument(PersonalMemoryError):
+    """An argument is empty, too long or of the wrong kind."""
+
+
+class NotFound(PersonalMemoryError):
+    """A memory or database does not exist."""
+
+
+class AlreadyHidden(PersonalMemoryError):
+    """A forget targets a memory that is not visible at that time."""
+
+
+class SchemaError(PersonalMemoryError):
+    """The database file is foreign, damaged or written by a newer version."""
+
+
+class ReadOnlyError(PersonalMemoryError):
+    """A write was attempted through a read-only store."""
+
+
+class BackendError(PersonalMemoryError):
+    """The requested vector backend is unknown or unavailable."""
+
+
+class LockedError(PersonalMemoryError):
+    """Another daemon already holds the database lock."""
+
+
+class SyncError(PersonalMemoryError):
+    """A folder sync refused to proceed (missing root, mass delete...)."""
+
+
+class ConfigError(PersonalMemoryError):
+    """The configuration file has a bad field."""

@@ -1,0 +1,97 @@
+"""Time parsing and formatting: every time is stored as UTC microseconds since the epoch.
+
+Accepted: ``YYYY-MM-DD`` (00:00:00 UTC) and ISO 8601 timestamps that carry a zone
+(``Z`` or ``+HH:MM``), or aware ``datetime`` objects. Anything else is rejected rather
+than guessed, because a silently shifted cutoff would leak or hide knowledge.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import date, datetime, timedelta, timezone
+
+from .errors import InvalidTime
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_STAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+    r"\s*([Zz]|[+-]\d{2}(?::?\d{2})?)"
+)
+MIN_US = -62135596800 * 1_000_000  # 0001-01-01T00:00:00Z
+MAX_US = 253402300799 * 1_000_000 + 999_999  # 9999-12-31T23:59:59.999999Z
+
+
+def to_micros(dt: datetime) -> int:
+    delta = dt - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def parse_time(value: object, field: str = "time") -> int:
+    """Return UTC microseconds for a date string, zoned timestamp or aware datetime."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise InvalidTime(f"{field}: datetime {value.isoformat()!r} has no timezone; "
+                              "give an aware datetime")
+        return _checked(to_micros(value), field, value.isoformat())
+    if isinstance(value, date):
+        return to_micros(datetime(value.year, value.month, value.day, tzinfo=timezone.utc))
+    if not isinstance(value, str):
+        raise InvalidTime(f"{field}: expected an ISO 8601 string, got {type(value).__name__}")
+    text = value.strip()
+    m = _DATE.fullmatch(text)
+    if m:
+        return _build(field, value, *m.groups(), "0", "0", "0", None, "Z")
+    m = _STAMP.fullmatch(text)
+    if m:
+        return _build(field, value, *m.groups())
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?", text):
+        raise InvalidTime(f"{field}: {value!r} has no timezone; add 'Z' or an offset like +02:00")
+    raise InvalidTime(f"{field}: {value!r} is not a date (YYYY-MM-DD) or an ISO 8601 "
+                      "timestamp with a timezone (e.g. 2025-02-01T09:30:00Z)")
+
+
+def _build(field, raw, y, mo, d, h, mi, s, frac, zone) -> int:
+    if frac is not None and len(frac) > 6:
+        raise InvalidTime(f"{field}: {raw!r} has sub-microsecond precision; "
+                          "use at most 6 fractional digits")
+    micro = int((frac or "0").ljust(6, "0"))
+    if zone in ("Z", "z"):
+        offset = timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        oh, om = int(digits[:2]), int(digits[2:] or 0)
+        if oh > 23 or om > 59:
+            raise InvalidTime(f"{field}: {raw!r} has an invalid UTC offset")
+        offset = sign * timedelta(hours=oh, minutes=om)
+    try:
+        local = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro,
+                         tzinfo=timezone(offset))
+    except ValueError as exc:
+        raise InvalidTime(f"{field}: {raw!r} is out of range ({exc})") from None
+    return _checked(to_micros(local), field, raw)
+
+
+def _checked(us: int, field: str, raw: str) -> int:
+    if not MIN_US <= us <= MAX_US:
+        raise InvalidTime(f"{field}: {raw!r} is outside years 0001 to 9999 in UTC")
+    return us
+
+
+def format_time(us: int | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``; microseconds only when present."""
+    if us is None:
+        return None
+    dt = from_micros(us)
+    text = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+    return text + (f".{dt.microsecond:06d}Z" if dt.microsecond else "Z")
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000

@@ -1,0 +1,56 @@
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from personal_memory.errors import InvalidTime
+from personal_memory.times import format_time, parse_time
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2025-02-01", "2025-02-01T00:00:00Z"),
+    ("2025-02-01T09:30:00Z", "2025-02-01T09:30:00Z"),
+    ("2025-02-01T09:30Z", "2025-02-01T09:30:00Z"),
+    ("2025-02-01 09:30:00+02:00", "2025-02-01T07:30:00Z"),
+    ("2025-02-01T09:30:00.5-0130", "2025-02-01T11:00:00.500000Z"),
+    ("2025-02-01T09:30:00.123456z", "2025-02-01T09:30:00.123456Z"),
+    ("2025-01-01T00:30:00+01:00", "2024-12-31T23:30:00Z"),
+    ("0001-01-01", "0001-01-01T00:00:00Z"),
+    ("9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.999999Z"),
+])
+def test_accepted_forms_normalise_to_utc_microseconds(text, expected):
+    assert format_time(parse_time(text)) == expected
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("2025-02-01T09:30:00", "no timezone"),
+    ("2025-02-01T09:30:00.1234567Z", "sub-microsecond"),
+    ("2025-13-01", "out of range"),
+    ("2025-02-30", "out of range"),
+    ("yesterday", "not a date"),
+    ("20250201", "not a date"),
+    ("2025-02-01T25:00:00Z", "out of range"),
+    ("0001-01-01T00:00:00+01:00", "outside years"),
+    ("9999-12-31T23:59:59-01:00", "outside years"),
+    ("2025-02-01T09:00:00+24:00", "invalid UTC offset"),
+    ("", "not a date"),
+])
+def test_rejected_forms_name_the_problem(text, fragment):
+    with pytest.raises(InvalidTime) as err:
+        parse_time(text, "as_of")
+    assert fragment in str(err.value)
+    assert str(err.value).startswith("as_of:")
+
+
+def test_datetime_objects():
+    aware = datetime(2025, 2, 1, 12, tzinfo=timezone(timedelta(hours=-5)))
+    assert format_time(parse_time(aware)) == "2025-02-01T17:00:00Z"
+    assert format_time(parse_time(date(2025, 2, 1))) == "2025-02-01T00:00:00Z"
+    with pytest.raises(InvalidTime, match="no timezone"):
+        parse_time(datetime(2025, 2, 1))
+    with pytest.raises(InvalidTime, match="expected an ISO 8601 string"):
+        parse_time(20250201)
+
+
+def test_round_trip_keeps_microseconds():
+    for us in (0, 1, 999_999, 1_700_000_000_123_456, -1):
+        assert parse_time(format_time(us)) == us

@@ -132,7 +132,13 @@ class Database:
         self.path = path
         self.read_only = read_only
         self.vector_backend = vector_backend
-        self._tokenizer = conn.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+        self._tokenizer_fn = None
+
+    @property
+    def _tokenizer(self):
+        if self._tokenizer_fn is None:
+            self._tokenizer_fn = self.conn.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+        return self._tokenizer_fn
 
     # -- opening -------------------------------------------------------------------
 

@@ -1,0 +1,143 @@
+"""Every CLI command as a subprocess, with its error paths."""
+
+import json
+import os
+import re
+
+import pytest
+
+from conftest import ROOT, run_memory
+
+
+def ok(*args, **kw):
+    p = run_memory(*args, **kw)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def err(*args, code=2, **kw):
+    p = run_memory(*args, **kw)
+    assert p.returncode == code, (p.stdout, p.stderr)
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("memory: error: ")
+    return p.stderr
+
+
+def test_full_cycle(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "init")
+    assert oct(db.stat().st_mode & 0o777) == "0o600"
+    out = ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p",
+             "--known-at", "2025-01-01", "--json").stdout
+    assert json.loads(out)["created"] is True
+    out = ok("--db", db, "remember", "role", "-", "-n", "p", "--known-at", "2025-03-01",
+             input="I prefer quantitative trading.").stdout
+    assert "Remembered role as revision #2" in out
+    out = ok("--db", db, "search", "prefer", "-n", "p", "--as-of", "2025-02-01", "--json").stdout
+    assert [r["content"] for r in json.loads(out)] == ["I prefer equity research."]
+    out = ok("--db", db, "search", "prefer", "-n", "p").stdout
+    assert "quantitative trading" in out and "score" in out
+    out = ok("--db", db, "history", "role", "-n", "p").stdout
+    assert out.count("known 2025-") == 2
+    out = ok("--db", db, "forget", "role", "-n", "p", "--json").stdout
+    assert json.loads(out)["deleted"] is True
+    assert json.loads(ok("--db", db, "search", "prefer", "-n", "p", "--json").stdout) == []
+    stats = json.loads(ok("--db", db, "stats", "--json").stdout)
+    assert stats["revisions"] == 3 and stats["tombstones"] == 1
+    assert "revisions" in ok("--db", db, "stats").stdout
+
+
+def test_export_never_overwrites(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "a", "alpha", "-n", "p")
+    out = tmp_path / "out.json"
+    ok("--db", db, "export", out)
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "personal-memory-export" and len(doc["revisions"]) == 1
+    before = out.read_text()
+    msg = err("--db", db, "export", out)
+    assert "already exists" in msg and out.read_text() == before
+    assert json.loads(ok("--db", db, "export", "-").stdout)["revisions"][0]["content"] == "alpha"
+    msg = err("--db", db, "export", tmp_path / "missing" / "x.json")
+    assert "cannot write" in msg
+
+
+def test_read_only_commands_do_not_create_the_database(tmp_path):
+    db = tmp_path / "none.db"
+    for cmd in (["search", "x"], ["history", "x"], ["stats"], ["export", tmp_path / "e.json"]):
+        msg = err("--db", db, *cmd)
+        assert "does not exist" in msg
+    assert not db.exists()
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "a", "alpha", "-n", "p")
+    assert "as_of" in err("--db", db, "search", "x", "--as-of", "soon")
+    assert "no timezone" in err("--db", db, "search", "x", "--valid-at", "2025-01-01T10:00")
+    assert "limit" in err("--db", db, "search", "x", "--limit", "0")
+    assert "not visible" in err("--db", db, "forget", "a", "-n", "p", "--valid-from",
+                                "2020-01-01", "--valid-to", "2020-02-01")
+    assert "does not exist" in err("--db", db, "forget", "zzz", "-n", "p")
+    assert "has no revisions" in err("--db", db, "history", "zzz", "-n", "p")
+    assert "invalid choice" in err("--db", db, "nosuchcommand")
+    assert "required" in err("--db", db, "remember")
+    assert "query" in err("--db", db, "search", "")
+    (tmp_path / "x.txt").write_text("not a database " * 300)
+    assert "not a SQLite database" in err("--db", tmp_path / "x.txt", "stats")
+
+
+def test_memory_db_environment_and_flag_precedence(tmp_path):
+    env_db = tmp_path / "env.db"
+    flag_db = tmp_path / "flag.db"
+    ok("remember", "a", "alpha", env={"MEMORY_DB": str(env_db)})
+    assert env_db.exists()
+    ok("--db", flag_db, "remember", "b", "beta", env={"MEMORY_DB": str(env_db)})
+    assert flag_db.exists()
+    out = ok("search", "alpha", "--json", env={"MEMORY_DB": str(env_db)}).stdout
+    assert [r["memory_id"] for r in json.loads(out)] == ["a"]
+
+
+def test_default_path_comes_from_platformdirs(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    ok("init", env=env)
+    db = tmp_path / "data" / "personal-memory" / "memory.db"
+    assert db.exists()
+    assert oct(db.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_doctor(tmp_path):
+    db = tmp_path / "m.db"
+    report = json.loads(ok("--db", db, "doctor", "--json").stdout)
+    names = {c["name"]: c for c in report["checks"]}
+    assert names["vector backend"]["active"] == "sqlite-vec"
+    assert names["database"]["status"] == "warn" and report["ok"] is True
+    ok("--db", db, "init")
+    human = ok("--db", db, "doctor").stdout
+    assert "All good." in human and "integrity ok" in human
+    bad = tmp_path / "bad.db"
+    bad.write_text("garbage " * 500)
+    p = run_memory("--db", bad, "doctor", "--json")
+    assert p.returncode == 1 and json.loads(p.stdout)["ok"] is False
+
+
+def test_demo_prints_point_in_time_answers(tmp_path):
+    out = ok("--db", tmp_path / "d.db", "demo").stdout
+    assert re.search(r"as of 2025-02-01: .*equity research", out)
+    assert re.search(r"as of 2025-04-01: .*quantitative trading", out)
+
+
+def test_vector_backend_flag(tmp_path):
+    db = tmp_path / "m.db"
+    out = ok("--db", db, "--vector-backend", "python", "init", "--json").stdout
+    assert json.loads(out)["vector_backend"] == "python"
+    assert "invalid choice" in err("--db", db, "--vector-backend", "faiss", "init")
+
+
+def test_every_command_is_documented():
+    """A command missing from the README or its --help fails here."""
+    from personal_memory.cli import COMMANDS
+    readme = (ROOT / "README.md").read_text()
+    for name in COMMANDS:
+        assert f"memory {name}" in readme or f"`{name}`" in readme, name
+        assert ok(name, "--help").stdout.strip()

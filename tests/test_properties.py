@@ -1,0 +1,102 @@
+"""Randomised checks of the store against the independent ground truth."""
+
+import os
+import tempfile
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import ground_truth as gt
+from personal_memory import MemoryStore
+from personal_memory.errors import AlreadyHidden, NotFound
+from personal_memory.times import format_time
+
+WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade"]
+DAY = 86_400_000_000
+T0 = 1_735_689_600_000_000  # 2025-01-01
+
+text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
+event = st.tuples(
+    st.sampled_from(["remember", "remember", "remember", "forget"]),
+    st.sampled_from(["m0", "m1", "m2", "m3", "m4", "m5"]),
+    st.sampled_from(["a", "a", "b"]),
+    text,
+    st.integers(0, 60),           # known day
+    st.integers(-30, 60),         # valid_from offset in days (None when < -20)
+    st.one_of(st.none(), st.integers(1, 40)),  # valid length in days
+)
+
+
+def apply(store, events):
+    for kind, mid, ns, body, day, vf, vlen in events:
+        known = T0 + day * DAY
+        start = None if vf < -20 else T0 + vf * DAY
+        end = None if vlen is None else (start if start is not None else known) + vlen * DAY
+        kw = dict(namespace=ns, known_at=format_time(known),
+                  valid_from=format_time(start), valid_to=format_time(end))
+        if kind == "remember":
+            store.remember(mid, body, title=mid.upper(), **kw)
+        else:
+            try:
+                store.forget(mid, **kw)
+            except (AlreadyHidden, NotFound):
+                pass
+
+
+def revs_of(store):
+    return [gt.Rev(r.revision_id, r.namespace, r.memory_id, r.known_at, r.valid_from,
+                   r.valid_to, r.deleted, r.title, r.content)
+            for r in store.db.revisions_in(None, None)]
+
+
+def answer(store, q, ns, as_of, valid_at):
+    return [(r.memory_id, r.score, r.bm25, r.bm25_rank, r.cosine, r.cosine_rank,
+             r.revision_id) for r in store.search(q, namespace=ns, as_of=format_time(as_of),
+                                                  valid_at=format_time(valid_at), limit=50)]
+
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(events=st.lists(event, min_size=1, max_size=25),
+       later=st.lists(event, min_size=1, max_size=15),
+       query=text, cut_day=st.integers(0, 60), at_shift=st.integers(-40, 0),
+       ns=st.sampled_from(["a", "b"]))
+def test_appending_after_cutoff_never_changes_answers_at_the_cutoff(
+        events, later, query, cut_day, at_shift, ns):
+    as_of = T0 + cut_day * DAY
+    valid_at = as_of + at_shift * DAY
+    early = sorted((e for e in events if e[4] <= cut_day), key=lambda e: e[4])
+    # every later event is known strictly after the cutoff
+    late = sorted(((k, m, n, b, cut_day + 1 + d % 30, vf, vl) for k, m, n, b, d, vf, vl in later),
+                  key=lambda e: e[4])
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryStore.open(os.path.join(tmp, "m.db")) as store:
+            apply(store, early)
+            before = answer(store, query, ns, as_of, valid_at)
+            apply(store, late)
+            after = answer(store, query, ns, as_of, valid_at)
+    assert before == after
+
+
+@SETTINGS
+@given(events=st.lists(event, min_size=1, max_size=30), query=text,
+       cut_day=st.integers(0, 70), at_shift=st.integers(-50, 10),
+       ns=st.sampled_from(["a", "b"]))
+def test_search_equals_independent_ground_truth(events, query, cut_day, at_shift, ns):
+    as_of = T0 + cut_day * DAY
+    valid_at = as_of + at_shift * DAY
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryStore.open(os.path.join(tmp, "m.db"), vector_backend="python") as store:
+            apply(store, sorted(events, key=lambda e: e[4]))
+            got = [a[:6] for a in answer(store, query, ns, as_of, valid_at)]
+            want = gt.expected(revs_of(store), query, ns, as_of, valid_at)[:50]
+    assert [g[0] for g in got] == [w[0] for w in want]
+    for g, w in zip(got, want):
+        assert g[1] == w[1]              # fused score
+        assert g[2] == w[2]              # BM25 identical
+        assert g[3] == w[3] and g[5] == w[5]
+        assert (g[4] is None) == (w[4] is None)
+        if g[4] is not None:
+            assert abs(g[4] - w[4]) < 1e-9

@@ -1,0 +1,228 @@
+"""Temporal behaviour of the store through the public API."""
+
+import apsw
+import pytest
+
+from personal_memory import MemoryStore
+from personal_memory.errors import AlreadyHidden, InvalidArgument, NotFound, SchemaError
+from personal_memory import times
+
+NS = "t"
+
+
+def ids(results):
+    return [r.memory_id for r in results]
+
+
+def contents(results):
+    return [r.content for r in results]
+
+
+def test_later_revision_replaces_earlier_only_from_its_known_at(store):
+    store.remember("role", "I prefer equity research.", namespace=NS, known_at="2025-01-01")
+    store.remember("role", "I prefer quantitative trading.", namespace=NS, known_at="2025-03-01")
+    assert contents(store.search("prefer", namespace=NS, as_of="2025-02-01")) == [
+        "I prefer equity research."]
+    assert contents(store.search("prefer", namespace=NS, as_of="2025-03-01")) == [
+        "I prefer quantitative trading."]
+    assert store.search("prefer", namespace=NS, as_of="2024-12-31T23:59:59.999999Z") == []
+
+
+def test_retroactive_bounded_correction_is_an_interval_overlay(store):
+    store.remember("city", "Lives in Lisbon.", namespace=NS, known_at="2025-01-01",
+                   valid_from="2024-01-01")
+    # Learned in June that during March the person lived in Porto.
+    store.remember("city", "Lives in Porto.", namespace=NS, known_at="2025-06-01",
+                   valid_from="2024-03-01", valid_to="2024-04-01")
+    ask = lambda as_of, at: contents(store.search("lives", namespace=NS, as_of=as_of, valid_at=at))
+    assert ask("2025-05-01", "2024-03-15") == ["Lives in Lisbon."]  # not yet known
+    assert ask("2025-07-01", "2024-03-15") == ["Lives in Porto."]
+    assert ask("2025-07-01", "2024-02-29") == ["Lives in Lisbon."]  # outside the overlay
+    assert ask("2025-07-01", "2024-04-01") == ["Lives in Lisbon."]  # valid_to is exclusive
+    assert ask("2025-07-01", "2024-03-01") == ["Lives in Porto."]  # valid_from is inclusive
+    assert ask("2025-07-01", "2025-07-01") == ["Lives in Lisbon."]
+
+
+def test_validity_boundaries_and_defaults(store):
+    rec = store.remember("x", "bounded fact", namespace=NS, known_at="2025-01-01",
+                         valid_from="2025-01-10", valid_to="2025-01-20")
+    assert rec.valid_from == "2025-01-10T00:00:00Z" and rec.valid_to == "2025-01-20T00:00:00Z"
+    at = lambda v: ids(store.search("bounded", namespace=NS, as_of="2025-02-01", valid_at=v))
+    assert at("2025-01-09T23:59:59.999999Z") == []
+    assert at("2025-01-10") == ["x"]
+    assert at("2025-01-19T23:59:59.999999Z") == ["x"]
+    assert at("2025-01-20") == []
+    # valid_at defaults to the cutoff
+    assert ids(store.search("bounded", namespace=NS, as_of="2025-01-15")) == ["x"]
+    # valid_from defaults to known_at
+    rec = store.remember("y", "open fact", namespace=NS, known_at="2025-01-05")
+    assert rec.valid_from == rec.known_at == "2025-01-05T00:00:00Z" and rec.valid_to is None
+    with pytest.raises(InvalidArgument, match="valid_to"):
+        store.remember("z", "bad", namespace=NS, valid_from="2025-01-02", valid_to="2025-01-02")
+
+
+def test_deletion_keeps_history_searchable_before_it(store):
+    store.remember("a", "the alpha plan", namespace=NS, known_at="2025-01-01")
+    tomb = store.forget("a", namespace=NS, known_at="2025-02-01")
+    assert tomb.deleted and tomb.hides_revision is not None and tomb.content == ""
+    assert ids(store.search("alpha", namespace=NS, as_of="2025-01-15")) == ["a"]
+    assert ids(store.search("alpha", namespace=NS, as_of="2025-02-01")) == []
+    assert ids(store.search("alpha", namespace=NS)) == []
+    hist = store.history("a", namespace=NS)
+    assert [h.deleted for h in hist] == [False, True]
+    assert hist[1].hides_revision == hist[0].revision_id
+    assert [h.deleted for h in store.history("a", namespace=NS, as_of="2025-01-15")] == [False]
+    # re-remembering after a forget brings it back from then on
+    store.remember("a", "the alpha plan", namespace=NS, known_at="2025-03-01")
+    assert ids(store.search("alpha", namespace=NS, as_of="2025-03-02")) == ["a"]
+    assert ids(store.search("alpha", namespace=NS, as_of="2025-02-15")) == []
+
+
+def test_bounded_forget_hides_only_its_interval(store):
+    store.remember("a", "alpha", namespace=NS, known_at="2025-01-01", valid_from="2024-01-01")
+    store.forget("a", namespace=NS, known_at="2025-02-01", valid_from="2024-06-01",
+                 valid_to="2024-07-01")
+    at = lambda v: ids(store.search("alpha", namespace=NS, as_of="2025-03-01", valid_at=v))
+    assert at("2024-06-15") == []
+    assert at("2024-05-31") == ["a"] and at("2024-07-01") == ["a"]
+
+
+def test_forget_rules(store):
+    with pytest.raises(NotFound, match="'nope'"):
+        store.forget("nope", namespace=NS)
+    store.remember("a", "alpha", namespace=NS, known_at="2025-01-01")
+    first = store.forget("a", namespace=NS, known_at="2025-02-01")
+    again = store.forget("a", namespace=NS, known_at="2025-02-02")
+    assert again.created is False and again.revision_id == first.revision_id
+    with pytest.raises(AlreadyHidden, match="not visible"):
+        store.forget("a", namespace=NS, known_at="2025-03-01", valid_from="2025-02-15",
+                     valid_to="2025-02-20")
+    assert len(store.history("a", namespace=NS)) == 2
+
+
+def test_identical_remember_is_a_noop(store):
+    a = store.remember("a", "alpha", namespace=NS, title="T", source="s")
+    b = store.remember("a", "alpha", namespace=NS, title="T", source="s")
+    assert b.created is False and b.revision_id == a.revision_id
+    c = store.remember("a", "alpha", namespace=NS, title="Other", source="s")
+    assert c.created is True
+    d = store.remember("a", "alpha", namespace=NS, title="T", source="s")
+    assert d.created is True  # the T version was no longer the visible one
+    assert len(store.history("a", namespace=NS)) == 3
+
+
+def test_namespaces_are_isolated(store):
+    store.remember("a", "shared words here", namespace="one")
+    store.remember("a", "shared words here too", namespace="two")
+    store.remember("b", "shared", namespace="two")
+    assert ids(store.search("shared", namespace="one")) == ["a"]
+    assert sorted(ids(store.search("shared", namespace="two"))) == ["a", "b"]
+    store.forget("a", namespace="one")
+    assert ids(store.search("shared", namespace="one")) == []
+    assert "a" in ids(store.search("shared", namespace="two"))
+    with pytest.raises(NotFound):
+        store.history("b", namespace="one")
+
+
+def test_clock_known_at_is_strictly_increasing_even_if_clock_steps_back(store, monkeypatch):
+    monkeypatch.setattr(times, "now_micros", lambda: 1_700_000_000_000_000)
+    import personal_memory.memory as memory_mod
+    monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_700_000_000_000_000)
+    a = store.remember("a", "one", namespace=NS)
+    monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_600_000_000_000_000)
+    b = store.remember("b", "two", namespace=NS)
+    c = store.forget("a", namespace=NS)
+    stamps = [times.parse_time(r.known_at) for r in (a, b, c)]
+    assert stamps[0] < stamps[1] < stamps[2]
+    assert stamps[1] == stamps[0] + 1
+
+
+def test_revisions_are_append_only(store, db_path):
+    store.remember("a", "alpha", namespace=NS)
+    conn = apsw.Connection(db_path)
+    with pytest.raises(apsw.ConstraintError, match="append-only"):
+        conn.execute("UPDATE revisions SET content = 'x'")
+    with pytest.raises(apsw.ConstraintError, match="append-only"):
+        conn.execute("DELETE FROM revisions")
+    conn.close()
+
+
+def test_results_carry_provenance_and_scores(store):
+    rec = store.remember("a", "alpha beta", namespace=NS, title="Greek", source="notes/a.md",
+                         known_at="2025-01-01")
+    (r,) = store.search("alpha", namespace=NS)
+    d = r.to_dict()
+    for key in ("memory_id", "content", "title", "source", "content_hash", "revision_id",
+                "known_at", "valid_from", "valid_to", "score", "bm25", "bm25_rank",
+                "cosine", "cosine_rank"):
+        assert key in d
+    assert r.revision_id == rec.revision_id and r.content_hash == rec.content_hash
+    assert len(r.content_hash) == 64 and r.source == "notes/a.md" and r.title == "Greek"
+    assert r.bm25 > 0 and r.bm25_rank == 1 and r.cosine_rank == 1 and 0 < r.cosine <= 1
+    assert r.score == pytest.approx(2 / 61)
+
+
+def test_unmatched_rows_have_no_bm25(store):
+    store.remember("a", "alpha beta", namespace=NS)
+    store.remember("b", "gamma delta", namespace=NS)
+    results = store.search("alpha", namespace=NS)
+    assert ids(results) == ["a"]
+    assert store.search("zeta", namespace=NS) == []
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ({"query": ""}, "query"), ({"query": "x" * 1001}, "query"),
+    ({"limit": 0}, "limit"), ({"limit": True}, "limit"),
+    ({"as_of": "tomorrow"}, "as_of"), ({"valid_at": "2025-01-01T10:00"}, "valid_at"),
+    ({"namespace": ""}, "namespace"),
+])
+def test_bad_search_arguments(store, bad, msg):
+    kwargs = {"query": "alpha", "namespace": NS} | bad
+    with pytest.raises(Exception) as err:
+        store.search(kwargs.pop("query"), **kwargs)
+    assert str(err.value).startswith(msg)
+
+
+def test_schema_guards(tmp_path, db_path):
+    foreign = tmp_path / "foreign.db"
+    conn = apsw.Connection(str(foreign))
+    conn.execute("CREATE TABLE other (x)")
+    conn.close()
+    with pytest.raises(SchemaError, match="another application"):
+        MemoryStore.open(foreign)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, this is not a database at all" * 100)
+    with pytest.raises(SchemaError, match="not a SQLite database"):
+        MemoryStore.open(text)
+    MemoryStore.open(db_path).close()
+    conn = apsw.Connection(db_path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(SchemaError, match="newer"):
+        MemoryStore.open(db_path, read_only=True)
+
+
+def test_embedding_version_mismatch_is_refused(db_path):
+    MemoryStore.open(db_path).close()
+    conn = apsw.Connection(db_path)
+    conn.execute("UPDATE meta SET value = 'other-embedding' WHERE key = 'embedding_version'")
+    conn.close()
+    with pytest.raises(SchemaError, match="embedding"):
+        MemoryStore.open(db_path)
+
+
+def test_read_only_store(db_path, tmp_path):
+    with pytest.raises(NotFound, match="does not exist"):
+        MemoryStore.open(db_path, read_only=True)
+    import os
+    assert not os.path.exists(db_path)
+    with MemoryStore.open(db_path) as s:
+        s.remember("a", "alpha", namespace=NS)
+    os.chmod(db_path, 0o444)
+    try:
+        with MemoryStore.open(db_path, read_only=True) as ro:
+            assert ids(ro.search("alpha", namespace=NS)) == ["a"]
+            with pytest.raises(Exception, match="read-only"):
+                ro.remember("b", "beta", namespace=NS)
+    finally:
+        os.chmod(db_path, 0o644)

@@ -1,0 +1,52 @@
+import pytest
+
+NS = "u"
+
+
+def ids(rs):
+    return [r.memory_id for r in rs]
+
+
+@pytest.mark.parametrize("stored, query", [
+    ("Quarterly ﬁnance review", "finance"),          # ligature (NFKC)
+    ("Quarterly finance review", "ﬁnance"),
+    ("ＡＢＣ holdings", "abc"),                       # fullwidth (NFKC)
+    ("Meeting at the café", "cafe\u0301"),            # decomposed accent in the query
+    ("Meeting at the cafe\u0301", "café"),            # decomposed accent in the text
+    ("Die Straße ist lang", "straße"),
+    ("FINANCE REVIEW", "finance"),                    # case
+    ("Ελληνικά γράμματα", "ΕΛΛΗΝΙΚΆ"),
+    ("Привет мир", "привет"),
+])
+def test_unicode_forms_match(store, stored, query):
+    store.remember("doc", stored, namespace=NS)
+    store.remember("other", "unrelated words", namespace=NS)
+    results = store.search(query, namespace=NS)
+    assert ids(results) == ["doc"]
+    assert results[0].bm25 is not None
+    assert results[0].content == stored  # stored text is kept as written
+
+
+def test_query_without_words_finds_nothing(store):
+    store.remember("doc", "text", namespace=NS)
+    assert store.search("!!! ???", namespace=NS) == []
+
+
+def test_ties_share_ranks_and_order_by_memory_id(store):
+    for mid in ("c", "a", "b"):
+        store.remember(mid, "identical words here", namespace=NS)
+    store.remember("d", "identical but longer words here and more besides", namespace=NS)
+    results = store.search("identical", namespace=NS)
+    assert ids(results)[:3] == ["a", "b", "c"]
+    assert {r.bm25_rank for r in results[:3]} == {1}
+    assert {r.cosine_rank for r in results[:3]} == {1}
+    assert results[3].bm25_rank == 4
+    assert results[0].score == results[1].score == results[2].score > results[3].score
+
+
+def test_more_matched_terms_rank_higher(store):
+    store.remember("one", "garden notes about roses", namespace=NS)
+    store.remember("two", "garden notes about roses and tulips", namespace=NS)
+    store.remember("three", "kitchen notes", namespace=NS)
+    results = store.search("roses tulips", namespace=NS)
+    assert ids(results)[:2] == ["two", "one"]

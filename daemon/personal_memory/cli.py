@@ -203,6 +203,29 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 @command
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .mcp_server import run
+    return run(args)
+
+
+@command
+def cmd_client_config(args: argparse.Namespace) -> int:
+    """Print MCP client settings with this machine's absolute paths."""
+    import shutil
+    exe = shutil.which("memory") or os.path.join(os.path.dirname(sys.executable), "memory")
+    db = os.path.abspath(_db_path(args))
+    env = {"MEMORY_DB": db, "MEMORY_NAMESPACE": args.namespace or "notes"}
+    desktop = {"mcpServers": {"personal-memory": {"command": os.path.abspath(exe),
+                                                  "args": ["serve"], "env": env}}}
+    claude = (f"claude mcp add personal-memory --env MEMORY_DB={db} "
+              f"--env MEMORY_NAMESPACE={env['MEMORY_NAMESPACE']} -- {os.path.abspath(exe)} serve")
+    _emit(args, {"claude_desktop": desktop, "claude_code": claude},
+          lambda d: "Claude Desktop (claude_desktop_config.json):\n"
+          + json.dumps(d["claude_desktop"], indent=2) + "\n\nClaude Code:\n" + d["claude_code"])
+    return 0
+
+
+@command
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
     with _open(args, read_only=False) as store:
@@ -279,7 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
 
     add("doctor", "check the installation and the database; exit 1 on a problem")
+
+    p = add("serve", "run the MCP stdio server for assistants (read-only by default)")
+    p.add_argument("--namespace", "-n", default=None,
+                   help="the one namespace this server reads (default: $MEMORY_NAMESPACE, "
+                   "else 'notes')")
+    p.add_argument("--enable-writes", action="store_true", default=None,
+                   help="also offer memory_remember and memory_forget "
+                   "(default: $MEMORY_ENABLE_WRITES, else off)")
     add("demo", "store a fictional example and answer it at two cutoffs")
+
+    p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
+            "this machine's absolute paths")
+    p.add_argument("--namespace", "-n", default=None, help="namespace to serve (default 'notes')")
     return parser
 
 

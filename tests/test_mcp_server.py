@@ -1,0 +1,268 @@
+"""The MCP server through the SDK: in memory (both handshakes) and as a real process."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from personal_memory import MemoryStore
+from personal_memory.mcp_server import MemoryTools, ServerConfig, build_server
+from personal_memory.errors import ConfigError, NotFound, SchemaError, BackendError
+
+from conftest import run_memory
+
+READ_TOOLS = {"memory_search", "memory_history", "memory_status"}
+
+
+@pytest.fixture
+def notes_db(db_path):
+    with MemoryStore.open(db_path) as s:
+        s.remember("role", "I prefer equity research.", namespace="notes",
+                   known_at="2025-01-10", source="journal.md")
+        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
+                   known_at="2025-03-15", source="journal.md")
+        s.remember("secret", "prefer the other namespace", namespace="private",
+                   known_at="2025-01-01")
+    return db_path
+
+
+def call(server, name, args=None, mode="legacy"):
+    async def go():
+        async with Client(server, mode=mode) as c:
+            return await c.call_tool(name, args or {})
+    return asyncio.run(go())
+
+
+def list_tools(server, mode="legacy"):
+    async def go():
+        async with Client(server, mode=mode) as c:
+            return (await c.list_tools()).tools
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
+    server = build_server(ServerConfig(db=notes_db))
+    r = call(server, "memory_search", {"query": "prefer", "as_of": "2025-02-01"}, mode)
+    assert not r.is_error
+    out = r.structured_content
+    assert out["namespace"] == "notes" and out["as_of"] == "2025-02-01T00:00:00Z"
+    assert [x["content"] for x in out["results"]] == ["I prefer equity research."]
+    first = out["results"][0]
+    for key in ("source", "content_hash", "known_at", "valid_from", "score", "bm25",
+                "bm25_rank", "cosine", "cosine_rank", "revision_id"):
+        assert key in first
+    r = call(server, "memory_search", {"query": "prefer"}, mode)
+    assert [x["memory_id"] for x in r.structured_content["results"]] == ["role"]  # pinned ns
+    assert "quantitative" in r.structured_content["results"][0]["content"]
+
+
+def test_tools_are_described_and_annotated(notes_db):
+    tools = {t.name: t for t in list_tools(build_server(ServerConfig(db=notes_db)))}
+    assert set(tools) == READ_TOOLS
+    for t in tools.values():
+        assert t.title and t.description and t.output_schema
+        a = t.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == \
+               (True, False, True, False)
+        for prop in t.input_schema.get("properties", {}).values():
+            assert prop.get("description")
+    props = tools["memory_search"].input_schema["properties"]
+    assert props["query"]["maxLength"] == 1000 and props["limit"]["maximum"] == 50
+    assert props["limit"]["default"] == 8
+
+
+def test_write_tools_only_with_writes_enabled(notes_db):
+    server = build_server(ServerConfig(db=notes_db, enable_writes=True))
+    tools = {t.name: t for t in list_tools(server)}
+    assert set(tools) == READ_TOOLS | {"memory_remember", "memory_forget"}
+    assert tools["memory_forget"].annotations.destructive_hint is True
+    assert tools["memory_remember"].annotations.read_only_hint is False
+    r = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
+    assert r.structured_content["created"] is True
+    assert call(server, "memory_remember",
+                {"memory_id": "new", "content": "fresh fact"}).structured_content["created"] is False
+    r = call(server, "memory_forget", {"memory_id": "new"})
+    assert r.structured_content["revision"]["deleted"] is True
+    r = call(server, "memory_history", {"memory_id": "new"})
+    assert [x["deleted"] for x in r.structured_content["revisions"]] == [False, True]
+
+
+@pytest.mark.parametrize("name, args, fragment", [
+    ("memory_search", {"query": "x", "as_of": "last week"}, "as_of"),
+    ("memory_search", {"query": "x", "valid_at": "2025-01-01T10:00"}, "no timezone"),
+    ("memory_search", {"query": ""}, "at least 1 character"),
+    ("memory_search", {"query": "x" * 1001}, "at most 1000"),
+    ("memory_search", {"query": "x", "limit": 51}, "less than or equal to 50"),
+    ("memory_search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
+    ("memory_history", {"memory_id": "nope"}, "memory_search"),
+    ("memory_history", {"memory_id": "secret"}, "has no revisions"),
+    ("memory_remember", {"memory_id": "a", "content": "b"}, "Unknown tool"),
+])
+def test_tool_errors_say_what_to_fix(notes_db, name, args, fragment):
+    r = call(build_server(ServerConfig(db=notes_db)), name, args)
+    assert r.is_error
+    assert fragment in r.content[0].text
+
+
+def test_status_tool(notes_db):
+    r = call(build_server(ServerConfig(db=notes_db)), "memory_status")
+    s = r.structured_content
+    assert s["namespace"] == "notes" and s["revisions"] == 2 and s["memories"] == 1
+    assert s["writes_enabled"] is False and s["vector_backend"] == "sqlite-vec"
+    assert s["daemon_running"] is False and s["daemon_state"] == "never started"
+
+
+def test_tools_are_plain_functions(notes_db):
+    tools = MemoryTools(ServerConfig(db=notes_db))
+    out = tools.search("prefer", as_of="2025-04-01", limit=1)
+    assert out.count == 1 and "quantitative" in out.results[0].content
+    assert tools.history("role").revisions[0].content == "I prefer equity research."
+
+
+def test_configuration_precedence_and_startup_errors(notes_db, tmp_path):
+    env = {"MEMORY_DB": notes_db, "MEMORY_NAMESPACE": "private", "MEMORY_ENABLE_WRITES": "true"}
+    c = ServerConfig.from_sources(environ=env)
+    assert (c.db, c.namespace, c.enable_writes) == (notes_db, "private", True)
+    c = ServerConfig.from_sources(db=str(tmp_path / "x.db"), namespace="notes",
+                                  enable_writes=False, environ=env)
+    assert (c.db, c.namespace, c.enable_writes) == (str(tmp_path / "x.db"), "notes", False)
+    with pytest.raises(ConfigError, match="MEMORY_ENABLE_WRITES"):
+        ServerConfig.from_sources(environ={"MEMORY_ENABLE_WRITES": "maybe"})
+    with pytest.raises(NotFound):
+        MemoryTools(ServerConfig(db=str(tmp_path / "missing.db")))
+    assert not (tmp_path / "missing.db").exists()
+    with pytest.raises(NotFound):  # not even with writes: a typo must not create a database
+        MemoryTools(ServerConfig(db=str(tmp_path / "missing.db"), enable_writes=True))
+    with pytest.raises(BackendError):
+        MemoryTools(ServerConfig(db=notes_db, vector_backend="faiss"))
+
+
+def test_write_protected_database_works_read_only(notes_db):
+    os.chmod(notes_db, 0o444)
+    try:
+        server = build_server(ServerConfig(db=notes_db))
+        r = call(server, "memory_search", {"query": "prefer"})
+        assert r.structured_content["count"] == 1
+    finally:
+        os.chmod(notes_db, 0o644)
+
+
+@pytest.mark.parametrize("args, env, fragment", [
+    (["--db", "{tmp}/missing.db"], {}, "does not exist"),
+    ([], {"MEMORY_DB": "{tmp}/missing.db"}, "does not exist"),
+    (["--db", "{tmp}/foreign.db"], {}, "another application"),
+    (["--db", "{db}"], {"MEMORY_VECTOR_BACKEND": "faiss"}, "unknown"),
+    (["--db", "{db}"], {"MEMORY_ENABLE_WRITES": "perhaps"}, "MEMORY_ENABLE_WRITES"),
+])
+def test_startup_errors_are_one_line(notes_db, tmp_path, args, env, fragment):
+    import apsw
+    conn = apsw.Connection(str(tmp_path / "foreign.db"))
+    conn.execute("CREATE TABLE x (y)")
+    conn.close()
+    fill = lambda s: s.format(tmp=tmp_path, db=notes_db)
+    p = run_memory("serve", *map(fill, args), env={k: fill(v) for k, v in env.items()},
+                   input="", timeout=30)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], p.stderr
+    assert p.stdout == ""
+
+
+def _stdio(db, *extra, env=None):
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "personal_memory.server", "--db", db, *extra],
+                                 env=env or {})
+
+
+def test_real_subprocess_over_stdio(notes_db):
+    async def go():
+        async with Client(_stdio(notes_db), mode="legacy") as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            r = await c.call_tool("memory_search", {"query": "prefer", "as_of": "2025-02-01"})
+            return names, r
+    names, r = asyncio.run(go())
+    assert names == READ_TOOLS
+    assert r.structured_content["results"][0]["content"] == "I prefer equity research."
+
+
+def test_stdout_carries_only_json_rpc(notes_db):
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "memory_search", "arguments": {"query": "prefer"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "memory_search", "arguments": {"query": "x", "as_of": "bad"}}},
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.server", "--db", notes_db],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    responses = []
+    for req in requests:
+        proc.stdin.write(json.dumps(req) + "\n")
+        proc.stdin.flush()
+        if "id" in req:
+            responses.append(json.loads(proc.stdout.readline()))
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    proc.wait(timeout=20)
+    assert rest.strip() == ""
+    assert [r["id"] for r in responses] == [1, 2, 3, 4]
+    assert all(r["jsonrpc"] == "2.0" for r in responses)
+    assert responses[2]["result"]["structuredContent"]["count"] == 1
+    assert responses[3]["result"]["isError"] is True
+    assert "serving" in proc.stderr.read()
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from personal_memory import MemoryStore
+    db, stop = sys.argv[1], sys.argv[2]
+    import os
+    with MemoryStore.open(db) as s:
+        i = 0
+        while not os.path.exists(stop):
+            s.remember(f"w{i}", f"appended fact number{i} kiwi", namespace="notes")
+            i += 1
+            time.sleep(0.005)
+        print(i)
+""")
+
+
+def test_searches_while_a_writer_appends(notes_db, tmp_path):
+    stop = tmp_path / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, notes_db, str(stop)],
+                              stdout=subprocess.PIPE, text=True)
+
+    async def go():
+        seen = []
+        async with Client(_stdio(notes_db), mode="legacy") as c:
+            for i in range(200):
+                r = await c.call_tool("memory_search", {"query": "kiwi", "limit": 50})
+                assert not r.is_error, r.content
+                if i % 20 == 0:
+                    seen.append((await c.call_tool("memory_status")).structured_content["revisions"])
+            stop.touch()
+            written = int(writer.communicate(timeout=30)[0])
+            last = await c.call_tool("memory_search", {"query": f"number{written - 1}"})
+        return seen, written, last
+    try:
+        revisions, written, last = asyncio.run(go())
+    finally:
+        stop.touch()
+        writer.wait(timeout=30)
+    assert written > 20
+    assert revisions == sorted(revisions) and revisions[-1] > revisions[0]
+    # the newest revision, written after the server started, is found without a restart
+    assert last.structured_content["results"][0]["memory_id"] == f"w{written - 1}"

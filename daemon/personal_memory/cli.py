@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 EXIT_ERROR = 2
@@ -202,6 +203,133 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# -- notes folders ------------------------------------------------------------------------
+
+def _config(args: argparse.Namespace):
+    from . import config
+    from .paths import config_file
+    return config.load(Path(args.config) if args.config else config_file())
+
+
+def _folders(args: argparse.Namespace, cfg) -> list:
+    from .sync import Folder
+    if args.folders:
+        if args.collection and len(args.folders) > 1:
+            raise CommandError("--collection names one folder; give one FOLDER per command "
+                               "or use the config file")
+        for f in args.folders:
+            if not os.path.isdir(f):
+                raise CommandError(f"{f}: not a folder")
+        return [Folder.of(f, args.collection, args.namespace) for f in args.folders]
+    if not cfg.folders:
+        from .paths import config_file
+        raise CommandError(f"no folders: give FOLDER, or add [[folders]] to "
+                           f"{args.config or config_file()}")
+    return cfg.folders
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total < 200:
+            return
+        width = 30
+        filled = width * done // total
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files{end}")
+        sys.stderr.flush()
+    return show
+
+
+@command
+def cmd_sync(args: argparse.Namespace) -> int:
+    from .sync import FolderSync
+    folders = _folders(args, _config(args))
+    with _open(args, read_only=False) as store:
+        syncer = FolderSync(store, allow_mass_delete=args.allow_mass_delete,
+                            known_at=args.known_at, progress=_progress())
+        report = syncer.sync(folders, dry_run=args.dry_run, full=args.full)
+    _emit(args, report.to_dict() | {"folders": [str(f.root) for f in folders]},
+          lambda d: report.summary() + "".join(f"\n  skipped {x['path']}: {x['reason']}"
+                                               for x in report.skipped))
+    return 0
+
+
+@command
+def cmd_watch(args: argparse.Namespace) -> int:
+    from .errors import LockedError
+    from .paths import resolve_db
+    from .watch import EXIT_LOCKED, run_daemon
+    cfg = _config(args)
+    folders = _folders(args, cfg)
+    try:
+        return run_daemon(resolve_db(args.db), folders,
+                          settle_ms=cfg.settle_ms if args.settle_ms is None else args.settle_ms,
+                          rescan_interval=(cfg.rescan_interval if args.rescan_interval is None
+                                           else args.rescan_interval),
+                          allow_mass_delete=args.allow_mass_delete,
+                          vector_backend=args.vector_backend)
+    except LockedError as exc:
+        print(f"memory: error: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+
+
+@command
+def cmd_status(args: argparse.Namespace) -> int:
+    from .status import sync_status
+    with _open(args, read_only=True) as store:
+        with store.db.snapshot():
+            data = sync_status(store.db) | store.db.counts(None)
+
+    def human(d: dict) -> str:
+        lines = [f"daemon        {'running' if d['daemon_running'] else 'not running'} "
+                 f"({d['daemon_state']}"
+                 + (f", pid {d['daemon_pid']}, heartbeat {d['daemon_heartbeat_at']}"
+                    if d["daemon_pid"] else "") + ")",
+                 f"folders       {', '.join(d['watched_folders']) or '-'}",
+                 f"last sync     {d['last_sync_started_at'] or 'never'} "
+                 f"({d['last_sync_status'] or '-'})",
+                 f"last success  {d['last_successful_sync_at'] or 'never'}",
+                 f"files         {d['files_indexed']} indexed",
+                 f"revisions     {d['revisions']} ({d['memories']} memories, "
+                 f"{d['tombstones']} tombstones)"]
+        lines += [f"error         {e['path']}: {e['reason']}" for e in d["last_sync_errors"]]
+        return "\n".join(lines)
+    _emit(args, data, human)
+    return 0
+
+
+@command
+def cmd_backup(args: argparse.Namespace) -> int:
+    if os.path.exists(args.file):
+        raise CommandError(f"backup: {args.file} already exists; backup never overwrites")
+    with _open(args, read_only=True) as store:
+        store.db.backup_to(args.file)
+    os.chmod(args.file, 0o600)
+    _emit(args, {"file": args.file}, lambda d: f"Backed up to {d['file']}.")
+    return 0
+
+
+@command
+def cmd_service(args: argparse.Namespace) -> int:
+    from . import service
+    from .paths import resolve_db
+    kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
+    spec = service.ServiceSpec.for_this_machine(resolve_db(args.db),
+                                                Path(args.config) if args.config else None)
+    if args.action == "print":
+        print(service.render(kind, spec), end="")
+        return 0
+    if args.action == "install":
+        messages = service.install(kind, spec)
+    else:
+        messages = service.uninstall(kind)
+    _emit(args, {"kind": kind, "messages": messages}, lambda d: "\n".join(d["messages"]))
+    return 0
+
+
 @command
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import run
@@ -311,6 +439,44 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also offer memory_remember and memory_forget "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")
     add("demo", "store a fictional example and answer it at two cutoffs")
+
+    def folder_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("folders", nargs="*", metavar="FOLDER",
+                       help="notes folders (default: the folders in the config file)")
+        namespace(p)
+        p.add_argument("--collection", help="collection name (default: the folder's name)")
+        p.add_argument("--config", help="config file (default: $MEMORY_CONFIG, else "
+                       "config.toml in the user config dir)")
+        p.add_argument("--allow-mass-delete", action="store_true",
+                       help="allow tombstoning more than half of a collection's notes")
+
+    p = add("sync", "import a notes folder once: new, changed and deleted notes")
+    folder_options(p)
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p.add_argument("--full", action="store_true",
+                   help="re-read every file, ignoring the stat cache")
+    p.add_argument("--known-at", help="trusted assertion of when these notes became known "
+                   "(historical datasets only; default: now)")
+
+    p = add("watch", "run the sync daemon: keep notes folders indexed as they change")
+    folder_options(p)
+    p.add_argument("--settle-ms", type=int, default=None,
+                   help="quiet time before a changed file is imported (default 300)")
+    p.add_argument("--rescan-interval", type=float, default=None,
+                   help="seconds between safety-net rescans; 0 turns them off (default 600)")
+
+    add("status", "is the sync daemon running, and when did it last sync?")
+
+    p = add("backup", "copy the database with SQLite's online backup (safe while the "
+            "daemon runs); never overwrites")
+    p.add_argument("file")
+
+    p = add("service", "install, remove or print the systemd user unit or launchd agent")
+    p.add_argument("action", choices=["install", "uninstall", "print"])
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
+    kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")
+    p.add_argument("--config", help="config file the service should read")
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
             "this machine's absolute paths")

@@ -7,6 +7,7 @@ refused, because its stored vectors would no longer be comparable with new queri
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -28,6 +29,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize_text(text).casefold())
 
 
+@functools.lru_cache(maxsize=262_144)
 def _bucket(feature: str) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
     value = int.from_bytes(digest, "little")

@@ -45,6 +45,7 @@ CREATE TABLE revisions (
     CHECK ((deleted = 1) = (hides_revision IS NOT NULL))
 ) STRICT;
 CREATE INDEX revisions_identity ON revisions (namespace, memory_id, known_at, id);
+CREATE INDEX revisions_known_at ON revisions (known_at);
 CREATE INDEX revisions_known ON revisions (namespace, known_at, valid_from, valid_to, memory_id, deleted);
 CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
 BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;

@@ -1,0 +1,91 @@
+"""The configuration file: defaults, then parse, then validate, naming the bad field.
+
+```toml
+settle_ms = 300          # quiet time per path before a change is imported
+rescan_interval = 600    # seconds between safety-net rescans; 0 turns them off
+
+[[folders]]
+path = "~/notes"
+collection = "notes"     # default: the folder's name
+namespace = "notes"      # default: notes
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+from .paths import DEFAULT_NAMESPACE
+from .sync import Folder
+
+DEFAULT_SETTLE_MS = 300
+DEFAULT_RESCAN_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Config:
+    folders: list[Folder] = field(default_factory=list)
+    settle_ms: int = DEFAULT_SETTLE_MS
+    rescan_interval: float = DEFAULT_RESCAN_SECONDS
+    source: str | None = None
+
+
+def load(path: Path) -> Config:
+    """The parsed file, or defaults when it does not exist."""
+    if not path.exists():
+        return Config()
+    where = str(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    return validate(raw, where)
+
+
+def validate(raw: dict, where: str = "config") -> Config:
+    known = {"folders", "settle_ms", "rescan_interval"}
+    for key in raw:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown setting {key!r} "
+                              f"(known: {', '.join(sorted(known))})")
+    settle = raw.get("settle_ms", DEFAULT_SETTLE_MS)
+    if isinstance(settle, bool) or not isinstance(settle, int) or not 0 <= settle <= 60_000:
+        raise ConfigError(f"{where}: settle_ms: {settle!r} is not a whole number of "
+                          "milliseconds from 0 to 60000")
+    rescan = raw.get("rescan_interval", DEFAULT_RESCAN_SECONDS)
+    if isinstance(rescan, bool) or not isinstance(rescan, (int, float)) or rescan < 0:
+        raise ConfigError(f"{where}: rescan_interval: {rescan!r} is not a number of seconds "
+                          "(0 turns rescans off)")
+    folders_raw = raw.get("folders", [])
+    if not isinstance(folders_raw, list):
+        raise ConfigError(f"{where}: folders: expected a list of [[folders]] tables")
+    folders = []
+    for i, item in enumerate(folders_raw):
+        name = f"{where}: folders[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{name}: expected a table with a path")
+        for key in item:
+            if key not in ("path", "collection", "namespace"):
+                raise ConfigError(f"{name}: unknown key {key!r} (known: path, collection, "
+                                  "namespace)")
+        path = item.get("path")
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(f"{name}.path: must be a folder path")
+        for key in ("collection", "namespace"):
+            value = item.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()
+                                      or "/" in value and key == "collection"):
+                raise ConfigError(f"{name}.{key}: {value!r} is not a valid name")
+        folders.append(Folder.of(path, item.get("collection"),
+                                 item.get("namespace") or DEFAULT_NAMESPACE))
+    collections = [(f.namespace, f.collection) for f in folders]
+    for key in set(collections):
+        if collections.count(key) > 1:
+            raise ConfigError(f"{where}: folders: collection {key[1]!r} is used twice in "
+                              f"namespace {key[0]!r}; give each folder its own collection")
+    return Config(folders, settle, float(rescan), where)

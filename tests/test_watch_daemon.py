@@ -1,0 +1,246 @@
+"""``memory watch`` as a real process on real files, checked through searches."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from daemon_harness import Daemon, wait_for
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")),
+                                reason="the daemon needs inotify or FSEvents")
+
+
+@pytest.fixture
+def notes(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "keep.md").write_text("# Keep\n\nsteady anchor note\n")
+    for i in range(4):
+        (folder / f"filler{i}.md").write_text(f"filler note number{i}\n")
+    return folder
+
+
+@pytest.fixture
+def daemon(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes)
+    d.start()
+    yield d
+    d.close()
+
+
+def tombstones(d, memory_id):
+    return [h for h in d.history(memory_id) if h.deleted]
+
+
+def test_startup_imports_existing_notes_and_reports_ready(daemon):
+    assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
+    with daemon.store() as s:
+        assert s.db.daemon()["state"] == "watching"
+
+
+def test_atomic_save_makes_one_revision(daemon, notes):
+    path = notes / "keep.md"
+    tmp = notes / ".keep.md.tmp123"
+    tmp.write_text("# Keep\n\nsteady anchor note, edited atomically\n")
+    os.replace(tmp, path)
+    wait_for(lambda: daemon.search_ids("atomically"), what="atomic save")
+    daemon.cookie()
+    hist = daemon.history("notes/keep.md#1")
+    assert [h.deleted for h in hist] == [False, False]
+
+
+def test_vim_style_save_has_no_tombstone(daemon, notes):
+    path = notes / "keep.md"
+    probe = notes / "4913"
+    probe.write_text("")
+    probe.unlink()
+    os.rename(path, notes / "keep.md~")           # vim's backup by rename
+    path.write_text("# Keep\n\nsteady anchor note, saved by vim\n")
+    (notes / "keep.md~").unlink()
+    wait_for(lambda: daemon.search_ids("vim"), what="vim save")
+    daemon.cookie()
+    hist = daemon.history("notes/keep.md#1")
+    assert [h.deleted for h in hist] == [False, False], hist
+
+
+def test_create_delete_rename(daemon, notes):
+    (notes / "new.md").write_text("brand new kumquat\n")
+    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/new.md#1"], what="create")
+    (notes / "new.md").rename(notes / "renamed.md")
+    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/renamed.md#1"], what="rename")
+    assert tombstones(daemon, "notes/new.md#1")
+    (notes / "renamed.md").unlink()
+    wait_for(lambda: daemon.search_ids("kumquat") == [], what="delete")
+    with daemon.store() as s:  # history stays searchable at earlier cutoffs
+        (rec,) = [h for h in s.history("notes/renamed.md#1", namespace="notes") if not h.deleted]
+        assert s.search("kumquat", namespace="notes", as_of=rec.known_at)[0].memory_id == \
+            "notes/renamed.md#1"
+
+
+def test_folder_moved_in_and_out(daemon, notes, tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "a.md").write_text("moved persimmon a\n")
+    (outside / "deep" / "b.md").write_text("moved persimmon b\n")
+    outside.rename(notes / "inbox")
+    wait_for(lambda: sorted(daemon.search_ids("persimmon")) ==
+             ["notes/inbox/a.md#1", "notes/inbox/deep/b.md#1"], what="folder moved in")
+    (notes / "inbox").rename(tmp_path / "gone")
+    wait_for(lambda: daemon.search_ids("persimmon") == [], what="folder moved out")
+    assert tombstones(daemon, "notes/inbox/deep/b.md#1")
+
+
+def test_bad_files_are_skipped_and_named(daemon, notes):
+    (notes / "binary.md").write_bytes(b"abc\x00def")
+    (notes / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    (notes / "huge.md").write_bytes(b"a " * (1024 * 1024 + 10))
+    (notes / "fine.md").write_text("a fine quince\n")
+    wait_for(lambda: daemon.search_ids("quince"), what="good file beside bad ones")
+    log = wait_for(lambda: all(n in daemon.log() for n in ("binary.md", "latin1.md", "huge.md"))
+                   and daemon.log(), what="bad files named in the log")
+    assert "NUL byte" in log and "invalid UTF-8" in log and "too large" in log
+    assert daemon.history("notes/binary.md#1") == []
+
+
+def test_changes_while_stopped_are_picked_up(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start()
+        assert d.search_ids("number1")
+        assert d.stop() == 0
+        (notes / "filler1.md").unlink()
+        (notes / "filler2.md").write_text("filler rewritten offline\n")
+        (notes / "offline.md").write_text("written while stopped tangerine\n")
+        d.start()
+        assert d.search_ids("tangerine") == ["notes/offline.md#1"]
+        assert d.search_ids("number1") == []
+        assert d.search_ids("offline") == ["notes/filler2.md#1", "notes/offline.md#1"] or \
+            sorted(d.search_ids("offline")) == ["notes/filler2.md#1", "notes/offline.md#1"]
+    finally:
+        d.close()
+
+
+def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path):
+    moved = tmp_path / "unmounted"
+    notes.rename(moved)  # like an unmounted drive: the whole folder disappears
+    wait_for(lambda: "missing" in daemon.log(), what="missing folder reported")
+    time.sleep(0.5)
+    assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
+    assert not tombstones(daemon, "notes/keep.md#1")
+    moved.rename(notes)
+    (notes / "after.md").write_text("back again plum\n")
+    wait_for(lambda: daemon.search_ids("plum") == ["notes/after.md#1"], timeout=30,
+             what="re-watch after the folder returned")
+    (notes / "later.md").write_text("watched again apricot\n")
+    wait_for(lambda: daemon.search_ids("apricot"), what="events after re-watch")
+    assert not tombstones(daemon, "notes/keep.md#1")
+
+
+def test_emptied_root_is_refused_by_one_shot_sync(tmp_path, notes):
+    from conftest import run_memory
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "sync", notes).returncode == 0
+    for f in notes.iterdir():
+        f.unlink()
+    p = run_memory("--db", db, "sync", notes)
+    assert p.returncode == 2 and "suddenly empty" in p.stderr
+    from personal_memory import MemoryStore
+    with MemoryStore.open(db, read_only=True) as s:
+        assert s.stats()["tombstones"] == 0
+
+
+def test_burst_of_5000_files_is_batched(daemon, notes):
+    burst = notes / "burst"
+    burst.mkdir()
+    for i in range(5000):
+        (burst / f"n{i:04d}.md").write_text(f"burst note idx{i} mango\n")
+    wait_for(lambda: len(daemon.search_ids("mango", limit=1000)) == 1000, timeout=120,
+             what="burst imported")
+    with daemon.store() as s:
+        wait_for(lambda: s.db.indexed_files("notes") >= 5005, timeout=120, what="all files")
+        assert s.search("idx4999", namespace="notes")[0].memory_id == "notes/burst/n4999.md#1"
+        assert s.search("idx0", namespace="notes")[0].memory_id == "notes/burst/n0000.md#1"
+    daemon.cookie()
+    txns = [int(line.split("(")[-1].split()[0]) for line in daemon.log().splitlines()
+            if "change:" in line and "transactions" in line]
+    assert sum(txns) <= 40, txns
+
+
+KILL_WRITER = """
+import sys
+from pathlib import Path
+folder, version = Path(sys.argv[1]), sys.argv[2]
+para = ("word " * 300).strip()
+for i in range(int(sys.argv[3])):
+    text = "\\n\\n".join(f"{para} {version} part{p} file{i}" for p in range(3))
+    (folder / f"f{i:04d}.md").write_text(text)
+"""
+
+
+def test_sigkill_during_a_large_batch_then_restart(tmp_path, notes):
+    big = notes / "big"
+    big.mkdir()
+    n = 1500
+    subprocess.run([sys.executable, "-c", KILL_WRITER, big, "vone", str(n)], check=True)
+    db = tmp_path / "m.db"
+    subprocess.run([sys.executable, "-m", "personal_memory", "--db", db, "sync", notes],
+                   check=True, capture_output=True)
+    d = Daemon(db, notes)
+    try:
+        d.start()
+        subprocess.run([sys.executable, "-c", KILL_WRITER, big, "vtwo", str(n)], check=True)
+        wait_for(lambda: d.search_ids("vtwo", limit=5), timeout=60, what="first batch")
+        d.proc.kill()
+        d.proc.wait()
+        paths = [f"big/f{i:04d}.md" for i in range(n)]
+        after_kill = d.versions(paths)
+        assert all(len(v) == 1 for v in after_kill.values())  # no file is half-imported
+        assert {"vtwo"} in after_kill.values()
+        d.proc = None
+        d.start()
+        final = d.versions(paths)
+        assert all(v == {"vtwo"} for v in final.values())
+    finally:
+        d.close()
+
+
+def test_second_instance_is_refused(daemon, tmp_path, notes):
+    from conftest import run_memory
+    p = run_memory("--db", daemon.db, "watch", notes, timeout=60)
+    assert p.returncode == 75
+    assert "already uses this database" in p.stderr
+
+
+def test_sigterm_exits_zero_and_records_the_stop(daemon):
+    assert daemon.signal(signal.SIGTERM) == 0
+    daemon.wait_message("STOPPING=1")
+    with daemon.store() as s:
+        assert s.db.daemon()["state"] == "stopped"
+    from conftest import run_memory
+    out = run_memory("--db", daemon.db, "status", "--json")
+    import json
+    assert json.loads(out.stdout)["daemon_running"] is False
+
+
+def test_systemd_watchdog_pings_while_healthy(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes, env={"WATCHDOG_USEC": "400000"})
+    try:
+        d.start()
+        d.wait_message("WATCHDOG=1", timeout=10)
+        status = [m for m in d.messages if m.startswith("STATUS=") or "\nSTATUS=" in m]
+        assert status
+    finally:
+        d.close()
+
+
+def test_status_reports_a_running_daemon(daemon):
+    from conftest import run_memory
+    import json
+    out = json.loads(run_memory("--db", daemon.db, "status", "--json").stdout)
+    assert out["daemon_running"] is True and out["files_indexed"] == 5
+    assert out["last_sync_status"] == "ok" and out["last_successful_sync_at"]

@@ -27,9 +27,10 @@ class ServiceSpec:
     @classmethod
     def for_this_machine(cls, db: Path, config: Path | None = None) -> "ServiceSpec":
         exe = shutil.which("memory") or os.path.join(os.path.dirname(sys.executable), "memory")
+        logs = (Path.home() / "Library" / "Logs" / "personal-memory"
+                if sys.platform == "darwin" else data_dir() / "logs")
         return cls(Path(exe).absolute(), db.expanduser().absolute(),
-                   (config or config_file()).expanduser().absolute(),
-                   (data_dir() / "logs").absolute())
+                   (config or config_file()).expanduser().absolute(), logs.absolute())
 
     def command(self) -> list[str]:
         return [str(self.executable), "--db", str(self.db), "watch", "--config", str(self.config)]

@@ -287,7 +287,7 @@ class FolderSync:
             if self.cancel():
                 return report
             batch = candidates[start:start + self.batch_files]
-            loaded = [self._load(folder, rel, *found[rel], known.get(rel), report)
+            loaded = [self._load(folder, rel, *found[rel], known.get(rel), report, full)
                       for rel in batch]
             self._write(folder, [x for x in loaded if x is not None], [], report, dry_run)
             done += len(batch)
@@ -313,7 +313,7 @@ class FolderSync:
         return st.mtime_ns >= synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
 
     def _load(self, folder: Folder, rel: str, path: str, st: FileStat, state: tuple | None,
-              report: SyncReport):
+              report: SyncReport, full: bool = False):
         """Read and validate one file completely, outside any transaction."""
         read_at = now_micros()
         try:
@@ -328,7 +328,7 @@ class FolderSync:
             return None
         digest = hashlib.sha256(data).hexdigest()
         new_stat = FileStat.of(after)
-        if state is not None and state[4] == digest:
+        if state is not None and state[4] == digest and not full:
             return (rel, None, digest, new_stat, read_at, state[5])
         try:
             text = markdown.decode(data)

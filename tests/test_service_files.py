@@ -1,0 +1,101 @@
+"""The systemd unit and launchd agent that `memory service` writes."""
+
+import os
+import plistlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_memory
+
+SECURITY_THRESHOLD = 2.0
+
+
+def _analyze_env(tmp_path):
+    runtime = tmp_path / "xdg-runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def _unit(tmp_path):
+    p = run_memory("--db", tmp_path / "data" / "m.db", "service", "print", "--systemd")
+    assert p.returncode == 0, p.stderr
+    unit = tmp_path / "personal-memory.service"
+    unit.write_text(p.stdout)
+    return unit, p.stdout
+
+
+def test_systemd_unit_contents(tmp_path):
+    _, text = _unit(tmp_path)
+    for line in ("Type=notify", "WatchdogSec=", "Restart=on-failure",
+                 "RestartPreventExitStatus=75", "NoNewPrivileges=yes",
+                 "RestrictAddressFamilies=AF_UNIX", "PrivateUsers=yes", "PrivateNetwork=yes",
+                 "ProtectHome=read-only", "ProtectSystem=strict", "IOSchedulingClass=idle",
+                 "Nice=10", f"ReadWritePaths={tmp_path / 'data'}"):
+        assert line in text, line
+    exec_start = re.search(r"^ExecStart=(.*)$", text, re.M).group(1).split()
+    assert os.path.isabs(exec_start[0]) and exec_start[1:3] == ["--db", str(tmp_path / "data" / "m.db")]
+    assert "watch" in exec_start
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_analyze_verify_prints_nothing(tmp_path):
+    unit, _ = _unit(tmp_path)
+    p = subprocess.run(["systemd-analyze", "verify", "--user", str(unit)],
+                       capture_output=True, text=True, env=_analyze_env(tmp_path))
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stdout + p.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_security_exposure_is_low(tmp_path):
+    unit, _ = _unit(tmp_path)
+    p = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--user",
+                        f"--threshold={SECURITY_THRESHOLD * 10:.0f}", str(unit)],
+                       capture_output=True, text=True, env=_analyze_env(tmp_path))
+    m = re.search(r"Overall exposure level for .*?: (\d+\.\d+)", p.stdout)
+    assert m, p.stdout + p.stderr
+    assert float(m.group(1)) <= SECURITY_THRESHOLD, p.stdout
+
+
+def test_launchd_plist(tmp_path):
+    p = run_memory("--db", tmp_path / "m.db", "service", "print", "--launchd")
+    assert p.returncode == 0, p.stderr
+    doc = plistlib.loads(p.stdout.encode())
+    assert doc["Label"].endswith("personal-memory.watch")
+    assert doc["RunAtLoad"] is True and doc["KeepAlive"] == {"SuccessfulExit": False}
+    assert doc["ProcessType"] == "Background" and doc["LowPriorityIO"] is True
+    assert all(os.path.isabs(doc[k]) for k in ("StandardOutPath", "StandardErrorPath"))
+    assert os.path.isabs(doc["ProgramArguments"][0]) and "watch" in doc["ProgramArguments"]
+
+
+def test_install_and_uninstall_write_the_unit(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "PATH": "/nonexistent"}  # no systemctl reachable: the file steps still run
+    p = run_memory("--db", tmp_path / "d" / "m.db", "service", "install", "--systemd", env=env)
+    assert p.returncode == 0, p.stderr
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory.service"
+    assert unit.exists() and "Type=notify" in unit.read_text()
+    assert (tmp_path / "d").is_dir() and "systemctl" in p.stdout
+    p = run_memory("service", "uninstall", "--systemd", env=env)
+    assert p.returncode == 0 and not unit.exists()
+
+
+def test_checked_in_service_files_match_the_generator():
+    """service-files/ holds examples for /home/you; they must be what the code writes."""
+    from personal_memory import service
+    home = Path("/home/you")
+    linux = service.ServiceSpec(home / ".local/bin/memory",
+                                home / ".local/share/personal-memory/memory.db",
+                                home / ".config/personal-memory/config.toml",
+                                home / ".local/share/personal-memory/logs")
+    mac_home = Path("/Users/you")
+    support = mac_home / "Library/Application Support/personal-memory"
+    mac = service.ServiceSpec(mac_home / ".local/bin/memory", support / "memory.db",
+                              support / "config.toml", mac_home / "Library/Logs/personal-memory")
+    files = ROOT / "service-files"
+    assert (files / "personal-memory.service").read_text() == service.systemd_unit(linux)
+    assert (files / "io.github.personal-memory.watch.plist").read_text() == \
+        service.launchd_plist(mac)

@@ -1,0 +1,171 @@
+"""Folder reconcile through the library and `memory sync`."""
+
+import json
+import os
+import time
+
+import pytest
+
+from personal_memory import MemoryStore
+from personal_memory.sync import Folder, FolderSync, MassDelete, RootUnavailable
+from conftest import run_memory
+
+
+@pytest.fixture
+def folder(tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nfirst paragraph\n\nsecond paragraph\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "b.md").write_text("bravo text\n")
+    (root / ".obsidian").mkdir()
+    (root / ".obsidian" / "x.md").write_text("hidden config\n")
+    return root
+
+
+def ids(store, q):
+    return sorted(r.memory_id for r in store.search(q, namespace="notes", limit=100)
+                  if r.bm25 is not None)
+
+
+def test_first_sync_and_noop(store, folder):
+    sync = FolderSync(store)
+    r = sync.sync([Folder.of(folder)])
+    assert (r.files_scanned, r.files_imported, r.chunks_added) == (2, 2, 2)
+    assert ids(store, "paragraph") == ["vault/a.md#1"]
+    assert ids(store, "hidden") == []
+    (res,) = store.search("bravo", namespace="notes")
+    assert res.title == "b" and res.source == "vault/sub/b.md"
+    assert res.provenance["path"] == "sub/b.md" and res.provenance["line_start"] == 1
+    assert len(res.provenance["file_hash"]) == 64
+    again = sync.sync([Folder.of(folder)])
+    assert not again.changed and again.files_imported == 0
+
+
+def test_edit_shrink_and_restore(store, folder):
+    sync = FolderSync(store)
+    f = Folder.of(folder)
+    big = "\n\n".join(f"para{i} " + "w" * 1500 for i in range(3))
+    (folder / "a.md").write_text(big)
+    sync.sync([f])
+    assert ids(store, "para2") == ["vault/a.md#3"]
+    (folder / "a.md").write_text("para0 " + "w" * 1500)
+    time.sleep(0.01)
+    r = sync.sync([f])
+    assert r.chunks_tombstoned == 2 and ids(store, "para2") == []
+    store.forget("vault/a.md#1", namespace="notes")
+    assert ids(store, "para0") == []
+    r = sync.sync([f], full=True)  # a re-import restores a chunk still in the file
+    assert ids(store, "para0") == ["vault/a.md#1"] and r.chunks_changed == 1
+
+
+def test_dry_run_writes_nothing(store, folder):
+    r = FolderSync(store).sync([Folder.of(folder)], dry_run=True)
+    assert r.chunks_added == 2 and r.dry_run
+    assert store.stats()["revisions"] == 0 and store.db.indexed_files() == 0
+    assert store.db.last_sync_runs(5) == []
+
+
+def test_bad_file_skipped_whole_and_reported(store, folder):
+    (folder / "bad.md").write_bytes(b"good start\n\n\xff\xfe bad end")
+    r = FolderSync(store).sync([Folder.of(folder)])
+    assert r.skipped == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12"}]
+    assert ids(store, "good") == []
+    run = store.db.last_sync_runs(1)[0]
+    assert run["status"] == "ok" and run["errors"][0]["path"] == "bad.md"
+
+
+def test_symlinks_are_skipped(store, folder, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("linked secret\n")
+    os.symlink(outside, folder / "link.md")
+    os.symlink(tmp_path, folder / "loop")
+    FolderSync(store).sync([Folder.of(folder)])
+    assert ids(store, "secret") == []
+
+
+def test_missing_or_emptied_root_writes_no_tombstones(store, folder, tmp_path):
+    sync = FolderSync(store)
+    f = Folder.of(folder)
+    sync.sync([f])
+    moved = tmp_path / "elsewhere"
+    folder.rename(moved)
+    with pytest.raises(RootUnavailable, match="missing"):
+        sync.sync([f])
+    folder.mkdir()  # an empty mount point
+    with pytest.raises(RootUnavailable, match="suddenly empty"):
+        sync.sync([f])
+    assert store.stats()["tombstones"] == 0
+    assert store.db.last_sync_runs(1)[0]["status"] == "refused"
+
+
+def test_mass_delete_needs_permission(store, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(10):
+        (root / f"n{i}.md").write_text(f"note {i}\n")
+    f = Folder.of(root)
+    FolderSync(store).sync([f])
+    for i in range(6):
+        (root / f"n{i}.md").unlink()
+    with pytest.raises(MassDelete, match="--allow-mass-delete"):
+        FolderSync(store).sync([f])
+    assert store.stats()["tombstones"] == 0
+    r = FolderSync(store, allow_mass_delete=True).sync([f])
+    assert r.files_removed == 6 and r.chunks_tombstoned == 6
+
+
+def test_nfd_and_nfc_names_are_one_note(store, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "re\u0301sume\u0301.md").write_text("curriculum vitae\n")
+    FolderSync(store).sync([Folder.of(root)])
+    assert ids(store, "curriculum") == ["v/résumé.md#1"]
+    os.rename(root / "re\u0301sume\u0301.md", root / "résumé.md")  # a sync tool renormalises
+    r = FolderSync(store).sync([Folder.of(root)])
+    assert r.chunks_tombstoned == 0 and r.chunks_added == 0
+    assert ids(store, "curriculum") == ["v/résumé.md#1"]
+
+
+def test_racy_file_is_rehashed(store, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    path = root / "n.md"
+    path.write_text("version one\n")
+    f = Folder.of(root)
+    FolderSync(store).sync([f])
+    st = path.stat()
+    path.write_text("version two\n")  # same size, and we restore the old timestamps
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    FolderSync(store).sync([f])
+    assert ids(store, "two") == ["v/n.md#1"]
+
+
+def test_known_at_assertion_and_namespace_collection(store, folder):
+    sync = FolderSync(store, known_at="2020-01-01T00:00:00Z")
+    sync.sync([Folder.of(folder, "work", "job")])
+    (r,) = store.search("bravo", namespace="job")
+    assert r.known_at == "2020-01-01T00:00:00Z" and r.memory_id == "work/sub/b.md#1"
+
+
+def test_cli_sync_json_and_errors(tmp_path, folder):
+    db = tmp_path / "m.db"
+    p = run_memory("--db", db, "sync", folder, "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["files_scanned"] == 2 and out["chunks_added"] == 2
+    p = run_memory("--db", db, "sync", folder, "--dry-run")
+    assert "dry run" in p.stdout
+    p = run_memory("--db", db, "sync", tmp_path / "nope")
+    assert p.returncode == 2 and "not a folder" in p.stderr
+    p = run_memory("--db", db, "sync", folder, folder, "--collection", "x")
+    assert p.returncode == 2 and "--collection" in p.stderr
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[[folders]]\npath = "{folder}"\ncollection = "cfg"\n')
+    p = run_memory("--db", db, "sync", "--config", cfg, "--json")
+    assert json.loads(p.stdout)["chunks_added"] == 2
+    cfg.write_text("settle_ms = -1\n")
+    p = run_memory("--db", db, "sync", "--config", cfg)
+    assert p.returncode == 2 and "settle_ms" in p.stderr
+    p = run_memory("--db", db, "sync", env={"MEMORY_CONFIG": str(tmp_path / "none.toml")})
+    assert p.returncode == 2 and "no folders" in p.stderr

@@ -14,6 +14,8 @@ import re
 import struct
 import unicodedata
 
+import numpy as np
+
 DIMENSIONS = 256
 EMBEDDING_VERSION = "hashed-words-pairs-256-v1"
 _WORD = re.compile(r"[^\W_]+")
@@ -30,24 +32,38 @@ def words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=262_144)
-def _bucket(feature: str) -> tuple[int, float]:
-    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-    value = int.from_bytes(digest, "little")
-    return value % DIMENSIONS, (1.0 if (value >> 63) & 1 else -1.0)
+def _word_hash(word: str) -> int:
+    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """An order-sensitive 64-bit hash of two word hashes (splitmix64's finaliser)."""
+    x = a * np.uint64(0x9E3779B97F4A7C15) + b
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def embed(text: str) -> bytes | None:
-    """Unit-length float32 vector as a little-endian BLOB, or None when the text has no words."""
+    """Unit-length float32 vector as a little-endian BLOB, or None when the text has no words.
+
+    Each word and each adjacent word pair adds +1 or -1 (by one bit of its hash) to one of
+    256 buckets (by the hash modulo 256)."""
     tokens = words(text)
-    vec = [0.0] * DIMENSIONS
-    features = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
-    for feature in features:
-        index, sign = _bucket(feature)
-        vec[index] += sign
-    norm = math.sqrt(sum(v * v for v in vec))
+    if not tokens:
+        return None
+    hashes = np.fromiter((_word_hash(t) for t in tokens), dtype=np.uint64, count=len(tokens))
+    features = np.concatenate([hashes, _mix(hashes[:-1], hashes[1:])])
+    buckets = (features % np.uint64(DIMENSIONS)).astype(np.intp)
+    signs = np.where((features >> np.uint64(63)) == 1, 1.0, -1.0)
+    vec = np.bincount(buckets, weights=signs, minlength=DIMENSIONS)
+    norm = math.sqrt(float(vec @ vec))
     if norm == 0.0:
         return None
-    return _PACK.pack(*(v / norm for v in vec))
+    return (vec / norm).astype("<f4").tobytes()
 
 
 def unpack(blob: bytes) -> tuple[float, ...]:

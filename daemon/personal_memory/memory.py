@@ -81,6 +81,7 @@ class MemoryStore:
 
     def __init__(self, db: Database):
         self.db = db
+        self._index = None  # the fast search path's in-memory state, built on first search
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -110,6 +111,11 @@ class MemoryStore:
         return self.db.vector_backend
 
     # -- writes -------------------------------------------------------------------------
+
+    def batch(self):
+        """A context manager: every remember/forget inside is one transaction, all or
+        nothing. Much faster for bulk imports than one transaction per write."""
+        return self.db.transaction()
 
     def _next_known_at(self, explicit: int | None) -> int:
         """The clock, made strictly increasing within the database; explicit times are
@@ -155,11 +161,10 @@ class MemoryStore:
                 and current.valid_to == vto and (vfrom is None or current.valid_from == vfrom)
                 and _location(current.provenance) == _location(provenance)):
             return RevisionRecord.of(current, created=False)
-        rid = self.db.insert_revision(
+        return RevisionRecord.of(self.db.insert_revision(
             namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
             valid_to=vto, deleted=False, hides_revision=None, title=title, content=content,
-            source=source, provenance=provenance, content_hash=digest)
-        return RevisionRecord.of(self.db.revision(rid))
+            source=source, provenance=provenance, content_hash=digest))
 
     def forget(self, memory_id: str, *, namespace: str, known_at: Any = None,
                valid_from: Any = None, valid_to: Any = None) -> RevisionRecord:
@@ -191,11 +196,10 @@ class MemoryStore:
         if current is None or current.deleted:
             raise AlreadyHidden(f"memory {memory_id!r} is not visible at "
                                 f"{format_time(start)}; nothing to forget")
-        rid = self.db.insert_revision(
+        return RevisionRecord.of(self.db.insert_revision(
             namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
             valid_to=vto, deleted=True, hides_revision=current.revision_id, title=None,
-            content="", source=None, provenance=None, content_hash=content_hash(""))
-        return RevisionRecord.of(self.db.revision(rid))
+            content="", source=None, provenance=None, content_hash=content_hash("")))
 
     # -- reads --------------------------------------------------------------------------
 
@@ -210,6 +214,21 @@ class MemoryStore:
                limit: int = 10) -> list[_search.SearchResult]:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
         ``valid_at`` (default: the cutoff, or now)."""
+        query = _search.validate_query(query)
+        limit = _search.validate_limit(limit)
+        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
+        cutoff, at = self._cutoffs(as_of, valid_at)
+        if self._index is None:
+            from .search_index import SearchIndex
+            self._index = SearchIndex()
+        return self._index.search(self.db, query, namespace=namespace, as_of=cutoff,
+                                  valid_at=at, limit=limit)
+
+    def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
+                         valid_at: Any = None, limit: int = 10) -> list[_search.SearchResult]:
+        """The same search by the slow, obviously correct path: the visible rows are copied
+        into a fresh FTS5 index and ranked there, and cosine uses the configured vector
+        backend. For audits: its answers must equal :meth:`search`'s."""
         query = _search.validate_query(query)
         limit = _search.validate_limit(limit)
         namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)

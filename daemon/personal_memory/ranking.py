@@ -49,3 +49,35 @@ def rrf(*rank_maps: dict[Hashable, int], k: int = RRF_K) -> dict[Hashable, float
 def fused_order(fused: dict[str, float]) -> list[str]:
     """Highest fused score first; equal scores in memory ID order."""
     return sorted(fused, key=lambda key: (-fused[key], key))
+
+
+def competition_ranks_array(scores, tied: Callable[[float, float], bool]):
+    """:func:`competition_ranks` for a numpy array of scores: the ranks, aligned with it.
+
+    Only neighbours (in sorted order) that are within the tolerance can share a rank, so
+    the sequential anchor rule runs over those few positions and numpy does the rest."""
+    import numpy as np
+    n = len(scores)
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order]
+    ranks = np.arange(1, n + 1)
+    if n > 1:
+        a, b = s[:-1], s[1:]
+        if tied is bm25_tied:
+            close = np.abs(a - b) <= BM25_REL_TOL * np.maximum(np.abs(a), np.abs(b))
+        else:
+            close = np.abs(a - b) <= COSINE_ABS_TOL
+        candidates = np.flatnonzero(close) + 1  # positions close to their predecessor
+        anchor = -1
+        previous = -2
+        for i in candidates.tolist():
+            if previous != i - 1:
+                anchor = i - 1  # i - 1 began a group: it was not close to its predecessor
+            if tied(float(s[anchor]), float(s[i])):
+                ranks[i] = ranks[anchor]
+            else:
+                anchor = i
+            previous = i
+    out = np.empty(n, dtype=np.int64)
+    out[order] = ranks
+    return out

@@ -90,6 +90,16 @@ def cosine_scores(db: Database, revision_ids: list[int], query: bytes | None) ->
     return {rid: s for rid, s in sims.items() if s > ranking.COSINE_ABS_TOL}
 
 
+def _result(r: Revision, score: float, bm25: float | None, bm25_rank: int | None,
+            cosine: float | None, cosine_rank: int | None) -> SearchResult:
+    return SearchResult(
+        memory_id=r.memory_id, namespace=r.namespace, title=r.title, content=r.content,
+        source=r.source, provenance=r.provenance, content_hash=r.content_hash,
+        revision_id=r.revision_id, known_at=format_time(r.known_at),
+        valid_from=format_time(r.valid_from), valid_to=format_time(r.valid_to),
+        score=score, bm25=bm25, bm25_rank=bm25_rank, cosine=cosine, cosine_rank=cosine_rank)
+
+
 def fuse(rows: dict[int, Revision], bm25: dict[int, float], cosine: dict[int, float],
          limit: int) -> list[SearchResult]:
     """Rank both components (keyed by memory ID), fuse, order and shape the results."""
@@ -99,18 +109,43 @@ def fuse(rows: dict[int, Revision], bm25: dict[int, float], cosine: dict[int, fl
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
     fused = ranking.rrf(bm25_ranks, cos_ranks)
-    results = []
-    for memory_id in ranking.fused_order(fused)[:limit]:
-        r = rows[by_memory[memory_id]]
-        results.append(SearchResult(
-            memory_id=r.memory_id, namespace=r.namespace, title=r.title, content=r.content,
-            source=r.source, provenance=r.provenance, content_hash=r.content_hash,
-            revision_id=r.revision_id, known_at=format_time(r.known_at),
-            valid_from=format_time(r.valid_from), valid_to=format_time(r.valid_to),
-            score=fused[memory_id], bm25=bm25_m.get(memory_id),
-            bm25_rank=bm25_ranks.get(memory_id), cosine=cos_m.get(memory_id),
-            cosine_rank=cos_ranks.get(memory_id)))
-    return results
+    return [_result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
+                    cos_m.get(m), cos_ranks.get(m))
+            for m in ranking.fused_order(fused)[:limit]]
+
+
+def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
+                bm25: tuple[np.ndarray, np.ndarray], cosine: tuple[np.ndarray, np.ndarray],
+                limit: int, load) -> list[SearchResult]:
+    """:func:`fuse` over numpy arrays of positions and scores; loads only the rows it
+    returns. Same ranks, same fused scores, same order."""
+    bm_pos, bm_score = bm25
+    co_pos, co_score = cosine
+    bm_rank = ranking.competition_ranks_array(bm_score, ranking.bm25_tied)
+    co_rank = ranking.competition_ranks_array(co_score, ranking.cosine_tied)
+    keys = np.union1d(bm_pos, co_pos)
+    if not len(keys):
+        return []
+    fused = np.zeros(len(keys))
+    bi = np.searchsorted(keys, bm_pos)
+    ci = np.searchsorted(keys, co_pos)
+    fused[bi] += 1.0 / (ranking.RRF_K + bm_rank)
+    fused[ci] += 1.0 / (ranking.RRF_K + co_rank)
+    if len(keys) > limit:  # everything that can reach the top `limit`, ties included
+        threshold = -np.partition(-fused, limit - 1)[limit - 1]
+        candidates = np.flatnonzero(fused >= threshold).tolist()
+    else:
+        candidates = range(len(keys))
+    top = sorted(candidates, key=lambda i: (-fused[i], memory_ids[mem[keys[i]]]))[:limit]
+    rows = load([int(ids[keys[i]]) for i in top])
+    bm_at = dict(zip(bi.tolist(), zip(bm_score.tolist(), bm_rank.tolist())))
+    co_at = dict(zip(ci.tolist(), zip(co_score.tolist(), co_rank.tolist())))
+    out = []
+    for i in top:
+        b, br = bm_at.get(i, (None, None))
+        c, cr = co_at.get(i, (None, None))
+        out.append(_result(rows[int(ids[keys[i]])], float(fused[i]), b, br, c, cr))
+    return out
 
 
 def search_reference(db: Database, query: str, *, namespace: str, as_of: int | None,

@@ -134,6 +134,8 @@ class Database:
         self.read_only = read_only
         self.vector_backend = vector_backend
         self._tokenizer_fn = None
+        self._depth = 0
+        self._vocab_ready = False
 
     @property
     def _tokenizer(self):
@@ -228,9 +230,13 @@ class Database:
                               "not be comparable")
         if not self.read_only:
             self.execute("PRAGMA journal_mode=WAL")
+            # Safe against corruption in WAL mode; a power cut may lose the last commits,
+            # which the next sync re-imports from the notes.
+            self.execute("PRAGMA synchronous=NORMAL")
 
     def _create_schema(self) -> None:
         self.execute("PRAGMA journal_mode=WAL")
+        self.execute("PRAGMA synchronous=NORMAL")
         with self.transaction():
             self.conn.execute(_SCHEMA)
             self.execute("INSERT INTO meta VALUES ('embedding_version', ?)",
@@ -254,16 +260,27 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One write transaction; taken at once so the clock check and insert are atomic."""
+        """One write transaction, taken at once so the clock check and insert are atomic.
+        Nested use joins the outer transaction (for batched writes)."""
         if self.read_only:
             raise ReadOnlyError(f"database {self.path} is open read-only")
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
         self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
         try:
             yield
         except BaseException:
+            self._depth = 0
             self.conn.execute("ROLLBACK")
             raise
         else:
+            self._depth = 0
             self.conn.execute("COMMIT")
 
     @contextmanager
@@ -304,7 +321,7 @@ class Database:
                         valid_from: int, valid_to: int | None, deleted: bool,
                         hides_revision: int | None, title: str | None, content: str,
                         source: str | None, provenance: dict | None,
-                        content_hash: str) -> int:
+                        content_hash: str) -> Revision:
         """Append one revision; call inside :meth:`transaction`."""
         ntitle = embedding.normalize_text(title) if title else ""
         ncontent = embedding.normalize_text(content)
@@ -322,7 +339,9 @@ class Database:
         if not deleted:
             self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) VALUES (?,?,?)",
                               (rowid, ntitle, ncontent))
-        return rowid
+        return Revision(rowid, namespace, memory_id, known_at, valid_from, valid_to, deleted,
+                        hides_revision, title, content, source,
+                        dict(provenance) if provenance else None, content_hash)
 
     def revision(self, revision_id: int) -> Revision:
         row = next(iter(self.conn.execute(
@@ -419,6 +438,45 @@ class Database:
                     (query, json.dumps(list(chunk)))):
                 out[rid] = 1.0 - dist
         return out
+
+    # -- primitives for the in-memory search index ----------------------------------------
+
+    def max_revision_id(self) -> int:
+        return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")
+
+    def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
+        """(id, namespace, memory_id, known_at, valid_from, valid_to, deleted, doc_length,
+        embedding) of every revision appended after ``last_id``, in id order."""
+        return self.conn.execute(
+            "SELECT id, namespace, memory_id, known_at, valid_from, valid_to, deleted, "
+            "doc_length, embedding FROM revisions WHERE id > ? ORDER BY id", (last_id,))
+
+    def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
+        """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
+        return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))
+                for rid, title, content in self.conn.execute(
+                    "SELECT id, title, content FROM revisions WHERE id > ? AND id <= ? "
+                    "AND deleted = 0", (first_id, last_id))]
+
+    def revisions_by_id(self, ids: Sequence[int]) -> dict[int, Revision]:
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM revisions WHERE id IN "
+                                 "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),))
+        return {row[0]: Revision.from_row(row) for row in rows}
+
+    def term_postings(self, term: str) -> list[tuple[int, int]]:
+        """(revision id, occurrences in title and content) for every revision holding
+        ``term``, read from the persistent FTS5 index."""
+        if not self._vocab_ready:
+            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_vocab "
+                              "USING fts5vocab(main, revisions_fts, instance)")
+            self._vocab_ready = True
+        return self.conn.execute("SELECT doc, count(*) FROM temp.revisions_vocab "
+                                 "WHERE term = ? GROUP BY doc ORDER BY doc", (term,)).fetchall()
+
+    def document_tokens(self, text: str) -> list[str]:
+        """Tokens exactly as the FTS5 index stores them for a column of NFKC text."""
+        return self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                               include_offsets=False, include_colocated=False)
 
     # -- notes-folder state -------------------------------------------------------------------
 

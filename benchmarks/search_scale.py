@@ -1,0 +1,132 @@
+"""Point-in-time search at scale: the fast path against the reference path, same run.
+
+    .venv/bin/python benchmarks/search_scale.py [--sizes 10000 50000 100000] [--queries 200]
+
+For each size it builds a seeded corpus (benchmarks/corpus.py) through the public API,
+then starts a fresh reader process that times the first query (cold), runs the query mix
+on the fast path, records its peak memory, and runs a subset of the mix on the reference
+path, comparing every answer. Saves JSON to benchmarks/results/search_scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "daemon"))
+
+from corpus import Corpus, load  # noqa: E402
+
+from personal_memory import MemoryStore  # noqa: E402
+
+READER = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from personal_memory import MemoryStore
+from personal_memory.times import format_time
+db, queries, reference_count = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+
+def kw(q):
+    return dict(namespace="notes", as_of=format_time(q["as_of"]),
+                valid_at=format_time(q["valid_at"]), limit=10)
+
+store = MemoryStore.open(db, read_only=True)
+first = queries[0]
+store.search(first["query"], **kw(first))
+cold = time.perf_counter() - t0
+fast = []
+answers = []
+for q in queries:
+    t = time.perf_counter()
+    res = store.search(q["query"], **kw(q))
+    fast.append(time.perf_counter() - t)
+    answers.append([(r.memory_id, r.score, r.bm25_rank, r.cosine_rank) for r in res])
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+reference = []
+differ = 0
+for q, want in zip(queries[:reference_count], answers):
+    t = time.perf_counter()
+    res = store.search_reference(q["query"], **kw(q))
+    reference.append(time.perf_counter() - t)
+    got = [(r.memory_id, r.score, r.bm25_rank, r.cosine_rank) for r in res]
+    differ += got != want
+print(json.dumps({"cold_first_query_s": cold, "fast": fast, "reference": reference,
+                  "differing_answers": differ, "reader_peak_rss_mb": rss}))
+"""
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def ms(x: float) -> float:
+    return round(x * 1000, 2)
+
+
+def summarise(times: list[float], queries: list[dict]) -> dict:
+    now = [t for t, q in zip(times, queries) if q["as_of"] is None]
+    hist = [t for t, q in zip(times, queries) if q["as_of"] is not None]
+    return {"p50_ms": ms(statistics.median(times)), "p95_ms": ms(pct(times, 0.95)),
+            "now_p95_ms": ms(pct(now, 0.95)) if now else None,
+            "historical_p95_ms": ms(pct(hist, 0.95)) if hist else None}
+
+
+def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
+    corpus = Corpus(seed=1)
+    writes = corpus.writes(max(sizes))
+    queries = corpus.queries(n_queries)
+    results = {"sizes": [], "queries": n_queries, "reference_queries": reference_queries}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            db = Path(tmp) / f"m{size}.db"
+            t = time.perf_counter()
+            with MemoryStore.open(db) as store:
+                load(store, writes[:size])
+                revisions = store.stats()["revisions"]
+            build = time.perf_counter() - t
+            out = subprocess.run([sys.executable, "-c", READER, str(db), json.dumps(queries),
+                                  str(reference_queries)], capture_output=True, text=True,
+                                 check=True)
+            r = json.loads(out.stdout)
+            sub = queries[:reference_queries]
+            fast_sub = r["fast"][:reference_queries]
+            entry = {
+                "revisions": revisions,
+                "import_s": round(build, 2),
+                "import_revisions_per_s": round(revisions / build),
+                "fast": summarise(r["fast"], queries),
+                "reference": summarise(r["reference"], sub),
+                "speedup_p50_same_queries": round(statistics.median(r["reference"]) /
+                                                  statistics.median(fast_sub), 1),
+                "differing_answers": r["differing_answers"],
+                "cold_first_query_s": round(r["cold_first_query_s"], 3),
+                "reader_peak_rss_mb": round(r["reader_peak_rss_mb"]),
+            }
+            results["sizes"].append(entry)
+            print(json.dumps(entry), flush=True)
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 100_000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--reference-queries", type=int, default=40)
+    ap.add_argument("--out", default=str(HERE / "results" / "search_scale.json"))
+    args = ap.parse_args()
+    result = run(args.sizes, args.queries, args.reference_queries)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Sync and daemon performance on a generated notes folder. Run as a script:
+
+    .venv/bin/python benchmarks/sync.py [--files 10000] [--edits 40] [--burst 1000]
+
+Measures, each in a fresh process where it matters: the first `memory sync` (files and MB
+per second, peak memory), a no-change rescan, and with `memory watch` running: the time from
+a save to the note being searchable for single edits and for a burst, and the daemon's CPU
+time while idle. Saves JSON to benchmarks/results/sync.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "daemon"))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from daemon_harness import Daemon, wait_for  # noqa: E402
+
+from personal_memory import MemoryStore  # noqa: E402
+
+WORDS = ("meeting project garden budget travel family recipe book idea plan review draft "
+         "client design research music health running coffee weekend release bug fix "
+         "deadline invoice sprint launch train museum letter").split()
+
+
+def make_folder(root: Path, files: int, seed: int = 1) -> int:
+    rng = random.Random(seed)
+    total = 0
+    for i in range(files):
+        sub = root / f"area{i % 40:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        target = rng.randint(1024, 4096)
+        paras = [f"# Note {i}"]
+        size = len(paras[0])
+        while size < target:
+            para = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60)))
+            paras.append(para)
+            size += len(para) + 2
+        text = "\n\n".join(paras) + "\n"
+        (sub / f"note{i:05d}.md").write_text(text)
+        total += len(text.encode())
+    return total
+
+
+def timed_cli(db: Path, *args: str) -> tuple[float, float, dict]:
+    """Wall seconds, peak RSS in MB and JSON output of one `memory` run."""
+    script = ("import resource, sys, time, runpy; t = time.perf_counter(); "
+              "sys.argv = ['memory'] + sys.argv[1:]; "
+              "from personal_memory.cli import main; code = main(); "
+              "sys.stderr.write('\\nBENCH %f %d\\n' % (time.perf_counter() - t, "
+              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)); sys.exit(code)")
+    p = subprocess.run([sys.executable, "-c", script, "--db", str(db), *args, "--json"],
+                       capture_output=True, text=True, check=True)
+    line = [x for x in p.stderr.splitlines() if x.startswith("BENCH ")][-1].split()
+    return float(line[1]), int(line[2]) / 1024, json.loads(p.stdout)
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def run(files: int, edits: int, burst: int) -> dict:
+    out: dict = {"files": files, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        root = tmp / "notes"
+        size = make_folder(root, files)
+        db = tmp / "memory.db"
+        seconds, rss, report = timed_cli(db, "sync", str(root))
+        out["first_sync"] = {"seconds": round(seconds, 2), "files_per_s": round(files / seconds),
+                             "mb_per_s": round(size / 1e6 / seconds, 2),
+                             "bytes": size, "peak_rss_mb": round(rss),
+                             "chunks": report["chunks_added"]}
+        seconds, rss, report = timed_cli(db, "sync", str(root))
+        assert report["chunks_added"] == report["chunks_changed"] == 0
+        out["no_change_rescan"] = {"seconds": round(seconds, 3), "peak_rss_mb": round(rss)}
+
+        d = Daemon(db, root, "--settle-ms", "300")
+        d.start()
+        try:
+            rng = random.Random(5)
+            latencies = []
+            for n in range(edits):
+                i = rng.randrange(files)
+                path = root / f"area{i % 40:02d}" / f"note{i:05d}.md"
+                token = f"edit{n}x{rng.randrange(10**9)}"
+                tmpfile = path.with_name("." + path.name + ".tmp")
+                tmpfile.write_text(path.read_text() + f"\n{token}\n")
+                t0 = time.perf_counter()
+                os.replace(tmpfile, path)
+                wait_for(lambda: d.search_ids(token), timeout=30, interval=0.01)
+                latencies.append(time.perf_counter() - t0)
+            out["single_edit_latency_s"] = {"p50": round(statistics.median(latencies), 3),
+                                            "p95": round(percentile(latencies, 0.95), 3),
+                                            "settle_ms": 300, "edits": edits}
+            burst_dir = root / "burst"
+            burst_dir.mkdir()
+            t0 = time.perf_counter()
+            for i in range(burst):
+                (burst_dir / f"b{i:04d}.md").write_text(f"burst file bursttoken{i}\n")
+            written = time.perf_counter() - t0
+            with MemoryStore.open(db, read_only=True) as s:
+                wait_for(lambda: s.db.indexed_files("notes") >= files + burst, timeout=120,
+                         interval=0.02)
+            out["burst"] = {"files": burst, "write_s": round(written, 3),
+                            "all_searchable_after_first_write_s":
+                                round(time.perf_counter() - t0, 3)}
+            time.sleep(2)
+            before = _cpu_seconds(d.proc.pid)
+            time.sleep(10)
+            out["idle_cpu_seconds_per_10s"] = round(_cpu_seconds(d.proc.pid) - before, 3)
+        except AssertionError:
+            print(d.log()[-3000:], file=sys.stderr)
+            raise
+        finally:
+            d.close()
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--edits", type=int, default=40)
+    ap.add_argument("--burst", type=int, default=1000)
+    ap.add_argument("--out", default=str(HERE / "results" / "sync.json"))
+    args = ap.parse_args()
+    result = run(args.files, args.edits, args.burst)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""The fast search path must give the reference path's answers, exactly."""
+
+import os
+import random
+import tempfile
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from personal_memory import MemoryStore
+from personal_memory.ranking import bm25_tied, competition_ranks, competition_ranks_array, cosine_tied
+from personal_memory.times import format_time
+from test_properties import DAY, T0, apply, event, text
+
+
+def same(fast, ref):
+    assert [r.memory_id for r in fast] == [r.memory_id for r in ref]
+    for a, b in zip(fast, ref):
+        assert a.revision_id == b.revision_id and a.score == b.score
+        assert a.bm25_rank == b.bm25_rank and a.cosine_rank == b.cosine_rank
+        assert (a.bm25 is None) == (b.bm25 is None)
+        if a.bm25 is not None:
+            assert bm25_tied(a.bm25, b.bm25)
+        assert (a.cosine is None) == (b.cosine is None)
+        if a.cosine is not None:
+            assert cosine_tied(a.cosine, b.cosine)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=st.lists(event, min_size=1, max_size=30), second=st.lists(event, max_size=15),
+       queries=st.lists(st.tuples(text, st.integers(0, 70), st.integers(-50, 10),
+                                  st.sampled_from(["a", "b"]), st.booleans(),
+                                  st.integers(1, 20)), min_size=1, max_size=4),
+       backend=st.sampled_from(["python", "sqlite-vec"]))
+def test_fast_path_equals_reference(first, second, queries, backend):
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryStore.open(os.path.join(tmp, "m.db"), vector_backend=backend) as store:
+            for batch in (first, second):  # the index refreshes between batches
+                apply(store, sorted(batch, key=lambda e: e[4]))
+                for q, day, shift, ns, now, limit in queries:
+                    as_of = None if now else format_time(T0 + day * DAY)
+                    valid_at = None if now else format_time(T0 + (day + shift) * DAY)
+                    kw = dict(namespace=ns, as_of=as_of, valid_at=valid_at, limit=limit)
+                    same(store.search(q, **kw), store.search_reference(q, **kw))
+
+
+def test_fast_path_on_a_larger_random_corpus(tmp_path):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from corpus import Corpus, load
+    corpus = Corpus(seed=3)
+    writes = corpus.writes(3000)
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        load(store, writes[:2000])
+        qs = corpus.queries(60)
+        for q in qs[:30]:
+            kw = dict(namespace="notes", as_of=format_time(q["as_of"]),
+                      valid_at=format_time(q["valid_at"]), limit=20)
+            same(store.search(q["query"], **kw), store.search_reference(q["query"], **kw))
+        load(store, writes[2000:])  # appended while the index is warm
+        for q in qs[30:]:
+            kw = dict(namespace="notes", as_of=format_time(q["as_of"]),
+                      valid_at=format_time(q["valid_at"]), limit=20)
+            same(store.search(q["query"], **kw), store.search_reference(q["query"], **kw))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0.5, 0.5 + 4e-7, 0.5 + 8e-7, 0.5 + 1.3e-6, 0.3, 0.9,
+                                 0.9 - 9e-7, 2.0, 2.0 + 1e-9, 2.0 + 3e-9]), max_size=30),
+       st.booleans())
+def test_vectorised_ranks_equal_the_reference(scores, bm25):
+    import numpy as np
+    tied = bm25_tied if bm25 else cosine_tied
+    ref = competition_ranks(list(enumerate(scores)), tied)
+    fast = competition_ranks_array(np.array(scores, dtype=float), tied)
+    assert [ref[i] for i in range(len(scores))] == fast.tolist()

@@ -78,6 +78,7 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
 
 
 def python_cosine(rows: list[Rev], query: str) -> dict[str, float]:
+    """Plain-Python cosine of the stored float32 count vectors (exact integer sums)."""
     q = embed(query)
     if q is None:
         return {}

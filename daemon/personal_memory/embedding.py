@@ -11,15 +11,13 @@ import functools
 import hashlib
 import math
 import re
-import struct
 import unicodedata
 
 import numpy as np
 
 DIMENSIONS = 256
-EMBEDDING_VERSION = "hashed-words-pairs-256-v1"
+EMBEDDING_VERSION = "hashed-word-pair-counts-256-v1"
 _WORD = re.compile(r"[^\W_]+")
-_PACK = struct.Struct(f"<{DIMENSIONS}f")
 
 
 def normalize_text(text: str) -> str:
@@ -47,8 +45,8 @@ def _mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def embed(text: str) -> bytes | None:
-    """Unit-length float32 vector as a little-endian BLOB, or None when the text has no words.
+def counts(text: str) -> np.ndarray | None:
+    """The signed bucket counts of a text (float64 integers), or None without words.
 
     Each word and each adjacent word pair adds +1 or -1 (by one bit of its hash) to one of
     256 buckets (by the hash modulo 256)."""
@@ -59,12 +57,17 @@ def embed(text: str) -> bytes | None:
     features = np.concatenate([hashes, _mix(hashes[:-1], hashes[1:])])
     buckets = (features % np.uint64(DIMENSIONS)).astype(np.intp)
     signs = np.where((features >> np.uint64(63)) == 1, 1.0, -1.0)
-    vec = np.bincount(buckets, weights=signs, minlength=DIMENSIONS)
-    norm = math.sqrt(float(vec @ vec))
-    if norm == 0.0:
+    return np.bincount(buckets, weights=signs, minlength=DIMENSIONS)
+
+
+def embed(text: str) -> bytes | None:
+    """The bucket counts as a little-endian float32 BLOB (exact: they are small integers),
+    or None when the text has no words or every bucket cancels out.
+
+    Cosine similarity normalises, so the vector is stored unnormalised: dot products of
+    integer vectors are then exact in any summation order, and every implementation
+    (numpy, the fast path, sqlite-vec up to its float32 division) agrees."""
+    vec = counts(text)
+    if vec is None or not vec.any():
         return None
-    return (vec / norm).astype("<f4").tobytes()
-
-
-def unpack(blob: bytes) -> tuple[float, ...]:
-    return _PACK.unpack(blob)
+    return vec.astype("<f4").tobytes()

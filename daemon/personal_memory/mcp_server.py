@@ -180,15 +180,35 @@ class MemoryTools:
         self._local = threading.local()
         self._write_lock = threading.Lock()
         # Open once now, so a bad path, schema or backend stops the server at startup.
-        self._store()
+        self._first = self._open()
+        self._local.store = self._first
+
+    def _open(self) -> MemoryStore:
+        return MemoryStore.open(self.config.db, read_only=not self.config.enable_writes,
+                                vector_backend=self.config.vector_backend, create=False)
 
     def _store(self) -> MemoryStore:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = MemoryStore.open(self.config.db, read_only=not self.config.enable_writes,
-                                     vector_backend=self.config.vector_backend, create=False)
+            store = self._open()
+            store.share_search_index(self._first)  # one in-memory index per process
             self._local.store = store
         return store
+
+    def warm_in_background(self) -> threading.Thread:
+        """Build the search index on its own connection while the server starts."""
+        def work() -> None:
+            try:
+                store = self._open()
+                store.share_search_index(self._first)
+                store.warm()
+                store.close()
+                log.info("search index ready")
+            except Exception as exc:  # searches still work: they build the index themselves
+                log.warning("warming the search index failed: %s", exc)
+        thread = threading.Thread(target=work, name="warm-search-index", daemon=True)
+        thread.start()
+        return thread
 
     def _call(self, fn, *args, **kwargs):
         try:
@@ -270,8 +290,10 @@ def _annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAn
                            idempotentHint=idempotent, openWorldHint=False)
 
 
-def build_server(config: ServerConfig) -> MCPServer:
+def build_server(config: ServerConfig, *, warm: bool = False) -> MCPServer:
     tools = MemoryTools(config)
+    if warm:
+        tools.warm_in_background()
     from . import __version__
     server = MCPServer("personal-memory", title="Personal memory", version=__version__,
                        instructions=INSTRUCTIONS)
@@ -290,7 +312,7 @@ def build_server(config: ServerConfig) -> MCPServer:
 
 
 def serve(config: ServerConfig) -> None:
-    server = build_server(config)
+    server = build_server(config, warm=True)
     log.info("serving %s (namespace %s, %s)", config.db, config.namespace,
              "writes enabled" if config.enable_writes else "read-only")
     server.run("stdio")

@@ -218,11 +218,24 @@ class MemoryStore:
         limit = _search.validate_limit(limit)
         namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
         cutoff, at = self._cutoffs(as_of, valid_at)
+        return self._search_index().search(self.db, query, namespace=namespace, as_of=cutoff,
+                                  valid_at=at, limit=limit)
+
+    def warm(self) -> None:
+        """Build the in-memory search index now rather than on the first search, and fetch
+        the postings of the most frequent terms. Long-running readers call this at start."""
+        self._search_index().warm(self.db)
+
+    def _search_index(self):
         if self._index is None:
             from .search_index import SearchIndex
             self._index = SearchIndex()
-        return self._index.search(self.db, query, namespace=namespace, as_of=cutoff,
-                                  valid_at=at, limit=limit)
+        return self._index
+
+    def share_search_index(self, other: "MemoryStore") -> None:
+        """Use ``other``'s in-memory search index (same database, another connection), so
+        that a reader with one connection per thread keeps one copy in memory."""
+        self._index = other._search_index()
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
                          valid_at: Any = None, limit: int = 10) -> list[_search.SearchResult]:

@@ -54,30 +54,29 @@ def fused_order(fused: dict[str, float]) -> list[str]:
 def competition_ranks_array(scores, tied: Callable[[float, float], bool]):
     """:func:`competition_ranks` for a numpy array of scores: the ranks, aligned with it.
 
-    Only neighbours (in sorted order) that are within the tolerance can share a rank, so
-    the sequential anchor rule runs over those few positions and numpy does the rest."""
+    Equal scores always share a rank, so the sequential anchor rule only has to walk the
+    distinct values that lie within the tolerance of their neighbour; numpy does the rest."""
     import numpy as np
-    n = len(scores)
-    order = np.argsort(-scores, kind="stable")
-    s = scores[order]
-    ranks = np.arange(1, n + 1)
-    if n > 1:
-        a, b = s[:-1], s[1:]
+    if not len(scores):
+        return np.zeros(0, dtype=np.int64)
+    neg, inverse, counts = np.unique(-scores, return_inverse=True, return_counts=True)
+    values = -neg                                   # distinct scores, highest first
+    first = np.cumsum(counts) - counts              # 0-based position of each in sorted order
+    anchor_of = np.arange(len(values))
+    if len(values) > 1:
+        a, b = values[:-1], values[1:]
         if tied is bm25_tied:
             close = np.abs(a - b) <= BM25_REL_TOL * np.maximum(np.abs(a), np.abs(b))
         else:
             close = np.abs(a - b) <= COSINE_ABS_TOL
-        candidates = np.flatnonzero(close) + 1  # positions close to their predecessor
         anchor = -1
         previous = -2
-        for i in candidates.tolist():
+        for i in (np.flatnonzero(close) + 1).tolist():
             if previous != i - 1:
                 anchor = i - 1  # i - 1 began a group: it was not close to its predecessor
-            if tied(float(s[anchor]), float(s[i])):
-                ranks[i] = ranks[anchor]
+            if tied(float(values[anchor]), float(values[i])):
+                anchor_of[i] = anchor
             else:
                 anchor = i
             previous = i
-    out = np.empty(n, dtype=np.int64)
-    out[order] = ranks
-    return out
+    return (first[anchor_of] + 1)[inverse.reshape(-1)]

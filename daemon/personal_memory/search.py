@@ -7,6 +7,7 @@ fused score, then memory ID.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -67,7 +68,8 @@ def validate_limit(limit: object, maximum: int = MAX_LIMIT) -> int:
 
 
 def cosine_python(db: Database, revision_ids: list[int], query: bytes) -> dict[int, float]:
-    """Cosine similarity in float64 with numpy: the fallback when sqlite-vec is absent."""
+    """Cosine in float64 with numpy: the fallback when sqlite-vec is absent. The stored
+    vectors are integer counts, so the dot products and squared norms are exact."""
     blobs = db.embeddings(revision_ids)
     ids = [rid for rid in revision_ids if blobs.get(rid) is not None]
     if not ids:
@@ -75,7 +77,9 @@ def cosine_python(db: Database, revision_ids: list[int], query: bytes) -> dict[i
     matrix = np.frombuffer(b"".join(blobs[rid] for rid in ids), dtype="<f4")
     matrix = matrix.reshape(len(ids), embedding.DIMENSIONS).astype(np.float64)
     q = np.frombuffer(query, dtype="<f4").astype(np.float64)
-    sims = (matrix @ q) / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(q))
+    dots = matrix @ q
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    sims = dots / (norms * math.sqrt(float(q @ q)))
     return dict(zip(ids, sims.tolist()))
 
 
@@ -138,13 +142,18 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         candidates = range(len(keys))
     top = sorted(candidates, key=lambda i: (-fused[i], memory_ids[mem[keys[i]]]))[:limit]
     rows = load([int(ids[keys[i]]) for i in top])
-    bm_at = dict(zip(bi.tolist(), zip(bm_score.tolist(), bm_rank.tolist())))
-    co_at = dict(zip(ci.tolist(), zip(co_score.tolist(), co_rank.tolist())))
     out = []
     for i in top:
-        b, br = bm_at.get(i, (None, None))
-        c, cr = co_at.get(i, (None, None))
-        out.append(_result(rows[int(ids[keys[i]])], float(fused[i]), b, br, c, cr))
+        key = keys[i]
+        b = int(np.searchsorted(bm_pos, key))
+        c = int(np.searchsorted(co_pos, key))
+        has_b = b < len(bm_pos) and bm_pos[b] == key
+        has_c = c < len(co_pos) and co_pos[c] == key
+        out.append(_result(rows[int(ids[key])], float(fused[i]),
+                           float(bm_score[b]) if has_b else None,
+                           int(bm_rank[b]) if has_b else None,
+                           float(co_score[c]) if has_c else None,
+                           int(co_rank[c]) if has_c else None))
     return out
 
 

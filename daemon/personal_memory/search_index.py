@@ -11,6 +11,7 @@ the cutoff reaches any statistic.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -24,30 +25,57 @@ from .store import Database
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
 FOREVER = np.iinfo(np.int64).max
-MAX_CACHED_POSTINGS = 20_000_000  # entries kept across all cached terms
+MAX_CACHED_POSTINGS = 8_000_000  # entries (8 bytes each) kept across all cached terms
+WARM_TERMS = 64
+
+
+class _Columns:
+    """Growable numpy columns: appends copy only when the capacity doubles."""
+
+    def __init__(self, spec: dict[str, tuple]):
+        self.spec = spec
+        self.size = 0
+        self.cols = {name: np.zeros((0, *shape), dtype=dtype)
+                     for name, (dtype, shape) in spec.items()}
+
+    def reserve(self, extra: int) -> None:
+        need = self.size + extra
+        capacity = len(next(iter(self.cols.values())))
+        if need <= capacity:
+            return
+        capacity = max(need, capacity * 2, 1024)
+        for name, (dtype, shape) in self.spec.items():
+            grown = np.zeros((capacity, *shape), dtype=dtype)
+            grown[:self.size] = self.cols[name][:self.size]
+            self.cols[name] = grown
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__["cols"][name][:self.__dict__["size"]]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 class SearchIndex:
     """In-memory state for fast exact search over one database. Thread-safe: searches
     hold a lock while they refresh and read the arrays."""
 
+    LOAD_CHUNK = 20_000
+
     def __init__(self):
         self._lock = threading.Lock()
         self.last_id = 0
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.ns = np.zeros(0, dtype=np.int32)
-        self.mem = np.zeros(0, dtype=np.int64)
-        self.known = np.zeros(0, dtype=np.int64)
-        self.vfrom = np.zeros(0, dtype=np.int64)
-        self.vto = np.zeros(0, dtype=np.int64)
-        self.deleted = np.zeros(0, dtype=bool)
-        self.length = np.zeros(0, dtype=np.int64)
-        self.vectors = np.zeros((0, embedding.DIMENSIONS), dtype=np.float32)
-        self.norms = np.zeros(0, dtype=np.float64)
+        self.rows = _Columns({
+            "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
+            "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
+            "deleted": (np.bool_, ()), "length": (np.int64, ()),
+            "vectors": (np.float32, (embedding.DIMENSIONS,)),
+            "norms": (np.float64, ()), "l1": (np.float64, ())})
         self.memory_ids: list[str] = []
         self._mem_code: dict[tuple[str, str], int] = {}
         self._ns_code: dict[str, int] = {}
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
+        self._sorted: dict[str, np.ndarray] = {}
         self._postings: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._posting_entries = 0
 
@@ -58,50 +86,56 @@ class SearchIndex:
         top = db.max_revision_id()
         if top <= self.last_id:
             return
-        rows = list(db.revision_meta_since(self.last_id))
-        if not rows:
-            return
         first_new = self.last_id
-        n = len(rows)
-        ids = np.empty(n, dtype=np.int64)
-        ns = np.empty(n, dtype=np.int32)
-        mem = np.empty(n, dtype=np.int64)
-        known = np.empty(n, dtype=np.int64)
-        vfrom = np.empty(n, dtype=np.int64)
-        vto = np.empty(n, dtype=np.int64)
-        deleted = np.empty(n, dtype=bool)
-        length = np.empty(n, dtype=np.int64)
-        vectors = np.zeros((n, embedding.DIMENSIONS), dtype=np.float32)
-        for i, (rid, namespace, memory_id, k, f, t, d, dl, vec) in enumerate(rows):
-            ids[i] = rid
-            ns[i] = self._ns_code.setdefault(namespace, len(self._ns_code))
-            key = (namespace, memory_id)
-            code = self._mem_code.get(key)
-            if code is None:
-                code = self._mem_code[key] = len(self.memory_ids)
-                self.memory_ids.append(memory_id)
-            mem[i] = code
-            known[i], vfrom[i] = k, f
-            vto[i] = FOREVER if t is None else t
-            deleted[i] = bool(d)
-            length[i] = dl
-            if vec is not None:
-                vectors[i] = np.frombuffer(vec, dtype="<f4")
-        self.ids = np.concatenate([self.ids, ids])
-        self.ns = np.concatenate([self.ns, ns])
-        self.mem = np.concatenate([self.mem, mem])
-        self.known = np.concatenate([self.known, known])
-        self.vfrom = np.concatenate([self.vfrom, vfrom])
-        self.vto = np.concatenate([self.vto, vto])
-        self.deleted = np.concatenate([self.deleted, deleted])
-        self.length = np.concatenate([self.length, length])
-        self.vectors = np.concatenate([self.vectors, vectors]) if len(self.vectors) else vectors
-        self.norms = np.concatenate([self.norms, np.linalg.norm(vectors.astype(np.float64),
-                                                                axis=1)])
-        self._order = np.lexsort((self.ids, self.known, self.mem))
-        self.last_id = int(ids[-1])
+        # Room for the new rows plus some growth, so later appends rarely copy the arrays.
+        self.rows.reserve(int(db.count_revisions_since(self.last_id) * 1.1) + 64)
+        cursor = db.revision_meta_since(self.last_id)
+        while True:
+            chunk = list(itertools.islice(cursor, self.LOAD_CHUNK))
+            if not chunk:
+                break
+            self._append(chunk)
+        rows = self.rows
+        self._order = np.lexsort((rows.ids, rows.known, rows.mem))
+        o = self._order
+        self._sorted = {"ns": rows.ns[o], "known": rows.known[o], "vfrom": rows.vfrom[o],
+                        "vto": rows.vto[o], "mem": rows.mem[o]}
         if self._postings:
             self._extend_postings(db, first_new, self.last_id)
+
+    def _append(self, chunk: list[tuple]) -> None:
+        n = len(chunk)
+        rid, namespace, memory_id, known, vfrom, vto, deleted, length, vec = zip(*chunk)
+        ns_code = self._ns_code
+        mem_code = self._mem_code
+        mem = np.empty(n, dtype=np.int64)
+        for i, key in enumerate(zip(namespace, memory_id)):
+            code = mem_code.get(key)
+            if code is None:
+                code = mem_code[key] = len(self.memory_ids)
+                self.memory_ids.append(key[1])
+            mem[i] = code
+        zero = bytes(4 * embedding.DIMENSIONS)
+        vectors = np.frombuffer(b"".join(v if v is not None else zero for v in vec),
+                                dtype="<f4").reshape(n, embedding.DIMENSIONS)
+        rows = self.rows
+        rows.reserve(n)
+        at = slice(rows.size, rows.size + n)
+        cols = rows.cols
+        cols["ids"][at] = rid
+        cols["ns"][at] = [ns_code.setdefault(x, len(ns_code)) for x in namespace]
+        cols["mem"][at] = mem
+        cols["known"][at] = known
+        cols["vfrom"][at] = vfrom
+        cols["vto"][at] = [FOREVER if t is None else t for t in vto]
+        cols["deleted"][at] = deleted
+        cols["length"][at] = length
+        cols["vectors"][at] = vectors
+        # Integer entries: float64 sums of squares and of magnitudes are exact.
+        cols["norms"][at] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+        cols["l1"][at] = np.abs(vectors).sum(axis=1, dtype=np.float64)
+        rows.size += n
+        self.last_id = int(rid[-1])
 
     def _extend_postings(self, db: Database, first_id: int, last_id: int) -> None:
         """Add the new revisions' tokens to the cached postings (the log only grows)."""
@@ -109,7 +143,7 @@ class SearchIndex:
         for rid, title, content in db.revision_texts(first_id, last_id):
             counts = Counter(db.document_tokens(title))
             counts.update(db.document_tokens(content))
-            pos = int(np.searchsorted(self.ids, rid))
+            pos = int(np.searchsorted(self.rows.ids, rid))
             for term, tf in counts.items():
                 if term in self._postings:
                     entry = additions.setdefault(term, ([], []))
@@ -117,8 +151,8 @@ class SearchIndex:
                     entry[1].append(tf)
         for term, (pos, tf) in additions.items():
             old_pos, old_tf = self._postings[term]
-            self._postings[term] = (np.concatenate([old_pos, np.array(pos, dtype=np.int64)]),
-                                    np.concatenate([old_tf, np.array(tf, dtype=np.float64)]))
+            self._postings[term] = (np.concatenate([old_pos, np.array(pos, dtype=np.int32)]),
+                                    np.concatenate([old_tf, np.array(tf, dtype=np.int32)]))
             self._posting_entries += len(pos)
 
     def postings(self, db: Database, term: str) -> tuple[np.ndarray, np.ndarray]:
@@ -127,18 +161,27 @@ class SearchIndex:
         if cached is not None:
             self._postings.move_to_end(term)
             return cached
-        rows = db.term_postings(term)
-        if rows:
-            arr = np.array(rows, dtype=np.int64)
-            entry = (np.searchsorted(self.ids, arr[:, 0]), arr[:, 1].astype(np.float64))
+        found = db.term_postings(term)
+        if found:
+            arr = np.array(found, dtype=np.int64)
+            entry = (np.searchsorted(self.rows.ids, arr[:, 0]).astype(np.int32),
+                     arr[:, 1].astype(np.int32))
         else:
-            entry = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+            entry = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
         self._postings[term] = entry
         self._posting_entries += len(entry[0])
         while self._posting_entries > MAX_CACHED_POSTINGS and len(self._postings) > 1:
             _, (old, _) = self._postings.popitem(last=False)
             self._posting_entries -= len(old)
         return entry
+
+    def warm(self, db: Database, terms: int = WARM_TERMS) -> None:
+        """Load everything now and fetch the postings of the most frequent terms, whose
+        first use is the slowest; a long-running reader calls this at startup."""
+        with self._lock, db.snapshot():
+            self.refresh(db)
+            for term in db.most_frequent_terms(terms):
+                self.postings(db, term)
 
     # -- the three stages --------------------------------------------------------------------
 
@@ -147,19 +190,19 @@ class SearchIndex:
         code = self._ns_code.get(namespace)
         if code is None or not len(self._order):
             return np.zeros(0, dtype=np.int64)
-        o = self._order
+        s = self._sorted
         cutoff = FOREVER if as_of is None else as_of
-        mask = ((self.ns[o] == code) & (self.known[o] <= cutoff) & (self.vfrom[o] <= valid_at)
-                & (valid_at < self.vto[o]))
-        sel = o[mask]
-        if not len(sel):
-            return sel
-        groups = self.mem[sel]
-        last = np.empty(len(sel), dtype=bool)
+        mask = ((s["ns"] == code) & (s["known"] <= cutoff) & (s["vfrom"] <= valid_at)
+                & (valid_at < s["vto"]))
+        idx = np.flatnonzero(mask)
+        if not len(idx):
+            return idx
+        groups = s["mem"][idx]
+        last = np.empty(len(idx), dtype=bool)
         last[:-1] = groups[1:] != groups[:-1]
         last[-1] = True
-        winners = sel[last]
-        return np.sort(winners[~self.deleted[winners]])
+        winners = self._order[idx[last]]
+        return np.sort(winners[~self.rows.deleted[winners]])
 
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
@@ -167,18 +210,23 @@ class SearchIndex:
         n = len(winners)
         if not terms or not n:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        is_visible = np.zeros(len(self.ids), dtype=bool)
+        size = self.rows.size
+        is_visible = np.zeros(size, dtype=bool)
         is_visible[winners] = True
-        avgdl = float(self.length[winners].sum()) / float(n)
+        avgdl = float(self.rows.length[winners].sum()) / float(n)
         hits = []
+        matched_mask = np.zeros(size, dtype=bool)
         for term in terms:
             pos, tf = self.postings(db, term)
             keep = is_visible[pos]
             hits.append((pos[keep], tf[keep]))
-        matched = np.unique(np.concatenate([p for p, _ in hits]))
+            matched_mask[pos[keep]] = True
+        matched = np.flatnonzero(matched_mask)
         if not len(matched):
             return matched, np.zeros(0)
-        doc_len = self.length[matched].astype(np.float64)
+        slot = np.zeros(size, dtype=np.int64)
+        slot[matched] = np.arange(len(matched))
+        doc_len = self.rows.length[matched].astype(np.float64)
         length_norm = K1 * (1 - B + B * doc_len / avgdl)
         score = np.zeros(len(matched))
         for pos, tf in hits:
@@ -187,24 +235,26 @@ class SearchIndex:
             if idf <= 0.0:
                 idf = 1e-6
             freq = np.zeros(len(matched))
-            freq[np.searchsorted(matched, pos)] = tf
+            freq[slot[pos]] = tf
             score = score + idf * ((freq * (K1 + 1.0)) / (freq + length_norm))
         return matched, score
 
     def cosine(self, winners: np.ndarray, query: bytes | None):
-        """Exact cosine (float64 from the stored float32 vectors) of the visible rows."""
+        """Exact cosine of the visible rows. The vectors hold small integers, so a float32
+        product is exact while every partial sum stays below 2**24; rows that could exceed
+        that (very long texts) are recomputed in float64."""
         if query is None or not len(winners):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        q = np.frombuffer(query, dtype="<f4").astype(np.float64)
-        qnorm = float(np.linalg.norm(q))
-        sims = np.empty(len(winners))
-        step = 8192
-        for start in range(0, len(winners), step):
-            block = winners[start:start + step]
-            sims[start:start + step] = self.vectors[block].astype(np.float64) @ q
-        norms = self.norms[winners]
+        q32 = np.frombuffer(query, dtype="<f4")
+        q = q32.astype(np.float64)
+        qnorm = math.sqrt(float(q @ q))
+        dots = (self.rows.vectors @ q32)[winners].astype(np.float64)
+        risky = np.flatnonzero(self.rows.l1[winners] * float(np.abs(q).max()) >= 2.0 ** 24)
+        if len(risky):
+            dots[risky] = self.rows.vectors[winners[risky]].astype(np.float64) @ q
+        norms = self.rows.norms[winners]
         has_vector = norms > 0
-        sims = np.where(has_vector, sims / np.where(has_vector, norms * qnorm, 1.0), 0.0)
+        sims = np.where(has_vector, dots / np.where(has_vector, norms * qnorm, 1.0), 0.0)
         keep = sims > ranking.COSINE_ABS_TOL
         return winners[keep], sims[keep]
 
@@ -218,6 +268,6 @@ class SearchIndex:
             bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query))
             co_pos, co_score = self.cosine(winners, embedding.embed(query))
             return fuse_ranked(
-                memory_ids=self.memory_ids, mem=self.mem, ids=self.ids,
+                memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
                 bm25=(bm_pos, bm_score), cosine=(co_pos, co_score), limit=limit,
                 load=db.revisions_by_id)

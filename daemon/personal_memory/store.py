@@ -451,6 +451,16 @@ class Database:
             "SELECT id, namespace, memory_id, known_at, valid_from, valid_to, deleted, "
             "doc_length, embedding FROM revisions WHERE id > ? ORDER BY id", (last_id,))
 
+    def count_revisions_since(self, last_id: int) -> int:
+        return self.scalar("SELECT count(*) FROM revisions WHERE id > ?", (last_id,))
+
+    def most_frequent_terms(self, limit: int) -> list[str]:
+        """The indexed terms held by the most revisions."""
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_terms "
+                          "USING fts5vocab(main, revisions_fts, row)")
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms ORDER BY doc DESC LIMIT ?", (limit,))]
+
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
         return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))

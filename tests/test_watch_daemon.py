@@ -244,3 +244,11 @@ def test_status_reports_a_running_daemon(daemon):
     out = json.loads(run_memory("--db", daemon.db, "status", "--json").stdout)
     assert out["daemon_running"] is True and out["files_indexed"] == 5
     assert out["last_sync_status"] == "ok" and out["last_successful_sync_at"]
+
+
+def test_a_notify_receiver_that_never_reads_does_not_block_the_daemon(daemon, notes):
+    """A full notify queue (more than ten unread datagrams) must not stall imports."""
+    for n in range(30):
+        (notes / f"queue{n}.md").write_text(f"queued note token{n}x\n")
+        wait_for(lambda n=n: daemon.search_ids(f"token{n}x"), timeout=10,
+                 what=f"import {n} with an unread notify queue")

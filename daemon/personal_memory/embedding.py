@@ -7,7 +7,6 @@ refused, because its stored vectors would no longer be comparable with new queri
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import re
@@ -29,9 +28,19 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize_text(text).casefold())
 
 
-@functools.lru_cache(maxsize=262_144)
+_HASHES: dict[str, int] = {}
+_MAX_CACHED_HASHES = 500_000
+
+
 def _word_hash(word: str) -> int:
-    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
+    value = _HASHES.get(word)
+    if value is None:
+        value = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(),
+                               "little")
+        if len(_HASHES) >= _MAX_CACHED_HASHES:
+            _HASHES.clear()
+        _HASHES[word] = value
+    return value
 
 
 def _mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -53,7 +62,8 @@ def counts(text: str) -> np.ndarray | None:
     tokens = words(text)
     if not tokens:
         return None
-    hashes = np.fromiter((_word_hash(t) for t in tokens), dtype=np.uint64, count=len(tokens))
+    get = _HASHES.get
+    hashes = np.array([get(t) or _word_hash(t) for t in tokens], dtype=np.uint64)
     features = np.concatenate([hashes, _mix(hashes[:-1], hashes[1:])])
     buckets = (features % np.uint64(DIMENSIONS)).astype(np.intp)
     signs = np.where((features >> np.uint64(63)) == 1, 1.0, -1.0)

@@ -18,9 +18,15 @@ def notify(message: str) -> bool:
         address = "\0" + address[1:]  # abstract socket namespace
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            # Never block the daemon on a receiver that is slow to read: a full queue
+            # drops this status message instead.
+            sock.setblocking(False)
             sock.connect(address)
-            sock.sendall(message.encode("utf-8"))
+            sock.send(message.encode("utf-8"))
         return True
+    except BlockingIOError:
+        log.debug("systemd's notify queue is full; dropped %r", message.split("\n")[0])
+        return False
     except OSError as exc:
         log.warning("could not notify systemd at %s: %s", address.lstrip("\0"), exc)
         return False

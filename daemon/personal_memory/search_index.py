@@ -70,9 +70,11 @@ class SearchIndex:
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
             "deleted": (np.bool_, ()), "length": (np.int64, ()),
             "vectors": (np.float32, (embedding.DIMENSIONS,)),
-            "norms": (np.float64, ()), "l1": (np.float64, ())})
+            "norms": (np.float64, ())})
+        # "namespace NUL memory_id" of each memory code; sorts like the memory ID within
+        # one namespace, which is all a search ever compares.
         self.memory_ids: list[str] = []
-        self._mem_code: dict[tuple[str, str], int] = {}
+        self._mem_code: dict[str, int] = {}
         self._ns_code: dict[str, int] = {}
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
         self._sorted: dict[str, np.ndarray] = {}
@@ -88,7 +90,8 @@ class SearchIndex:
             return
         first_new = self.last_id
         # Room for the new rows plus some growth, so later appends rarely copy the arrays.
-        self.rows.reserve(int(db.count_revisions_since(self.last_id) * 1.1) + 64)
+        # (Row ids are dense: the log is never deleted from.)
+        self.rows.reserve(int((top - self.last_id) * 1.1) + 64)
         cursor = db.revision_meta_since(self.last_id)
         while True:
             chunk = list(itertools.islice(cursor, self.LOAD_CHUNK))
@@ -105,19 +108,19 @@ class SearchIndex:
 
     def _append(self, chunk: list[tuple]) -> None:
         n = len(chunk)
-        rid, namespace, memory_id, known, vfrom, vto, deleted, length, vec = zip(*chunk)
+        rid, namespace, identity, known, vfrom, vto, deleted, length, vec = zip(*chunk)
         ns_code = self._ns_code
         mem_code = self._mem_code
-        mem = np.empty(n, dtype=np.int64)
-        for i, key in enumerate(zip(namespace, memory_id)):
+        names = self.memory_ids
+        codes = []
+        add = codes.append
+        for key in identity:  # "namespace NUL memory_id"
             code = mem_code.get(key)
             if code is None:
-                code = mem_code[key] = len(self.memory_ids)
-                self.memory_ids.append(key[1])
-            mem[i] = code
-        zero = bytes(4 * embedding.DIMENSIONS)
-        vectors = np.frombuffer(b"".join(v if v is not None else zero for v in vec),
-                                dtype="<f4").reshape(n, embedding.DIMENSIONS)
+                code = mem_code[key] = len(names)
+                names.append(key)
+            add(code)
+        mem = np.array(codes, dtype=np.int64)
         rows = self.rows
         rows.reserve(n)
         at = slice(rows.size, rows.size + n)
@@ -130,10 +133,16 @@ class SearchIndex:
         cols["vto"][at] = [FOREVER if t is None else t for t in vto]
         cols["deleted"][at] = deleted
         cols["length"][at] = length
-        cols["vectors"][at] = vectors
-        # Integer entries: float64 sums of squares and of magnitudes are exact.
+        vectors = cols["vectors"][at]
+        raw = memoryview(vectors).cast("B")
+        width = 4 * embedding.DIMENSIONS
+        for i, blob in enumerate(vec):  # copied straight into place: no temporary matrix
+            if blob is not None:
+                raw[i * width:(i + 1) * width] = blob
+            else:
+                raw[i * width:(i + 1) * width] = bytes(width)
+        # Integer entries: the float64 sum of squares is exact.
         cols["norms"][at] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-        cols["l1"][at] = np.abs(vectors).sum(axis=1, dtype=np.float64)
         rows.size += n
         self.last_id = int(rid[-1])
 
@@ -249,7 +258,9 @@ class SearchIndex:
         q = q32.astype(np.float64)
         qnorm = math.sqrt(float(q @ q))
         dots = (self.rows.vectors @ q32)[winners].astype(np.float64)
-        risky = np.flatnonzero(self.rows.l1[winners] * float(np.abs(q).max()) >= 2.0 ** 24)
+        # |partial sum| <= L1(row) * max|q| <= sqrt(256) * L2(row) * max|q|
+        bound = 16.0 * self.rows.norms[winners] * float(np.abs(q).max())
+        risky = np.flatnonzero(bound >= 2.0 ** 24)
         if len(risky):
             dots[risky] = self.rows.vectors[winners[risky]].astype(np.float64) @ q
         norms = self.rows.norms[winners]

@@ -445,14 +445,12 @@ class Database:
         return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")
 
     def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
-        """(id, namespace, memory_id, known_at, valid_from, valid_to, deleted, doc_length,
-        embedding) of every revision appended after ``last_id``, in id order."""
+        """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
+        doc_length, embedding) of every revision appended after ``last_id``, in id order."""
         return self.conn.execute(
-            "SELECT id, namespace, memory_id, known_at, valid_from, valid_to, deleted, "
-            "doc_length, embedding FROM revisions WHERE id > ? ORDER BY id", (last_id,))
-
-    def count_revisions_since(self, last_id: int) -> int:
-        return self.scalar("SELECT count(*) FROM revisions WHERE id > ?", (last_id,))
+            "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
+            "valid_to, deleted, doc_length, embedding FROM revisions WHERE id > ? ORDER BY id",
+            (last_id,))
 
     def most_frequent_terms(self, limit: int) -> list[str]:
         """The indexed terms held by the most revisions."""

@@ -4,15 +4,7 @@
 # the same question as of before and after the edit.
 set -euo pipefail
 cd "$(dirname "$0")"
-PYTHON="${MEMORY_PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
-fi
-stamp=.venv/.personal-memory-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
-    touch "$stamp"
-fi
+source scripts/setup-venv.sh
 memory=".venv/bin/memory"
 tmp="$(mktemp -d)"
 daemon_pid=""

@@ -141,3 +141,25 @@ def test_every_command_is_documented():
     for name in COMMANDS:
         assert f"memory {name}" in readme or f"`{name}`" in readme, name
         assert ok(name, "--help").stdout.strip()
+
+
+def test_backup_is_consistent_private_and_never_overwrites(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "a", "alpha", "-n", "p")
+    out = tmp_path / "copy.db"
+    ok("--db", db, "backup", out)
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    res = json.loads(ok("--db", out, "search", "alpha", "-n", "p", "--json").stdout)
+    assert [r["memory_id"] for r in res] == ["a"]
+    assert "already exists" in err("--db", db, "backup", out)
+    assert "does not exist" in err("--db", tmp_path / "none.db", "backup", tmp_path / "x.db")
+
+
+def test_client_config_has_absolute_paths(tmp_path):
+    db = tmp_path / "m.db"
+    out = json.loads(ok("--db", db, "client-config", "--json").stdout)
+    entry = out["claude_desktop"]["mcpServers"]["personal-memory"]
+    assert os.path.isabs(entry["command"]) and entry["args"] == ["serve"]
+    assert entry["env"]["MEMORY_DB"] == str(db) and entry["env"]["MEMORY_NAMESPACE"] == "notes"
+    assert out["claude_code"].startswith("claude mcp add personal-memory")
+    assert "Claude Desktop" in ok("--db", db, "client-config").stdout

@@ -71,30 +71,16 @@ class SearchOutput(BaseModel):
     results: list[Result]
 
 
-class Revision(BaseModel):
-    revision_id: int
-    memory_id: str
-    known_at: str
-    valid_from: str
-    valid_to: str | None
-    deleted: bool
-    hides_revision: int | None
-    title: str | None
-    content: str
-    source: str | None
-    content_hash: str
-
-
 class HistoryOutput(BaseModel):
     namespace: str
     memory_id: str
     as_of: str | None
-    revisions: list[Revision]
+    revisions: list[RevisionRecord]
 
 
 class WriteOutput(BaseModel):
     created: bool = Field(description="false when an identical revision already existed")
-    revision: Revision
+    revision: RevisionRecord
 
 
 class StatusOutput(BaseModel):
@@ -123,10 +109,6 @@ def _result(r: SearchResult) -> Result:
                   revision_id=r.revision_id, known_at=r.known_at, valid_from=r.valid_from,
                   valid_to=r.valid_to, score=r.score, bm25=r.bm25, bm25_rank=r.bm25_rank,
                   cosine=r.cosine, cosine_rank=r.cosine_rank)
-
-
-def _revision(r: RevisionRecord) -> Revision:
-    return Revision(**{k: getattr(r, k) for k in Revision.model_fields})
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -236,7 +218,7 @@ class MemoryTools:
                           as_of=as_of)
         cutoff = self._call(parse_time, as_of, "as_of") if as_of is not None else None
         return HistoryOutput(namespace=self.config.namespace, memory_id=memory_id,
-                             as_of=format_time(cutoff), revisions=[_revision(r) for r in revs])
+                             as_of=format_time(cutoff), revisions=revs)
 
     def status(self) -> StatusOutput:
         """Counts for this namespace, the vector backend, whether writes are enabled, and
@@ -265,7 +247,7 @@ class MemoryTools:
             rec = self._call(self._store().remember, memory_id, content,
                              namespace=self.config.namespace, title=title, source=source,
                              valid_from=valid_from, valid_to=valid_to)
-        return WriteOutput(created=rec.created, revision=_revision(rec))
+        return WriteOutput(created=rec.created, revision=rec)
 
     def forget(self, memory_id: MemoryId, valid_from: ValidAt = None,
                valid_to: ValidAt = None) -> WriteOutput:
@@ -274,7 +256,7 @@ class MemoryTools:
         with self._write_lock:
             rec = self._call(self._store().forget, memory_id, namespace=self.config.namespace,
                              valid_from=valid_from, valid_to=valid_to)
-        return WriteOutput(created=rec.created, revision=_revision(rec))
+        return WriteOutput(created=rec.created, revision=rec)
 
 
 def _advice(message: str) -> str:

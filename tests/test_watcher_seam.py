@@ -1,0 +1,89 @@
+"""The daemon loop with its file observer replaced (the seam), for what a real process
+cannot be made to do on demand: an inotify queue overflow and a dying observer."""
+
+import logging
+import threading
+import time
+
+from personal_memory import MemoryStore
+from personal_memory.sync import Folder
+from personal_memory.watch import Watcher
+from daemon_harness import wait_for
+
+
+class FakeObserver:
+    """Accepts schedules, delivers nothing; can be made to die."""
+    instances = []
+
+    def __init__(self):
+        self.alive = False
+        self.emitters = ()
+        FakeObserver.instances.append(self)
+
+    def schedule(self, handler, path, recursive=False):
+        pass
+
+    def start(self):
+        self.alive = True
+
+    def stop(self):
+        self.alive = False
+
+    def join(self, timeout=None):
+        pass
+
+    def is_alive(self):
+        return self.alive
+
+
+def start(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("first apple\n")
+    store = MemoryStore.open(tmp_path / "m.db")
+    FakeObserver.instances.clear()
+    watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=0,
+                      observer_factory=FakeObserver)
+    thread = threading.Thread(target=watcher.run)  # the store now belongs to this thread
+    thread.start()
+    with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+        wait_for(lambda: (reader.db.daemon() or {}).get("state") == "watching")
+    return root, store, watcher, thread
+
+
+def ids(store, q):
+    return [r.memory_id for r in store.search(q, namespace="notes") if r.bm25 is not None]
+
+
+def test_inotify_overflow_warning_triggers_a_full_rescan(tmp_path):
+    root, store, watcher, thread = start(tmp_path)
+    try:
+        (root / "b.md").write_text("unseen banana\n")  # the fake observer reports nothing
+        time.sleep(0.3)
+        reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
+        assert ids(reader, "banana") == []
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost")
+        wait_for(lambda: ids(reader, "banana") == ["notes/b.md#1"], what="rescan")
+        reader.close()
+    finally:
+        watcher.stop()
+        thread.join(10)
+        store.close()
+
+
+def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
+    root, store, watcher, thread = start(tmp_path)
+    try:
+        (root / "c.md").write_text("missed cherry\n")
+        FakeObserver.instances[-1].alive = False  # its thread died
+        watcher._wake.set()
+        wait_for(lambda: len(FakeObserver.instances) >= 2, what="observer restarted")
+        reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
+        wait_for(lambda: ids(reader, "cherry") == ["notes/c.md#1"], what="rescan")
+        reader.close()
+    finally:
+        watcher.stop()
+        thread.join(10)
+        store.close()
+    assert not thread.is_alive()

@@ -169,3 +169,16 @@ def test_cli_sync_json_and_errors(tmp_path, folder):
     assert p.returncode == 2 and "settle_ms" in p.stderr
     p = run_memory("--db", db, "sync", env={"MEMORY_CONFIG": str(tmp_path / "none.toml")})
     assert p.returncode == 2 and "no folders" in p.stderr
+
+
+def test_a_file_that_fails_to_store_is_skipped_alone(store, tmp_path, monkeypatch):
+    import personal_memory.memory as memory_mod
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "short.md").write_text("kept kiwi\n")
+    (root / ("long-name-" * 5 + ".md")).write_text("lost lime\n")
+    monkeypatch.setattr(memory_mod, "MAX_ID_CHARS", 40)  # the long name's ID is too long
+    r = FolderSync(store).sync([Folder.of(root)])
+    assert ids(store, "kiwi") == ["v/short.md#1"] and ids(store, "lime") == []
+    assert len(r.skipped) == 1 and r.skipped[0]["reason"].startswith("memory_id:")
+    assert r.files_imported == 1 and store.db.indexed_files() == 1

@@ -150,7 +150,7 @@ Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what wa
 ValidAt = Annotated[str | None, Field(description="the time the answer should be about "
                                       "(default: the cutoff, or now). " + TIME_HELP)]
 Limit = Annotated[int, Field(ge=1, le=50, description="how many results, 1 to 50")]
-MemoryId = Annotated[str, Field(min_length=1, max_length=512,
+MemoryId = Annotated[str, Field(min_length=1, max_length=4096,
                                 description="the memory's ID, as shown in search results")]
 
 

@@ -13,7 +13,7 @@ from .errors import AlreadyHidden, InvalidArgument, NotFound
 from .store import Database, Revision
 from .times import format_time, now_micros, parse_time
 
-MAX_ID_CHARS = 512
+MAX_ID_CHARS = 4096  # a note's ID holds its path; PATH_MAX is 4096 on Linux
 MAX_TITLE_CHARS = 200
 MAX_CONTENT_CHARS = 2_000_000
 MAX_NAMESPACE_CHARS = 128

@@ -284,6 +284,19 @@ class Database:
             self.conn.execute("COMMIT")
 
     @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested, separately undoable part of the current write transaction."""
+        self.conn.execute("SAVEPOINT part")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO part")
+            self.conn.execute("RELEASE part")
+            raise
+        else:
+            self.conn.execute("RELEASE part")
+
+    @contextmanager
     def snapshot(self) -> Iterator[None]:
         """A read transaction: every query inside sees one consistent state."""
         if self.conn.in_transaction:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import markdown
-from .errors import AlreadyHidden, NotFound, SyncError
+from .errors import AlreadyHidden, NotFound, PersonalMemoryError, SyncError
 from .memory import MemoryStore
 from .times import now_micros
 
@@ -348,8 +348,17 @@ class FolderSync:
                 for rel, text, digest, st, read_at, old_chunks in loaded:
                     chunks = old_chunks
                     if text is not None:
-                        chunks = self._import_file(folder, rel, text, digest, old_chunks, batch)
-                        batch.files_imported += 1
+                        one = SyncReport()
+                        try:
+                            with self.db.savepoint():  # a file that fails is skipped whole
+                                chunks = self._import_file(folder, rel, text, digest,
+                                                           old_chunks, one)
+                        except PersonalMemoryError as exc:
+                            batch.skipped.append({"path": rel, "reason": str(exc)})
+                            log.warning("skipped %s/%s: %s", folder.collection, rel, exc)
+                            continue
+                        one.files_imported = 1
+                        batch.merge(one)
                     self.db.put_file_state(folder.namespace, folder.collection, rel,
                                            size=st.size, mtime_ns=st.mtime_ns,
                                            ctime_ns=st.ctime_ns, inode=st.inode,

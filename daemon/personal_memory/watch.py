@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import apsw
+
 from . import notify
 from .errors import LockedError, SyncError
 from .memory import MemoryStore
@@ -317,6 +319,11 @@ class Watcher:
             return
         except SyncError as exc:
             log.error("%s", exc)
+            return
+        except apsw.BusyError:
+            # Another writer held the database past the busy timeout; nothing was written.
+            log.warning("database busy during %s; retrying with a full rescan", what)
+            self.request_rescan("database was busy")
             return
         if report.changed or report.skipped or what != "change":
             log.info("%s: %s (%d transactions, %.0f ms)", what, report.summary(),

@@ -125,6 +125,9 @@ def test_demo_prints_point_in_time_answers(tmp_path):
     out = ok("--db", tmp_path / "d.db", "demo").stdout
     assert re.search(r"as of 2025-02-01: .*equity research", out)
     assert re.search(r"as of 2025-04-01: .*quantitative trading", out)
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    assert "quantitative trading" in ok("demo", env=env).stdout
+    assert not (tmp_path / "data").exists()  # the user's default database is untouched
 
 
 def test_vector_backend_flag(tmp_path):

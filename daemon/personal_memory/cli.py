@@ -355,9 +355,17 @@ def cmd_client_config(args: argparse.Namespace) -> int:
 
 @command
 def cmd_demo(args: argparse.Namespace) -> int:
+    import tempfile
     from .demo import run_demo
-    with _open(args, read_only=False) as store:
-        data = run_demo(store)
+    from .memory import MemoryStore
+    if args.db or os.environ.get("MEMORY_DB"):
+        with _open(args, read_only=False) as store:
+            data = run_demo(store)
+    else:  # never put fictional notes into the user's real database
+        with tempfile.TemporaryDirectory() as tmp, \
+                MemoryStore.open(os.path.join(tmp, "demo.db"),
+                                 vector_backend=args.vector_backend) as store:
+            data = run_demo(store)
     _emit(args, data, lambda d: d["text"])
     return 0
 
@@ -438,7 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--enable-writes", action="store_true", default=None,
                    help="also offer memory_remember and memory_forget "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")
-    add("demo", "store a fictional example and answer it at two cutoffs")
+    add("demo", "store a fictional example and answer it at two cutoffs (in a temporary "
+        "database unless --db or MEMORY_DB names one)")
 
     def folder_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("folders", nargs="*", metavar="FOLDER",

@@ -42,14 +42,17 @@ class Daemon:
     def start(self, wait_ready=True) -> "Daemon":
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
         env.update({"NOTIFY_SOCKET": self.sock_path, "PYTHONUNBUFFERED": "1"}, **self.env)
+        while self.recv(0.01) is not None:  # drop what an earlier run sent
+            pass
         self.messages = []
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "personal_memory", "--db", str(self.db), "watch",
              str(self.folder), "--settle-ms", "150", *self.args],
             stdout=subprocess.DEVNULL, stderr=self._log, env=env)
-        if wait_ready:
+        if wait_ready:  # READY comes once watching; STATUS=watching after the first sync
             self.wait_message("READY=1", timeout=60)
+            self.wait_message("STATUS=watching", timeout=120)
         return self
 
     def recv(self, timeout: float) -> str | None:

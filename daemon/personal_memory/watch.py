@@ -100,7 +100,10 @@ class Watcher:
         self.observer_factory = observer_factory
         self.stop_event = threading.Event()
         self.syncer = FolderSync(store, allow_mass_delete=allow_mass_delete,
-                                 cancel=self.stop_event.is_set)
+                                 cancel=self.stop_event.is_set, progress=self._progress)
+        self._ping_every = notify.watchdog_interval()
+        self._next_ping: float | None = time.monotonic() if self._ping_every else None
+        self._next_beat = time.monotonic() + HEARTBEAT_SECONDS
         self._pending: dict[tuple[Folder, str], tuple[float, float]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -219,8 +222,10 @@ class Watcher:
         try:
             self._heartbeat("starting")
             self._start_observer()
+            # Ready once watching: a long first sync is progress, not a slow start.
+            notify.notify("READY=1\nSTATUS=initial sync")
             self._full("startup")
-            notify.notify("READY=1\nSTATUS=watching " + ", ".join(str(f.root) for f in self.folders))
+            notify.notify("STATUS=watching " + ", ".join(str(f.root) for f in self.folders))
             self._heartbeat("watching")
             return self._loop()
         finally:
@@ -235,15 +240,11 @@ class Watcher:
                 log.warning("could not record the stop: %s", exc)
 
     def _loop(self) -> int:
-        ping = notify.watchdog_interval()
         now = time.monotonic()
         next_rescan = now + self.rescan_interval if self.rescan_interval > 0 else None
-        next_beat = now + HEARTBEAT_SECONDS
-        next_ping = now if ping else None
         next_root_check = None
         while not self.stop_event.is_set():
             now = time.monotonic()
-            healthy = True
             if not self._observer_healthy():
                 log.warning("a file watch stopped; checking the folders and restarting it")
                 self._retry_or_lose(self.folders)
@@ -264,20 +265,27 @@ class Watcher:
             if next_rescan is not None and (reason or now >= next_rescan):
                 next_rescan = time.monotonic() + self.rescan_interval
             self._flush_settled()
-            now = time.monotonic()
-            if now >= next_beat:
-                self._heartbeat("waiting for folder" if self._lost else "watching")
-                next_beat = now + HEARTBEAT_SECONDS
-            if next_ping is not None and now >= next_ping:
-                if healthy and self._observer_healthy():
-                    notify.notify("WATCHDOG=1")
-                next_ping = now + ping
-            deadlines = [next_beat, next_ping, next_rescan, self._next_settle(),
+            self._progress(0, 0)
+            deadlines = [self._next_beat, self._next_ping, next_rescan, self._next_settle(),
                          next_root_check if self._lost else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
             self._wake.wait(timeout)
             self._wake.clear()
         return 0
+
+    def _progress(self, done: int, total: int) -> None:
+        """Keep the heartbeat and systemd's watchdog fed, also between the batches of a long
+        sync. The watchdog is fed only while the file watches are alive."""
+        now = time.monotonic()
+        if now >= self._next_beat:
+            self._heartbeat("waiting for folder" if self._lost else "watching")
+            self._next_beat = now + HEARTBEAT_SECONDS
+        if self._next_ping is not None and now >= self._next_ping:
+            if self._observer_healthy():
+                notify.notify("WATCHDOG=1")
+            self._next_ping = now + self._ping_every
+        if total:
+            notify.notify(f"STATUS=syncing: {done} of {total} changed files")
 
     def _next_settle(self) -> float | None:
         with self._lock:
@@ -295,11 +303,11 @@ class Watcher:
                     folder, rel = key
                     scopes.setdefault(folder, set()).add(rel)
                     del self._pending[key]
+        if any("" in s for s in scopes.values()):  # something happened to a root itself
+            self._retry_or_lose([f for f, s in scopes.items() if "" in s])
         scopes = {f: s for f, s in scopes.items() if f not in self._lost}
         if not scopes:
             return
-        if any("" in s for s in scopes.values()):
-            self._retry_or_lose([f for f, s in scopes.items() if "" in s])
         self._sync(lambda: self.syncer.sync_paths(scopes, kind="event"), "change")
 
     def _full(self, reason: str) -> None:

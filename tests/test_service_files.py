@@ -74,11 +74,22 @@ def test_launchd_plist(tmp_path):
 def test_install_and_uninstall_write_the_unit(tmp_path):
     env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
            "PATH": "/nonexistent"}  # no systemctl reachable: the file steps still run
-    p = run_memory("--db", tmp_path / "d" / "m.db", "service", "install", "--systemd", env=env)
+    vault = tmp_path / "My Vault"
+    vault.mkdir()
+    p = run_memory("--db", tmp_path / "d" / "m.db", "service", "install", vault, "--systemd",
+                   env=env)
     assert p.returncode == 0, p.stderr
     unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory.service"
     assert unit.exists() and "Type=notify" in unit.read_text()
     assert (tmp_path / "d").is_dir() and "systemctl" in p.stdout
+    config = tmp_path / "cfg" / "personal-memory" / "config.toml"
+    assert str(config) in unit.read_text() and f"added {vault}" in p.stdout
+    from personal_memory.config import load
+    assert [(f.root, f.collection) for f in load(config).folders] == [(vault, "My Vault")]
+    again = run_memory("--db", tmp_path / "d" / "m.db", "service", "install", vault,
+                       "--systemd", env=env)
+    assert again.returncode == 0 and "added" not in again.stdout  # listed once only
+    assert len(load(config).folders) == 1
     p = run_memory("service", "uninstall", "--systemd", env=env)
     assert p.returncode == 0 and not unit.exists()
 

@@ -213,7 +213,7 @@ def _config(args: argparse.Namespace):
 
 def _folders(args: argparse.Namespace, cfg) -> list:
     from .sync import Folder
-    if args.folders:
+    if args.folders or cfg is None:
         if args.collection and len(args.folders) > 1:
             raise CommandError("--collection names one folder; give one FOLDER per command "
                                "or use the config file")
@@ -323,7 +323,12 @@ def cmd_service(args: argparse.Namespace) -> int:
         print(service.render(kind, spec), end="")
         return 0
     if args.action == "install":
-        messages = service.install(kind, spec)
+        messages = []
+        if args.folders:
+            from . import config
+            added = config.add_folders(spec.config, _folders(args, None))
+            messages += [f"added {f.root} to {spec.config}" for f in added]
+        messages += service.install(kind, spec)
     else:
         messages = service.uninstall(kind)
     _emit(args, {"kind": kind, "messages": messages}, lambda d: "\n".join(d["messages"]))
@@ -482,6 +487,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("service", "install, remove or print the systemd user unit or launchd agent")
     p.add_argument("action", choices=["install", "uninstall", "print"])
+    p.add_argument("folders", nargs="*", metavar="FOLDER",
+                   help="with install: notes folders to add to the config file first")
+    namespace(p)
+    p.add_argument("--collection", help="collection name (default: the folder's name)")
     kind = p.add_mutually_exclusive_group()
     kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
     kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")

@@ -89,3 +89,31 @@ def validate(raw: dict, where: str = "config") -> Config:
             raise ConfigError(f"{where}: folders: collection {key[1]!r} is used twice in "
                               f"namespace {key[0]!r}; give each folder its own collection")
     return Config(folders, settle, float(rescan), where)
+
+
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def add_folders(path: Path, folders: list[Folder]) -> list[Folder]:
+    """Append ``[[folders]]`` entries for folders the file does not list yet (creating the
+    file if needed; existing text and comments are kept). Returns the folders added."""
+    current = load(path)
+    known = {f.root for f in current.folders}
+    new = [f for f in folders if f.root not in known]
+    if not new:
+        return []
+    validate({"folders": [{"path": str(f.root), "collection": f.collection,
+                           "namespace": f.namespace} for f in current.folders + new]},
+             str(path))
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    text = path.read_text(encoding="utf-8") if path.exists() else (
+        "# personal-memory configuration (see docs/operations.md)\n")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    for f in new:
+        text += (f"\n[[folders]]\npath = {_toml_string(str(f.root))}\n"
+                 f"collection = {_toml_string(f.collection)}\n"
+                 f"namespace = {_toml_string(f.namespace)}\n")
+    path.write_text(text, encoding="utf-8")
+    return new

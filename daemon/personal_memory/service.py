@@ -59,8 +59,10 @@ NotifyAccess=main
 ExecStart={exec_start}
 Restart=on-failure
 RestartSec=5
-# 75: another daemon already holds the database; restarting would not help.
+# 75: another daemon already holds the database; 2: a configuration error (no folders,
+# a bad config.toml). Restarting would not help either.
 RestartPreventExitStatus=75
+RestartPreventExitStatus=2
 WatchdogSec=120
 TimeoutStopSec=30
 Environment=PYTHONUNBUFFERED=1

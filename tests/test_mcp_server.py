@@ -84,6 +84,10 @@ def test_write_tools_only_with_writes_enabled(notes_db):
     tools = {t.name: t for t in list_tools(server)}
     assert set(tools) == READ_TOOLS | {"memory_remember", "memory_forget"}
     assert tools["memory_forget"].annotations.destructive_hint is True
+    for t in tools.values():
+        assert t.output_schema and t.title
+        for prop in t.input_schema.get("properties", {}).values():
+            assert prop.get("description")
     assert tools["memory_remember"].annotations.read_only_hint is False
     r = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
     assert r.structured_content["created"] is True

@@ -237,9 +237,13 @@ class MemoryTools:
 
     def remember(self, memory_id: MemoryId,
                  content: Annotated[str, Field(min_length=1, max_length=100_000,
-                                               description="the text to store")],
-                 title: Annotated[str | None, Field(max_length=200)] = None,
-                 source: Annotated[str | None, Field(max_length=2000)] = None,
+                                               description="the text to store, 1 to "
+                                               "100000 characters")],
+                 title: Annotated[str | None, Field(
+                     max_length=200, description="a short title, up to 200 characters")] = None,
+                 source: Annotated[str | None, Field(
+                     max_length=2000, description="where this came from (a URL, a file, "
+                     "a conversation), up to 2000 characters")] = None,
                  valid_from: ValidAt = None, valid_to: ValidAt = None) -> WriteOutput:
         """Append a revision of a memory, known from now (the server clock). An identical
         repeat is a no-op."""

@@ -156,6 +156,7 @@ def test_backup_is_consistent_private_and_never_overwrites(tmp_path):
     assert [r["memory_id"] for r in res] == ["a"]
     assert "already exists" in err("--db", db, "backup", out)
     assert "does not exist" in err("--db", tmp_path / "none.db", "backup", tmp_path / "x.db")
+    assert "cannot write" in err("--db", db, "backup", tmp_path / "no" / "such" / "dir.db")
 
 
 def test_client_config_has_absolute_paths(tmp_path):

@@ -588,13 +588,20 @@ class Database:
         return "; ".join(r[0] for r in self.conn.execute("PRAGMA quick_check"))
 
     def backup_to(self, dest: str) -> None:
-        target = apsw.Connection(dest)
+        """A consistent copy through SQLite's online backup, readable only by the user."""
+        old_umask = os.umask(0o077)
         try:
-            with target.backup("main", self.conn, "main") as b:
-                while not b.done:
-                    b.step(1024)
+            target = apsw.Connection(dest)
+            try:
+                with target.backup("main", self.conn, "main") as b:
+                    while not b.done:
+                        b.step(1024)
+            finally:
+                target.close()
+        except apsw.Error as exc:
+            raise NotFound(f"backup: cannot write {dest}: {exc}") from None
         finally:
-            target.close()
+            os.umask(old_umask)
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -519,6 +519,15 @@ def main(argv: list[str] | None = None) -> int:
     except (PersonalMemoryError, CommandError) as exc:
         print(f"memory: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"memory: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:
+        if type(exc).__module__ != "apsw":
+            raise
+        print(f"memory: error: database {_db_path(args)}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

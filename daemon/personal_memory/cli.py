@@ -259,7 +259,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 @command
 def cmd_watch(args: argparse.Namespace) -> int:
-    from .errors import LockedError
+    from .errors import LockedError, PersonalMemoryError
     from .paths import resolve_db
     from .watch import EXIT_LOCKED, run_daemon
     cfg = _config(args)
@@ -274,6 +274,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     except LockedError as exc:
         print(f"memory: error: {exc}", file=sys.stderr)
         return EXIT_LOCKED
+    except PersonalMemoryError:
+        raise  # a setup problem: exit code 2, which the service does not restart
+    except Exception as exc:  # a runtime failure: exit 1, so the service restarts us
+        logging.getLogger("personal_memory.watch").exception("stopped by an error: %s", exc)
+        return 1
 
 
 @command

@@ -186,9 +186,10 @@ def _stdio(db, *extra, env=None):
                                  env=env or {})
 
 
-def test_real_subprocess_over_stdio(notes_db):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_real_subprocess_over_stdio(notes_db, mode):
     async def go():
-        async with Client(_stdio(notes_db), mode="legacy") as c:
+        async with Client(_stdio(notes_db), mode=mode) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             r = await c.call_tool("memory_search", {"query": "prefer", "as_of": "2025-02-01"})
             return names, r

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 import struct
-import unicodedata
 from dataclasses import dataclass
 
 import apsw
 
-from personal_memory.embedding import DIMENSIONS, embed
+from personal_memory.embedding import DIMENSIONS, embed, normalize_text
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,8 @@ def visible(revs: list[Rev], namespace: str, as_of: int, valid_at: int) -> list[
 
 
 def _nfkc(text: str | None) -> str:
-    return unicodedata.normalize("NFKC", text or "")
+    # The store's input preparation (NFKC, CJK characters set apart), not its ranking.
+    return normalize_text(text or "")
 
 
 def query_terms(query: str) -> list[str]:

@@ -10,7 +10,8 @@ from personal_memory import MemoryStore
 from personal_memory.errors import AlreadyHidden, NotFound
 from personal_memory.times import format_time
 
-WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade"]
+WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade",
+         "会議", "東京", "Straße", "café"]
 DAY = 86_400_000_000
 T0 = 1_735_689_600_000_000  # 2025-01-01
 

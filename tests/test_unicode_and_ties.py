@@ -17,6 +17,9 @@ def ids(rs):
     ("FINANCE REVIEW", "finance"),                    # case
     ("Ελληνικά γράμματα", "ΕΛΛΗΝΙΚΆ"),
     ("Привет мир", "привет"),
+    ("明日の会議は10時からです", "会議"),              # Japanese: no spaces between words
+    ("我们下周去北京开会", "北京"),                    # Chinese
+    ("東京タワーに行きました", "タワー"),
 ])
 def test_unicode_forms_match(store, stored, query):
     store.remember("doc", stored, namespace=NS)

@@ -99,6 +99,7 @@ def python_cosine(rows: list[Rev], query: str) -> dict[str, float]:
 def ranks(scores: dict[str, float], same) -> dict[str, int]:
     items = sorted(scores.items(), key=lambda kv: -kv[1])
     out: dict[str, int] = {}
+    lead = 0.0  # the score that opened the current group of ties
     for i, (key, score) in enumerate(items):
         if i and same(lead, score):
             out[key] = out[items[i - 1][0]]

@@ -4,7 +4,6 @@ import json
 import os
 import re
 
-import pytest
 
 from conftest import ROOT, run_memory
 

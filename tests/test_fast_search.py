@@ -1,7 +1,6 @@
 """The fast search path must give the reference path's answers, exactly."""
 
 import os
-import random
 import tempfile
 
 from hypothesis import HealthCheck, given, settings, strategies as st

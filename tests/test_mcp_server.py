@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from mcp import Client
@@ -14,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from personal_memory import MemoryStore
 from personal_memory.mcp_server import MemoryTools, ServerConfig, build_server
-from personal_memory.errors import ConfigError, NotFound, SchemaError, BackendError
+from personal_memory.errors import ConfigError, NotFound, BackendError
 
 from conftest import run_memory
 

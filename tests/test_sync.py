@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-from personal_memory import MemoryStore
 from personal_memory.sync import Folder, FolderSync, MassDelete, RootUnavailable
 from conftest import run_memory
 

@@ -1,7 +1,6 @@
 """``memory watch`` as a real process on real files, checked through searches."""
 
 import os
-import shutil
 import signal
 import subprocess
 import sys

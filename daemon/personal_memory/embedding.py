@@ -8,7 +8,6 @@ refused, because its stored vectors would no longer be comparable with new queri
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import unicodedata
 

@@ -24,7 +24,7 @@ from .memory import MemoryStore, RevisionRecord
 from .paths import DEFAULT_NAMESPACE, resolve_db
 from .search import SearchResult
 from .status import sync_status
-from .times import format_time, now_micros, parse_time
+from .times import format_time, parse_time
 
 log = logging.getLogger("personal_memory.mcp")
 

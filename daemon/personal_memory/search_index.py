@@ -195,7 +195,7 @@ class SearchIndex:
     # -- the three stages --------------------------------------------------------------------
 
     def visible(self, namespace: str, as_of: int | None, valid_at: int) -> np.ndarray:
-        """Positions of the visible, non-deleted revisions: the seed's rule, vectorised."""
+        """Positions of the visible, non-deleted revisions: the visibility rule, vectorised."""
         code = self._ns_code.get(namespace)
         if code is None or not len(self._order):
             return np.zeros(0, dtype=np.int64)

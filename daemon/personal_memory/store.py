@@ -379,7 +379,7 @@ class Database:
 
     def visible_revisions(self, namespace: str, as_of: int | None,
                           valid_at: int) -> list[Revision]:
-        """Every visible, non-deleted revision: the seed's visibility rule, as one query."""
+        """Every visible, non-deleted revision: the visibility rule, as one query."""
         rows = self.conn.execute(
             f"""WITH eligible AS (
                   SELECT id, deleted, ROW_NUMBER() OVER (

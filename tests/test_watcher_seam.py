@@ -87,3 +87,24 @@ def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
         thread.join(10)
         store.close()
     assert not thread.is_alive()
+
+
+def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):
+    import sys
+    import pytest
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify watch limits exist on Linux only")
+    import personal_memory.watch as watch_mod
+    limit = tmp_path / "max_user_watches"
+    limit.write_text("3\n")
+    monkeypatch.setattr(watch_mod, "INOTIFY_WATCHES", limit)
+    root = tmp_path / "notes"
+    for i in range(5):
+        (root / f"d{i}").mkdir(parents=True)
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        watcher = Watcher(store, [Folder.of(root)], rescan_interval=600,
+                          observer_factory=FakeObserver)
+        with caplog.at_level(logging.WARNING, logger="personal_memory.watch"):
+            watcher._check_watch_limit()
+    assert "max_user_watches is 3" in caplog.text and "sysctl" in caplog.text
+    assert watcher.rescan_interval == 60.0  # falls back to frequent rescans

@@ -356,11 +356,6 @@ class Database:
                         hides_revision, title, content, source,
                         dict(provenance) if provenance else None, content_hash)
 
-    def revision(self, revision_id: int) -> Revision:
-        row = next(iter(self.conn.execute(
-            f"SELECT {_COLUMNS} FROM revisions WHERE id = ?", (revision_id,))))
-        return Revision.from_row(row)
-
     def latest_revision(self, namespace: str, memory_id: str) -> Revision | None:
         row = next(iter(self.conn.execute(
             f"SELECT {_COLUMNS} FROM revisions WHERE namespace = ? AND memory_id = ? "

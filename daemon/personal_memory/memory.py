@@ -126,6 +126,21 @@ class MemoryStore:
         now = now_micros()
         return now if last is None or now > last else last + 1
 
+    def _interval(self, known_at: Any, valid_from: Any, valid_to: Any,
+                  ) -> tuple[int, int | None, int, int | None]:
+        """Parse a write's times: (known_at, valid_from as given, effective start,
+        valid_to). known_at comes from the clock unless asserted; the interval must be
+        non-empty."""
+        known = _opt_time(known_at, "known_at")
+        vfrom = _opt_time(valid_from, "valid_from")
+        vto = _opt_time(valid_to, "valid_to")
+        known = self._next_known_at(known)
+        start = known if vfrom is None else vfrom
+        if vto is not None and vto <= start:
+            raise InvalidArgument(f"valid_to: {format_time(vto)} must be after valid_from "
+                                  f"{format_time(start)}")
+        return known, vfrom, start, vto
+
     def remember(self, memory_id: str, content: str, *, namespace: str,
                  title: str | None = None, source: str | None = None,
                  known_at: Any = None, valid_from: Any = None, valid_to: Any = None,
@@ -146,14 +161,7 @@ class MemoryStore:
         content = _text(content, "content", MAX_CONTENT_CHARS)
         title = _text(title, "title", MAX_TITLE_CHARS, optional=True)
         source = _text(source, "source", MAX_ID_CHARS * 4, optional=True)
-        known = _opt_time(known_at, "known_at")
-        vfrom = _opt_time(valid_from, "valid_from")
-        vto = _opt_time(valid_to, "valid_to")
-        known = self._next_known_at(known)
-        start = known if vfrom is None else vfrom
-        if vto is not None and vto <= start:
-            raise InvalidArgument(f"valid_to: {format_time(vto)} must be after valid_from "
-                                  f"{format_time(start)}")
+        known, vfrom, start, vto = self._interval(known_at, valid_from, valid_to)
         digest = content_hash(content)
         current = self.db.visible_revision(namespace, memory_id, known, start)
         if (current is not None and not current.deleted and current.content_hash == digest
@@ -179,13 +187,7 @@ class MemoryStore:
                 valid_to=None) -> RevisionRecord:
         memory_id = _text(memory_id, "memory_id", MAX_ID_CHARS)
         namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        vfrom = _opt_time(valid_from, "valid_from")
-        vto = _opt_time(valid_to, "valid_to")
-        known = self._next_known_at(_opt_time(known_at, "known_at"))
-        start = known if vfrom is None else vfrom
-        if vto is not None and vto <= start:
-            raise InvalidArgument(f"valid_to: {format_time(vto)} must be after valid_from "
-                                  f"{format_time(start)}")
+        known, vfrom, start, vto = self._interval(known_at, valid_from, valid_to)
         latest = self.db.latest_revision(namespace, memory_id)
         if latest is None:
             raise NotFound(f"memory {memory_id!r} does not exist in namespace {namespace!r}")
@@ -210,14 +212,20 @@ class MemoryStore:
             at = now_micros() if cutoff is None else cutoff
         return cutoff, at
 
-    def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
-               limit: int = 10) -> list[_search.SearchResult]:
-        """Rank what was visible at ``as_of`` (default: everything known) for a time
-        ``valid_at`` (default: the cutoff, or now)."""
+    def _search_args(self, query, namespace, as_of, valid_at, limit):
+        """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
         query = _search.validate_query(query)
         limit = _search.validate_limit(limit)
         namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
         cutoff, at = self._cutoffs(as_of, valid_at)
+        return query, namespace, cutoff, at, limit
+
+    def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
+               limit: int = 10) -> list[_search.SearchResult]:
+        """Rank what was visible at ``as_of`` (default: everything known) for a time
+        ``valid_at`` (default: the cutoff, or now)."""
+        query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
+                                                                valid_at, limit)
         return self._search_index().search(self.db, query, namespace=namespace, as_of=cutoff,
                                   valid_at=at, limit=limit)
 
@@ -242,10 +250,8 @@ class MemoryStore:
         """The same search by the slow, obviously correct path: the visible rows are copied
         into a fresh FTS5 index and ranked there, and cosine uses the configured vector
         backend. For audits: its answers must equal :meth:`search`'s."""
-        query = _search.validate_query(query)
-        limit = _search.validate_limit(limit)
-        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        cutoff, at = self._cutoffs(as_of, valid_at)
+        query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
+                                                                valid_at, limit)
         return _search.search_reference(self.db, query, namespace=namespace, as_of=cutoff,
                                         valid_at=at, limit=limit)
 

@@ -316,15 +316,6 @@ class Database:
         data = embedding.normalize_text(text).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
-    def doc_length(self, *texts: str | None) -> int:
-        total = 0
-        for text in texts:
-            if text:
-                total += len(self._tokenizer(embedding.normalize_text(text).encode("utf-8"),
-                                             apsw.FTS5_TOKENIZE_DOCUMENT, None,
-                                             include_offsets=False, include_colocated=False))
-        return total
-
     # -- revisions ------------------------------------------------------------------------
 
     def max_known_at(self) -> int | None:
@@ -339,7 +330,8 @@ class Database:
         ntitle = embedding.normalize_text(title) if title else ""
         ncontent = embedding.normalize_text(content)
         vector = None if deleted else embedding.embed(f"{title or ''}\n{content}")
-        length = 0 if deleted else self.doc_length(title, content)
+        length = 0 if deleted else (len(self.document_tokens(ntitle))
+                                    + len(self.document_tokens(ncontent)))
         self.conn.execute(
             "INSERT INTO revisions (namespace, memory_id, known_at, valid_from, valid_to, "
             "deleted, hides_revision, title, content, source, provenance, content_hash, "

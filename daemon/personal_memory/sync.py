@@ -282,23 +282,18 @@ class FolderSync:
         candidates = [p for p, (_, st) in sorted(found.items())
                       if full or self._changed(known.get(p), st)]
         total = len(candidates) + len(removed)
+        size = self.batch_files
+        steps = ([(candidates[i:i + size], []) for i in range(0, len(candidates), size)]
+                 + [([], removed[i:i + size]) for i in range(0, len(removed), size)])
         done = 0
-        for start in range(0, len(candidates), self.batch_files):
+        for changed, gone in steps:
             if self.cancel():
                 return report
-            batch = candidates[start:start + self.batch_files]
             loaded = [self._load(folder, rel, *found[rel], known.get(rel), report, full)
-                      for rel in batch]
-            self._write(folder, [x for x in loaded if x is not None], [], report, dry_run)
-            done += len(batch)
-            if self.progress:
-                self.progress(done, total)
-        for start in range(0, len(removed), self.batch_files):
-            if self.cancel():
-                return report
-            batch = removed[start:start + self.batch_files]
-            self._write(folder, [], [(rel, known[rel]) for rel in batch], report, dry_run)
-            done += len(batch)
+                      for rel in changed]
+            self._write(folder, [x for x in loaded if x is not None],
+                        [(rel, known[rel]) for rel in gone], report, dry_run)
+            done += len(changed) + len(gone)
             if self.progress:
                 self.progress(done, total)
         return report

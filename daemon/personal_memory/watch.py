@@ -34,6 +34,9 @@ EXIT_LOCKED = 75
 MAX_DELAY_FACTOR = 10
 ROOT_RETRY_SECONDS = 2.0
 INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+# Where watchdog reports a lost-events overflow (it only logs it).
+OBSERVER_LOGGERS = ("watchdog.observers.inotify", "watchdog.observers.inotify_c",
+                    "watchdog.observers.inotify_buffer", "fsevents")
 
 
 class DaemonLock:
@@ -215,8 +218,7 @@ class Watcher:
 
     def run(self) -> int:
         """Watch until :meth:`stop`; returns the process exit code."""
-        for name in ("watchdog.observers.inotify", "watchdog.observers.inotify_c",
-                     "watchdog.observers.inotify_buffer", "fsevents"):
+        for name in OBSERVER_LOGGERS:
             logging.getLogger(name).addHandler(self._overflow)
         self._check_watch_limit()
         try:
@@ -231,8 +233,7 @@ class Watcher:
         finally:
             notify.notify("STOPPING=1")
             self._stop_observer()
-            for name in ("watchdog.observers.inotify", "watchdog.observers.inotify_c",
-                         "watchdog.observers.inotify_buffer", "fsevents"):
+            for name in OBSERVER_LOGGERS:
                 logging.getLogger(name).removeHandler(self._overflow)
             try:
                 self._heartbeat("stopped")

@@ -112,7 +112,7 @@ def run(files: int, edits: int, burst: int) -> dict:
                 (burst_dir / f"b{i:04d}.md").write_text(f"burst file bursttoken{i}\n")
             written = time.perf_counter() - t0
             with MemoryStore.open(db, read_only=True) as s:
-                wait_for(lambda: s.db.indexed_files("notes") >= files + burst, timeout=120,
+                wait_for(lambda: s.status("notes")["files_indexed"] >= files + burst, timeout=120,
                          interval=0.02)
             out["burst"] = {"files": burst, "write_s": round(written, 3),
                             "all_searchable_after_first_write_s":

@@ -102,9 +102,11 @@ def load(store: MemoryStore, events: list[dict]) -> list[gt.Rev]:
                 store.forget(e["mid"], namespace=e["ns"], known_at=format_time(e["known_at"]))
             except AlreadyHidden:
                 pass
-    return [gt.Rev(r.revision_id, r.namespace, r.memory_id, r.known_at, r.valid_from,
-                   r.valid_to, r.deleted, r.title, r.content)
-            for r in store.db.revisions_in(None, None)]
+    def us(t):
+        return None if t is None else parse_time(t)
+    return [gt.Rev(r.revision_id, r.namespace, r.memory_id, us(r.known_at), us(r.valid_from),
+                   us(r.valid_to), r.deleted, r.title, r.content)
+            for r in store.export()]
 
 
 def make_queries(seed: int, count: int) -> list[dict]:

@@ -114,14 +114,13 @@ class Daemon:
 
     def versions(self, paths, chunks=3) -> dict[str, set[str]]:
         """For each note path: the version tokens (vone/vtwo) of its visible chunks."""
-        from personal_memory.times import now_micros
         out = {}
         with self.store() as s:
             for path in paths:
                 seen = set()
                 for n in range(1, chunks + 1):
-                    r = s.db.visible_revision("notes", f"notes/{path}#{n}", None, now_micros())
-                    if r is not None and not r.deleted:
+                    r = s.get(f"notes/{path}#{n}", namespace="notes")
+                    if r is not None:
                         seen.add("vtwo" if "vtwo" in r.content else "vone")
                 out[path] = seen
         return out

@@ -1,5 +1,6 @@
 """The MCP server through the SDK: in memory (both handshakes) and as a real process."""
 
+import hashlib
 import asyncio
 import json
 import os
@@ -12,7 +13,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from personal_memory import MemoryStore
-from personal_memory.mcp_server import MemoryTools, ServerConfig, build_server
+from personal_memory.mcp_server import MemoryTools, build_server
+from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
 from conftest import run_memory
@@ -39,6 +41,11 @@ def call(server, name, args=None, mode="legacy"):
     return asyncio.run(go())
 
 
+def config(**flags):
+    """Settings from flags alone, whatever this machine's environment says."""
+    return resolve(environ={}, **flags)
+
+
 def list_tools(server, mode="legacy"):
     async def go():
         async with Client(server, mode=mode) as c:
@@ -48,23 +55,27 @@ def list_tools(server, mode="legacy"):
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
-    server = build_server(ServerConfig(db=notes_db))
+    server = build_server(config(db=notes_db))
     r = call(server, "memory_search", {"query": "prefer", "as_of": "2025-02-01"}, mode)
     assert not r.is_error
     out = r.structured_content
     assert out["namespace"] == "notes" and out["as_of"] == "2025-02-01T00:00:00Z"
-    assert [x["content"] for x in out["results"]] == ["I prefer equity research."]
+    assert [x["revision"]["content"] for x in out["results"]] == ["I prefer equity research."]
     first = out["results"][0]
-    for key in ("source", "content_hash", "known_at", "valid_from", "score", "bm25",
-                "bm25_rank", "cosine", "cosine_rank", "revision_id"):
-        assert key in first
+    rev = first["revision"]
+    assert (rev["memory_id"], rev["known_at"], rev["valid_from"], rev["valid_to"]) == (
+        "role", "2025-01-10T00:00:00Z", "2025-01-10T00:00:00Z", None)
+    assert rev["content_hash"] == hashlib.sha256(b"I prefer equity research.").hexdigest()
+    assert first["bm25_rank"] == 1 and first["bm25"] > 0 and first["score"] > 0
+    assert first["cosine_rank"] == 1 and 0 < first["cosine"] <= 1
     r = call(server, "memory_search", {"query": "prefer"}, mode)
-    assert [x["memory_id"] for x in r.structured_content["results"]] == ["role"]  # pinned ns
-    assert "quantitative" in r.structured_content["results"][0]["content"]
+    results = r.structured_content["results"]
+    assert [x["revision"]["memory_id"] for x in results] == ["role"]  # pinned namespace
+    assert "quantitative" in results[0]["revision"]["content"]
 
 
 def test_tools_are_described_and_annotated(notes_db):
-    tools = {t.name: t for t in list_tools(build_server(ServerConfig(db=notes_db)))}
+    tools = {t.name: t for t in list_tools(build_server(config(db=notes_db)))}
     assert set(tools) == READ_TOOLS
     for t in tools.values():
         assert t.title and t.description and t.output_schema
@@ -79,7 +90,7 @@ def test_tools_are_described_and_annotated(notes_db):
 
 
 def test_write_tools_only_with_writes_enabled(notes_db):
-    server = build_server(ServerConfig(db=notes_db, enable_writes=True))
+    server = build_server(config(db=notes_db, enable_writes=True))
     tools = {t.name: t for t in list_tools(server)}
     assert set(tools) == READ_TOOLS | {"memory_remember", "memory_forget"}
     assert tools["memory_forget"].annotations.destructive_hint is True
@@ -110,13 +121,13 @@ def test_write_tools_only_with_writes_enabled(notes_db):
     ("memory_remember", {"memory_id": "a", "content": "b"}, "Unknown tool"),
 ])
 def test_tool_errors_say_what_to_fix(notes_db, name, args, fragment):
-    r = call(build_server(ServerConfig(db=notes_db)), name, args)
+    r = call(build_server(config(db=notes_db)), name, args)
     assert r.is_error
     assert fragment in r.content[0].text
 
 
 def test_status_tool(notes_db):
-    r = call(build_server(ServerConfig(db=notes_db)), "memory_status")
+    r = call(build_server(config(db=notes_db)), "memory_status")
     s = r.structured_content
     assert s["namespace"] == "notes" and s["revisions"] == 2 and s["memories"] == 1
     assert s["writes_enabled"] is False and s["vector_backend"] == "sqlite-vec"
@@ -124,7 +135,7 @@ def test_status_tool(notes_db):
 
 
 def test_tools_are_plain_functions(notes_db):
-    tools = MemoryTools(ServerConfig(db=notes_db))
+    tools = MemoryTools(config(db=notes_db))
     out = tools.search("prefer", as_of="2025-04-01", limit=1)
     assert out.count == 1 and "quantitative" in out.results[0].content
     assert tools.history("role").revisions[0].content == "I prefer equity research."
@@ -132,26 +143,26 @@ def test_tools_are_plain_functions(notes_db):
 
 def test_configuration_precedence_and_startup_errors(notes_db, tmp_path):
     env = {"MEMORY_DB": notes_db, "MEMORY_NAMESPACE": "private", "MEMORY_ENABLE_WRITES": "true"}
-    c = ServerConfig.from_sources(environ=env)
-    assert (c.db, c.namespace, c.enable_writes) == (notes_db, "private", True)
-    c = ServerConfig.from_sources(db=str(tmp_path / "x.db"), namespace="notes",
+    c = resolve(environ=env)
+    assert (str(c.db), c.namespace, c.enable_writes) == (notes_db, "private", True)
+    c = resolve(db=str(tmp_path / "x.db"), namespace="notes",
                                   enable_writes=False, environ=env)
-    assert (c.db, c.namespace, c.enable_writes) == (str(tmp_path / "x.db"), "notes", False)
+    assert (str(c.db), c.namespace, c.enable_writes) == (str(tmp_path / "x.db"), "notes", False)
     with pytest.raises(ConfigError, match="MEMORY_ENABLE_WRITES"):
-        ServerConfig.from_sources(environ={"MEMORY_ENABLE_WRITES": "maybe"})
+        resolve(environ={"MEMORY_ENABLE_WRITES": "maybe"})
     with pytest.raises(NotFound):
-        MemoryTools(ServerConfig(db=str(tmp_path / "missing.db")))
+        MemoryTools(config(db=str(tmp_path / "missing.db")))
     assert not (tmp_path / "missing.db").exists()
     with pytest.raises(NotFound):  # not even with writes: a typo must not create a database
-        MemoryTools(ServerConfig(db=str(tmp_path / "missing.db"), enable_writes=True))
+        MemoryTools(config(db=str(tmp_path / "missing.db"), enable_writes=True))
     with pytest.raises(BackendError):
-        MemoryTools(ServerConfig(db=notes_db, vector_backend="faiss"))
+        MemoryTools(config(db=notes_db, vector_backend="faiss"))
 
 
 def test_write_protected_database_works_read_only(notes_db):
     os.chmod(notes_db, 0o444)
     try:
-        server = build_server(ServerConfig(db=notes_db))
+        server = build_server(config(db=notes_db))
         r = call(server, "memory_search", {"query": "prefer"})
         assert r.structured_content["count"] == 1
     finally:
@@ -194,7 +205,7 @@ def test_real_subprocess_over_stdio(notes_db, mode):
             return names, r
     names, r = asyncio.run(go())
     assert names == READ_TOOLS
-    assert r.structured_content["results"][0]["content"] == "I prefer equity research."
+    assert r.structured_content["results"][0]["revision"]["content"] == "I prefer equity research."
 
 
 def test_stdout_carries_only_json_rpc(notes_db):
@@ -269,4 +280,4 @@ def test_searches_while_a_writer_appends(notes_db, tmp_path):
     assert written > 20
     assert revisions == sorted(revisions) and revisions[-1] > revisions[0]
     # the newest revision, written after the server started, is found without a restart
-    assert last.structured_content["results"][0]["memory_id"] == f"w{written - 1}"
+    assert last.structured_content["results"][0]["revision"]["memory_id"] == f"w{written - 1}"

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import ground_truth as gt
 from personal_memory import MemoryStore
 from personal_memory.errors import AlreadyHidden, NotFound
-from personal_memory.times import format_time
+from personal_memory.times import format_time, parse_time
 
 WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade",
          "会議", "東京", "Straße", "café"]
@@ -44,9 +44,11 @@ def apply(store, events):
 
 
 def revs_of(store):
-    return [gt.Rev(r.revision_id, r.namespace, r.memory_id, r.known_at, r.valid_from,
-                   r.valid_to, r.deleted, r.title, r.content)
-            for r in store.db.revisions_in(None, None)]
+    def us(t):
+        return None if t is None else parse_time(t)
+    return [gt.Rev(r.revision_id, r.namespace, r.memory_id, us(r.known_at), us(r.valid_from),
+                   us(r.valid_to), r.deleted, r.title, r.content)
+            for r in store.export()]
 
 
 def answer(store, q, ns, as_of, valid_at):

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from personal_memory.sync import Folder, FolderSync, MassDelete, RootUnavailable
+from personal_memory.errors import MassDelete, RootUnavailable
+from personal_memory.folders import Folder
 from conftest import run_memory
 
 
@@ -28,8 +29,7 @@ def ids(store, q):
 
 
 def test_first_sync_and_noop(store, folder):
-    sync = FolderSync(store)
-    r = sync.sync([Folder.of(folder)])
+    r = store.sync([Folder.of(folder)])
     assert (r.files_scanned, r.files_imported, r.chunks_added) == (2, 2, 2)
     assert ids(store, "paragraph") == ["vault/a.md#1"]
     assert ids(store, "hidden") == []
@@ -37,40 +37,39 @@ def test_first_sync_and_noop(store, folder):
     assert res.title == "b" and res.source == "vault/sub/b.md"
     assert res.provenance["path"] == "sub/b.md" and res.provenance["line_start"] == 1
     assert len(res.provenance["file_hash"]) == 64
-    again = sync.sync([Folder.of(folder)])
+    again = store.sync([Folder.of(folder)])
     assert not again.changed and again.files_imported == 0
 
 
 def test_edit_shrink_and_restore(store, folder):
-    sync = FolderSync(store)
     f = Folder.of(folder)
     big = "\n\n".join(f"para{i} " + "w" * 1500 for i in range(3))
     (folder / "a.md").write_text(big)
-    sync.sync([f])
+    store.sync([f])
     assert ids(store, "para2") == ["vault/a.md#3"]
     (folder / "a.md").write_text("para0 " + "w" * 1500)
     time.sleep(0.01)
-    r = sync.sync([f])
+    r = store.sync([f])
     assert r.chunks_tombstoned == 2 and ids(store, "para2") == []
     store.forget("vault/a.md#1", namespace="notes")
     assert ids(store, "para0") == []
-    r = sync.sync([f], full=True)  # a re-import restores a chunk still in the file
+    r = store.sync([f], full=True)  # a re-import restores a chunk still in the file
     assert ids(store, "para0") == ["vault/a.md#1"] and r.chunks_changed == 1
 
 
 def test_dry_run_writes_nothing(store, folder):
-    r = FolderSync(store).sync([Folder.of(folder)], dry_run=True)
+    r = store.sync([Folder.of(folder)], dry_run=True)
     assert r.chunks_added == 2 and r.dry_run
-    assert store.stats()["revisions"] == 0 and store.db.indexed_files() == 0
-    assert store.db.last_sync_runs(5) == []
+    assert store.stats()["revisions"] == 0 and store.status()["files_indexed"] == 0
+    assert store.sync_runs(5) == []
 
 
 def test_bad_file_skipped_whole_and_reported(store, folder):
     (folder / "bad.md").write_bytes(b"good start\n\n\xff\xfe bad end")
-    r = FolderSync(store).sync([Folder.of(folder)])
+    r = store.sync([Folder.of(folder)])
     assert r.skipped == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12"}]
     assert ids(store, "good") == []
-    run = store.db.last_sync_runs(1)[0]
+    run = store.sync_runs(1)[0]
     assert run["status"] == "ok" and run["errors"][0]["path"] == "bad.md"
 
 
@@ -79,23 +78,22 @@ def test_symlinks_are_skipped(store, folder, tmp_path):
     outside.write_text("linked secret\n")
     os.symlink(outside, folder / "link.md")
     os.symlink(tmp_path, folder / "loop")
-    FolderSync(store).sync([Folder.of(folder)])
+    store.sync([Folder.of(folder)])
     assert ids(store, "secret") == []
 
 
 def test_missing_or_emptied_root_writes_no_tombstones(store, folder, tmp_path):
-    sync = FolderSync(store)
     f = Folder.of(folder)
-    sync.sync([f])
+    store.sync([f])
     moved = tmp_path / "elsewhere"
     folder.rename(moved)
     with pytest.raises(RootUnavailable, match="missing"):
-        sync.sync([f])
+        store.sync([f])
     folder.mkdir()  # an empty mount point
     with pytest.raises(RootUnavailable, match="suddenly empty"):
-        sync.sync([f])
+        store.sync([f])
     assert store.stats()["tombstones"] == 0
-    assert store.db.last_sync_runs(1)[0]["status"] == "refused"
+    assert store.sync_runs(1)[0]["status"] == "refused"
 
 
 def test_mass_delete_needs_permission(store, tmp_path):
@@ -104,13 +102,13 @@ def test_mass_delete_needs_permission(store, tmp_path):
     for i in range(10):
         (root / f"n{i}.md").write_text(f"note {i}\n")
     f = Folder.of(root)
-    FolderSync(store).sync([f])
+    store.sync([f])
     for i in range(6):
         (root / f"n{i}.md").unlink()
     with pytest.raises(MassDelete, match="--allow-mass-delete"):
-        FolderSync(store).sync([f])
+        store.sync([f])
     assert store.stats()["tombstones"] == 0
-    r = FolderSync(store, allow_mass_delete=True).sync([f])
+    r = store.sync([f], allow_mass_delete=True)
     assert r.files_removed == 6 and r.chunks_tombstoned == 6
 
 
@@ -118,10 +116,10 @@ def test_nfd_and_nfc_names_are_one_note(store, tmp_path):
     root = tmp_path / "v"
     root.mkdir()
     (root / "re\u0301sume\u0301.md").write_text("curriculum vitae\n")
-    FolderSync(store).sync([Folder.of(root)])
+    store.sync([Folder.of(root)])
     assert ids(store, "curriculum") == ["v/résumé.md#1"]
     os.rename(root / "re\u0301sume\u0301.md", root / "résumé.md")  # a sync tool renormalises
-    r = FolderSync(store).sync([Folder.of(root)])
+    r = store.sync([Folder.of(root)])
     assert r.chunks_tombstoned == 0 and r.chunks_added == 0
     assert ids(store, "curriculum") == ["v/résumé.md#1"]
 
@@ -132,17 +130,16 @@ def test_racy_file_is_rehashed(store, tmp_path):
     path = root / "n.md"
     path.write_text("version one\n")
     f = Folder.of(root)
-    FolderSync(store).sync([f])
+    store.sync([f])
     st = path.stat()
     path.write_text("version two\n")  # same size, and we restore the old timestamps
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    FolderSync(store).sync([f])
+    store.sync([f])
     assert ids(store, "two") == ["v/n.md#1"]
 
 
 def test_known_at_assertion_and_namespace_collection(store, folder):
-    sync = FolderSync(store, known_at="2020-01-01T00:00:00Z")
-    sync.sync([Folder.of(folder, "work", "job")])
+    store.sync([Folder.of(folder, "work", "job")], known_at="2020-01-01T00:00:00Z")
     (r,) = store.search("bravo", namespace="job")
     assert r.known_at == "2020-01-01T00:00:00Z" and r.memory_id == "work/sub/b.md#1"
 
@@ -171,13 +168,13 @@ def test_cli_sync_json_and_errors(tmp_path, folder):
 
 
 def test_a_file_that_fails_to_store_is_skipped_alone(store, tmp_path, monkeypatch):
-    import personal_memory.memory as memory_mod
+    import personal_memory.writes as writes
     root = tmp_path / "v"
     root.mkdir()
     (root / "short.md").write_text("kept kiwi\n")
     (root / ("long-name-" * 5 + ".md")).write_text("lost lime\n")
-    monkeypatch.setattr(memory_mod, "MAX_ID_CHARS", 40)  # the long name's ID is too long
-    r = FolderSync(store).sync([Folder.of(root)])
+    monkeypatch.setattr(writes, "MAX_ID_CHARS", 40)  # the long name's ID is too long
+    r = store.sync([Folder.of(root)])
     assert ids(store, "kiwi") == ["v/short.md#1"] and ids(store, "lime") == []
     assert len(r.skipped) == 1 and r.skipped[0]["reason"].startswith("memory_id:")
-    assert r.files_imported == 1 and store.db.indexed_files() == 1
+    assert r.files_imported == 1 and store.status()["files_indexed"] == 1

@@ -126,7 +126,7 @@ def test_namespaces_are_isolated(store):
 
 def test_clock_known_at_is_strictly_increasing_even_if_clock_steps_back(store, monkeypatch):
     monkeypatch.setattr(times, "now_micros", lambda: 1_700_000_000_000_000)
-    import personal_memory.memory as memory_mod
+    import personal_memory.writes as memory_mod
     monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_700_000_000_000_000)
     a = store.remember("a", "one", namespace=NS)
     monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_600_000_000_000_000)

@@ -39,7 +39,7 @@ def tombstones(d, memory_id):
 def test_startup_imports_existing_notes_and_reports_ready(daemon):
     assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
     with daemon.store() as s:
-        assert s.db.daemon()["state"] == "watching"
+        assert s.status()["daemon_state"] == "watching"
 
 
 def test_atomic_save_makes_one_revision(daemon, notes):
@@ -161,7 +161,7 @@ def test_burst_of_5000_files_is_batched(daemon, notes):
     wait_for(lambda: len(daemon.search_ids("mango", limit=1000)) == 1000, timeout=120,
              what="burst imported")
     with daemon.store() as s:
-        wait_for(lambda: s.db.indexed_files("notes") >= 5005, timeout=120, what="all files")
+        wait_for(lambda: s.status("notes")["files_indexed"] >= 5005, timeout=120, what="all files")
         assert s.search("idx4999", namespace="notes")[0].memory_id == "notes/burst/n4999.md#1"
         assert s.search("idx0", namespace="notes")[0].memory_id == "notes/burst/n0000.md#1"
     daemon.cookie()
@@ -219,7 +219,7 @@ def test_sigterm_exits_zero_and_records_the_stop(daemon):
     assert daemon.signal(signal.SIGTERM) == 0
     daemon.wait_message("STOPPING=1")
     with daemon.store() as s:
-        assert s.db.daemon()["state"] == "stopped"
+        assert s.status()["daemon_state"] == "stopped"
     from conftest import run_memory
     out = run_memory("--db", daemon.db, "status", "--json")
     import json

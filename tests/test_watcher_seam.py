@@ -6,7 +6,7 @@ import threading
 import time
 
 from personal_memory import MemoryStore
-from personal_memory.sync import Folder
+from personal_memory.folders import Folder
 from personal_memory.watch import Watcher
 from daemon_harness import wait_for
 
@@ -47,7 +47,7 @@ def start(tmp_path):
     thread = threading.Thread(target=watcher.run)  # the store now belongs to this thread
     thread.start()
     with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-        wait_for(lambda: (reader.db.daemon() or {}).get("state") == "watching")
+        wait_for(lambda: reader.status()["daemon_state"] == "watching")
     return root, store, watcher, thread
 
 

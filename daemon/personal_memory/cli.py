@@ -9,8 +9,9 @@ import json
 import logging
 import os
 import sys
-from pathlib import Path
 from typing import Any, Callable
+
+from .version import __version__
 
 EXIT_ERROR = 2
 
@@ -38,15 +39,18 @@ def command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
 
 # -- helpers ---------------------------------------------------------------------------
 
-def _db_path(args: argparse.Namespace) -> str:
-    from .paths import resolve_db
-    return str(resolve_db(args.db))
+def _settings(args: argparse.Namespace):
+    from . import settings
+    return settings.resolve(db=args.db, namespace=getattr(args, "namespace", None),
+                            enable_writes=getattr(args, "enable_writes", None),
+                            vector_backend=args.vector_backend,
+                            config=getattr(args, "config", None))
 
 
 def _open(args: argparse.Namespace, *, read_only: bool):
     from .memory import MemoryStore
-    return MemoryStore.open(_db_path(args), read_only=read_only,
-                            vector_backend=args.vector_backend)
+    s = _settings(args)
+    return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend)
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
@@ -114,7 +118,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_remember(args: argparse.Namespace) -> int:
     content = sys.stdin.read() if args.content == "-" else args.content
     with _open(args, read_only=False) as store:
-        rec = store.remember(args.memory_id, content, namespace=args.namespace,
+        rec = store.remember(args.memory_id, content, namespace=_settings(args).namespace,
                              title=args.title, source=args.source, known_at=args.known_at,
                              valid_from=args.valid_from, valid_to=args.valid_to)
         _emit(args, rec.to_dict(), _format_write)
@@ -124,7 +128,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
 @command
 def cmd_forget(args: argparse.Namespace) -> int:
     with _open(args, read_only=False) as store:
-        rec = store.forget(args.memory_id, namespace=args.namespace, known_at=args.known_at,
+        rec = store.forget(args.memory_id, namespace=_settings(args).namespace,
+                           known_at=args.known_at,
                            valid_from=args.valid_from, valid_to=args.valid_to)
         _emit(args, rec.to_dict(), _format_write)
     return 0
@@ -133,7 +138,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
 @command
 def cmd_search(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
-        results = store.search(args.query, namespace=args.namespace, as_of=args.as_of,
+        results = store.search(args.query, namespace=_settings(args).namespace,
+                               as_of=args.as_of,
                                valid_at=args.valid_at, limit=args.limit)
         _emit(args, [r.to_dict() for r in results], _format_results)
     return 0
@@ -142,7 +148,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 @command
 def cmd_history(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
-        revs = store.history(args.memory_id, namespace=args.namespace, as_of=args.as_of)
+        revs = store.history(args.memory_id, namespace=_settings(args).namespace,
+                             as_of=args.as_of)
         _emit(args, [r.to_dict() for r in revs],
               lambda rs: "\n".join(_format_revision(r) for r in rs))
     return 0
@@ -150,25 +157,13 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 @command
 def cmd_export(args: argparse.Namespace) -> int:
-    from .times import format_time, now_micros
     with _open(args, read_only=True) as store:
-        records = [r.to_dict() for r in store.export(namespace=args.namespace,
-                                                     as_of=args.as_of)]
-    doc = {"format": "personal-memory-export", "version": 1,
-           "exported_at": format_time(now_micros()), "namespace": args.namespace,
-           "as_of": args.as_of, "revisions": records}
-    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-    if args.file == "-":
-        sys.stdout.write(text)
-        return 0
-    try:
-        with open(args.file, "x", encoding="utf-8") as fh:
-            fh.write(text)
-    except FileExistsError:
-        raise CommandError(f"export: {args.file} already exists; export never overwrites") from None
-    except OSError as exc:
-        raise CommandError(f"export: cannot write {args.file}: {exc.strerror}") from None
-    _emit(args, {"file": args.file, "revisions": len(records)},
+        if args.file == "-":
+            doc = store.export_document(namespace=args.namespace, as_of=args.as_of)
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+            return 0
+        count = store.export_to(args.file, namespace=args.namespace, as_of=args.as_of)
+    _emit(args, {"file": args.file, "revisions": count},
           lambda d: f"Exported {d['revisions']} revisions to {d['file']}.")
     return 0
 
@@ -194,7 +189,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 @command
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_checks
-    checks = run_checks(_db_path(args), args.vector_backend)
+    s = _settings(args)
+    checks = run_checks(str(s.db), s.vector_backend)
     failed = any(c["status"] == "fail" for c in checks)
     _emit(args, {"ok": not failed, "checks": checks},
           lambda d: "\n".join(f"[{c['status']:>4}] {c['name']:<14} {c['detail']}"
@@ -204,29 +200,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 # -- notes folders ------------------------------------------------------------------------
-
-def _config(args: argparse.Namespace):
-    from . import config
-    from .paths import config_file
-    return config.load(Path(args.config) if args.config else config_file())
-
-
-def _folders(args: argparse.Namespace, cfg) -> list:
-    from .sync import Folder
-    if args.folders or cfg is None:
-        if args.collection and len(args.folders) > 1:
-            raise CommandError("--collection names one folder; give one FOLDER per command "
-                               "or use the config file")
-        for f in args.folders:
-            if not os.path.isdir(f):
-                raise CommandError(f"{f}: not a folder")
-        return [Folder.of(f, args.collection, args.namespace) for f in args.folders]
-    if not cfg.folders:
-        from .paths import config_file
-        raise CommandError(f"no folders: give FOLDER, or add [[folders]] to "
-                           f"{args.config or config_file()}")
-    return cfg.folders
-
 
 def _progress():
     if not sys.stderr.isatty():
@@ -245,12 +218,12 @@ def _progress():
 
 @command
 def cmd_sync(args: argparse.Namespace) -> int:
-    from .sync import FolderSync
-    folders = _folders(args, _config(args))
+    folders = _settings(args).folders(args.folders, collection=args.collection,
+                                      namespace=args.namespace)
     with _open(args, read_only=False) as store:
-        syncer = FolderSync(store, allow_mass_delete=args.allow_mass_delete,
-                            known_at=args.known_at, progress=_progress())
-        report = syncer.sync(folders, dry_run=args.dry_run, full=args.full)
+        report = store.sync(folders, dry_run=args.dry_run, full=args.full,
+                            allow_mass_delete=args.allow_mass_delete, known_at=args.known_at,
+                            progress=_progress())
     _emit(args, report.to_dict() | {"folders": [str(f.root) for f in folders]},
           lambda d: report.summary() + "".join(f"\n  skipped {x['path']}: {x['reason']}"
                                                for x in report.skipped))
@@ -260,17 +233,15 @@ def cmd_sync(args: argparse.Namespace) -> int:
 @command
 def cmd_watch(args: argparse.Namespace) -> int:
     from .errors import LockedError, PersonalMemoryError
-    from .paths import resolve_db
     from .watch import EXIT_LOCKED, run_daemon
-    cfg = _config(args)
-    folders = _folders(args, cfg)
+    s = _settings(args)
+    folders = s.folders(args.folders, collection=args.collection, namespace=args.namespace)
+    settle_ms, rescan = s.watch_options(settle_ms=args.settle_ms,
+                                        rescan_interval=args.rescan_interval)
     try:
-        return run_daemon(resolve_db(args.db), folders,
-                          settle_ms=cfg.settle_ms if args.settle_ms is None else args.settle_ms,
-                          rescan_interval=(cfg.rescan_interval if args.rescan_interval is None
-                                           else args.rescan_interval),
+        return run_daemon(s.db, folders, settle_ms=settle_ms, rescan_interval=rescan,
                           allow_mass_delete=args.allow_mass_delete,
-                          vector_backend=args.vector_backend)
+                          vector_backend=s.vector_backend)
     except LockedError as exc:
         print(f"memory: error: {exc}", file=sys.stderr)
         return EXIT_LOCKED
@@ -283,10 +254,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 @command
 def cmd_status(args: argparse.Namespace) -> int:
-    from .status import sync_status
     with _open(args, read_only=True) as store:
-        with store.db.snapshot():
-            data = sync_status(store.db) | store.db.counts(None)
+        data = store.status()
 
     def human(d: dict) -> str:
         lines = [f"daemon        {'running' if d['daemon_running'] else 'not running'} "
@@ -308,11 +277,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 @command
 def cmd_backup(args: argparse.Namespace) -> int:
-    if os.path.exists(args.file):
-        raise CommandError(f"backup: {args.file} already exists; backup never overwrites")
     with _open(args, read_only=True) as store:
-        store.db.backup_to(args.file)
-    os.chmod(args.file, 0o600)
+        store.backup(args.file)
     _emit(args, {"file": args.file}, lambda d: f"Backed up to {d['file']}.")
     return 0
 
@@ -320,10 +286,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
 @command
 def cmd_service(args: argparse.Namespace) -> int:
     from . import service
-    from .paths import resolve_db
+    s = _settings(args)
     kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
-    spec = service.ServiceSpec.for_this_machine(resolve_db(args.db),
-                                                Path(args.config) if args.config else None)
+    spec = service.ServiceSpec.for_this_machine(s.db, s.config_path)
     if args.action == "print":
         print(service.render(kind, spec), end="")
         return 0
@@ -331,7 +296,8 @@ def cmd_service(args: argparse.Namespace) -> int:
         messages = []
         if args.folders:
             from . import config
-            added = config.add_folders(spec.config, _folders(args, None))
+            added = config.add_folders(spec.config, s.folders(
+                args.folders, collection=args.collection, namespace=args.namespace))
             messages += [f"added {f.root} to {spec.config}" for f in added]
         messages += service.install(kind, spec)
     else:
@@ -343,20 +309,21 @@ def cmd_service(args: argparse.Namespace) -> int:
 @command
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import run
-    return run(args)
+    return run(_settings(args))
 
 
 @command
 def cmd_client_config(args: argparse.Namespace) -> int:
     """Print MCP client settings with this machine's absolute paths."""
-    import shutil
-    exe = shutil.which("memory") or os.path.join(os.path.dirname(sys.executable), "memory")
-    db = os.path.abspath(_db_path(args))
-    env = {"MEMORY_DB": db, "MEMORY_NAMESPACE": args.namespace or "notes"}
-    desktop = {"mcpServers": {"personal-memory": {"command": os.path.abspath(exe),
-                                                  "args": ["serve"], "env": env}}}
+    from .paths import memory_executable
+    s = _settings(args)
+    exe = str(memory_executable())
+    db = os.path.abspath(s.db)
+    env = {"MEMORY_DB": db, "MEMORY_NAMESPACE": s.namespace}
+    desktop = {"mcpServers": {"personal-memory": {"command": exe, "args": ["serve"],
+                                                  "env": env}}}
     claude = (f"claude mcp add personal-memory --env MEMORY_DB={db} "
-              f"--env MEMORY_NAMESPACE={env['MEMORY_NAMESPACE']} -- {os.path.abspath(exe)} serve")
+              f"--env MEMORY_NAMESPACE={s.namespace} -- {exe} serve")
     _emit(args, {"claude_desktop": desktop, "claude_code": claude},
           lambda d: "Claude Desktop (claude_desktop_config.json):\n"
           + json.dumps(d["claude_desktop"], indent=2) + "\n\nClaude Code:\n" + d["claude_code"])
@@ -374,7 +341,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:  # never put fictional notes into the user's real database
         with tempfile.TemporaryDirectory() as tmp, \
                 MemoryStore.open(os.path.join(tmp, "demo.db"),
-                                 vector_backend=args.vector_backend) as store:
+                                 vector_backend=_settings(args).vector_backend) as store:
             data = run_demo(store)
     _emit(args, data, lambda d: d["text"])
     return 0
@@ -390,21 +357,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print JSON for scripts")
     common.add_argument("--vector-backend", default=argparse.SUPPRESS,
                         choices=["auto", "sqlite-vec", "python"],
-                        help="cosine backend (default: auto)")
+                        help="cosine backend of the reference path (default: "
+                        "$MEMORY_VECTOR_BACKEND, else auto)")
 
     parser = _Parser(prog="memory", parents=[common],
                      description="A point-in-time memory of your notes for assistants.")
-    parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_text, description=help_text)
 
-    ns_default = os.environ.get("MEMORY_NAMESPACE", "notes")
-
     def namespace(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--namespace", "-n", default=ns_default,
-                       help=f"namespace (default: $MEMORY_NAMESPACE or 'notes'; now {ns_default!r})")
+        p.add_argument("--namespace", "-n", default=None,
+                       help="namespace (default: $MEMORY_NAMESPACE, else 'notes')")
 
     def interval(p: argparse.ArgumentParser) -> None:
         p.add_argument("--known-at", help="trusted assertion of when this became known "
@@ -503,14 +469,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
             "this machine's absolute paths")
-    p.add_argument("--namespace", "-n", default=None, help="namespace to serve (default 'notes')")
+    p.add_argument("--namespace", "-n", default=None,
+                   help="namespace to serve (default: $MEMORY_NAMESPACE, else 'notes')")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name, default in (("db", None), ("json", False), ("vector_backend", "auto")):
+    for name, default in (("db", None), ("json", False), ("vector_backend", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if not args.command:
@@ -521,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import PersonalMemoryError
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:
+        return _reader_went_away()
     except (PersonalMemoryError, CommandError) as exc:
         print(f"memory: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -528,12 +497,16 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"memory: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
-    except Exception as exc:
-        if type(exc).__module__ != "apsw":
-            raise
-        print(f"memory: error: database {_db_path(args)}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
+
+
+def _reader_went_away() -> int:
+    """Output piped into ``head`` or ``grep -q`` that stopped reading: exit quietly, with
+    the status a process killed by SIGPIPE has, like other Unix tools."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the final flush must not fail again
+    except OSError:
+        pass
+    return 141

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
-from .paths import DEFAULT_NAMESPACE
-from .sync import Folder
+from .folders import DEFAULT_NAMESPACE, Folder
+from .paths import ensure_private_dir
 
 DEFAULT_SETTLE_MS = 300
 DEFAULT_RESCAN_SECONDS = 600
@@ -106,7 +106,7 @@ def add_folders(path: Path, folders: list[Folder]) -> list[Folder]:
     validate({"folders": [{"path": str(f.root), "collection": f.collection,
                            "namespace": f.namespace} for f in current.folders + new]},
              str(path))
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(path.parent)
     text = path.read_text(encoding="utf-8") if path.exists() else (
         "# personal-memory configuration (see docs/operations.md)\n")
     if text and not text.endswith("\n"):

@@ -43,3 +43,31 @@ class SyncError(PersonalMemoryError):
 
 class ConfigError(PersonalMemoryError):
     """The configuration file has a bad field."""
+
+
+class RootUnavailable(SyncError):
+    """A notes folder is missing, unreadable or suddenly empty; nothing was tombstoned."""
+
+
+class MassDelete(SyncError):
+    """A sync would tombstone more than half of a collection's files."""
+
+
+class DatabaseError(PersonalMemoryError):
+    """SQLite refused an operation; the subclasses say why."""
+
+
+class DatabaseBusy(DatabaseError):
+    """Another process held the write lock past the busy timeout; nothing was written."""
+
+
+class DiskFull(DatabaseError):
+    """The disk (or quota) is full; the transaction was rolled back."""
+
+
+class DatabaseReadOnly(DatabaseError):
+    """The database file or its folder cannot be written."""
+
+
+class DatabaseCorrupt(DatabaseError):
+    """The database file is damaged or not a database."""

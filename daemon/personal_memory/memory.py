@@ -1,86 +1,36 @@
 """The public Python API: :class:`MemoryStore`. The CLI, the daemon and the MCP server
-are thin adapters over it, so every rule lives here once."""
+are thin adapters over it, so every rule lives here once (or in the modules it calls)."""
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
-from dataclasses import asdict, dataclass
-from typing import Any, Iterator
+import threading
+from typing import Any, Callable, Iterator
 
 from . import search as _search
-from .errors import AlreadyHidden, InvalidArgument, NotFound
-from .store import Database, Revision
-from .times import format_time, now_micros, parse_time
+from . import writes
+from .folders import Folder, SyncReport
+from .records import RevisionRecord, SearchResults
+from .status import daemon_status
+from .store import SCHEMA_VERSION, Database, capabilities
+from .sync import FolderSync
+from .times import format_time, now_micros
 
-MAX_ID_CHARS = 4096  # a note's ID holds its path; PATH_MAX is 4096 on Linux
-MAX_TITLE_CHARS = 200
-MAX_CONTENT_CHARS = 2_000_000
-MAX_NAMESPACE_CHARS = 128
+EXPORT_FORMAT = "personal-memory-export"
+EXPORT_VERSION = 1
 
-
-@dataclass(frozen=True)
-class RevisionRecord:
-    """One stored revision, as returned by ``history`` and write calls."""
-    revision_id: int
-    namespace: str
-    memory_id: str
-    known_at: str
-    valid_from: str
-    valid_to: str | None
-    deleted: bool
-    hides_revision: int | None
-    title: str | None
-    content: str
-    source: str | None
-    provenance: dict | None
-    content_hash: str
-    created: bool = True
-
-    @classmethod
-    def of(cls, r: Revision, created: bool = True) -> "RevisionRecord":
-        return cls(r.revision_id, r.namespace, r.memory_id, format_time(r.known_at),
-                   format_time(r.valid_from), format_time(r.valid_to), r.deleted,
-                   r.hides_revision, r.title, r.content, r.source, r.provenance,
-                   r.content_hash, created)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
-
-
-def _text(value: object, field: str, limit: int, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidArgument(f"{field}: must be a non-empty string")
-    if len(value) > limit:
-        raise InvalidArgument(f"{field}: {len(value)} characters; the limit is {limit}")
-    if "\x00" in value:
-        raise InvalidArgument(f"{field}: contains a NUL character")
-    return value
-
-
-def _location(provenance: dict | None) -> dict | None:
-    """Provenance minus the whole-file hash: editing one chunk of a note must not
-    make a new revision of every other chunk."""
-    if not provenance:
-        return None
-    return {k: v for k, v in provenance.items() if k != "file_hash"}
-
-
-def _opt_time(value: object, field: str) -> int | None:
-    return None if value is None else parse_time(value, field)
+# Guards the lazy creation of a store's in-memory search index: the MCP server's warm-up
+# thread and its tool threads may reach it at the same moment.
+_INDEX_LOCK = threading.Lock()
 
 
 class MemoryStore:
-    """A point-in-time memory store in one SQLite file."""
+    """A point-in-time memory store in one SQLite file. One object per thread; readers
+    on several threads share one search index through :meth:`share_search_index`."""
 
     def __init__(self, db: Database):
-        self.db = db
+        self._db = db
         self._index = None  # the fast search path's in-memory state, built on first search
 
     @classmethod
@@ -96,186 +46,240 @@ class MemoryStore:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        self._db.close()
 
     @property
     def path(self) -> str:
-        return self.db.path
+        return self._db.path
 
     @property
     def read_only(self) -> bool:
-        return self.db.read_only
+        return self._db.read_only
 
     @property
     def vector_backend(self) -> str:
-        return self.db.vector_backend
+        return self._db.vector_backend
+
+    @staticmethod
+    def capabilities(vector_backend: str = "auto") -> dict:
+        """SQLite version, FTS5 and the vector backend this installation would use."""
+        return capabilities(vector_backend)
 
     # -- writes -------------------------------------------------------------------------
 
     def batch(self):
         """A context manager: every remember/forget inside is one transaction, all or
         nothing. Much faster for bulk imports than one transaction per write."""
-        return self.db.transaction()
-
-    def _next_known_at(self, explicit: int | None) -> int:
-        """The clock, made strictly increasing within the database; explicit times are
-        trusted assertions (historical imports) and are used as given."""
-        if explicit is not None:
-            return explicit
-        last = self.db.max_known_at()
-        now = now_micros()
-        return now if last is None or now > last else last + 1
-
-    def _interval(self, known_at: Any, valid_from: Any, valid_to: Any,
-                  ) -> tuple[int, int | None, int, int | None]:
-        """Parse a write's times: (known_at, valid_from as given, effective start,
-        valid_to). known_at comes from the clock unless asserted; the interval must be
-        non-empty."""
-        known = _opt_time(known_at, "known_at")
-        vfrom = _opt_time(valid_from, "valid_from")
-        vto = _opt_time(valid_to, "valid_to")
-        known = self._next_known_at(known)
-        start = known if vfrom is None else vfrom
-        if vto is not None and vto <= start:
-            raise InvalidArgument(f"valid_to: {format_time(vto)} must be after valid_from "
-                                  f"{format_time(start)}")
-        return known, vfrom, start, vto
+        return self._db.transaction()
 
     def remember(self, memory_id: str, content: str, *, namespace: str,
                  title: str | None = None, source: str | None = None,
                  known_at: Any = None, valid_from: Any = None, valid_to: Any = None,
                  provenance: dict | None = None) -> RevisionRecord:
         """Append a revision. An identical, still-visible revision makes this a no-op
-        that returns the existing revision with ``created=False``."""
-        with self.db.transaction():
-            return self._remember(memory_id, content, namespace=namespace, title=title,
-                                  source=source, known_at=known_at, valid_from=valid_from,
-                                  valid_to=valid_to, provenance=provenance)
-
-    def _remember(self, memory_id, content, *, namespace, title=None, source=None,
-                  known_at=None, valid_from=None, valid_to=None, provenance=None,
-                  ) -> RevisionRecord:
-        """``remember`` inside a transaction the caller holds (batched imports)."""
-        memory_id = _text(memory_id, "memory_id", MAX_ID_CHARS)
-        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        content = _text(content, "content", MAX_CONTENT_CHARS)
-        title = _text(title, "title", MAX_TITLE_CHARS, optional=True)
-        source = _text(source, "source", MAX_ID_CHARS * 4, optional=True)
-        known, vfrom, start, vto = self._interval(known_at, valid_from, valid_to)
-        digest = content_hash(content)
-        current = self.db.visible_revision(namespace, memory_id, known, start)
-        if (current is not None and not current.deleted and current.content_hash == digest
-                and current.title == title and current.source == source
-                and current.valid_to == vto and (vfrom is None or current.valid_from == vfrom)
-                and _location(current.provenance) == _location(provenance)):
-            return RevisionRecord.of(current, created=False)
-        return RevisionRecord.of(self.db.insert_revision(
-            namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
-            valid_to=vto, deleted=False, hides_revision=None, title=title, content=content,
-            source=source, provenance=provenance, content_hash=digest))
+        that returns the existing revision with ``created=False``. Inside :meth:`batch`
+        it joins the batch's transaction."""
+        with self._db.transaction():
+            return writes.remember(self._db, memory_id, content, namespace=namespace,
+                                   title=title, source=source, known_at=known_at,
+                                   valid_from=valid_from, valid_to=valid_to,
+                                   provenance=provenance)
 
     def forget(self, memory_id: str, *, namespace: str, known_at: Any = None,
                valid_from: Any = None, valid_to: Any = None) -> RevisionRecord:
         """Append a tombstone hiding the memory over [valid_from, valid_to) (default: from
         its known_at on). Repeating an identical forget is a no-op; forgetting a memory
         that is already hidden at that time is an error."""
-        with self.db.transaction():
-            return self._forget(memory_id, namespace=namespace, known_at=known_at,
-                                valid_from=valid_from, valid_to=valid_to)
-
-    def _forget(self, memory_id, *, namespace, known_at=None, valid_from=None,
-                valid_to=None) -> RevisionRecord:
-        memory_id = _text(memory_id, "memory_id", MAX_ID_CHARS)
-        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        known, vfrom, start, vto = self._interval(known_at, valid_from, valid_to)
-        latest = self.db.latest_revision(namespace, memory_id)
-        if latest is None:
-            raise NotFound(f"memory {memory_id!r} does not exist in namespace {namespace!r}")
-        if (latest.deleted and latest.valid_to == vto
-                and (vfrom is None or latest.valid_from == vfrom)):
-            return RevisionRecord.of(latest, created=False)
-        current = self.db.visible_revision(namespace, memory_id, known, start)
-        if current is None or current.deleted:
-            raise AlreadyHidden(f"memory {memory_id!r} is not visible at "
-                                f"{format_time(start)}; nothing to forget")
-        return RevisionRecord.of(self.db.insert_revision(
-            namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
-            valid_to=vto, deleted=True, hides_revision=current.revision_id, title=None,
-            content="", source=None, provenance=None, content_hash=content_hash("")))
+        with self._db.transaction():
+            return writes.forget(self._db, memory_id, namespace=namespace, known_at=known_at,
+                                 valid_from=valid_from, valid_to=valid_to)
 
     # -- reads --------------------------------------------------------------------------
-
-    def _cutoffs(self, as_of: Any, valid_at: Any) -> tuple[int | None, int]:
-        cutoff = _opt_time(as_of, "as_of")
-        at = _opt_time(valid_at, "valid_at")
-        if at is None:
-            at = now_micros() if cutoff is None else cutoff
-        return cutoff, at
 
     def _search_args(self, query, namespace, as_of, valid_at, limit):
         """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
         query = _search.validate_query(query)
         limit = _search.validate_limit(limit)
-        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        cutoff, at = self._cutoffs(as_of, valid_at)
+        namespace = writes.namespace_arg(namespace)
+        cutoff = writes.optional_time(as_of, "as_of")
+        at = writes.optional_time(valid_at, "valid_at")
+        if at is None:
+            at = now_micros() if cutoff is None else cutoff
         return query, namespace, cutoff, at, limit
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
-               limit: int = 10) -> list[_search.SearchResult]:
+               limit: int = 10) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
-        ``valid_at`` (default: the cutoff, or now)."""
+        ``valid_at`` (default: the cutoff, or now). The returned list also carries the
+        resolved ``as_of`` and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        return self._search_index().search(self.db, query, namespace=namespace, as_of=cutoff,
-                                  valid_at=at, limit=limit)
-
-    def warm(self) -> None:
-        """Build the in-memory search index now rather than on the first search, and fetch
-        the postings of the most frequent terms. Long-running readers call this at start."""
-        self._search_index().warm(self.db)
-
-    def _search_index(self):
-        if self._index is None:
-            from .search_index import SearchIndex
-            self._index = SearchIndex()
-        return self._index
-
-    def share_search_index(self, other: "MemoryStore") -> None:
-        """Use ``other``'s in-memory search index (same database, another connection), so
-        that a reader with one connection per thread keeps one copy in memory."""
-        self._index = other._search_index()
+        with self._db.errors():
+            found = self._search_index().search(self._db, query, namespace=namespace,
+                                                as_of=cutoff, valid_at=at, limit=limit)
+        return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
-                         valid_at: Any = None, limit: int = 10) -> list[_search.SearchResult]:
+                         valid_at: Any = None, limit: int = 10) -> SearchResults:
         """The same search by the slow, obviously correct path: the visible rows are copied
         into a fresh FTS5 index and ranked there, and cosine uses the configured vector
         backend. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        return _search.search_reference(self.db, query, namespace=namespace, as_of=cutoff,
-                                        valid_at=at, limit=limit)
+        found = _search.search_reference(self._db, query, namespace=namespace, as_of=cutoff,
+                                         valid_at=at, limit=limit)
+        return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
+
+    def warm(self) -> None:
+        """Build the in-memory search index now rather than on the first search, and fetch
+        the postings of the most frequent terms. Long-running readers call this at start."""
+        with self._db.errors():
+            self._search_index().warm(self._db)
+
+    def _search_index(self):
+        with _INDEX_LOCK:
+            if self._index is None:
+                from .search_index import SearchIndex
+                self._index = SearchIndex()
+            return self._index
+
+    def share_search_index(self, other: "MemoryStore") -> None:
+        """Use ``other``'s in-memory search index (same database, another connection), so
+        that a reader with one connection per thread keeps one copy in memory."""
+        index = other._search_index()
+        with _INDEX_LOCK:
+            self._index = index
+
+    def get(self, memory_id: str, *, namespace: str, as_of: Any = None,
+            valid_at: Any = None) -> RevisionRecord | None:
+        """The visible revision of one memory at (``as_of``, ``valid_at``), or None when
+        it is unknown or hidden by a tombstone then."""
+        memory_id = writes.memory_id_arg(memory_id)
+        namespace = writes.namespace_arg(namespace)
+        cutoff = writes.optional_time(as_of, "as_of")
+        at = writes.optional_time(valid_at, "valid_at")
+        with self._db.snapshot():
+            found = self._db.visible_revision(namespace, memory_id, cutoff,
+                                              now_micros() if at is None and cutoff is None
+                                              else cutoff if at is None else at)
+        return None if found is None or found.deleted else found
 
     def history(self, memory_id: str, *, namespace: str, as_of: Any = None,
                 ) -> list[RevisionRecord]:
-        memory_id = _text(memory_id, "memory_id", MAX_ID_CHARS)
-        namespace = _text(namespace, "namespace", MAX_NAMESPACE_CHARS)
-        revisions = self.db.history(namespace, memory_id, _opt_time(as_of, "as_of"))
+        memory_id = writes.memory_id_arg(memory_id)
+        namespace = writes.namespace_arg(namespace)
+        cutoff = writes.optional_time(as_of, "as_of")
+        with self._db.snapshot():
+            revisions = self._db.history(namespace, memory_id, cutoff)
         if not revisions:
+            from .errors import NotFound
             when = f" as of {as_of}" if as_of is not None else ""
             raise NotFound(f"memory {memory_id!r} has no revisions in namespace "
                            f"{namespace!r}{when}")
-        return [RevisionRecord.of(r) for r in revisions]
+        return revisions
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:
-        for r in self.db.revisions_in(namespace, _opt_time(as_of, "as_of")):
-            yield RevisionRecord.of(r)
+        cutoff = writes.optional_time(as_of, "as_of")
+        with self._db.snapshot():
+            yield from self._db.revisions_in(namespace, cutoff)
+
+    def export_document(self, *, namespace: str | None = None, as_of: Any = None) -> dict:
+        """The export file's content: a versioned JSON document of revisions."""
+        records = [r.to_dict() for r in self.export(namespace=namespace, as_of=as_of)]
+        cutoff = writes.optional_time(as_of, "as_of")
+        return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                "exported_at": format_time(now_micros()), "namespace": namespace,
+                "as_of": format_time(cutoff), "revisions": records}
+
+    def export_to(self, path: str, *, namespace: str | None = None, as_of: Any = None,
+                  ) -> int:
+        """Write :meth:`export_document` to a new file (never overwrites); the number of
+        revisions written."""
+        from .errors import InvalidArgument, NotFound
+        doc = self.export_document(namespace=namespace, as_of=as_of)
+        try:
+            with open(path, "x", encoding="utf-8") as fh:
+                fh.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+        except FileExistsError:
+            raise InvalidArgument(f"export: {path} already exists; export never "
+                                  "overwrites") from None
+        except OSError as exc:
+            raise NotFound(f"export: cannot write {path}: {exc.strerror}") from None
+        return len(doc["revisions"])
 
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
-        counts = self.db.counts(namespace)
+        with self._db.snapshot():
+            counts = self._db.counts(namespace)
+            namespaces = self._db.namespaces()
         size = sum(os.path.getsize(self.path + suffix) for suffix in ("", "-wal")
                    if os.path.exists(self.path + suffix))
         return {"path": os.path.abspath(self.path), "namespace": namespace, **counts,
-                "namespaces": dict(self.db.namespaces()), "bytes": size,
+                "namespaces": namespaces, "bytes": size,
                 "vector_backend": self.vector_backend,
-                "embedding": self.db.meta("embedding_version")}
+                "embedding": self._db.meta("embedding_version")}
+
+    def status(self, namespace: str | None = None) -> dict[str, Any]:
+        """Counts (of one namespace, or all), the vector backend, and the sync daemon's
+        state: running or not, last sync, files indexed, files the last sync skipped."""
+        with self._db.snapshot():
+            return {"namespace": namespace, **self._db.counts(namespace),
+                    "vector_backend": self.vector_backend,
+                    "embedding": self._db.meta("embedding_version"),
+                    **daemon_status(self._db, namespace)}
+
+    def sync_runs(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The most recent folder syncs, newest first: kind, folders, counts, skipped files
+        and status (running, ok, refused, failed)."""
+        with self._db.snapshot():
+            runs = self._db.last_sync_runs(limit)
+        for run in runs:
+            for key in ("started_at", "finished_at"):
+                run[key] = format_time(run[key])
+        return runs
+
+    def health(self) -> dict[str, Any]:
+        """Integrity check, revision count, schema version and stored embedding."""
+        with self._db.snapshot():
+            return {"integrity": self._db.integrity(),
+                    "revisions": self._db.counts(None)["revisions"],
+                    "schema_version": self._db.schema_version(),
+                    "supported_schema_version": SCHEMA_VERSION,
+                    "embedding": self._db.meta("embedding_version")}
+
+    def backup(self, dest: str) -> None:
+        """A consistent copy to a new file (0600), safe while the daemon writes."""
+        with self._db.errors():
+            self._db.backup_to(dest)
+
+    # -- notes folders ------------------------------------------------------------------
+
+    def sync(self, folders: list[Folder], *, dry_run: bool = False, full: bool = False,
+             allow_mass_delete: bool = False, known_at: str | None = None,
+             kind: str = "sync", progress: Callable[[int, int], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> SyncReport:
+        """Reconcile whole folders with the store (see :mod:`personal_memory.sync`)."""
+        syncer = FolderSync(self._db, allow_mass_delete=allow_mass_delete, known_at=known_at,
+                            progress=progress, cancel=cancel)
+        with self._db.errors():
+            return syncer.sync(folders, dry_run=dry_run, full=full, kind=kind)
+
+    def sync_paths(self, scopes: dict[Folder, set[str]], *, allow_mass_delete: bool = False,
+                   kind: str = "event", progress: Callable[[int, int], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> SyncReport:
+        """Reconcile only the given relative paths (files or folders) of each folder."""
+        syncer = FolderSync(self._db, allow_mass_delete=allow_mass_delete,
+                            progress=progress, cancel=cancel)
+        with self._db.errors():
+            return syncer.sync_paths(scopes, kind=kind)
+
+    @staticmethod
+    def check_folder(folder: Folder) -> None:
+        """Raise :class:`~personal_memory.errors.RootUnavailable` if the folder is missing,
+        not a folder or unlistable."""
+        FolderSync.check_root(folder)
+
+    def record_daemon(self, *, state: str, started_at: int, roots: list[str]) -> None:
+        """The daemon's heartbeat: its pid, state and folders, stamped now."""
+        self._db.set_daemon(pid=os.getpid(), started_at=started_at, heartbeat_at=now_micros(),
+                            roots=roots, state=state)

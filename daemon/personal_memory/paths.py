@@ -1,15 +1,13 @@
-"""Default locations, from platformdirs (appname ``personal-memory``).
-
-Precedence for the database: ``--db`` flag, then ``MEMORY_DB``, then the user data dir.
-"""
+"""Default locations, from platformdirs (appname ``personal-memory``)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
 
 APP_NAME = "personal-memory"
-DEFAULT_NAMESPACE = "notes"
 
 
 def data_dir() -> Path:
@@ -26,18 +24,8 @@ def default_db() -> Path:
     return data_dir() / "memory.db"
 
 
-def config_file() -> Path:
-    env = os.environ.get("MEMORY_CONFIG")
-    return Path(env) if env else config_dir() / "config.toml"
-
-
-def resolve_db(flag: str | None) -> Path:
-    if flag:
-        return Path(flag).expanduser()
-    env = os.environ.get("MEMORY_DB")
-    if env:
-        return Path(env).expanduser()
-    return default_db()
+def default_config() -> Path:
+    return config_dir() / "config.toml"
 
 
 def lock_path(db: Path) -> Path:
@@ -45,5 +33,11 @@ def lock_path(db: Path) -> Path:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create a directory readable only by the user (0700)."""
+    """Create a directory (and its parents) readable only by the user (0700)."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+def memory_executable() -> Path:
+    """The absolute path of the ``memory`` command that runs this package."""
+    exe = shutil.which("memory") or os.path.join(os.path.dirname(sys.executable), "memory")
+    return Path(exe).absolute()

@@ -8,41 +8,14 @@ fused score, then memory ID.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
 from . import embedding, ranking
 from .errors import InvalidArgument
-from .store import Database, Revision
-from .times import format_time
-
-MAX_QUERY_CHARS = 1000
-MAX_LIMIT = 1000
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    memory_id: str
-    namespace: str
-    title: str | None
-    content: str
-    source: str | None
-    provenance: dict | None
-    content_hash: str
-    revision_id: int
-    known_at: str
-    valid_from: str
-    valid_to: str | None
-    score: float
-    bm25: float | None
-    bm25_rank: int | None
-    cosine: float | None
-    cosine_rank: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+from .limits import MAX_LIMIT, MAX_QUERY_CHARS
+from .records import RevisionRecord, SearchResult
+from .store import Database
 
 
 def query_terms(db: Database, query: str) -> list[str]:
@@ -94,17 +67,13 @@ def cosine_scores(db: Database, revision_ids: list[int], query: bytes | None) ->
     return {rid: s for rid, s in sims.items() if s > ranking.COSINE_ABS_TOL}
 
 
-def _result(r: Revision, score: float, bm25: float | None, bm25_rank: int | None,
+def _result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
             cosine: float | None, cosine_rank: int | None) -> SearchResult:
-    return SearchResult(
-        memory_id=r.memory_id, namespace=r.namespace, title=r.title, content=r.content,
-        source=r.source, provenance=r.provenance, content_hash=r.content_hash,
-        revision_id=r.revision_id, known_at=format_time(r.known_at),
-        valid_from=format_time(r.valid_from), valid_to=format_time(r.valid_to),
-        score=score, bm25=bm25, bm25_rank=bm25_rank, cosine=cosine, cosine_rank=cosine_rank)
+    return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
+                        cosine=cosine, cosine_rank=cosine_rank)
 
 
-def fuse(rows: dict[int, Revision], bm25: dict[int, float], cosine: dict[int, float],
+def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int) -> list[SearchResult]:
     """Rank both components (keyed by memory ID), fuse, order and shape the results."""
     by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}

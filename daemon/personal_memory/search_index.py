@@ -19,7 +19,8 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from . import embedding, ranking
-from .search import SearchResult, fuse_ranked, query_terms
+from .records import SearchResult
+from .search import fuse_ranked, query_terms
 from .store import Database
 
 K1 = 1.2  # FTS5's bm25() constants

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import config_file, data_dir
+from .paths import data_dir, ensure_private_dir, memory_executable
 
 LABEL = "io.github.personal-memory.watch"
 UNIT_NAME = "personal-memory.service"
@@ -25,12 +25,11 @@ class ServiceSpec:
     log_dir: Path
 
     @classmethod
-    def for_this_machine(cls, db: Path, config: Path | None = None) -> "ServiceSpec":
-        exe = shutil.which("memory") or os.path.join(os.path.dirname(sys.executable), "memory")
+    def for_this_machine(cls, db: Path, config: Path) -> "ServiceSpec":
         logs = (Path.home() / "Library" / "Logs" / "personal-memory"
                 if sys.platform == "darwin" else data_dir() / "logs")
-        return cls(Path(exe).absolute(), db.expanduser().absolute(),
-                   (config or config_file()).expanduser().absolute(), logs.absolute())
+        return cls(memory_executable(), db.expanduser().absolute(),
+                   config.expanduser().absolute(), logs.absolute())
 
     def command(self) -> list[str]:
         return [str(self.executable), "--db", str(self.db), "watch", "--config", str(self.config)]
@@ -152,7 +151,7 @@ def _run(cmd: list[str]) -> str:
 def install(kind: str, spec: ServiceSpec) -> list[str]:
     messages = []
     # The sandbox makes only this folder writable; it must exist before the service starts.
-    spec.db.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(spec.db.parent)
     if kind == "systemd":
         path = _unit_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +163,7 @@ def install(kind: str, spec: ServiceSpec) -> list[str]:
     else:
         path = _plist_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        spec.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(spec.log_dir)
         path.write_text(launchd_plist(spec))
         messages.append(f"wrote {path}")
         messages.append(_run(["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]))

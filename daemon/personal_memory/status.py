@@ -22,7 +22,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def sync_status(db: Database, namespace: str | None = None) -> dict:
+def daemon_status(db: Database, namespace: str | None = None) -> dict:
     """The daemon's state and the last sync runs, as plain data."""
     daemon = db.daemon()
     running = False

@@ -14,13 +14,14 @@ import logging
 import os
 import stat
 import sys
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from . import markdown
-from .errors import AlreadyHidden, NotFound, PersonalMemoryError, SyncError
-from .memory import MemoryStore
+from . import markdown, writes
+from .errors import (AlreadyHidden, MassDelete, NotFound, PersonalMemoryError, RootUnavailable,
+                     SyncError)
+from .folders import FileStat, FileState, Folder, SyncReport
+from .store import Database
 from .times import now_micros
 
 log = logging.getLogger("personal_memory.sync")
@@ -31,70 +32,15 @@ RACY_WINDOW_NS = 2_000_000_000
 BATCH_FILES = 1000
 
 
-class RootUnavailable(SyncError):
-    """The folder is missing, unreadable or suddenly empty; nothing was tombstoned."""
-
-
-class MassDelete(SyncError):
-    """The sync would tombstone more than half of a collection's files."""
-
-
 @dataclass(frozen=True)
-class Folder:
-    root: Path
-    collection: str
-    namespace: str
-
-    @classmethod
-    def of(cls, root: str | os.PathLike, collection: str | None = None,
-           namespace: str = "notes") -> "Folder":
-        path = Path(root).expanduser().absolute()
-        return cls(path, collection or markdown.normalise_path(path.name) or "notes", namespace)
-
-
-@dataclass(frozen=True)
-class FileStat:
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> "FileStat":
-        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
-@dataclass
-class SyncReport:
-    files_scanned: int = 0
-    files_imported: int = 0
-    files_removed: int = 0
-    chunks_added: int = 0
-    chunks_changed: int = 0
-    chunks_tombstoned: int = 0
-    skipped: list[dict] = field(default_factory=list)
-    transactions: int = 0
-    dry_run: bool = False
-
-    def merge(self, other: "SyncReport") -> None:
-        for name in ("files_scanned", "files_imported", "files_removed", "chunks_added",
-                     "chunks_changed", "chunks_tombstoned", "transactions"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.skipped.extend(other.skipped)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.chunks_added or self.chunks_changed or self.chunks_tombstoned)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def summary(self) -> str:
-        text = (f"{self.files_scanned} files scanned, {self.files_imported} imported, "
-                f"{self.files_removed} removed; chunks: {self.chunks_added} added, "
-                f"{self.chunks_changed} changed, {self.chunks_tombstoned} tombstoned; "
-                f"{len(self.skipped)} skipped")
-        return ("dry run (nothing written): " + text) if self.dry_run else text
+class LoadedFile:
+    """A file read and validated outside any transaction, ready to be written."""
+    rel: str
+    text: str | None  # None: the bytes are unchanged, only the stat cache is refreshed
+    digest: str
+    stat: FileStat
+    read_at: int
+    old_chunks: int
 
 
 class _DryRun(Exception):
@@ -114,7 +60,7 @@ def _hidden(relpath: str) -> bool:
         parts[-1].startswith("."))
 
 
-def _permission_hint(root: Path) -> str:
+def _permission_hint(root: os.PathLike) -> str:
     if sys.platform == "darwin":
         return (" (macOS privacy protection: grant Full Disk Access, or Files and Folders "
                 "access, to the program running personal-memory in System Settings > "
@@ -125,12 +71,11 @@ def _permission_hint(root: Path) -> str:
 class FolderSync:
     """Reconciles folders with one store. Not thread-safe: one per writer thread."""
 
-    def __init__(self, store: MemoryStore, *, allow_mass_delete: bool = False,
+    def __init__(self, db: Database, *, allow_mass_delete: bool = False,
                  known_at: str | None = None, batch_files: int = BATCH_FILES,
                  progress: Callable[[int, int], None] | None = None,
                  cancel: Callable[[], bool] | None = None):
-        self.store = store
-        self.db = store.db
+        self.db = db
         self.allow_mass_delete = allow_mass_delete
         self.known_at = known_at
         self.batch_files = batch_files
@@ -140,7 +85,8 @@ class FolderSync:
 
     # -- scanning --------------------------------------------------------------------------
 
-    def check_root(self, folder: Folder) -> None:
+    @staticmethod
+    def check_root(folder: Folder) -> None:
         root = folder.root
         try:
             st = os.stat(root)
@@ -299,16 +245,14 @@ class FolderSync:
         return report
 
     @staticmethod
-    def _changed(state: tuple | None, st: FileStat) -> bool:
-        if state is None:
+    def _changed(state: FileState | None, st: FileStat) -> bool:
+        if state is None or state.stat != st:
             return True
-        size, mtime_ns, ctime_ns, inode, _hash, _chunks, synced_at = state
-        if (size, mtime_ns, ctime_ns, inode) != (st.size, st.mtime_ns, st.ctime_ns, st.inode):
-            return True
-        return st.mtime_ns >= synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
+        return st.mtime_ns >= state.synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
 
-    def _load(self, folder: Folder, rel: str, path: str, st: FileStat, state: tuple | None,
-              report: SyncReport, full: bool = False):
+    def _load(self, folder: Folder, rel: str, path: str, st: FileStat,
+              state: FileState | None, report: SyncReport,
+              full: bool = False) -> LoadedFile | None:
         """Read and validate one file completely, outside any transaction."""
         read_at = now_micros()
         try:
@@ -323,43 +267,44 @@ class FolderSync:
             return None
         digest = hashlib.sha256(data).hexdigest()
         new_stat = FileStat.of(after)
-        if state is not None and state[4] == digest and not full:
-            return (rel, None, digest, new_stat, read_at, state[5])
+        old_chunks = state.chunks if state else 0
+        if state is not None and state.file_hash == digest and not full:
+            return LoadedFile(rel, None, digest, new_stat, read_at, old_chunks)
         try:
             text = markdown.decode(data)
         except markdown.BadNote as exc:
             report.skipped.append({"path": rel, "reason": str(exc)})
             log.warning("skipped %s/%s: %s", folder.collection, rel, exc)
             return None
-        return (rel, text, digest, new_stat, read_at, state[5] if state else 0)
+        return LoadedFile(rel, text, digest, new_stat, read_at, old_chunks)
 
-    def _write(self, folder: Folder, loaded: list, removed: list, report: SyncReport,
+    def _write(self, folder: Folder, loaded: list[LoadedFile],
+               removed: list[tuple[str, FileState]], report: SyncReport,
                dry_run: bool) -> None:
         if not loaded and not removed:
             return
         batch = SyncReport()
         try:
             with self.db.transaction():
-                for rel, text, digest, st, read_at, old_chunks in loaded:
-                    chunks = old_chunks
-                    if text is not None:
+                for f in loaded:
+                    chunks = f.old_chunks
+                    if f.text is not None:
                         one = SyncReport()
                         try:
                             with self.db.savepoint():  # a file that fails is skipped whole
-                                chunks = self._import_file(folder, rel, text, digest,
-                                                           old_chunks, one)
+                                chunks = self._import_file(folder, f, one)
                         except PersonalMemoryError as exc:
-                            batch.skipped.append({"path": rel, "reason": str(exc)})
-                            log.warning("skipped %s/%s: %s", folder.collection, rel, exc)
+                            batch.skipped.append({"path": f.rel, "reason": str(exc)})
+                            log.warning("skipped %s/%s: %s", folder.collection, f.rel, exc)
                             continue
                         one.files_imported = 1
                         batch.merge(one)
-                    self.db.put_file_state(folder.namespace, folder.collection, rel,
-                                           size=st.size, mtime_ns=st.mtime_ns,
-                                           ctime_ns=st.ctime_ns, inode=st.inode,
-                                           file_hash=digest, chunks=chunks, synced_at=read_at)
+                    st = f.stat
+                    self.db.put_file_state(folder.namespace, folder.collection, f.rel,
+                                           FileState(st.size, st.mtime_ns, st.ctime_ns,
+                                                     st.inode, f.digest, chunks, f.read_at))
                 for rel, state in removed:
-                    batch.chunks_tombstoned += self._tombstone(folder, rel, 1, state[5])
+                    batch.chunks_tombstoned += self._tombstone(folder, rel, 1, state.chunks)
                     self.db.drop_file_state(folder.namespace, folder.collection, rel)
                     batch.files_removed += 1
                 if dry_run:
@@ -369,19 +314,19 @@ class FolderSync:
         batch.transactions = 0 if dry_run else 1
         report.merge(batch)
 
-    def _import_file(self, folder: Folder, rel: str, text: str, digest: str,
-                     old_chunks: int, report: SyncReport) -> int:
-        chunks = markdown.chunk(text)
-        title = markdown.title_of(text, rel)
+    def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport) -> int:
+        rel, old_chunks = f.rel, f.old_chunks
+        chunks = markdown.chunk(f.text)
+        title = markdown.title_of(f.text, rel)
         source = f"{folder.collection}/{rel}"
         for c in chunks:
-            rec = self.store._remember(
-                markdown.chunk_id(folder.collection, rel, c.number), c.text,
+            rec = writes.remember(
+                self.db, markdown.chunk_id(folder.collection, rel, c.number), c.text,
                 namespace=folder.namespace, title=title, source=source,
                 known_at=self.known_at,
                 provenance={"collection": folder.collection, "path": rel,
                             "line_start": c.line_start, "line_end": c.line_end,
-                            "file_hash": digest})
+                            "file_hash": f.digest})
             if rec.created:
                 if c.number <= old_chunks:
                     report.chunks_changed += 1
@@ -394,8 +339,8 @@ class FolderSync:
         count = 0
         for number in range(first, last + 1):
             try:
-                rec = self.store._forget(markdown.chunk_id(folder.collection, rel, number),
-                                         namespace=folder.namespace, known_at=self.known_at)
+                rec = writes.forget(self.db, markdown.chunk_id(folder.collection, rel, number),
+                                    namespace=folder.namespace, known_at=self.known_at)
             except (AlreadyHidden, NotFound):
                 continue
             count += rec.created

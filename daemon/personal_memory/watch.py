@@ -9,6 +9,7 @@ and on a periodic safety-net rescan.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -18,13 +19,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import apsw
-
 from . import notify
-from .errors import LockedError, SyncError
+from .errors import DatabaseBusy, DiskFull, LockedError, RootUnavailable, SyncError
+from .folders import Folder, SyncReport
+from .markdown import is_watched_dir
 from .memory import MemoryStore
+from .paths import ensure_private_dir, lock_path
 from .status import HEARTBEAT_SECONDS
-from .sync import Folder, FolderSync, RootUnavailable, SyncReport
 from .times import now_micros
 
 log = logging.getLogger("personal_memory.watch")
@@ -47,7 +48,7 @@ class DaemonLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -100,10 +101,9 @@ class Watcher:
         self.folders = folders
         self.settle = settle_ms / 1000
         self.rescan_interval = rescan_interval
+        self.allow_mass_delete = allow_mass_delete
         self.observer_factory = observer_factory
         self.stop_event = threading.Event()
-        self.syncer = FolderSync(store, allow_mass_delete=allow_mass_delete,
-                                 cancel=self.stop_event.is_set, progress=self._progress)
         self._ping_every = notify.watchdog_interval()
         self._next_ping: float | None = time.monotonic() if self._ping_every else None
         self._next_beat = time.monotonic() + HEARTBEAT_SECONDS
@@ -189,7 +189,7 @@ class Watcher:
 
     def _watch_failed(self, folder: Folder | None, exc: OSError) -> None:
         where = folder.root if folder else "the notes folders"
-        if exc.errno == 28:  # ENOSPC from inotify: too few watches
+        if exc.errno == errno.ENOSPC:  # from inotify: too few watches
             limit = _read_int(INOTIFY_WATCHES)
             log.error("cannot watch %s: the inotify watch limit (fs.inotify.max_user_watches"
                       "=%s) is reached; raise it with 'sysctl fs.inotify.max_user_watches="
@@ -309,14 +309,18 @@ class Watcher:
         scopes = {f: s for f, s in scopes.items() if f not in self._lost}
         if not scopes:
             return
-        self._sync(lambda: self.syncer.sync_paths(scopes, kind="event"), "change")
+        self._sync(lambda: self.store.sync_paths(
+            scopes, kind="event", allow_mass_delete=self.allow_mass_delete,
+            progress=self._progress, cancel=self.stop_event.is_set), "change")
 
     def _full(self, reason: str) -> None:
         live = [f for f in self.folders if f not in self._lost]
         with self._lock:  # everything pending is covered by the full reconcile
             self._pending.clear()
         if live:
-            self._sync(lambda: self.syncer.sync(live, kind=reason.replace(" ", "-")), reason)
+            self._sync(lambda: self.store.sync(
+                live, kind=reason.replace(" ", "-"), allow_mass_delete=self.allow_mass_delete,
+                progress=self._progress, cancel=self.stop_event.is_set), reason)
 
     def _sync(self, action: Callable[[], SyncReport], what: str) -> None:
         t0 = time.monotonic()
@@ -329,10 +333,11 @@ class Watcher:
         except SyncError as exc:
             log.error("%s", exc)
             return
-        except apsw.BusyError:
-            # Another writer held the database past the busy timeout; nothing was written.
-            log.warning("database busy during %s; retrying with a full rescan", what)
-            self.request_rescan("database was busy")
+        except (DatabaseBusy, DiskFull) as exc:
+            # Nothing was written; a full rescan retries everything once it clears.
+            log.warning("%s during %s; retrying with a full rescan", exc, what)
+            self.request_rescan("database was busy" if isinstance(exc, DatabaseBusy)
+                                else "disk was full")
             return
         if report.changed or report.skipped or what != "change":
             log.info("%s: %s (%d transactions, %.0f ms)", what, report.summary(),
@@ -342,7 +347,7 @@ class Watcher:
     def _retry_or_lose(self, folders: list[Folder]) -> None:
         for folder in folders:
             try:
-                self.syncer.check_root(folder)
+                self.store.check_folder(folder)
             except RootUnavailable as exc:
                 if folder not in self._lost:
                     log.error("%s; waiting for it to come back", exc)
@@ -354,7 +359,7 @@ class Watcher:
         back = []
         for folder in list(self._lost):
             try:
-                self.syncer.check_root(folder)
+                self.store.check_folder(folder)
             except RootUnavailable:
                 continue
             back.append(folder)
@@ -367,9 +372,11 @@ class Watcher:
             self._heartbeat("watching")
 
     def _heartbeat(self, state: str) -> None:
-        self.store.db.set_daemon(pid=os.getpid(), started_at=self._started_at,
-                                 heartbeat_at=now_micros(),
-                                 roots=[str(f.root) for f in self.folders], state=state)
+        try:
+            self.store.record_daemon(state=state, started_at=self._started_at,
+                                     roots=[str(f.root) for f in self.folders])
+        except (DatabaseBusy, DiskFull) as exc:  # the next beat tries again
+            log.warning("could not record the heartbeat: %s", exc)
 
     def _check_watch_limit(self) -> None:
         if not sys.platform.startswith("linux"):
@@ -380,7 +387,7 @@ class Watcher:
         dirs = 0
         for folder in self.folders:
             for _, subdirs, _ in os.walk(folder.root):
-                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+                subdirs[:] = [d for d in subdirs if is_watched_dir(d)]
                 dirs += 1
         if dirs > limit * 0.9:
             log.warning("the notes need %d inotify watches but fs.inotify.max_user_watches is "
@@ -400,7 +407,6 @@ def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_i
                allow_mass_delete: bool, vector_backend: str = "auto",
                install_signals: bool = True) -> int:
     """Lock the database, open it and watch until a signal. Returns the exit code."""
-    from .paths import lock_path
     lock = DaemonLock(lock_path(db_path))
     lock.acquire()  # LockedError propagates: the CLI turns it into exit code 75
     try:

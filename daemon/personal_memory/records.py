@@ -1,0 +1,70 @@
+"""The records the API returns: one revision shape, and search results composed of it.
+Pure data; times are ISO 8601 UTC strings (see :mod:`times`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RevisionRecord:
+    """One stored revision (a tombstone when ``deleted``), as every reader sees it."""
+    revision_id: int
+    namespace: str
+    memory_id: str
+    known_at: str
+    valid_from: str
+    valid_to: str | None
+    deleted: bool
+    hides_revision: int | None
+    title: str | None
+    content: str
+    source: str | None
+    provenance: dict | None
+    content_hash: str
+    created: bool = True  # False when a write found an identical revision and added nothing
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def but(self, **changes: Any) -> "RevisionRecord":
+        return RevisionRecord(**(self.to_dict() | changes))
+
+
+_REVISION_FIELDS = frozenset(f.name for f in fields(RevisionRecord))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A visible revision with its fused score and the two components' scores and ranks.
+    The revision's fields can be read directly (``result.content``)."""
+    revision: RevisionRecord
+    score: float
+    bm25: float | None
+    bm25_rank: int | None
+    cosine: float | None
+    cosine_rank: int | None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _REVISION_FIELDS:
+            return getattr(self.revision, name)
+        raise AttributeError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """One flat mapping: the revision's fields (without ``created``) and the scores."""
+        out = self.revision.to_dict()
+        out.pop("created")
+        out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
+                   cosine=self.cosine, cosine_rank=self.cosine_rank)
+        return out
+
+
+class SearchResults(list):
+    """The ranked results of one search (a list), with the times it resolved: ``as_of``
+    (None: everything known) and ``valid_at``, as ISO 8601 strings."""
+
+    def __init__(self, results=(), *, as_of: str | None, valid_at: str):
+        super().__init__(results)
+        self.as_of = as_of
+        self.valid_at = valid_at

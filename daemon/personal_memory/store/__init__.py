@@ -1,0 +1,25 @@
+"""The only package that speaks SQL. It wraps apsw once and owns the schema.
+
+One module per responsibility: ``connection`` (opening, transactions, errors), ``schema``,
+``revisions`` (the append-only log and the visibility rule), ``retrieval`` (ranking
+primitives), ``folder_state`` (stat cache, sync runs, heartbeat), ``maintenance``.
+:class:`Database` joins them over one connection.
+
+Concurrency contract: one writer per database; every write is one ``BEGIN IMMEDIATE``
+transaction; readers never block the writer (WAL). A ``Database`` belongs to one thread.
+"""
+
+from .connection import VECTOR_BACKENDS, Connection, sqlite_vec_path
+from .folder_state import FolderState
+from .maintenance import Maintenance, capabilities
+from .retrieval import Retrieval, match_expression
+from .revisions import RevisionLog
+from .schema import SCHEMA_VERSION, TOKENIZER
+
+
+class Database(RevisionLog, Retrieval, FolderState, Maintenance, Connection):
+    """An open database file. Create with :meth:`open`."""
+
+
+__all__ = ["Database", "SCHEMA_VERSION", "TOKENIZER", "VECTOR_BACKENDS", "capabilities",
+           "match_expression", "sqlite_vec_path"]

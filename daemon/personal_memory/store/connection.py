@@ -1,0 +1,280 @@
+"""Opening a database file, transactions, and turning SQLite's errors into ours."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import apsw
+
+from .. import embedding
+from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError,
+                      DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
+from ..paths import ensure_private_dir
+from .schema import APPLICATION_ID, DDL, SCHEMA_VERSION
+
+VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
+
+
+def sqlite_vec_path() -> str | None:
+    try:
+        import sqlite_vec
+    except ImportError:
+        return None
+    return sqlite_vec.loadable_path()
+
+
+def load_vector_backend(conn: apsw.Connection, requested: str) -> str:
+    """Load sqlite-vec into ``conn`` when wanted and possible; the backend in use."""
+    if requested not in VECTOR_BACKENDS:
+        raise BackendError(f"vector backend {requested!r} is unknown; "
+                           f"choose one of {', '.join(VECTOR_BACKENDS)}")
+    if requested == "python":
+        return "python"
+    ext = sqlite_vec_path()
+    if ext is not None:
+        try:
+            conn.enable_load_extension(True)
+            conn.load_extension(ext)
+            conn.enable_load_extension(False)
+            return "sqlite-vec"
+        except apsw.Error as exc:
+            if requested == "sqlite-vec":
+                raise BackendError(f"sqlite-vec could not be loaded: {exc}") from None
+    elif requested == "sqlite-vec":
+        raise BackendError("vector backend 'sqlite-vec' requested but the sqlite-vec "
+                           "package is not installed")
+    return "python"
+
+
+def translate(exc: apsw.Error, path: str) -> DatabaseError:
+    """Our named error for an SQLite error, with a one-line message naming the file."""
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return DatabaseBusy(f"database {path} is busy: another process holds the write "
+                            "lock; nothing was written")
+    if isinstance(exc, apsw.FullError):
+        return DiskFull(f"database {path}: disk full; nothing was written")
+    if isinstance(exc, apsw.ReadOnlyError):
+        return DatabaseReadOnly(f"database {path} cannot be written (read-only file, "
+                                "folder or mount)")
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return DatabaseCorrupt(f"database {path} is damaged or not a database: {exc}")
+    return DatabaseError(f"database {path}: {exc}")
+
+
+def create_private_file(path: str) -> None:
+    """Create an empty file readable only by the user (SQLite gives its WAL and SHM files
+    the same mode), without touching the process umask, which other threads share."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+class Connection:
+    """One apsw connection to a personal-memory file. Belongs to one thread."""
+
+    def __init__(self, conn: apsw.Connection, path: str, read_only: bool, vector_backend: str):
+        self.conn = conn
+        self.path = path
+        self.read_only = read_only
+        self.vector_backend = vector_backend
+        self._tokenizer_fn = None
+        self._depth = 0
+        self._vocab_ready = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, read_only: bool = False,
+             vector_backend: str = "auto", create: bool = True):
+        path = os.fspath(path)
+        if vector_backend not in VECTOR_BACKENDS:
+            raise BackendError(f"vector backend {vector_backend!r} is unknown; "
+                               f"choose one of {', '.join(VECTOR_BACKENDS)}")
+        exists = os.path.exists(path)
+        if not exists and (read_only or not create):
+            raise NotFound(f"database {path} does not exist; run 'memory init' or a sync first")
+        if exists and os.path.isdir(path):
+            raise NotFound(f"database {path} is a directory, not a database file")
+        if read_only:
+            flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+            uri = "file:" + _uri_path(path) + "?mode=ro"
+        else:
+            if not exists:
+                try:
+                    ensure_private_dir(Path(os.path.abspath(path)).parent)
+                    create_private_file(path)
+                except OSError as exc:
+                    raise NotFound(f"cannot create database {path}: {exc.strerror}") from None
+            flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
+            uri = "file:" + _uri_path(path)
+        try:
+            conn = apsw.Connection(uri, flags=flags)
+        except apsw.Error as exc:
+            raise NotFound(f"cannot open database {path}: {exc}") from None
+        conn.set_busy_timeout(10_000)
+        try:
+            backend = load_vector_backend(conn, vector_backend)
+            db = cls(conn, path, read_only, backend)
+            with db.errors():
+                db._prepare_schema()
+        except BaseException:
+            conn.close()
+            raise
+        return db
+
+    def _prepare_schema(self) -> None:
+        try:
+            app_id = self.scalar("PRAGMA application_id")
+            version = self.scalar("PRAGMA user_version")
+        except apsw.NotADBError:
+            raise SchemaError(f"{self.path} is not a SQLite database") from None
+        if app_id == 0 and version == 0:
+            tables = self.scalar("SELECT count(*) FROM sqlite_schema")
+            if tables:
+                raise SchemaError(f"{self.path} is a SQLite database of another application "
+                                  "(no personal-memory schema); refusing to use it")
+            if self.read_only:
+                raise SchemaError(f"{self.path} is empty; run 'memory init' to create it")
+            self._create_schema()
+            return
+        if app_id != APPLICATION_ID:
+            raise SchemaError(f"{self.path} belongs to another application "
+                              f"(application_id {app_id:#x}); refusing to use it")
+        if version > SCHEMA_VERSION:
+            raise SchemaError(f"{self.path} has schema version {version}, newer than this "
+                              f"personal-memory supports ({SCHEMA_VERSION}); upgrade the package")
+        stored = self.meta("embedding_version")
+        if stored != embedding.EMBEDDING_VERSION:
+            raise SchemaError(f"{self.path} was built with embedding {stored!r}, but this "
+                              f"version uses {embedding.EMBEDDING_VERSION!r}; vectors would "
+                              "not be comparable")
+        if not self.read_only:
+            self.execute("PRAGMA journal_mode=WAL")
+            # Safe against corruption in WAL mode; a power cut may lose the last commits,
+            # which the next sync re-imports from the notes.
+            self.execute("PRAGMA synchronous=NORMAL")
+
+    def _create_schema(self) -> None:
+        self.execute("PRAGMA journal_mode=WAL")
+        self.execute("PRAGMA synchronous=NORMAL")
+        with self.transaction():
+            self.conn.execute(DDL)
+            self.execute("INSERT INTO meta VALUES ('embedding_version', ?)",
+                         (embedding.EMBEDDING_VERSION,))
+            self.execute("INSERT INTO meta VALUES ('embedding_dimensions', ?)",
+                         (str(embedding.DIMENSIONS),))
+            self.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- low level --------------------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] | dict = ()) -> list[tuple]:
+        return list(self.conn.execute(sql, params))
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict = ()) -> Any:
+        row = next(iter(self.conn.execute(sql, params)), None)
+        return None if row is None else row[0]
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """SQLite errors raised inside become this package's named errors."""
+        try:
+            yield
+        except apsw.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, taken at once so the clock check and insert are atomic.
+        Nested use joins the outer transaction (for batched writes)."""
+        if self.read_only:
+            raise ReadOnlyError(f"database {self.path} is open read-only")
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        with self.errors():
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                # SQLite may already have rolled back (disk full, I/O error).
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth = 0
+                try:
+                    self.conn.execute("COMMIT")
+                except apsw.Error:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested, separately undoable part of the current write transaction."""
+        self.conn.execute("SAVEPOINT part")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK TO part")
+                self.conn.execute("RELEASE part")
+            raise
+        else:
+            self.conn.execute("RELEASE part")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees one consistent state."""
+        if self.conn.in_transaction:
+            yield
+            return
+        with self.errors():
+            self.conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self.conn.execute("COMMIT")
+
+    def meta(self, key: str) -> str | None:
+        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+    # -- tokenizing as the index does ---------------------------------------------------
+
+    @property
+    def _tokenizer(self):
+        if self._tokenizer_fn is None:
+            self._tokenizer_fn = self.conn.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+        return self._tokenizer_fn
+
+    def tokens(self, text: str) -> list[str]:
+        """The terms FTS5 sees in ``text``, in order (query-time tokenization)."""
+        data = embedding.normalize_text(text).encode("utf-8")
+        return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
+
+    def document_tokens(self, text: str) -> list[str]:
+        """Tokens exactly as the FTS5 index stores them for a column of NFKC text."""
+        return self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                               include_offsets=False, include_colocated=False)
+
+
+def cutoff(as_of: int | None) -> int:
+    return (1 << 62) if as_of is None else as_of
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+    return quote(os.path.abspath(path))

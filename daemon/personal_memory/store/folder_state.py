@@ -1,0 +1,85 @@
+"""SQL of what the folder sync and the daemon record: the stat cache of imported files,
+sync runs, and the daemon's heartbeat."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..folders import FileState
+
+_RUN_KEYS = ("id", "started_at", "finished_at", "pid", "kind", "roots", "files_scanned",
+             "chunks_added", "chunks_changed", "chunks_tombstoned", "errors", "status")
+
+
+class FolderState:
+    """Mixin of :class:`~personal_memory.store.Database`: files, sync_runs, daemon."""
+
+    def file_states(self, namespace: str, collection: str) -> dict[str, FileState]:
+        return {row[0]: FileState(*row[1:]) for row in self.conn.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at "
+            "FROM files WHERE namespace = ? AND collection = ?", (namespace, collection))}
+
+    def put_file_state(self, namespace: str, collection: str, path: str,
+                       state: FileState) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          (collection, namespace, path, *state))
+
+    def drop_file_state(self, namespace: str, collection: str, path: str) -> None:
+        self.conn.execute("DELETE FROM files WHERE namespace = ? AND collection = ? AND path = ?",
+                          (namespace, collection, path))
+
+    def indexed_files(self, namespace: str | None = None) -> int:
+        if namespace is None:
+            return self.scalar("SELECT count(*) FROM files")
+        return self.scalar("SELECT count(*) FROM files WHERE namespace = ?", (namespace,))
+
+    # -- sync runs ----------------------------------------------------------------------
+
+    def start_sync_run(self, kind: str, roots: list[str], started_at: int) -> int:
+        with self.transaction():
+            self.conn.execute("INSERT INTO sync_runs (started_at, pid, kind, roots) "
+                              "VALUES (?,?,?,?)", (started_at, os.getpid(), kind,
+                                                   json.dumps(roots)))
+            return self.conn.last_insert_rowid()
+
+    def finish_sync_run(self, run_id: int, *, finished_at: int, files_scanned: int,
+                        added: int, changed: int, tombstoned: int, errors: list[dict],
+                        status: str) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE sync_runs SET finished_at=?, files_scanned=?, chunks_added=?, "
+                "chunks_changed=?, chunks_tombstoned=?, errors=?, status=? WHERE id=?",
+                (finished_at, files_scanned, added, changed, tombstoned,
+                 json.dumps(errors), status, run_id))
+
+    def last_sync_runs(self, limit: int = 1, status: str | None = None) -> list[dict]:
+        sql = f"SELECT {', '.join(_RUN_KEYS)} FROM sync_runs"
+        params: list[Any] = []
+        if status:
+            sql += " WHERE status = ?"
+            params.append(status)
+        out = []
+        for row in self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", params + [limit]):
+            item = dict(zip(_RUN_KEYS, row))
+            item["roots"] = json.loads(item["roots"])
+            item["errors"] = json.loads(item["errors"])
+            out.append(item)
+        return out
+
+    # -- the daemon's row ---------------------------------------------------------------
+
+    def set_daemon(self, *, pid: int, started_at: int, heartbeat_at: int, roots: list[str],
+                   state: str) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO daemon VALUES (1,?,?,?,?,?)",
+                              (pid, started_at, heartbeat_at, json.dumps(roots), state))
+
+    def daemon(self) -> dict | None:
+        row = next(iter(self.conn.execute(
+            "SELECT pid, started_at, heartbeat_at, roots, state FROM daemon")), None)
+        if row is None:
+            return None
+        return {"pid": row[0], "started_at": row[1], "heartbeat_at": row[2],
+                "roots": json.loads(row[3]), "state": row[4]}

@@ -1,0 +1,78 @@
+"""SQL of counting, checking and copying a database, and probing this SQLite build."""
+
+from __future__ import annotations
+
+import os
+
+import apsw
+
+from ..errors import InvalidArgument, NotFound, PersonalMemoryError
+from .connection import create_private_file, load_vector_backend, sqlite_vec_path
+
+
+def capabilities(vector_backend: str = "auto") -> dict:
+    """What this installation's SQLite offers: its version, FTS5, the vector backend."""
+    probe = apsw.Connection(":memory:")
+    try:
+        out = {"sqlite": apsw.sqlite_lib_version(), "apsw": apsw.apsw_version()}
+        try:
+            probe.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            out["fts5"] = None
+        except apsw.Error as exc:
+            out["fts5"] = str(exc)
+        try:
+            active = load_vector_backend(probe, vector_backend)
+            out["vector_backend"] = active
+            out["vector_error"] = None
+            out["sqlite_vec_installed"] = sqlite_vec_path() is not None
+            out["sqlite_vec_version"] = (next(probe.execute("SELECT vec_version()"))[0]
+                                         if active == "sqlite-vec" else None)
+        except PersonalMemoryError as exc:
+            out.update(vector_backend=None, vector_error=str(exc),
+                       sqlite_vec_installed=sqlite_vec_path() is not None,
+                       sqlite_vec_version=None)
+        return out
+    finally:
+        probe.close()
+
+
+class Maintenance:
+    """Mixin of :class:`~personal_memory.store.Database`: counts, checks, backup."""
+
+    def counts(self, namespace: str | None) -> dict[str, int]:
+        where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
+        revs, mems, tombs = next(iter(self.conn.execute(
+            f"SELECT count(*), count(DISTINCT namespace || char(0) || memory_id), "
+            f"coalesce(sum(deleted), 0) FROM revisions {where}", params)))
+        return {"revisions": revs, "memories": mems, "tombstones": tombs}
+
+    def namespaces(self) -> dict[str, int]:
+        return dict(self.execute("SELECT namespace, count(*) FROM revisions "
+                                 "GROUP BY namespace ORDER BY namespace"))
+
+    def integrity(self) -> str:
+        return "; ".join(r[0] for r in self.conn.execute("PRAGMA quick_check"))
+
+    def schema_version(self) -> int:
+        return self.scalar("PRAGMA user_version")
+
+    def backup_to(self, dest: str) -> None:
+        """A consistent copy through SQLite's online backup into a new file that only the
+        user can read; an existing file is never overwritten."""
+        if os.path.lexists(dest):
+            raise InvalidArgument(f"backup: {dest} already exists; backup never overwrites")
+        try:
+            create_private_file(dest)
+        except OSError as exc:
+            raise NotFound(f"backup: cannot write {dest}: {exc.strerror}") from None
+        try:
+            target = apsw.Connection(dest)
+            try:
+                with target.backup("main", self.conn, "main") as b:
+                    while not b.done:
+                        b.step(1024)
+            finally:
+                target.close()
+        except apsw.Error as exc:
+            os.unlink(dest)
+            raise NotFound(f"backup: cannot write {dest}: {exc}") from None

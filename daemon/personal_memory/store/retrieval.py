@@ -1,0 +1,105 @@
+"""SQL primitives of ranking: a fresh FTS5 index over chosen rows (the reference path),
+vectors, and what the in-memory search index reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Iterator, Sequence
+
+from .. import embedding
+from ..records import RevisionRecord
+from .schema import TOKENIZER
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 query that matches rows holding any of ``terms`` (each a quoted string)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+class Retrieval:
+    """Mixin of :class:`~personal_memory.store.Database`: ranking primitives."""
+
+    def bm25_over(self, revisions: Iterable[RevisionRecord], terms: Sequence[str],
+                  ) -> dict[int, float]:
+        """BM25 of exactly ``revisions``: they are copied into a fresh temporary FTS5 index,
+        so no other row can touch N, average length or document frequencies. Scores are
+        returned positive (higher is better); rows matching no term are absent."""
+        if not terms:
+            return {}
+        conn = self.conn
+        conn.execute("DROP TABLE IF EXISTS temp.rank_fts")
+        conn.execute(f"CREATE VIRTUAL TABLE temp.rank_fts USING fts5(title, content, "
+                     f"tokenize='{TOKENIZER}')")
+        try:
+            conn.executemany(
+                "INSERT INTO temp.rank_fts (rowid, title, content) VALUES (?, ?, ?)",
+                ((r.revision_id, embedding.normalize_text(r.title or ""),
+                  embedding.normalize_text(r.content)) for r in revisions))
+            rows = conn.execute("SELECT rowid, bm25(rank_fts) FROM temp.rank_fts "
+                                "WHERE rank_fts MATCH ?", (match_expression(terms),))
+            return {rowid: -score for rowid, score in rows}
+        finally:
+            conn.execute("DROP TABLE temp.rank_fts")
+
+    def embeddings(self, revision_ids: Sequence[int]) -> dict[int, bytes | None]:
+        out: dict[int, bytes | None] = {}
+        for chunk in _chunks(revision_ids, 30_000):
+            ids = json.dumps(list(chunk))
+            for rid, blob in self.conn.execute(
+                    "SELECT id, embedding FROM revisions WHERE id IN "
+                    "(SELECT value FROM json_each(?))", (ids,)):
+                out[rid] = blob
+        return out
+
+    def cosine_sqlite_vec(self, revision_ids: Sequence[int], query: bytes) -> dict[int, float]:
+        """Cosine similarity computed inside SQLite by sqlite-vec (float32)."""
+        out: dict[int, float] = {}
+        for chunk in _chunks(revision_ids, 30_000):
+            for rid, dist in self.conn.execute(
+                    "SELECT id, vec_distance_cosine(embedding, ?) FROM revisions WHERE id IN "
+                    "(SELECT value FROM json_each(?)) AND embedding IS NOT NULL",
+                    (query, json.dumps(list(chunk)))):
+                out[rid] = 1.0 - dist
+        return out
+
+    # -- for the in-memory search index ---------------------------------------------------
+
+    def max_revision_id(self) -> int:
+        return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")
+
+    def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
+        """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
+        doc_length, embedding) of every revision appended after ``last_id``, in id order."""
+        return self.conn.execute(
+            "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
+            "valid_to, deleted, doc_length, embedding FROM revisions WHERE id > ? ORDER BY id",
+            (last_id,))
+
+    def most_frequent_terms(self, limit: int) -> list[str]:
+        """The indexed terms held by the most revisions."""
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_terms "
+                          "USING fts5vocab(main, revisions_fts, row)")
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms ORDER BY doc DESC LIMIT ?", (limit,))]
+
+    def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
+        """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
+        return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))
+                for rid, title, content in self.conn.execute(
+                    "SELECT id, title, content FROM revisions WHERE id > ? AND id <= ? "
+                    "AND deleted = 0", (first_id, last_id))]
+
+    def term_postings(self, term: str) -> list[tuple[int, int]]:
+        """(revision id, occurrences in title and content) for every revision holding
+        ``term``, read from the persistent FTS5 index."""
+        if not self._vocab_ready:
+            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_vocab "
+                              "USING fts5vocab(main, revisions_fts, instance)")
+            self._vocab_ready = True
+        return self.conn.execute("SELECT doc, count(*) FROM temp.revisions_vocab "
+                                 "WHERE term = ? GROUP BY doc ORDER BY doc", (term,)).fetchall()

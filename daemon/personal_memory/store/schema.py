@@ -1,0 +1,71 @@
+"""The schema: tables, triggers and the markers that identify the file as ours."""
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x504D454D  # "PMEM"
+TOKENIZER = "unicode61 remove_diacritics 2"
+
+DDL = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE revisions (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    known_at INTEGER NOT NULL,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
+    deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+    hides_revision INTEGER REFERENCES revisions(id),
+    title TEXT,
+    content TEXT NOT NULL,
+    source TEXT,
+    provenance TEXT,
+    content_hash TEXT NOT NULL,
+    doc_length INTEGER NOT NULL DEFAULT 0,
+    embedding BLOB,
+    CHECK (valid_to IS NULL OR valid_to > valid_from),
+    CHECK ((deleted = 1) = (hides_revision IS NOT NULL))
+) STRICT;
+CREATE INDEX revisions_identity ON revisions (namespace, memory_id, known_at, id);
+CREATE INDEX revisions_known_at ON revisions (known_at);
+CREATE INDEX revisions_known ON revisions (namespace, known_at, valid_from, valid_to, memory_id, deleted);
+CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
+BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
+BEGIN SELECT RAISE(ABORT, 'revisions are append-only: DELETE is not allowed'); END;
+CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', tokenize='{TOKENIZER}');
+CREATE TABLE files (
+    collection TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    file_hash TEXT NOT NULL,
+    chunks INTEGER NOT NULL,
+    synced_at INTEGER NOT NULL,
+    PRIMARY KEY (namespace, collection, path)
+) STRICT;
+CREATE TABLE sync_runs (
+    id INTEGER PRIMARY KEY,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    pid INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    roots TEXT NOT NULL,
+    files_scanned INTEGER NOT NULL DEFAULT 0,
+    chunks_added INTEGER NOT NULL DEFAULT 0,
+    chunks_changed INTEGER NOT NULL DEFAULT 0,
+    chunks_tombstoned INTEGER NOT NULL DEFAULT 0,
+    errors TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL DEFAULT 'running'
+) STRICT;
+CREATE TABLE daemon (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    roots TEXT NOT NULL,
+    state TEXT NOT NULL
+) STRICT;
+"""

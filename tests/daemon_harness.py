@@ -14,16 +14,7 @@ import uuid
 from pathlib import Path
 
 from personal_memory import MemoryStore
-
-
-def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from support import keyword_ids, wait_for
 
 
 class Daemon:
@@ -109,8 +100,7 @@ class Daemon:
         """IDs of the notes that contain a query word (keyword hits, not vector-only ones:
         the hashed embedding can give a small similarity to unrelated text)."""
         with self.store() as s:
-            return [r.memory_id for r in s.search(query, namespace="notes", limit=limit)
-                    if r.bm25 is not None]
+            return keyword_ids(s, query, limit=limit)
 
     def versions(self, paths, chunks=3) -> dict[str, set[str]]:
         """For each note path: the version tokens (vone/vtwo) of its visible chunks."""

@@ -5,7 +5,7 @@ import os
 import re
 
 
-from conftest import ROOT, run_memory
+from support import ROOT, run_memory
 
 
 def ok(*args, **kw):

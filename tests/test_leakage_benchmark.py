@@ -1,7 +1,9 @@
 import json
+import subprocess
+import sys
 
 import temporal_leakage
-from conftest import ROOT
+from support import ROOT
 
 
 def test_small_leakage_run_shows_no_leak_for_this_store():
@@ -14,8 +16,15 @@ def test_small_leakage_run_shows_no_leak_for_this_store():
     assert temporal_leakage.run(memories=60, queries=60, seed=3) == result  # deterministic
 
 
-def test_saved_results_show_zero_for_this_store():
-    saved = json.loads((ROOT / "benchmarks" / "results" / "temporal_leakage.json").read_text())
+def test_the_benchmark_script_runs_and_saves_its_result(tmp_path):
+    out = tmp_path / "leakage.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "temporal_leakage.py"),
+                           "--memories", "40", "--queries", "30", "--seed", "5",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(out.read_text())
     table = {row["approach"]: row for row in saved["table"]}
     assert table["this_store"]["top5_differs_pct"] == 0.0
     assert saved["this_store_bm25_score_mismatches"] == 0
+    assert saved == temporal_leakage.run(memories=40, queries=30, seed=5)
+    assert "personal-memory: visibility first, then rank | 0.0%" in done.stdout

@@ -17,7 +17,7 @@ from personal_memory.mcp_server import MemoryTools, build_server
 from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
-from conftest import run_memory
+from support import run_memory
 
 READ_TOOLS = {"memory_search", "memory_history", "memory_status"}
 
@@ -281,3 +281,29 @@ def test_searches_while_a_writer_appends(notes_db, tmp_path):
     assert revisions == sorted(revisions) and revisions[-1] > revisions[0]
     # the newest revision, written after the server started, is found without a restart
     assert last.structured_content["results"][0]["revision"]["memory_id"] == f"w{written - 1}"
+
+
+def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
+    """Many calls in flight at once on one real server process: each gets the answer to
+    its own question (the server runs tools on worker threads with their own connections
+    and one shared search index)."""
+    with MemoryStore.open(notes_db) as s:
+        for i in range(60):
+            s.remember(f"c{i:02d}", f"concurrent fact token{i}", namespace="notes",
+                       known_at="2025-01-20")
+
+    async def go():
+        async with Client(_stdio(notes_db), mode="legacy") as c:
+            calls = [c.call_tool("memory_search", {"query": f"token{i}", "limit": 1})
+                     for i in range(60)]
+            calls += [c.call_tool("memory_history", {"memory_id": f"c{i:02d}"})
+                      for i in range(0, 60, 6)]
+            calls.append(c.call_tool("memory_status"))
+            return await asyncio.gather(*calls)
+    out = asyncio.run(go())
+    searches, histories, status = out[:60], out[60:-1], out[-1]
+    assert [r.structured_content["results"][0]["revision"]["memory_id"] for r in searches] == [
+        f"c{i:02d}" for i in range(60)]
+    assert [r.structured_content["memory_id"] for r in histories] == [
+        f"c{i:02d}" for i in range(0, 60, 6)]
+    assert status.structured_content["memories"] == 61

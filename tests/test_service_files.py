@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_memory
+from support import ROOT, run_memory
 
-SECURITY_THRESHOLD = 2.0
+SECURITY_THRESHOLD = 1.0  # docs/operations.md promises "below 1.0"
 
 
 def _analyze_env(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from personal_memory.errors import MassDelete, RootUnavailable
 from personal_memory.folders import Folder
-from conftest import run_memory
+from support import keyword_ids as ids, run_memory
 
 
 @pytest.fixture
@@ -21,11 +21,6 @@ def folder(tmp_path):
     (root / ".obsidian").mkdir()
     (root / ".obsidian" / "x.md").write_text("hidden config\n")
     return root
-
-
-def ids(store, q):
-    return sorted(r.memory_id for r in store.search(q, namespace="notes", limit=100)
-                  if r.bm25 is not None)
 
 
 def test_first_sync_and_noop(store, folder):

@@ -4,14 +4,12 @@ import apsw
 import pytest
 
 from personal_memory import MemoryStore
-from personal_memory.errors import AlreadyHidden, InvalidArgument, NotFound, SchemaError
+from personal_memory.errors import (AlreadyHidden, InvalidArgument, InvalidTime, NotFound,
+                                    ReadOnlyError, SchemaError)
 from personal_memory import times
+from support import ids
 
 NS = "t"
-
-
-def ids(results):
-    return [r.memory_id for r in results]
 
 
 def contents(results):
@@ -152,10 +150,10 @@ def test_results_carry_provenance_and_scores(store):
                          known_at="2025-01-01")
     (r,) = store.search("alpha", namespace=NS)
     d = r.to_dict()
-    for key in ("memory_id", "content", "title", "source", "content_hash", "revision_id",
-                "known_at", "valid_from", "valid_to", "score", "bm25", "bm25_rank",
-                "cosine", "cosine_rank"):
-        assert key in d
+    expected = {k: v for k, v in rec.to_dict().items() if k != "created"}
+    assert d == expected | {"score": r.score, "bm25": r.bm25, "bm25_rank": 1,
+                                 "cosine": r.cosine, "cosine_rank": 1} and "created" not in d
+    assert (d["memory_id"], d["known_at"], d["valid_to"]) == ("a", "2025-01-01T00:00:00Z", None)
     assert r.revision_id == rec.revision_id and r.content_hash == rec.content_hash
     assert len(r.content_hash) == 64 and r.source == "notes/a.md" and r.title == "Greek"
     assert r.bm25 > 0 and r.bm25_rank == 1 and r.cosine_rank == 1 and 0 < r.cosine <= 1
@@ -170,15 +168,16 @@ def test_unmatched_rows_have_no_bm25(store):
     assert store.search("zeta", namespace=NS) == []
 
 
-@pytest.mark.parametrize("bad, msg", [
-    ({"query": ""}, "query"), ({"query": "x" * 1001}, "query"),
-    ({"limit": 0}, "limit"), ({"limit": True}, "limit"),
-    ({"as_of": "tomorrow"}, "as_of"), ({"valid_at": "2025-01-01T10:00"}, "valid_at"),
-    ({"namespace": ""}, "namespace"),
+@pytest.mark.parametrize("bad, msg, error", [
+    ({"query": ""}, "query", InvalidArgument), ({"query": "x" * 1001}, "query", InvalidArgument),
+    ({"limit": 0}, "limit", InvalidArgument), ({"limit": True}, "limit", InvalidArgument),
+    ({"as_of": "tomorrow"}, "as_of", InvalidTime),
+    ({"valid_at": "2025-01-01T10:00"}, "valid_at", InvalidTime),
+    ({"namespace": ""}, "namespace", InvalidArgument),
 ])
-def test_bad_search_arguments(store, bad, msg):
+def test_bad_search_arguments(store, bad, msg, error):
     kwargs = {"query": "alpha", "namespace": NS} | bad
-    with pytest.raises(Exception) as err:
+    with pytest.raises(error) as err:
         store.search(kwargs.pop("query"), **kwargs)
     assert str(err.value).startswith(msg)
 
@@ -222,7 +221,7 @@ def test_read_only_store(db_path, tmp_path):
     try:
         with MemoryStore.open(db_path, read_only=True) as ro:
             assert ids(ro.search("alpha", namespace=NS)) == ["a"]
-            with pytest.raises(Exception, match="read-only"):
+            with pytest.raises(ReadOnlyError, match="read-only"):
                 ro.remember("b", "beta", namespace=NS)
     finally:
         os.chmod(db_path, 0o644)

@@ -1,10 +1,7 @@
 import pytest
+from support import ids
 
 NS = "u"
-
-
-def ids(rs):
-    return [r.memory_id for r in rs]
 
 
 @pytest.mark.parametrize("stored, query", [

@@ -4,11 +4,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from daemon_harness import Daemon, wait_for
+from daemon_harness import Daemon
+from support import run_memory, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")),
                                 reason="the daemon needs inotify or FSEvents")
@@ -36,10 +36,16 @@ def tombstones(d, memory_id):
     return [h for h in d.history(memory_id) if h.deleted]
 
 
-def test_startup_imports_existing_notes_and_reports_ready(daemon):
+def test_startup_imports_existing_notes_and_reports_ready(daemon, notes):
     assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
     with daemon.store() as s:
-        assert s.status()["daemon_state"] == "watching"
+        status = s.status("notes")
+        runs = s.sync_runs(5)
+    assert status["daemon_running"] is True and status["daemon_pid"] == daemon.proc.pid
+    assert status["watched_folders"] == [str(notes)]
+    assert status["files_indexed"] == len(list(notes.glob("*.md")))
+    assert runs[-1]["kind"] == "startup" and runs[-1]["status"] == "ok"
+    assert runs[-1]["files_scanned"] == status["files_indexed"]
 
 
 def test_atomic_save_makes_one_revision(daemon, notes):
@@ -127,8 +133,11 @@ def test_changes_while_stopped_are_picked_up(tmp_path, notes):
 def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path):
     moved = tmp_path / "unmounted"
     notes.rename(moved)  # like an unmounted drive: the whole folder disappears
-    wait_for(lambda: "missing" in daemon.log(), what="missing folder reported")
-    time.sleep(0.5)
+    # The barrier: the daemon has seen the loss and recorded that it waits for the folder.
+    with daemon.store() as s:
+        wait_for(lambda: s.status()["daemon_state"] == "waiting for folder",
+                 what="waiting for the folder")
+    assert "missing" in daemon.log()
     assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
     assert not tombstones(daemon, "notes/keep.md#1")
     moved.rename(notes)
@@ -141,7 +150,6 @@ def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path)
 
 
 def test_emptied_root_is_refused_by_one_shot_sync(tmp_path, notes):
-    from conftest import run_memory
     db = tmp_path / "m.db"
     assert run_memory("--db", db, "sync", notes).returncode == 0
     for f in notes.iterdir():
@@ -209,7 +217,6 @@ def test_sigkill_during_a_large_batch_then_restart(tmp_path, notes):
 
 
 def test_second_instance_is_refused(daemon, tmp_path, notes):
-    from conftest import run_memory
     p = run_memory("--db", daemon.db, "watch", notes, timeout=60)
     assert p.returncode == 75
     assert "already uses this database" in p.stderr
@@ -220,7 +227,6 @@ def test_sigterm_exits_zero_and_records_the_stop(daemon):
     daemon.wait_message("STOPPING=1")
     with daemon.store() as s:
         assert s.status()["daemon_state"] == "stopped"
-    from conftest import run_memory
     out = run_memory("--db", daemon.db, "status", "--json")
     import json
     assert json.loads(out.stdout)["daemon_running"] is False
@@ -238,7 +244,6 @@ def test_systemd_watchdog_pings_while_healthy(tmp_path, notes):
 
 
 def test_status_reports_a_running_daemon(daemon):
-    from conftest import run_memory
     import json
     out = json.loads(run_memory("--db", daemon.db, "status", "--json").stdout)
     assert out["daemon_running"] is True and out["files_indexed"] == 5
@@ -251,3 +256,50 @@ def test_a_notify_receiver_that_never_reads_does_not_block_the_daemon(daemon, no
         (notes / f"queue{n}.md").write_text(f"queued note token{n}x\n")
         wait_for(lambda n=n: daemon.search_ids(f"token{n}x"), timeout=10,
                  what=f"import {n} with an unread notify queue")
+
+
+def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path, notes):
+    """SIGTERM asks for a stop after the current batch; a second one cuts it short. The
+    open transaction is rolled back: every file is imported whole or not at all."""
+    big = notes / "big"
+    big.mkdir()
+    n = 3000
+    subprocess.run([sys.executable, "-c", KILL_WRITER, big, "vone", str(n)], check=True)
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start(wait_ready=False)
+        d.wait_message("READY=1", timeout=60)
+        d.wait_message("STATUS=syncing", timeout=60)  # inside the first sync's batches
+        d.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: "finishing the current transaction" in d.log(), what="first signal")
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=30) == 1
+        assert "second signal" in d.log()
+        with d.store() as s:
+            assert s.health()["integrity"] == "ok"
+            indexed = s.status()["files_indexed"]
+        assert 0 < indexed < n  # it did stop early, after a whole batch
+        paths = [f"big/f{i:04d}.md" for i in range(n)]
+        versions = d.versions(paths)
+        assert all(v in ({"vone"}, set()) for v in versions.values())  # whole or absent
+        assert sum(v == {"vone"} for v in versions.values()) == indexed
+    finally:
+        d.close()
+
+
+def test_watch_flags_win_over_the_config_file(tmp_path, notes):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'settle_ms = 1234\nrescan_interval = 77\n\n[[folders]]\npath = "{notes}"\n')
+    log = tmp_path / "watch.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "personal_memory", "--db",
+                                 tmp_path / "m.db", "watch", "--config", cfg,
+                                 "--rescan-interval", "5"], stderr=fh, env=env)
+    try:
+        wait_for(lambda: "settle" in log.read_text(), timeout=30, what="startup log line")
+        line = next(x for x in log.read_text().splitlines() if "settle" in x)
+        assert "settle 1234 ms" in line and "rescan every 5 s" in line  # file, then flag
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0

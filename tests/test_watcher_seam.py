@@ -3,12 +3,11 @@ cannot be made to do on demand: an inotify queue overflow and a dying observer."
 
 import logging
 import threading
-import time
 
 from personal_memory import MemoryStore
 from personal_memory.folders import Folder
 from personal_memory.watch import Watcher
-from daemon_harness import wait_for
+from support import keyword_ids as ids, wait_for
 
 
 class FakeObserver:
@@ -51,16 +50,15 @@ def start(tmp_path):
     return root, store, watcher, thread
 
 
-def ids(store, q):
-    return [r.memory_id for r in store.search(q, namespace="notes") if r.bm25 is not None]
-
-
 def test_inotify_overflow_warning_triggers_a_full_rescan(tmp_path):
     root, store, watcher, thread = start(tmp_path)
     try:
         (root / "b.md").write_text("unseen banana\n")  # the fake observer reports nothing
-        time.sleep(0.3)
+        (root / "c.md").write_text("seen coconut\n")
+        watcher.mark(str(root / "c.md"))  # one event, for c.md only
         reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
+        # The barrier: the event's sync has run, and it looked at c.md alone.
+        wait_for(lambda: ids(reader, "coconut") == ["notes/c.md#1"], what="event sync")
         assert ids(reader, "banana") == []
         logging.getLogger("watchdog.observers.inotify_c").warning(
             "Inotify queue overflowed; filesystem events were lost")
@@ -108,3 +106,34 @@ def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):
             watcher._check_watch_limit()
     assert "max_user_watches is 3" in caplog.text and "sysctl" in caplog.text
     assert watcher.rescan_interval == 60.0  # falls back to frequent rescans
+
+
+class FullObserver(FakeObserver):
+    """inotify out of watches: every recursive schedule fails with ENOSPC."""
+
+    def schedule(self, handler, path, recursive=False):
+        if recursive:
+            import errno
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_running_out_of_inotify_watches_falls_back_to_rescans(tmp_path, caplog):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("first apple\n")
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=600,
+                          observer_factory=FullObserver)
+        with caplog.at_level(logging.ERROR, logger="personal_memory.watch"):
+            thread = threading.Thread(target=watcher.run)
+            thread.start()
+            try:
+                with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+                    wait_for(lambda: reader.status()["daemon_state"] == "watching")
+                    assert ids(reader, "apple") == ["notes/a.md#1"]  # the startup sync ran
+            finally:
+                watcher.stop()
+                thread.join(10)
+    assert not thread.is_alive()
+    assert "inotify watch limit" in caplog.text and "sysctl" in caplog.text
+    assert watcher.rescan_interval == 60.0

@@ -12,3 +12,6 @@ MAX_LIMIT = 1000
 MAX_TOOL_RESULTS = 50
 MAX_TOOL_CONTENT_CHARS = 100_000
 MAX_TOOL_SOURCE_CHARS = 2000
+
+# The daemon records a heartbeat at least this often; three missed beats mean it is dead.
+HEARTBEAT_SECONDS = 30

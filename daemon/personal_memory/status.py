@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 
+from .limits import HEARTBEAT_SECONDS
 from .store import Database
 from .times import format_time, now_micros
 
-# The daemon refreshes its heartbeat at least this often; three missed beats mean dead.
-HEARTBEAT_SECONDS = 30
 STALE_AFTER_US = 3 * HEARTBEAT_SECONDS * 1_000_000
 
 

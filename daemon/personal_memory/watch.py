@@ -25,7 +25,7 @@ from .folders import Folder, SyncReport
 from .markdown import is_watched_dir
 from .memory import MemoryStore
 from .paths import ensure_private_dir, lock_path
-from .status import HEARTBEAT_SECONDS
+from .limits import HEARTBEAT_SECONDS
 from .times import now_micros
 
 log = logging.getLogger("personal_memory.watch")

@@ -1,0 +1,154 @@
+"""The public API's less visible parts: batches, warm-up, a shared search index across
+threads, cancelled syncs, status, and SQLite's errors turned into named ones."""
+
+import os
+import threading
+
+import apsw
+import pytest
+
+from personal_memory import MemoryStore
+from personal_memory.errors import (DatabaseBusy, DiskFull, InvalidArgument, NotFound,
+                                    ReadOnlyError)
+from personal_memory.folders import Folder
+from support import ids, keyword_ids
+
+NS = "notes"
+
+
+def test_batch_is_all_or_nothing(store):
+    with store.batch():
+        store.remember("a", "apple", namespace=NS, known_at="2025-01-01")
+        store.remember("b", "banana", namespace=NS, known_at="2025-01-02")
+    assert store.stats()["revisions"] == 2
+    with pytest.raises(InvalidArgument):
+        with store.batch():
+            store.remember("c", "cherry", namespace=NS, known_at="2025-01-03")
+            store.remember("d", "", namespace=NS)  # invalid: the whole batch is undone
+    assert store.stats()["revisions"] == 2 and store.get("c", namespace=NS) is None
+
+
+def test_warm_builds_the_index_that_search_then_uses(store, db_path):
+    for i in range(30):
+        store.remember(f"m{i}", f"common word{i}", namespace=NS, known_at="2025-01-01")
+    with MemoryStore.open(db_path, read_only=True) as reader:
+        reader.warm()
+        store.remember("late", "common latecomer", namespace=NS, known_at="2025-02-01")
+        # Appended after the warm-up: the warmed index reads it on the next search.
+        assert "late" in ids(reader.search("latecomer", namespace=NS))
+        assert ids(reader.search("common", namespace=NS, limit=100)) == ids(
+            reader.search_reference("common", namespace=NS, limit=100))
+
+
+def test_one_search_index_shared_by_threads(store, db_path):
+    for i in range(200):
+        store.remember(f"m{i:03d}", f"shared text {i % 7} item{i}", namespace=NS,
+                       known_at="2025-01-01")
+    first = MemoryStore.open(db_path, read_only=True)
+    expected = ids(first.search_reference("shared text 3", namespace=NS, limit=20))
+    results, errors = [], []
+
+    def work():
+        try:
+            with MemoryStore.open(db_path, read_only=True) as mine:
+                mine.share_search_index(first)
+                for _ in range(5):
+                    results.append(ids(mine.search("shared text 3", namespace=NS, limit=20)))
+        except Exception as exc:  # reported below; a thread cannot fail the test itself
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    first.close()
+    assert errors == [] and len(results) == 30
+    assert all(r == expected for r in results)
+
+
+def test_a_cancelled_sync_stops_between_batches_and_resumes(store, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(1500):
+        (root / f"n{i:04d}.md").write_text(f"note number{i}\n")
+    checks = iter([False, True])  # go for the first batch, stop before the second
+    report = store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
+    assert report.files_imported == 1000 and report.transactions == 1
+    assert store.status()["files_indexed"] == 1000
+    rest = store.sync([Folder.of(root)])
+    assert rest.files_imported == 500 and store.status()["files_indexed"] == 1500
+
+
+def test_status_names_the_files_the_last_sync_skipped(store, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "good.md").write_text("fine\n")
+    (root / "bad.md").write_bytes(b"\xff\xfe not utf-8")
+    store.sync([Folder.of(root)])
+    status = store.status(NS)
+    assert status["files_indexed"] == 1
+    assert [e["path"] for e in status["last_sync_errors"]] == ["bad.md"]
+    assert "UTF-8" in status["last_sync_errors"][0]["reason"]
+    assert keyword_ids(store, "fine") == ["v/good.md#1"]
+
+
+def test_busy_database_is_a_named_error(db_path):
+    with MemoryStore.open(db_path) as s:
+        s.remember("a", "alpha", namespace=NS)
+    blocker = apsw.Connection(db_path)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with MemoryStore.open(db_path) as s:
+            s._db.conn.set_busy_timeout(50)  # noqa: SLF001 - a test may shorten the wait
+            with pytest.raises(DatabaseBusy, match="busy"):
+                s.remember("b", "beta", namespace=NS)
+            assert s.get("b", namespace=NS) is None
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+
+
+def test_full_disk_is_a_named_error_and_writes_nothing(db_path):
+    with MemoryStore.open(db_path) as s:
+        s.remember("a", "alpha", namespace=NS)
+        pages = s._db.scalar("PRAGMA page_count")  # noqa: SLF001
+        s._db.execute(f"PRAGMA max_page_count={pages}")  # noqa: SLF001 - a full disk
+        with pytest.raises(DiskFull, match="disk full"):
+            with s.batch():
+                for i in range(200):
+                    s.remember(f"big{i}", "word " * 2000, namespace=NS)
+        assert s.stats()["revisions"] == 1 and s.get("a", namespace=NS) is not None
+        s.remember("small", "still works", namespace=NS)  # no dangling transaction
+
+
+def test_read_only_store_refuses_writes_with_a_named_error(store, db_path):
+    store.remember("a", "alpha", namespace=NS)
+    with MemoryStore.open(db_path, read_only=True) as ro:
+        with pytest.raises(ReadOnlyError):
+            ro.forget("a", namespace=NS)
+
+
+def test_backup_and_export_never_overwrite_and_are_private(store, tmp_path):
+    store.remember("a", "alpha", namespace=NS)
+    dest = tmp_path / "copy.db"
+    store.backup(str(dest))
+    assert oct(os.stat(dest).st_mode & 0o777) == "0o600"
+    with pytest.raises(InvalidArgument, match="never overwrites"):
+        store.backup(str(dest))
+    with MemoryStore.open(dest, read_only=True) as copy:
+        assert ids(copy.search("alpha", namespace=NS)) == ["a"]
+    out = tmp_path / "export.json"
+    assert store.export_to(str(out)) == 1
+    with pytest.raises(InvalidArgument, match="never overwrites"):
+        store.export_to(str(out))
+    with pytest.raises(NotFound, match="cannot write"):
+        store.export_to(str(tmp_path / "no" / "dir" / "x.json"))
+
+
+def test_search_reports_the_cutoff_it_resolved(store):
+    store.remember("a", "alpha", namespace=NS, known_at="2025-01-01")
+    results = store.search("alpha", namespace=NS, as_of="2025-02-01T01:00:00+01:00")
+    assert results.as_of == "2025-02-01T00:00:00Z" and results.valid_at == results.as_of
+    everything = store.search("alpha", namespace=NS)
+    assert everything.as_of is None and everything.valid_at.endswith("Z")

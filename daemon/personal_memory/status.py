@@ -11,7 +11,7 @@ from .times import format_time, now_micros
 STALE_AFTER_US = 3 * HEARTBEAT_SECONDS * 1_000_000
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -27,7 +27,7 @@ def daemon_status(db: Database, namespace: str | None = None) -> dict:
     running = False
     if daemon is not None and daemon["state"] not in ("stopped", "failed"):
         fresh = now_micros() - daemon["heartbeat_at"] < STALE_AFTER_US
-        running = fresh and _pid_alive(daemon["pid"])
+        running = fresh and pid_alive(daemon["pid"])
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
     errors = last[0]["errors"] if last else []

@@ -21,6 +21,7 @@ from . import markdown, writes
 from .errors import (AlreadyHidden, MassDelete, NotFound, PersonalMemoryError, RootUnavailable,
                      SyncError)
 from .folders import FileStat, FileState, Folder, SyncReport
+from .status import pid_alive
 from .store import Database
 from .times import now_micros
 
@@ -36,11 +37,18 @@ BATCH_FILES = 1000
 class LoadedFile:
     """A file read and validated outside any transaction, ready to be written."""
     rel: str
-    text: str | None  # None: the bytes are unchanged, only the stat cache is refreshed
+    text: str
     digest: str
     stat: FileStat
     read_at: int
-    old_chunks: int
+
+
+@dataclass(frozen=True)
+class Found:
+    """A note found by a scan: its OS path (which may be NFD) and stat signature."""
+    path: str
+    stat: FileStat
+    os_rel: str
 
 
 class _DryRun(Exception):
@@ -53,11 +61,20 @@ def _in_scope(relpath: str, scope: Iterable[str] | None) -> bool:
     return any(p == "" or relpath == p or relpath.startswith(p + "/") for p in scope)
 
 
+def _under(relpath: str, folders: Iterable[str]) -> bool:
+    return any(f == "" or relpath == f or relpath.startswith(f + "/") for f in folders)
+
+
 def _hidden(relpath: str) -> bool:
     """True when the path is inside a hidden folder (or is one)."""
     parts = relpath.split("/")
     return any(not markdown.is_watched_dir(part) for part in parts[:-1]) or (
         parts[-1].startswith("."))
+
+
+def printable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 shown as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _permission_hint(root: os.PathLike) -> str:
@@ -68,8 +85,24 @@ def _permission_hint(root: os.PathLike) -> str:
     return ""
 
 
+def chunk_prefix(collection: str, rel: str) -> str:
+    return markdown.chunk_id(collection, rel, 0)[:-1]  # "collection/rel#"
+
+
+def _chunk_states(db: Database, namespace: str, prefix: str) -> dict[str, bool]:
+    """The chunks of one file ever stored (``prefix`` + N), True for the live ones. A note
+    named ``a.md#b.md`` shares the prefix of ``a.md`` but not its chunk IDs."""
+    return {m: live for m, live in db.memory_states(namespace, prefix).items()
+            if m[len(prefix):].isdigit()}
+
+
 class FolderSync:
-    """Reconciles folders with one store. Not thread-safe: one per writer thread."""
+    """Reconciles folders with one store. Not thread-safe: one per writer thread.
+
+    Safe beside another writer of the same database (the daemon and a ``memory sync``):
+    each batch re-reads, inside its own write transaction, the state it compares against
+    (the stat cache and the live chunks of each file) and re-checks that a file it is
+    about to tombstone is really gone."""
 
     def __init__(self, db: Database, *, allow_mass_delete: bool = False,
                  known_at: str | None = None, batch_files: int = BATCH_FILES,
@@ -82,6 +115,7 @@ class FolderSync:
         self.progress = progress
         # Checked between batches: a stop request finishes the current transaction only.
         self.cancel = cancel or (lambda: False)
+        self.cancelled = False
 
     # -- scanning --------------------------------------------------------------------------
 
@@ -106,21 +140,47 @@ class FolderSync:
                                   "nothing was tombstoned") from None
 
     def scan(self, folder: Folder, scope: Iterable[str] | None = None,
-             skipped: list[dict] | None = None) -> dict[str, tuple[str, FileStat]]:
-        """relpath (NFC) -> (OS path, stat) of every note in scope."""
-        found: dict[str, tuple[str, FileStat]] = {}
+             skipped: list[dict] | None = None,
+             unlisted: list[str] | None = None) -> dict[str, Found]:
+        """relpath (NFC) -> :class:`Found` for every note in scope. Folders that could not
+        be listed are added to ``unlisted`` (their notes must not look deleted)."""
+        found: dict[str, Found] = {}
         skipped = [] if skipped is None else skipped
-        root = str(folder.root)
+        unlisted = [] if unlisted is None else unlisted
+        root = os.path.realpath(folder.root)  # a symlinked root is followed, once
         starts = [""] if scope is None or "" in scope else sorted(set(scope))
         for start in starts:
             covered = any(p != start and start.startswith(p + "/") for p in starts)
             if covered or (start and _hidden(start)):
                 continue
-            self._walk(root, start, found, skipped)
+            self._walk(root, start, found, skipped, unlisted)
         return found
 
-    def _walk(self, root: str, start: str, found: dict, skipped: list[dict]) -> None:
-        top = os.path.join(root, start) if start else root
+    @staticmethod
+    def os_path(root: str, rel: str) -> str | None:
+        """The OS path of the note whose NFC relative path is ``rel``, or None. Each
+        component is taken as given when it exists, else matched by its NFC form (a name
+        stored NFD, as macOS writes them)."""
+        current = root
+        for part in rel.split("/") if rel else []:
+            candidate = os.path.join(current, part)
+            if not os.path.lexists(candidate):
+                try:
+                    names = os.listdir(current)
+                except OSError:
+                    return None
+                matches = sorted(n for n in names if markdown.normalise_path(n) == part)
+                if not matches:
+                    return None
+                candidate = os.path.join(current, matches[0])
+            current = candidate
+        return current
+
+    def _walk(self, root: str, start: str, found: dict, skipped: list[dict],
+              unlisted: list[str]) -> None:
+        top = self.os_path(root, start) if start else root
+        if top is None:
+            return
         try:
             st = os.lstat(top)
         except OSError:
@@ -138,8 +198,12 @@ class FolderSync:
             try:
                 entries = list(os.scandir(current))
             except OSError as exc:
-                rel = os.path.relpath(current, root)
-                skipped.append({"path": rel, "reason": f"cannot list folder: {exc.strerror}"})
+                rel = markdown.normalise_path(os.path.relpath(current, root))
+                rel = "" if rel == "." else rel
+                unlisted.append(rel)
+                skipped.append({"path": printable(rel or "."),
+                                "reason": f"cannot list folder: {exc.strerror}; its notes "
+                                "are kept as they were"})
                 continue
             for entry in entries:
                 try:
@@ -156,12 +220,24 @@ class FolderSync:
 
     @staticmethod
     def _add(found: dict, skipped: list[dict], rel: str, path: str, st: os.stat_result) -> None:
-        key = markdown.normalise_path(rel)
-        if key in found:
-            skipped.append({"path": rel, "reason": "another file has the same name after "
-                            "Unicode normalisation"})
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in the name, kept as surrogates
+            skipped.append({"path": printable(rel), "reason": "file name is not valid "
+                            "UTF-8; rename the file to import it"})
             return
-        found[key] = (path, FileStat.of(st))
+        key = markdown.normalise_path(rel)
+        other = found.get(key)
+        if other is not None:
+            # Twins (NFC and NFD spellings of one name): keep the NFC one, else the first
+            # in code point order, so the choice never flips between scans.
+            keep_new = (rel == key, other.os_rel > rel) > (other.os_rel == key, False)
+            loser = other.os_rel if keep_new else rel
+            skipped.append({"path": printable(loser), "reason": "another file has the same "
+                            "name after Unicode normalisation; rename one of them"})
+            if not keep_new:
+                return
+        found[key] = Found(path, FileStat.of(st), rel)
 
     # -- reconciling ----------------------------------------------------------------------------
 
@@ -174,13 +250,23 @@ class FolderSync:
 
     def sync_paths(self, scopes: dict[Folder, set[str]], *, kind: str = "event") -> SyncReport:
         """Reconcile only the given relative paths (files or folders) of each folder."""
+        scopes = {f: {markdown.normalise_path(p) for p in s} for f, s in scopes.items()}
         return self._run(list(scopes), scopes, dry_run=False, full=False, kind=kind)
+
+    def close_stale_runs(self) -> None:
+        """Runs still recorded as running by a process that is gone (kill -9, power cut)
+        are recorded as interrupted."""
+        for run_id, pid in self.db.running_sync_runs():
+            if pid != os.getpid() and not pid_alive(pid):
+                self.db.mark_sync_run(run_id, "interrupted", now_micros())
 
     def _run(self, folders, scopes, *, dry_run, full, kind) -> SyncReport:
         report = SyncReport(dry_run=dry_run)
         started = now_micros()
-        run_id = None if dry_run else self.db.start_sync_run(kind, [str(f.root) for f in folders],
-                                                             started)
+        run_id = None
+        if not dry_run:
+            self.close_stale_runs()
+            run_id = self.db.start_sync_run(kind, [str(f.root) for f in folders], started)
         refusals: list[SyncError] = []
         status = "ok"
         try:
@@ -191,10 +277,14 @@ class FolderSync:
                 except SyncError as exc:
                     refusals.append(exc)
                     report.skipped.append({"path": str(folder.root), "reason": str(exc)})
+                if self.cancelled:
+                    break
         except BaseException:
             status = "failed"
             raise
         finally:
+            if self.cancelled and status == "ok":
+                status = "interrupted"
             if refusals and status == "ok":
                 status = "refused"
             if run_id is not None:
@@ -213,35 +303,49 @@ class FolderSync:
         report = SyncReport(dry_run=dry_run)
         self.check_root(folder)
         known_all = self.db.file_states(folder.namespace, folder.collection)
-        found = self.scan(folder, scope, report.skipped)
+        unlisted: list[str] = []
+        found = self.scan(folder, scope, report.skipped, unlisted)
         report.files_scanned = len(found)
         known = {p: s for p, s in known_all.items() if _in_scope(p, scope)}
-        removed = sorted(set(known) - set(found))
-        if scope is None and not found and known_all:
+        # Notes in a folder that cannot be listed are kept: unreadable is not deleted.
+        removed = sorted(p for p in set(known) - set(found) if not _under(p, unlisted))
+        if scope is None and not found and known_all and not unlisted:
             raise RootUnavailable(f"{folder.root}: folder is suddenly empty but "
                                   f"{len(known_all)} notes were indexed (unmounted drive or "
                                   "sync hiccup?); nothing was tombstoned")
-        if removed and len(removed) * 2 > len(known_all) and not self.allow_mass_delete:
-            raise MassDelete(f"{folder.root}: this sync would tombstone {len(removed)} of "
-                             f"{len(known_all)} notes in collection {folder.collection!r}; "
-                             "rerun with --allow-mass-delete if that is intended")
-        candidates = [p for p, (_, st) in sorted(found.items())
-                      if full or self._changed(known.get(p), st)]
+        # A renamed file or folder keeps its inode and size: that is a move, not a loss.
+        arrivals = {(found[p].stat.inode, found[p].stat.size)
+                    for p in set(found) - set(known_all)}
+        moved = {p for p in removed if (known[p].inode, known[p].size) in arrivals}
+        lost = [p for p in removed if p not in moved]
+        guard = None
+        if lost and len(lost) * 2 > len(known_all) and not self.allow_mass_delete:
+            guard = MassDelete(f"{folder.root}: this sync would tombstone {len(lost)} of "
+                               f"{len(known_all)} notes in collection {folder.collection!r}; "
+                               f"new and changed notes were imported; run 'memory sync "
+                               f"{folder.root} --allow-mass-delete' if the deletion is "
+                               "intended")
+            removed = sorted(moved)
+        candidates = [p for p, f in sorted(found.items())
+                      if full or self._changed(known.get(p), f.stat)]
         total = len(candidates) + len(removed)
         size = self.batch_files
         steps = ([(candidates[i:i + size], []) for i in range(0, len(candidates), size)]
                  + [([], removed[i:i + size]) for i in range(0, len(removed), size)])
         done = 0
+        root = os.path.realpath(folder.root)
         for changed, gone in steps:
             if self.cancel():
+                self.cancelled = True
                 return report
-            loaded = [self._load(folder, rel, *found[rel], known.get(rel), report, full)
-                      for rel in changed]
-            self._write(folder, [x for x in loaded if x is not None],
-                        [(rel, known[rel]) for rel in gone], report, dry_run)
+            loaded = [self._load(folder, rel, found[rel], report) for rel in changed]
+            self._write(folder, root, [x for x in loaded if x is not None], gone, report,
+                        dry_run, full)
             done += len(changed) + len(gone)
             if self.progress:
                 self.progress(done, total)
+        if guard is not None:
+            raise guard
         return report
 
     @staticmethod
@@ -250,62 +354,80 @@ class FolderSync:
             return True
         return st.mtime_ns >= state.synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
 
-    def _load(self, folder: Folder, rel: str, path: str, st: FileStat,
-              state: FileState | None, report: SyncReport,
-              full: bool = False) -> LoadedFile | None:
-        """Read and validate one file completely, outside any transaction."""
+    def _skip(self, folder: Folder, report: SyncReport, rel: str, reason: str) -> None:
+        report.skipped.append({"path": printable(rel), "reason": reason})
+        log.warning("skipped %s/%s: %s", folder.collection, printable(rel), reason)
+
+    def _load(self, folder: Folder, rel: str, note: Found,
+              report: SyncReport) -> LoadedFile | None:
+        """Read and validate one file completely, outside any transaction. Opened without
+        blocking (a FIFO renamed over a note must not hang the daemon) and checked to be a
+        regular file once open."""
         read_at = now_micros()
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(markdown.MAX_FILE_BYTES + 1)
-                after = os.fstat(fh.fileno())
+            fd = os.open(note.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
         except FileNotFoundError:
             return None  # vanished mid-read: the deletion is handled by its own event or scan
         except OSError as exc:
-            report.skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
-            log.warning("skipped %s/%s: unreadable: %s", folder.collection, rel, exc.strerror)
+            self._skip(folder, report, rel, f"unreadable: {exc.strerror}")
             return None
-        digest = hashlib.sha256(data).hexdigest()
-        new_stat = FileStat.of(after)
-        old_chunks = state.chunks if state else 0
-        if state is not None and state.file_hash == digest and not full:
-            return LoadedFile(rel, None, digest, new_stat, read_at, old_chunks)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._skip(folder, report, rel, "not a regular file (a FIFO, socket or "
+                           "device took its name)")
+                return None
+            if st.st_size > markdown.MAX_FILE_BYTES:
+                self._skip(folder, report, rel, f"too large ({st.st_size:,} bytes; the limit "
+                           f"is {markdown.MAX_FILE_BYTES:,})")
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(markdown.MAX_FILE_BYTES + 1)
+            after = os.fstat(fd)
+        except OSError as exc:
+            self._skip(folder, report, rel, f"unreadable: {exc.strerror}")
+            return None
+        finally:
+            os.close(fd)
         try:
             text = markdown.decode(data)
         except markdown.BadNote as exc:
-            report.skipped.append({"path": rel, "reason": str(exc)})
-            log.warning("skipped %s/%s: %s", folder.collection, rel, exc)
+            self._skip(folder, report, rel, str(exc))
             return None
-        return LoadedFile(rel, text, digest, new_stat, read_at, old_chunks)
+        return LoadedFile(rel, text, hashlib.sha256(data).hexdigest(), FileStat.of(after),
+                          read_at)
 
-    def _write(self, folder: Folder, loaded: list[LoadedFile],
-               removed: list[tuple[str, FileState]], report: SyncReport,
-               dry_run: bool) -> None:
+    def _write(self, folder: Folder, root: str, loaded: list[LoadedFile], removed: list[str],
+               report: SyncReport, dry_run: bool, full: bool) -> None:
         if not loaded and not removed:
             return
         batch = SyncReport()
+        ns, coll = folder.namespace, folder.collection
         try:
             with self.db.transaction():
                 for f in loaded:
-                    chunks = f.old_chunks
-                    if f.text is not None:
+                    # Read again inside the transaction: another writer may have moved on.
+                    state = self.db.file_state(ns, coll, f.rel)
+                    chunks = state.chunks if state else 0
+                    if full or state is None or state.file_hash != f.digest:
                         one = SyncReport()
                         try:
                             with self.db.savepoint():  # a file that fails is skipped whole
                                 chunks = self._import_file(folder, f, one)
                         except PersonalMemoryError as exc:
-                            batch.skipped.append({"path": f.rel, "reason": str(exc)})
-                            log.warning("skipped %s/%s: %s", folder.collection, f.rel, exc)
+                            self._skip(folder, batch, f.rel, str(exc))
                             continue
                         one.files_imported = 1
                         batch.merge(one)
                     st = f.stat
-                    self.db.put_file_state(folder.namespace, folder.collection, f.rel,
+                    self.db.put_file_state(ns, coll, f.rel,
                                            FileState(st.size, st.mtime_ns, st.ctime_ns,
                                                      st.inode, f.digest, chunks, f.read_at))
-                for rel, state in removed:
-                    batch.chunks_tombstoned += self._tombstone(folder, rel, 1, state.chunks)
-                    self.db.drop_file_state(folder.namespace, folder.collection, rel)
+                for rel in removed:
+                    if self.os_path(root, rel) is not None:
+                        continue  # it is back (or was never gone): not a deletion
+                    batch.chunks_tombstoned += self._tombstone(folder, rel, keep=())
+                    self.db.drop_file_state(ns, coll, rel)
                     batch.files_removed += 1
                 if dry_run:
                     raise _DryRun
@@ -315,34 +437,44 @@ class FolderSync:
         report.merge(batch)
 
     def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport) -> int:
-        rel, old_chunks = f.rel, f.old_chunks
+        rel = f.rel
         chunks = markdown.chunk(f.text)
         title = markdown.title_of(f.text, rel)
         source = f"{folder.collection}/{rel}"
+        prefix = chunk_prefix(folder.collection, rel)
+        before = _chunk_states(self.db, folder.namespace, prefix)
+        ids = []
         for c in chunks:
+            memory_id = markdown.chunk_id(folder.collection, rel, c.number)
+            ids.append(memory_id)
             rec = writes.remember(
-                self.db, markdown.chunk_id(folder.collection, rel, c.number), c.text,
+                self.db, memory_id, c.text,
                 namespace=folder.namespace, title=title, source=source,
                 known_at=self.known_at,
                 provenance={"collection": folder.collection, "path": rel,
                             "line_start": c.line_start, "line_end": c.line_end,
                             "file_hash": f.digest})
             if rec.created:
-                if c.number <= old_chunks:
+                if memory_id in before:  # a new revision of a chunk stored before
                     report.chunks_changed += 1
                 else:
                     report.chunks_added += 1
-        report.chunks_tombstoned += self._tombstone(folder, rel, len(chunks) + 1, old_chunks)
+        report.chunks_tombstoned += self._tombstone(folder, rel, keep=ids)
         return len(chunks)
 
-    def _tombstone(self, folder: Folder, rel: str, first: int, last: int) -> int:
+    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str]) -> int:
+        """Tombstone every live chunk of ``rel`` not in ``keep``: whatever chunks exist,
+        not what a counter says, so no chunk is ever left behind."""
+        prefix = chunk_prefix(folder.collection, rel)
+        keep = set(keep)
         count = 0
-        for number in range(first, last + 1):
+        for memory_id, live in _chunk_states(self.db, folder.namespace, prefix).items():
+            if not live or memory_id in keep:
+                continue
             try:
-                rec = writes.forget(self.db, markdown.chunk_id(folder.collection, rel, number),
-                                    namespace=folder.namespace, known_at=self.known_at)
+                rec = writes.forget(self.db, memory_id, namespace=folder.namespace,
+                                    known_at=self.known_at)
             except (AlreadyHidden, NotFound):
                 continue
             count += rec.created
         return count
-

@@ -21,6 +21,13 @@ class FolderState:
             "SELECT path, size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at "
             "FROM files WHERE namespace = ? AND collection = ?", (namespace, collection))}
 
+    def file_state(self, namespace: str, collection: str, path: str) -> FileState | None:
+        row = next(iter(self.conn.execute(
+            "SELECT size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at FROM files "
+            "WHERE namespace = ? AND collection = ? AND path = ?",
+            (namespace, collection, path))), None)
+        return FileState(*row) if row else None
+
     def put_file_state(self, namespace: str, collection: str, path: str,
                        state: FileState) -> None:
         self.conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -53,6 +60,15 @@ class FolderState:
                 "chunks_changed=?, chunks_tombstoned=?, errors=?, status=? WHERE id=?",
                 (finished_at, files_scanned, added, changed, tombstoned,
                  json.dumps(errors), status, run_id))
+
+    def running_sync_runs(self) -> list[tuple[int, int]]:
+        """(id, pid) of the sync runs recorded as running."""
+        return self.execute("SELECT id, pid FROM sync_runs WHERE status = 'running'")
+
+    def mark_sync_run(self, run_id: int, status: str, finished_at: int) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE sync_runs SET status = ?, finished_at = ? WHERE id = ?",
+                              (status, finished_at, run_id))
 
     def last_sync_runs(self, limit: int = 1, status: str | None = None) -> list[dict]:
         sql = f"SELECT {', '.join(_RUN_KEYS)} FROM sync_runs"

@@ -92,6 +92,16 @@ class RevisionLog:
             (namespace, cutoff(as_of), valid_at, valid_at))
         return [record(r) for r in rows]
 
+    def memory_states(self, namespace: str, prefix: str) -> dict[str, bool]:
+        """Every memory ID starting with ``prefix``: True when its newest revision is live,
+        False when it is a tombstone."""
+        return {m: not deleted for m, deleted in self.conn.execute(
+            """SELECT memory_id, deleted FROM (
+                 SELECT memory_id, deleted, ROW_NUMBER() OVER (
+                   PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
+                 FROM revisions WHERE namespace = ? AND memory_id >= ? AND memory_id < ?)
+               WHERE rn = 1""", (namespace, prefix, prefix + "\U0010ffff"))}
+
     def history(self, namespace: str, memory_id: str, as_of: int | None,
                 ) -> list[RevisionRecord]:
         rows = self.conn.execute(

@@ -1,0 +1,249 @@
+"""Folders as hostile users leave them. The oracle is always the same: a fresh sync of the
+folder's final state into a new database gives the live content of every memory; the
+store under test must equal it (nothing lost, nothing extra)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from personal_memory import MemoryStore
+from personal_memory.errors import MassDelete
+from personal_memory.folders import Folder
+from support import ROOT, keyword_ids, run_memory, wait_for
+
+
+def live(store, namespace="notes") -> dict[str, str]:
+    """memory ID -> content of every live memory, now."""
+    out = {}
+    for r in store.export(namespace=namespace):
+        if r.deleted:
+            out.pop(r.memory_id, None)
+        else:
+            out[r.memory_id] = r.content
+    return out
+
+
+def oracle(tmp_path, root, collection=None) -> dict[str, str]:
+    with MemoryStore.open(tmp_path / f"oracle-{os.urandom(4).hex()}.db") as fresh:
+        fresh.sync([Folder.of(root, collection)], allow_mass_delete=True)
+        return live(fresh)
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "notes"
+    r.mkdir()
+    return r
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named(store, root, tmp_path):
+    (root / "good.md").write_text("good gooseberry\n")
+    bad = os.path.join(os.fsencode(root), b"bad-\xff-name.md")
+    with open(bad, "wb") as fh:
+        fh.write(b"bad name body\n")
+    report = store.sync([Folder.of(root)])
+    assert keyword_ids(store, "gooseberry") == ["notes/good.md#1"]
+    assert [s["path"] for s in report.skipped] == ["bad-\\xff-name.md"]
+    assert "not valid UTF-8" in report.skipped[0]["reason"]
+    p = run_memory("--db", tmp_path / "cli.db", "sync", root)
+    assert p.returncode == 0 and "bad-\\xff-name.md" in p.stdout, p.stderr
+
+
+def test_a_symlinked_root_is_followed(store, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.md").write_text("linked lychee\n")
+    (tmp_path / "notes").symlink_to(real)
+    report = store.sync([Folder.of(tmp_path / "notes")])
+    assert report.files_scanned == 1 and keyword_ids(store, "lychee") == ["notes/a.md#1"]
+    assert store.sync([Folder.of(tmp_path / "notes")]).files_removed == 0
+
+
+def test_load_refuses_a_fifo_that_replaced_a_file_after_the_scan(store, root, monkeypatch):
+    (root / "a.md").write_text("original apricot\n")
+    folder = Folder.of(root)
+    from personal_memory import sync as sync_mod
+    original = sync_mod.FolderSync.scan
+
+    def scan_then_swap(self, *args, **kwargs):
+        found = original(self, *args, **kwargs)
+        os.unlink(root / "a.md")
+        os.mkfifo(root / "a.md")
+        return found
+    monkeypatch.setattr(sync_mod.FolderSync, "scan", scan_then_swap)
+    done = {}
+    t = threading.Thread(target=lambda: done.setdefault("r", store.sync([folder])))
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "the sync blocked opening a FIFO"
+    assert [s["reason"] for s in done["r"].skipped] == [
+        "not a regular file (a FIFO, socket or device took its name)"]
+
+
+def test_an_unlistable_folder_keeps_its_notes(store, root, monkeypatch):
+    (root / "sub").mkdir()
+    (root / "sub" / "kept.md").write_text("private persimmon\n")
+    (root / "top.md").write_text("top tangerine\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    real_scandir = os.scandir
+
+    def deny(path="."):
+        if os.fspath(path).endswith("/sub"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+    monkeypatch.setattr(os, "scandir", deny)  # chmod 000 cannot stop root, who runs CI
+    report = store.sync([folder])
+    assert report.chunks_tombstoned == 0 and report.files_removed == 0
+    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md#1"]
+    assert [s["path"] for s in report.skipped] == ["sub"]
+    assert "cannot list folder" in report.skipped[0]["reason"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 folder anyway")
+def test_an_unreadable_folder_keeps_its_notes_for_real(store, root):
+    (root / "sub").mkdir()
+    (root / "sub" / "kept.md").write_text("private persimmon\n")
+    store.sync([Folder.of(root)])
+    os.chmod(root / "sub", 0)
+    try:
+        report = store.sync([Folder.of(root)])
+    finally:
+        os.chmod(root / "sub", 0o755)
+    assert report.chunks_tombstoned == 0
+    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md#1"]
+
+
+def test_nfd_names_from_events_and_twins(store, root, tmp_path):
+    nfd = "cafe\u0301.md"
+    (root / nfd).write_text("decomposed dumpling\n")
+    for i in range(3):  # so that one deletion is not a mass delete
+        (root / f"other{i}.md").write_text(f"other note {i}\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    assert keyword_ids(store, "dumpling") == ["notes/café.md#1"]
+    (root / nfd).unlink()  # the event names the NFD path
+    store.sync_paths({folder: {nfd}})
+    assert keyword_ids(store, "dumpling") == []
+    # Twins: NFC and NFD spellings side by side. The NFC one wins, every time.
+    (root / nfd).write_text("twin one nfd\n")
+    (root / "café.md").write_text("twin two nfc\n")
+    for _ in range(3):
+        report = store.sync([folder])
+        assert live(store)["notes/café.md#1"] == "twin two nfc"
+        assert [s["path"] for s in report.skipped] == [nfd]
+    assert live(store) == oracle(tmp_path, root)
+
+
+def test_renaming_a_folder_with_most_notes_is_a_move(store, root, tmp_path):
+    (root / "projects").mkdir()
+    for i in range(8):
+        (root / "projects" / f"p{i}.md").write_text(f"project plan{i}\n")
+    (root / "inbox.md").write_text("inbox item\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    os.rename(root / "projects", root / "projects-2025")
+    report = store.sync([folder])
+    assert report.files_removed == 8 and report.files_imported == 8
+    assert keyword_ids(store, "plan3") == ["notes/projects-2025/p3.md#1"]
+    assert live(store) == oracle(tmp_path, root)
+
+
+def test_a_true_mass_delete_waits_but_new_notes_are_imported(store, root):
+    for i in range(6):
+        (root / f"n{i}.md").write_text(f"note number{i}\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    for i in range(5):
+        (root / f"n{i}.md").unlink()
+    (root / "fresh.md").write_text("fresh fig\n")
+    with pytest.raises(MassDelete, match="--allow-mass-delete"):
+        store.sync([folder])
+    assert keyword_ids(store, "fig") == ["notes/fresh.md#1"]  # imported regardless
+    assert keyword_ids(store, "number1") == ["notes/n1.md#1"]  # not deleted yet
+    status = store.status()
+    assert status["last_sync_status"] == "refused"
+    assert any("--allow-mass-delete" in e["reason"] for e in status["last_sync_errors"])
+    store.sync([folder], allow_mass_delete=True)
+    assert keyword_ids(store, "number1") == []
+
+
+def test_a_sync_that_read_stale_state_leaves_no_chunk_behind(store, root, db_path, tmp_path,
+                                                            monkeypatch):
+    """A `memory sync` reads a note and the stat cache, pauses; meanwhile the daemon grows
+    the note to three chunks. The sync then writes its one-chunk version, and later the
+    note shrinks to one chunk again. No chunk may be left behind."""
+    para = "word " * 300
+    note = root / "n.md"
+    note.write_text("small start\n")
+    for i in range(3):
+        (root / f"other{i}.md").write_text(f"other note {i}\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    from personal_memory import sync as sync_mod
+    original = sync_mod.FolderSync._load
+    state = {"done": False}
+
+    def other_writer_runs_first(self, *args, **kwargs):
+        loaded = original(self, *args, **kwargs)
+        if not state["done"]:
+            state["done"] = True
+            with MemoryStore.open(db_path) as daemon:
+                note.write_text("\n\n".join(f"{para} part{i}" for i in range(3)))
+                os.utime(note, ns=(1, 1))
+                daemon.sync([folder])
+                assert len([m for m in live(daemon) if m.startswith("notes/n.md#")]) == 3
+        return loaded
+    note.write_text("edited once\n")
+    monkeypatch.setattr(sync_mod.FolderSync, "_load", other_writer_runs_first)
+    store.sync([folder])
+    monkeypatch.undo()
+    note.write_text("small again\n")
+    os.utime(note, ns=(2, 2))
+    store.sync([folder])
+    assert live(store) == oracle(tmp_path, root)
+
+
+def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db_path):
+    for i in range(1500):
+        (root / f"n{i:04d}.md").write_text(f"note number{i}\n")
+    checks = iter([False, True])
+    store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
+    assert store.sync_runs(1)[0]["status"] == "interrupted"
+    # A sync killed with -9 leaves a "running" record; the next sync closes it.
+    code = ("import os, sys\nfrom personal_memory import MemoryStore\n"
+            "from personal_memory.folders import Folder\n"
+            "s = MemoryStore.open(sys.argv[1])\n"
+            "s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(), 9),"
+            " full=True)\n")
+    p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
+    assert p.returncode == -signal.SIGKILL
+    assert store.sync_runs(1)[0]["status"] == "running"
+    store.sync([Folder.of(root)])
+    statuses = [r["status"] for r in store.sync_runs(3)]
+    assert statuses[:2] == ["ok", "interrupted"]
+
+
+def test_a_huge_file_is_reported_with_its_real_size(store, root):
+    with open(root / "huge.md", "wb") as fh:
+        fh.truncate(50_000_000)
+    report = store.sync([Folder.of(root)])
+    assert report.skipped[0]["reason"].startswith("too large (50,000,000 bytes")
+
+
+def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
+    db = tmp_path / "m.db"
+    for i in range(30):
+        run_memory("--db", db, "remember", f"m{i}", f"pipe test line {i} " * 20)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    for _ in range(5):
+        p = subprocess.run(f"{sys.executable} -m personal_memory --db {db} search pipe "
+                           "--limit 30 | head -c 1 >/dev/null; echo \"${PIPESTATUS[0]}\"",
+                           shell=True, executable="/bin/bash", capture_output=True,
+                           text=True, env=env, cwd=ROOT)
+        assert p.stderr == "", p.stderr
+        assert p.stdout.strip() in ("0", "141")

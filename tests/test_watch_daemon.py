@@ -303,3 +303,89 @@ def test_watch_flags_win_over_the_config_file(tmp_path, notes):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+
+
+def test_a_database_inside_the_notes_folder_is_not_a_change(tmp_path, notes):
+    d = Daemon(notes / "memory.db", notes)
+    try:
+        d.start()
+        with d.store() as s:
+            before = len(s.sync_runs(1000))
+        for _ in range(3):  # each cookie is one note event, and waits until searchable
+            d.cookie()
+        with d.store() as s:
+            runs = s.sync_runs(1000)[: len(s.sync_runs(1000)) - before]
+        # One event run per cookie (two if an editor-like double write split it); a daemon
+        # that saw its own writes as changes would sync again and again in between.
+        assert len(runs) <= 6, [r["kind"] for r in runs]
+        assert not any(r["files_scanned"] == 0 and r["kind"] == "event" for r in runs)
+    finally:
+        d.close()
+
+
+def test_a_deleted_database_stops_the_daemon_for_a_restart(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start()
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(f"{d.db}{suffix}"):
+                os.unlink(f"{d.db}{suffix}")
+        (notes / "wake.md").write_text("an event wakes the loop\n")
+        assert d.proc.wait(timeout=60) == 1  # the service restarts it onto a new file
+        assert "deleted or replaced" in d.log()
+    finally:
+        d.close()
+
+
+LOCK_HOLDER = """
+import sys, time, apsw
+conn = apsw.Connection(sys.argv[1])
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def test_the_daemon_waits_for_a_writer_that_holds_the_lock(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start()
+        holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(d.db), "14"],
+                                  stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "locked"
+        (notes / "during.md").write_text("written while locked damson\n")
+        wait_for(lambda: "waiting for the database lock" in d.log(), timeout=40,
+                 what="busy reported")
+        assert holder.wait(timeout=60) == 0
+        wait_for(lambda: d.search_ids("damson") == ["notes/during.md#1"], timeout=60,
+                 what="import after the lock was released")
+        assert d.proc.poll() is None  # still running
+    finally:
+        d.close()
+
+
+def test_a_foreign_database_gets_no_lock_file(tmp_path, notes):
+    import apsw
+    foreign = tmp_path / "foreign.db"
+    conn = apsw.Connection(str(foreign))
+    conn.execute("CREATE TABLE other (x)")
+    conn.close()
+    p = run_memory("--db", foreign, "watch", notes, timeout=60)
+    assert p.returncode == 2 and "another application" in p.stderr
+    assert not (tmp_path / "foreign.db.lock").exists()
+
+
+def test_a_note_with_an_undecodable_name_does_not_stop_the_daemon(tmp_path, notes):
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start()
+        with open(os.path.join(os.fsencode(notes), b"bad-\xff.md"), "wb") as fh:
+            fh.write(b"bad name\n")
+        d.cookie()  # later notes still import
+        assert d.proc.poll() is None
+        with d.store() as s:
+            errors = [e for r in s.sync_runs(20) for e in r["errors"]]
+        assert any(e["path"] == "bad-\\xff.md" for e in errors)
+    finally:
+        d.close()

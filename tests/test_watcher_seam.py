@@ -137,3 +137,48 @@ def test_running_out_of_inotify_watches_falls_back_to_rescans(tmp_path, caplog):
     assert not thread.is_alive()
     assert "inotify watch limit" in caplog.text and "sysctl" in caplog.text
     assert watcher.rescan_interval == 60.0
+
+
+def test_relevant_events_exclude_the_database_and_other_files(tmp_path):
+    with MemoryStore.open(tmp_path / "notes" / "m.db") as store:
+        w = Watcher(store, [Folder.of(tmp_path / "notes")], observer_factory=FakeObserver)
+        base = str(tmp_path / "notes")
+        assert not w.relevant(base + "/m.db", False)
+        assert not w.relevant(base + "/m.db-wal", False)
+        assert not w.relevant(base + "/m.db.lock", False)
+        assert not w.relevant(base + "/picture.png", False)
+        assert not w.relevant(base + "/.note.md.swp", False)
+        assert w.relevant(base + "/note.md", False)
+        assert w.relevant(base + "/sub", True)
+
+
+def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):
+    from personal_memory.errors import DiskFull
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("first apple\n")
+    store = MemoryStore.open(tmp_path / "m.db")
+    real_sync = store.sync
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(kwargs.get("kind"))
+        if len(calls) == 1:
+            raise DiskFull("database m.db: disk full; nothing was written")
+        return real_sync(*args, **kwargs)
+    monkeypatch.setattr(store, "sync", flaky)
+    watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=0,
+                      observer_factory=FakeObserver)
+    with caplog.at_level(logging.WARNING, logger="personal_memory.watch"):
+        thread = threading.Thread(target=watcher.run)
+        thread.start()
+        try:
+            with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+                wait_for(lambda: ids(reader, "apple") == ["notes/a.md#1"], timeout=30,
+                         what="retry after the disk was full")
+        finally:
+            watcher.stop()
+            thread.join(10)
+            store.close()
+    assert calls[:2] == ["startup", "disk-was-full"]
+    assert "waiting for disk space" in caplog.text and "retrying in 2 s" in caplog.text

@@ -22,7 +22,7 @@ from typing import Callable
 from . import notify
 from .errors import DatabaseBusy, DiskFull, LockedError, RootUnavailable, SyncError
 from .folders import Folder, SyncReport
-from .markdown import is_watched_dir
+from .markdown import is_note_name, is_watched_dir
 from .memory import MemoryStore
 from .paths import ensure_private_dir, lock_path
 from .limits import HEARTBEAT_SECONDS
@@ -33,6 +33,8 @@ log = logging.getLogger("personal_memory.watch")
 EXIT_LOCKED = 75
 # A path that keeps changing is still imported at least this often.
 MAX_DELAY_FACTOR = 10
+# After a busy or full database, retry after 2 s, doubling up to this.
+MAX_BACKOFF_SECONDS = 60.0
 ROOT_RETRY_SECONDS = 2.0
 INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
 # Where watchdog reports a lost-events overflow (it only logs it).
@@ -114,6 +116,14 @@ class Watcher:
         self._observer = None
         self._lost: set[Folder] = set()
         self._started_at = now_micros()
+        self._backoff = 0.0
+        self._retry_at: float | None = None
+        self._retry_reason = ""
+        # The database's own files never count as note changes (it may live in a notes
+        # folder), and a database deleted or replaced under us is detected by its inode.
+        db = os.path.abspath(store.path)
+        self._own_files = {db + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
+        self._db_identity = _identity(db)
         self._overflow = _OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
 
     # -- called from watchdog's thread ---------------------------------------------------------
@@ -132,6 +142,15 @@ class Watcher:
                     first, _ = self._pending.get((folder, rel), (now, now))
                     self._pending[(folder, rel)] = (first, now)
                 self._wake.set()
+
+    def relevant(self, path: str | bytes, is_directory: bool) -> bool:
+        """Whether an event at ``path`` can change what is indexed: a folder, or a file
+        with a note's name, and never the database's own files."""
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if os.path.abspath(path) in self._own_files:
+            return False
+        return is_directory or is_note_name(os.path.basename(path))
 
     def request_rescan(self, reason: str) -> None:
         with self._lock:
@@ -155,9 +174,9 @@ class Watcher:
                     return
                 if event.is_directory and event.event_type == "modified":
                     return  # its entries' own events say what changed
-                watcher.mark(event.src_path)
-                if getattr(event, "dest_path", ""):
-                    watcher.mark(event.dest_path)
+                for path in (event.src_path, getattr(event, "dest_path", "")):
+                    if path and watcher.relevant(path, event.is_directory):
+                        watcher.mark(path)
 
         class RootHandler(FileSystemEventHandler):
             """Watches a root's parent: inotify says nothing when the root itself moves."""
@@ -246,6 +265,14 @@ class Watcher:
         next_root_check = None
         while not self.stop_event.is_set():
             now = time.monotonic()
+            if self._database_replaced():
+                log.error("the database %s was deleted or replaced while the daemon ran; "
+                          "exiting so that the service restarts on the current file",
+                          self.store.path)
+                return 1
+            if self._retry_at is not None and now >= self._retry_at:
+                self._retry_at = None
+                self.request_rescan(self._retry_reason)
             if not self._observer_healthy():
                 log.warning("a file watch stopped; checking the folders and restarting it")
                 self._retry_or_lose(self.folders)
@@ -268,6 +295,7 @@ class Watcher:
             self._flush_settled()
             self._progress(0, 0)
             deadlines = [self._next_beat, self._next_ping, next_rescan, self._next_settle(),
+                         self._retry_at,
                          next_root_check if self._lost else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
             self._wake.wait(timeout)
@@ -334,14 +362,25 @@ class Watcher:
             log.error("%s", exc)
             return
         except (DatabaseBusy, DiskFull) as exc:
-            # Nothing was written; a full rescan retries everything once it clears.
-            log.warning("%s during %s; retrying with a full rescan", exc, what)
-            self.request_rescan("database was busy" if isinstance(exc, DatabaseBusy)
-                                else "disk was full")
+            # Nothing was written; a full rescan retries everything, after a back-off.
+            self._backoff = min(MAX_BACKOFF_SECONDS, self._backoff * 2 or 2.0)
+            self._retry_at = time.monotonic() + self._backoff
+            self._retry_reason = ("database was busy" if isinstance(exc, DatabaseBusy)
+                                  else "disk was full")
+            waiting = ("waiting for the database lock (another process is writing)"
+                       if isinstance(exc, DatabaseBusy) else "waiting for disk space")
+            log.warning("%s during %s; %s, retrying in %.0f s", exc, what, waiting,
+                        self._backoff)
+            notify.notify(f"STATUS={waiting}")
             return
+        self._backoff = 0.0
         if report.changed or report.skipped or what != "change":
-            log.info("%s: %s (%d transactions, %.0f ms)", what, report.summary(),
-                     report.transactions, (time.monotonic() - t0) * 1000)
+            skipped = "".join(f"; skipped {s['path']}: {s['reason']}"
+                              for s in report.skipped[:20])
+            more = len(report.skipped) - 20
+            log.info("%s: %s (%d transactions, %.0f ms)%s%s", what, report.summary(),
+                     report.transactions, (time.monotonic() - t0) * 1000, skipped,
+                     f"; and {more} more" if more > 0 else "")
         notify.notify(f"STATUS=watching; last {what}: {report.summary()}")
 
     def _retry_or_lose(self, folders: list[Folder]) -> None:
@@ -378,6 +417,9 @@ class Watcher:
         except (DatabaseBusy, DiskFull) as exc:  # the next beat tries again
             log.warning("could not record the heartbeat: %s", exc)
 
+    def _database_replaced(self) -> bool:
+        return _identity(os.path.abspath(self.store.path)) != self._db_identity
+
     def _check_watch_limit(self) -> None:
         if not sys.platform.startswith("linux"):
             return
@@ -396,6 +438,14 @@ class Watcher:
             self.rescan_interval = min(self.rescan_interval or 60.0, 60.0)
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _read_int(path: Path) -> int | None:
     try:
         return int(path.read_text().strip())
@@ -406,25 +456,21 @@ def _read_int(path: Path) -> int | None:
 def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_interval: float,
                allow_mass_delete: bool, vector_backend: str = "auto",
                install_signals: bool = True) -> int:
-    """Lock the database, open it and watch until a signal. Returns the exit code."""
-    lock = DaemonLock(lock_path(db_path))
-    lock.acquire()  # LockedError propagates: the CLI turns it into exit code 75
-    try:
-        with MemoryStore.open(db_path, vector_backend=vector_backend) as store:
-            watcher = Watcher(store, folders, settle_ms=settle_ms,
-                              rescan_interval=rescan_interval,
-                              allow_mass_delete=allow_mass_delete)
-            if install_signals:
-                _install_signals(watcher)
-            log.info("watching %s into %s (settle %d ms, rescan every %s)",
-                     ", ".join(f"{f.root} as {f.namespace}/{f.collection}" for f in folders),
-                     db_path, settle_ms,
-                     f"{rescan_interval:g} s" if rescan_interval else "never")
-            code = watcher.run()
-            log.info("stopped")
-            return code
-    finally:
-        lock.release()
+    """Open the database, lock it and watch until a signal. Returns the exit code."""
+    # Open (and so validate) the database first: a foreign file gets no stray lock file.
+    with MemoryStore.open(db_path, vector_backend=vector_backend) as store, \
+            DaemonLock(lock_path(db_path)):  # LockedError: the CLI exits 75
+        watcher = Watcher(store, folders, settle_ms=settle_ms, rescan_interval=rescan_interval,
+                          allow_mass_delete=allow_mass_delete)
+        if install_signals:
+            _install_signals(watcher)
+        log.info("watching %s into %s (settle %d ms, %s)",
+                 ", ".join(f"{f.root} as {f.namespace}/{f.collection}" for f in folders),
+                 db_path, settle_ms,
+                 f"rescan every {rescan_interval:g} s" if rescan_interval else "rescans off")
+        code = watcher.run()
+        log.info("stopped")
+        return code
 
 
 def _install_signals(watcher: Watcher) -> None:

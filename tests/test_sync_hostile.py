@@ -247,3 +247,78 @@ def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
                            text=True, env=env, cwd=ROOT)
         assert p.stderr == "", p.stderr
         assert p.stdout.strip() in ("0", "141")
+
+
+def test_a_note_that_turns_invalid_stays_stale_and_visible_until_fixed(store, root, tmp_path):
+    (root / "a.md").write_text("good avocado\n")
+    (root / "b.md").write_text("other banana\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    (root / "a.md").write_bytes(b"good avocado\x00 now binary\n")
+    store.sync([folder])
+    (root / "b.md").write_text("other banana, edited\n")
+    store.sync_paths({folder: {"b.md"}})  # an unrelated event sync keeps the problem
+    (problem,) = store.status()["problems"]
+    assert (problem["collection"], problem["path"], problem["stale"]) == ("notes", "a.md", True)
+    assert "NUL byte" in problem["reason"]
+    assert keyword_ids(store, "avocado") == ["notes/a.md#1"]  # the last good text stays
+    out = run_memory("--db", store.path, "status")
+    assert "problem       notes/a.md: contains a NUL byte" in out.stdout
+    assert "last good version stays searchable" in out.stdout
+    first_seen = problem["since"]
+    store.sync([folder])
+    assert store.status()["problems"][0]["since"] == first_seen
+    (root / "a.md").write_text("fixed avocado\n")
+    store.sync_paths({folder: {"a.md"}})
+    assert store.status()["problems"] == []
+
+
+def test_a_collection_name_belongs_to_one_folder(store, tmp_path):
+    from personal_memory.errors import CollectionTaken
+    work, home = tmp_path / "work" / "notes", tmp_path / "home" / "notes"
+    for folder, word in ((work, "wombat"), (home, "hamster")):
+        folder.mkdir(parents=True)
+        (folder / "n.md").write_text(f"{word}\n")
+    store.sync([Folder.of(work)])
+    with pytest.raises(CollectionTaken, match="--collection"):
+        store.sync([Folder.of(home)])
+    assert keyword_ids(store, "wombat") == ["notes/n.md#1"]  # nothing was tombstoned
+    store.sync([Folder.of(home, "home-notes")])
+    assert keyword_ids(store, "hamster") == ["home-notes/n.md#1"]
+    moved = tmp_path / "moved-notes"
+    work.rename(moved)  # the vault moved: it takes its collection along
+    store.sync([Folder.of(moved, "notes")])
+    assert keyword_ids(store, "wombat") == ["notes/n.md#1"]
+
+
+def test_config_gives_two_folders_of_one_name_distinct_collections(tmp_path):
+    from personal_memory import config
+    cfg = tmp_path / "config.toml"
+    a, b = tmp_path / "work" / "notes", tmp_path / "home" / "notes"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    added = config.add_folders(cfg, [Folder.of(a), Folder.of(b)])
+    assert [f.collection for f in added] == ["notes", "notes-2"]
+    assert [f.collection for f in config.load(cfg).folders] == ["notes", "notes-2"]
+
+
+def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, root):
+    import apsw
+    db = tmp_path / "old.db"
+    (root / "a.md").write_text("ancient aardvark\n")
+    with MemoryStore.open(db) as s:
+        s.sync([Folder.of(root)], known_at="2024-01-01")
+        s.remember("x", "aardvark fact", namespace="notes", known_at="2024-02-01")
+    conn = apsw.Connection(str(db))  # what version 1 wrote: no problems table
+    conn.execute("DROP TABLE problems; PRAGMA user_version = 1;")
+    conn.close()
+    with MemoryStore.open(db, read_only=True) as ro:
+        before = [r.to_dict() for r in ro.search("aardvark", namespace="notes",
+                                                 as_of="2024-03-01")]
+        history = [r.to_dict() for r in ro.history("x", namespace="notes")]
+        assert ro.status()["problems"] == [] and ro.health()["schema_version"] == 1
+    with MemoryStore.open(db) as rw:
+        assert rw.health()["schema_version"] == 2
+        assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
+                                               as_of="2024-03-01")] == before
+        assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

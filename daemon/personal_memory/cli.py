@@ -269,7 +269,12 @@ def cmd_status(args: argparse.Namespace) -> int:
                  f"files         {d['files_indexed']} indexed",
                  f"revisions     {d['revisions']} ({d['memories']} memories, "
                  f"{d['tombstones']} tombstones)"]
-        lines += [f"error         {e['path']}: {e['reason']}" for e in d["last_sync_errors"]]
+        problems = {(p["collection"], p["path"]) for p in d["problems"]}
+        lines += [f"problem       {p['collection']}/{p['path']}: {p['reason']} (since "
+                  f"{p['since']}" + ("; its last good version stays searchable)" if p["stale"]
+                                     else ")") for p in d["problems"]]
+        lines += [f"error         {e['path']}: {e['reason']}" for e in d["last_sync_errors"]
+                  if not any(e["path"] == path for _, path in problems)]
         return "\n".join(lines)
     _emit(args, data, human)
     return 0

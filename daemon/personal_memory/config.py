@@ -100,7 +100,16 @@ def add_folders(path: Path, folders: list[Folder]) -> list[Folder]:
     file if needed; existing text and comments are kept). Returns the folders added."""
     current = load(path)
     known = {f.root for f in current.folders}
-    new = [f for f in folders if f.root not in known]
+    taken = {(f.namespace, f.collection) for f in current.folders}
+    new = []
+    for f in folders:
+        if f.root in known:
+            continue
+        name, n = f.collection, 2
+        while (f.namespace, name) in taken:  # two folders called "notes": notes, notes-2
+            name, n = f"{f.collection}-{n}", n + 1
+        taken.add((f.namespace, name))
+        new.append(Folder(f.root, name, f.namespace))
     if not new:
         return []
     validate({"folders": [{"path": str(f.root), "collection": f.collection,

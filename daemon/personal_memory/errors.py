@@ -71,3 +71,7 @@ class DatabaseReadOnly(DatabaseError):
 
 class DatabaseCorrupt(DatabaseError):
     """The database file is damaged or not a database."""
+
+
+class CollectionTaken(SyncError):
+    """A collection name already belongs to another folder."""

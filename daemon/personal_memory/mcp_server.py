@@ -82,6 +82,9 @@ class StatusOutput(BaseModel):
     last_successful_sync_at: str | None
     files_indexed: int
     last_sync_errors: list[dict[str, Any]]
+    problems: list[dict[str, Any]] = Field(
+        description="notes (or folders) that could not be imported, until they can: path, "
+        "reason, since, and stale (true when the last good version is still searchable)")
 
 
 # -- tools ----------------------------------------------------------------------------------

@@ -42,4 +42,5 @@ def daemon_status(db: Database, namespace: str | None = None) -> dict:
         "last_successful_sync_at": format_time(ok[0]["finished_at"]) if ok else None,
         "files_indexed": db.indexed_files(namespace),
         "last_sync_errors": errors,
+        "problems": [p | {"since": format_time(p["since"])} for p in db.problems(namespace)],
     }

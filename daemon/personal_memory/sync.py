@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from . import markdown, writes
-from .errors import (AlreadyHidden, MassDelete, NotFound, PersonalMemoryError, RootUnavailable,
-                     SyncError)
+from .errors import (AlreadyHidden, CollectionTaken, MassDelete, NotFound, PersonalMemoryError,
+                     RootUnavailable, SyncError)
 from .folders import FileStat, FileState, Folder, SyncReport
 from .status import pid_alive
 from .store import Database
@@ -83,6 +83,13 @@ def _permission_hint(root: os.PathLike) -> str:
                 "access, to the program running personal-memory in System Settings > "
                 "Privacy & Security)")
     return ""
+
+
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def chunk_prefix(collection: str, rel: str) -> str:
@@ -266,7 +273,8 @@ class FolderSync:
         run_id = None
         if not dry_run:
             self.close_stale_runs()
-            run_id = self.db.start_sync_run(kind, [str(f.root) for f in folders], started)
+            run_id = self.db.start_sync_run(kind, [printable(str(f.root)) for f in folders],
+                                            started)
         refusals: list[SyncError] = []
         status = "ok"
         try:
@@ -302,6 +310,7 @@ class FolderSync:
                    full: bool) -> SyncReport:
         report = SyncReport(dry_run=dry_run)
         self.check_root(folder)
+        self._claim_collection(folder, dry_run)
         known_all = self.db.file_states(folder.namespace, folder.collection)
         unlisted: list[str] = []
         found = self.scan(folder, scope, report.skipped, unlisted)
@@ -344,9 +353,40 @@ class FolderSync:
             done += len(changed) + len(gone)
             if self.progress:
                 self.progress(done, total)
+        if not dry_run:
+            self._record_problems(folder, scope, report, known_all, guard)
         if guard is not None:
             raise guard
         return report
+
+    def _claim_collection(self, folder: Folder, dry_run: bool) -> None:
+        """A collection name belongs to one folder; a folder that moved takes it along."""
+        root = printable(str(folder.root))
+        bound = self.db.collection_root(folder.namespace, folder.collection)
+        if bound == root:
+            return
+        if bound is not None and os.path.isdir(bound) and not _same_dir(bound, root):
+            raise CollectionTaken(
+                f"{root}: collection {folder.collection!r} (namespace {folder.namespace!r}) "
+                f"already holds the notes of {bound}; give this folder its own name with "
+                "--collection NAME (or a collection in config.toml)")
+        if not dry_run:
+            if bound is not None:
+                log.info("collection %s moved from %s to %s", folder.collection, bound, root)
+            self.db.bind_collection(folder.namespace, folder.collection, root)
+
+    def _record_problems(self, folder: Folder, scope: set[str] | None, report: SyncReport,
+                         known_all: dict[str, FileState], guard: MassDelete | None) -> None:
+        """Keep what could not be imported visible in ``memory status`` until it is fixed;
+        a note imported before and now unreadable is stale: its last good text stays."""
+        problems = [(s["path"], s["reason"], s["path"] in known_all) for s in report.skipped]
+        if guard is not None:
+            problems.append(("", str(guard), False))
+        with self.db.transaction():
+            self.db.replace_problems(folder.namespace, folder.collection,
+                                     None if scope is None else sorted(map(printable, scope)),
+                                     problems,
+                                     now_micros())
 
     @staticmethod
     def _changed(state: FileState | None, st: FileStat) -> bool:

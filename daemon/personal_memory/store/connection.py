@@ -13,7 +13,7 @@ from .. import embedding
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError,
                       DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..paths import ensure_private_dir
-from .schema import APPLICATION_ID, DDL, SCHEMA_VERSION
+from .schema import APPLICATION_ID, DDL, MIGRATIONS, SCHEMA_VERSION
 
 VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
 
@@ -85,6 +85,7 @@ class Connection:
         self._tokenizer_fn = None
         self._depth = 0
         self._vocab_ready = False
+        self.schema = SCHEMA_VERSION  # the file's schema version, set when opened
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -151,11 +152,21 @@ class Connection:
             raise SchemaError(f"{self.path} was built with embedding {stored!r}, but this "
                               f"version uses {embedding.EMBEDDING_VERSION!r}; vectors would "
                               "not be comparable")
+        self.schema = version
         if not self.read_only:
             self.execute("PRAGMA journal_mode=WAL")
             # Safe against corruption in WAL mode; a power cut may lose the last commits,
             # which the next sync re-imports from the notes.
             self.execute("PRAGMA synchronous=NORMAL")
+            if version < SCHEMA_VERSION:
+                self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        with self.transaction():
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                self.conn.execute(MIGRATIONS[step])
+            self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self.schema = SCHEMA_VERSION
 
     def _create_schema(self) -> None:
         self.execute("PRAGMA journal_mode=WAL")
@@ -168,6 +179,7 @@ class Connection:
                          (str(embedding.DIMENSIONS),))
             self.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self.schema = SCHEMA_VERSION
 
     def close(self) -> None:
         self.conn.close()

@@ -42,6 +42,54 @@ class FolderState:
             return self.scalar("SELECT count(*) FROM files")
         return self.scalar("SELECT count(*) FROM files WHERE namespace = ?", (namespace,))
 
+    # -- problems: files (and folders) that could not be imported, until they can ---------
+
+    def replace_problems(self, namespace: str, collection: str, scope: list[str] | None,
+                         problems: list[tuple[str, str, bool]], now: int) -> None:
+        """Forget the problems recorded under ``scope`` (None: the whole collection), then
+        record ``problems`` as (path, reason, stale); a problem seen before keeps the time
+        it was first seen. Call inside a transaction."""
+        if self.schema < 2:
+            return
+        since = dict(self.conn.execute(
+            "SELECT path, since FROM problems WHERE namespace = ? AND collection = ?",
+            (namespace, collection)))
+        if scope is None:
+            self.conn.execute("DELETE FROM problems WHERE namespace = ? AND collection = ?",
+                              (namespace, collection))
+        else:
+            for path in scope:
+                self.conn.execute(
+                    "DELETE FROM problems WHERE namespace = ? AND collection = ? AND (? = '' "
+                    "OR path = ? OR substr(path, 1, length(?) + 1) = ? || '/')",
+                    (namespace, collection, path, path, path, path))
+        for path, reason, stale in problems:
+            self.conn.execute("INSERT OR REPLACE INTO problems VALUES (?,?,?,?,?,?)",
+                              (namespace, collection, path, reason, since.get(path, now),
+                               int(stale)))
+
+    def problems(self, namespace: str | None = None) -> list[dict]:
+        if self.schema < 2:
+            return []
+        sql = "SELECT namespace, collection, path, reason, since, stale FROM problems"
+        params: list[Any] = []
+        if namespace is not None:
+            sql += " WHERE namespace = ?"
+            params.append(namespace)
+        keys = ("namespace", "collection", "path", "reason", "since", "stale")
+        return [dict(zip(keys, row)) | {"stale": bool(row[5])}
+                for row in self.conn.execute(sql + " ORDER BY collection, path", params)]
+
+    # -- collections: one folder per name ------------------------------------------------
+
+    def collection_root(self, namespace: str, collection: str) -> str | None:
+        return self.meta(f"collection-root:{namespace}/{collection}")
+
+    def bind_collection(self, namespace: str, collection: str, root: str) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                              (f"collection-root:{namespace}/{collection}", root))
+
     # -- sync runs ----------------------------------------------------------------------
 
     def start_sync_run(self, kind: str, roots: list[str], started_at: int) -> int:

@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x504D454D  # "PMEM"
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -60,6 +60,15 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
+CREATE TABLE problems (
+    namespace TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    since INTEGER NOT NULL,
+    stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
+    PRIMARY KEY (namespace, collection, path)
+) STRICT;
 CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
@@ -69,3 +78,17 @@ CREATE TABLE daemon (
     state TEXT NOT NULL
 ) STRICT;
 """
+
+# Each step takes a database from the version before it to the version after it. They only
+# add tables: revisions are never rewritten by an upgrade.
+MIGRATIONS = {
+    2: """CREATE TABLE IF NOT EXISTS problems (
+        namespace TEXT NOT NULL,
+        collection TEXT NOT NULL,
+        path TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        since INTEGER NOT NULL,
+        stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
+        PRIMARY KEY (namespace, collection, path)
+    ) STRICT;""",
+}

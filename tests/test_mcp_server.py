@@ -307,3 +307,36 @@ def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
     assert [r.structured_content["memory_id"] for r in histories] == [
         f"c{i:02d}" for i in range(0, 60, 6)]
     assert status.structured_content["memories"] == 61
+
+
+def test_a_lone_surrogate_gets_an_error_reply_and_the_server_goes_on(notes_db):
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.server", "--db", notes_db],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "t", "version": "1"}}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search",'
+             '"arguments":{"query":"prefer \\ud800"}}}',
+             '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_search",'
+             '"arguments":{"query":"prefer \\ud83d\\ude00"}}}']
+    replies = []
+    for line in lines:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        if '"id"' in line:
+            replies.append(json.loads(proc.stdout.readline()))
+    proc.stdin.close()
+    proc.wait(timeout=20)
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert "not valid Unicode" in replies[1]["error"]["data"]
+    assert replies[2]["result"]["structuredContent"]["count"] == 1  # a valid pair is fine
+
+
+def test_guard_line_passes_ordinary_lines_unchanged():
+    from personal_memory.mcp_server import guard_line
+    for line in (b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', b"not json \\ud800\n",
+                 '{"q":"caf\u00e9 \\ud83d\\ude00"}\n'.encode()):
+        assert guard_line(line) == line
+    assert guard_line(b'{"jsonrpc":"2.0","method":"x","params":{"a":"\\udc00"}}\n') == b""

@@ -16,6 +16,7 @@ from .errors import InvalidArgument
 from .limits import MAX_LIMIT, MAX_QUERY_CHARS
 from .records import RevisionRecord, SearchResult
 from .store import Database
+from .writes import unicode_checked
 
 
 def query_terms(db: Database, query: str) -> list[str]:
@@ -31,7 +32,7 @@ def validate_query(query: object) -> str:
         raise InvalidArgument("query: must be a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query: {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    return query
+    return unicode_checked(query, "query")
 
 
 def validate_limit(limit: object, maximum: int = MAX_LIMIT) -> int:

@@ -29,6 +29,16 @@ def text(value: object, field: str, limit: int, *, optional: bool = False) -> st
         raise InvalidArgument(f"{field}: {len(value)} characters; the limit is {limit}")
     if "\x00" in value:
         raise InvalidArgument(f"{field}: contains a NUL character")
+    return unicode_checked(value, field)
+
+
+def unicode_checked(value: str, field: str) -> str:
+    """``value``, if it can be stored as UTF-8 (no lone surrogates from a bad decode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{field}: not valid Unicode (a lone surrogate "
+                              f"U+{ord(value[exc.start]):04X} at position {exc.start})") from None
     return value
 
 

@@ -166,3 +166,16 @@ def test_client_config_has_absolute_paths(tmp_path):
     assert entry["env"]["MEMORY_DB"] == str(db) and entry["env"]["MEMORY_NAMESPACE"] == "notes"
     assert out["claude_code"].startswith("claude mcp add personal-memory")
     assert "Claude Desktop" in ok("--db", db, "client-config").stdout
+
+
+def test_library_warnings_in_the_daemon_log_are_one_short_line(caplog):
+    import logging
+    import warnings
+    from personal_memory import cli
+    cli._configure_logging(long_running=True)
+    with caplog.at_level(logging.WARNING, logger="py.warnings"):
+        for _ in range(5):
+            warnings.warn("x" * 5000 + "\nsecond line", RuntimeWarning)
+    lines = [r.getMessage() for r in caplog.records if r.name == "py.warnings"]
+    assert len(lines) == 1 and len(lines[0]) <= 301 and "\n" not in lines[0]
+    logging.captureWarnings(False)

@@ -488,8 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_ERROR
-    logging.basicConfig(level=logging.INFO if args.command in ("watch", "serve") else logging.WARNING,
-                        stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    _configure_logging(long_running=args.command in ("watch", "serve"))
     from .errors import PersonalMemoryError
     try:
         return COMMANDS[args.command](args)
@@ -504,6 +503,29 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+
+
+class _OneLineWarnings(logging.Filter):
+    """Python warnings from libraries, as one short log line each."""
+
+    LIMIT = 300
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = " ".join(record.getMessage().split())
+        record.msg = text if len(text) <= self.LIMIT else text[:self.LIMIT] + "…"
+        record.args = ()
+        return True
+
+
+def _configure_logging(long_running: bool) -> None:
+    import warnings
+    logging.basicConfig(level=logging.INFO if long_running else logging.WARNING,
+                        stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if long_running:  # a daemon must not repeat a library's warning for ever
+        logging.captureWarnings(True)
+        warnings.simplefilter("once")
+        logging.getLogger("py.warnings").addFilter(_OneLineWarnings())
 
 
 def _reader_went_away() -> int:

@@ -13,7 +13,7 @@ import pytest
 from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.folders import Folder
-from support import ROOT, keyword_ids, run_memory, wait_for
+from support import ROOT, keyword_ids, run_memory
 
 
 def live(store, namespace="notes") -> dict[str, str]:

@@ -46,6 +46,11 @@ def test_startup_imports_existing_notes_and_reports_ready(daemon, notes):
     assert status["files_indexed"] == len(list(notes.glob("*.md")))
     assert runs[-1]["kind"] == "startup" and runs[-1]["status"] == "ok"
     assert runs[-1]["files_scanned"] == status["files_indexed"]
+    # systemd's STATUS stays useful: what is watched, how much, and the last sync.
+    line = next(x for m in daemon.messages for x in m.splitlines()
+                if x.startswith("STATUS=watching"))
+    assert f"watching {notes}" in line and f"{status['files_indexed']} notes indexed" in line
+    assert "last startup at" in line and f"{status['files_indexed']} added" in line
 
 
 def test_atomic_save_makes_one_revision(daemon, notes):

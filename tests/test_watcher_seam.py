@@ -182,3 +182,17 @@ def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):
             store.close()
     assert calls[:2] == ["startup", "disk-was-full"]
     assert "waiting for disk space" in caplog.text and "retrying in 2 s" in caplog.text
+
+
+def test_an_unreadable_watch_limit_is_reported(tmp_path, monkeypatch, caplog):
+    import sys
+    import pytest
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify watch limits exist on Linux only")
+    import personal_memory.watch as watch_mod
+    monkeypatch.setattr(watch_mod, "INOTIFY_WATCHES", tmp_path / "hidden" / "max_user_watches")
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        watcher = Watcher(store, [Folder.of(tmp_path)], observer_factory=FakeObserver)
+        with caplog.at_level(logging.WARNING, logger="personal_memory.watch"):
+            watcher._check_watch_limit()
+    assert "watch limit is not checked" in caplog.text and "No such file" in caplog.text

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from .version import __version__
@@ -293,10 +294,22 @@ def cmd_service(args: argparse.Namespace) -> int:
     from . import service
     s = _settings(args)
     kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
-    spec = service.ServiceSpec.for_this_machine(s.db, s.config_path)
+    if args.system:
+        if kind != "systemd" or not args.user:
+            raise CommandError("--system makes a systemd system unit; name the user it runs "
+                               "as with --user NAME")
+        explicit_db = Path(args.db) if args.db or os.environ.get("MEMORY_DB") else None
+        spec = service.ServiceSpec.for_system_user(
+            args.user, s.db if explicit_db else None,
+            s.config_path if args.config or os.environ.get("MEMORY_CONFIG") else None)
+    elif args.user:
+        raise CommandError("--user NAME goes with --system")
+    else:
+        spec = service.ServiceSpec.for_this_machine(s.db, s.config_path)
     if args.action == "print":
         print(service.render(kind, spec), end="")
         return 0
+    failure = None
     if args.action == "install":
         messages = []
         if args.folders:
@@ -304,10 +317,15 @@ def cmd_service(args: argparse.Namespace) -> int:
             added = config.add_folders(spec.config, s.folders(
                 args.folders, collection=args.collection, namespace=args.namespace))
             messages += [f"added {f.root} to {spec.config}" for f in added]
-        messages += service.install(kind, spec)
+        more, failure = service.install(kind, spec)
+        messages += more
     else:
-        messages = service.uninstall(kind)
-    _emit(args, {"kind": kind, "messages": messages}, lambda d: "\n".join(d["messages"]))
+        messages, failure = service.uninstall(kind, system=args.system)
+    _emit(args, {"kind": kind, "messages": messages, "error": failure},
+          lambda d: "\n".join(d["messages"]))
+    if failure:
+        print(f"memory: error: {failure}", file=sys.stderr)
+        return EXIT_ERROR
     return 0
 
 
@@ -470,6 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
     kind = p.add_mutually_exclusive_group()
     kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
     kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")
+    p.add_argument("--system", action="store_true",
+                   help="a systemd system unit instead (a home server; needs root and --user)")
+    p.add_argument("--user", metavar="NAME", help="with --system: the user it runs as")
     p.add_argument("--config", help="config file the service should read")
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "

@@ -75,3 +75,7 @@ class DatabaseCorrupt(DatabaseError):
 
 class CollectionTaken(SyncError):
     """A collection name already belongs to another folder."""
+
+
+class ServiceError(PersonalMemoryError):
+    """Installing or removing the service did not complete."""

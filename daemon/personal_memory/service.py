@@ -1,5 +1,6 @@
-"""Service definitions for the sync daemon: a systemd user unit and a launchd agent,
-written with this machine's absolute paths."""
+"""Service definitions for the sync daemon: a systemd user unit (or a system unit that runs
+as one user, for a home server) and a launchd agent, written with this machine's absolute
+paths."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import data_dir, ensure_private_dir, memory_executable
+from .errors import ConfigError, ServiceError
+from .paths import APP_NAME, data_dir, ensure_private_dir, memory_executable
 
 LABEL = "io.github.personal-memory.watch"
 UNIT_NAME = "personal-memory.service"
@@ -23,6 +25,7 @@ class ServiceSpec:
     db: Path
     config: Path
     log_dir: Path
+    system_user: str | None = None  # a system unit running as this user
 
     @classmethod
     def for_this_machine(cls, db: Path, config: Path) -> "ServiceSpec":
@@ -30,6 +33,19 @@ class ServiceSpec:
                 if sys.platform == "darwin" else data_dir() / "logs")
         return cls(memory_executable(), db.expanduser().absolute(),
                    config.expanduser().absolute(), logs.absolute())
+
+    @classmethod
+    def for_system_user(cls, user: str, db: Path | None, config: Path | None) -> "ServiceSpec":
+        """A system unit for ``user``; the database and config default to that user's."""
+        import pwd
+        try:
+            home = Path(pwd.getpwnam(user).pw_dir)
+        except KeyError:
+            raise ConfigError(f"--user: no such user {user!r}") from None
+        share = home / ".local" / "share" / APP_NAME
+        return cls(memory_executable(), (db or share / "memory.db").expanduser().absolute(),
+                   (config or home / ".config" / APP_NAME / "config.toml").expanduser()
+                   .absolute(), share / "logs", user)
 
     def command(self) -> list[str]:
         return [str(self.executable), "--db", str(self.db), "watch", "--config", str(self.config)]
@@ -48,6 +64,14 @@ def _quote(arg: str) -> str:
 
 def systemd_unit(spec: ServiceSpec) -> str:
     exec_start = " ".join(_quote(a) for a in spec.command())
+    if spec.system_user:
+        identity = f"User={spec.system_user}\n"
+        # In force in system units only (systemd.exec): a user manager ignores them.
+        proc = "ProtectProc=invisible\nProcSubset=pid\n"
+        wanted = "multi-user.target"
+    else:
+        identity = proc = ""
+        wanted = "default.target"
     return f"""\
 [Unit]
 Description=personal-memory sync daemon: keeps notes folders indexed
@@ -55,7 +79,7 @@ Description=personal-memory sync daemon: keeps notes folders indexed
 [Service]
 Type=notify
 NotifyAccess=main
-ExecStart={exec_start}
+{identity}ExecStart={exec_start}
 Restart=on-failure
 RestartSec=5
 # 75: another daemon already holds the database; 2: a configuration error (no folders,
@@ -88,9 +112,7 @@ ProtectKernelLogs=yes
 ProtectControlGroups=yes
 ProtectClock=yes
 ProtectHostname=yes
-ProtectProc=invisible
-ProcSubset=pid
-RestrictNamespaces=yes
+{proc}RestrictNamespaces=yes
 RestrictRealtime=yes
 RestrictSUIDSGID=yes
 LockPersonality=yes
@@ -104,7 +126,7 @@ SystemCallFilter=~@privileged
 SystemCallErrorNumber=EPERM
 
 [Install]
-WantedBy=default.target
+WantedBy={wanted}
 """
 
 
@@ -130,7 +152,9 @@ def render(kind: str, spec: ServiceSpec) -> str:
     return systemd_unit(spec) if kind == "systemd" else launchd_plist(spec)
 
 
-def _unit_path() -> Path:
+def _unit_path(system: bool = False) -> Path:
+    if system:
+        return Path("/etc/systemd/system") / UNIT_NAME
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     return Path(base) / "systemd" / "user" / UNIT_NAME
 
@@ -139,54 +163,85 @@ def _plist_path() -> Path:
     return Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist"
 
 
-def _run(cmd: list[str]) -> str:
+def _run(cmd: list[str]) -> tuple[str, str | None]:
+    """(what it printed, None) or (what it printed, why it failed)."""
     if shutil.which(cmd[0]) is None:
-        return f"(skipped: {cmd[0]} not found) {' '.join(cmd)}"
+        return f"$ {' '.join(cmd)}\n({cmd[0]} not found)", f"{cmd[0]} was not found"
     done = subprocess.run(cmd, capture_output=True, text=True)
     out = (done.stdout + done.stderr).strip()
-    return f"$ {' '.join(cmd)}" + (f"\n{out}" if out else "") + (
-        "" if done.returncode == 0 else f"\n(exit code {done.returncode})")
+    text = f"$ {' '.join(cmd)}" + (f"\n{out}" if out else "")
+    if done.returncode == 0:
+        return text, None
+    first = out.splitlines()[0] if out else "no output"
+    return text + f"\n(exit code {done.returncode})", (
+        f"'{' '.join(cmd)}' failed with exit code {done.returncode}: {first}")
 
 
-def install(kind: str, spec: ServiceSpec) -> list[str]:
+def install(kind: str, spec: ServiceSpec) -> tuple[list[str], str | None]:
+    """Write the service file and start it: (messages, None), or (messages, what failed
+    and what to do next)."""
     messages = []
     # The sandbox makes only this folder writable; it must exist before the service starts.
     ensure_private_dir(spec.db.parent)
     if kind == "systemd":
-        path = _unit_path()
+        system = spec.system_user is not None
+        if system and os.geteuid() != 0:
+            raise ServiceError("--system: installing a system unit needs root; run it with "
+                               "sudo")
+        if system:
+            import pwd
+            entry = pwd.getpwnam(spec.system_user)
+            for folder in (spec.db.parent, spec.log_dir):
+                ensure_private_dir(folder)
+                os.chown(folder, entry.pw_uid, entry.pw_gid)
+        path = _unit_path(system)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(systemd_unit(spec))
         messages.append(f"wrote {path}")
-        messages.append(_run(["systemctl", "--user", "daemon-reload"]))
-        messages.append(_run(["systemctl", "--user", "enable", "--now", UNIT_NAME]))
-        messages.append(f"logs: journalctl --user -u {UNIT_NAME} -f")
+        ctl = ["systemctl"] if system else ["systemctl", "--user"]
+        steps = [ctl + ["daemon-reload"], ctl + ["enable", "--now", UNIT_NAME]]
+        logs = f"journalctl {'' if system else '--user '}-u {UNIT_NAME} -f"
     else:
         path = _plist_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         ensure_private_dir(spec.log_dir)
         path.write_text(launchd_plist(spec))
         messages.append(f"wrote {path}")
-        messages.append(_run(["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]))
-        messages.append(f"logs: {spec.log_dir}")
+        steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
+        logs = str(spec.log_dir)
+    for step in steps:
+        text, failure = _run(step)
+        messages.append(text)
+        if failure:
+            return messages, (f"{failure}; the service file is written ({path}) but the "
+                              f"service is not running: fix the cause, then run "
+                              f"'{' '.join(steps[-1])}'")
+    messages.append(f"logs: {logs}")
     if not spec.config.exists():
         messages.append(f"note: {spec.config} does not exist yet; add [[folders]] to it "
                         "(see docs/operations.md)")
-    return messages
+    return messages, None
 
 
-def uninstall(kind: str) -> list[str]:
-    messages = []
+def uninstall(kind: str, system: bool = False) -> tuple[list[str], str | None]:
+    """Stop the service and remove its file. A missing systemctl or launchctl is not a
+    failure here (nothing can be running); a command that fails is."""
+    messages, failure = [], None
     if kind == "systemd":
-        messages.append(_run(["systemctl", "--user", "disable", "--now", UNIT_NAME]))
-        path = _unit_path()
+        ctl = ["systemctl"] if system else ["systemctl", "--user"]
+        text, failure = _run(ctl + ["disable", "--now", UNIT_NAME])
+        path = _unit_path(system)
     else:
         path = _plist_path()
-        messages.append(_run(["launchctl", "bootout", f"gui/{os.getuid()}", str(path)]))
+        text, failure = _run(["launchctl", "bootout", f"gui/{os.getuid()}", str(path)])
+    messages.append(text)
+    if failure and "not found" in failure:
+        failure = None
     if path.exists():
         path.unlink()
         messages.append(f"removed {path}")
     else:
         messages.append(f"{path} was not installed")
     if kind == "systemd":
-        messages.append(_run(["systemctl", "--user", "daemon-reload"]))
-    return messages
+        messages.append(_run(ctl + ["daemon-reload"])[0])
+    return messages, failure

@@ -117,6 +117,7 @@ class Watcher:
         self._lost: set[Folder] = set()
         self._started_at = now_micros()
         self._backoff = 0.0
+        self._last_sync: tuple[str, str, SyncReport] | None = None
         self._retry_at: float | None = None
         self._retry_reason = ""
         # The database's own files never count as note changes (it may live in a notes
@@ -246,7 +247,6 @@ class Watcher:
             # Ready once watching: a long first sync is progress, not a slow start.
             notify.notify("READY=1\nSTATUS=initial sync")
             self._full("startup")
-            notify.notify("STATUS=watching " + ", ".join(str(f.root) for f in self.folders))
             self._heartbeat("watching")
             return self._loop()
         finally:
@@ -381,7 +381,29 @@ class Watcher:
             log.info("%s: %s (%d transactions, %.0f ms)%s%s", what, report.summary(),
                      report.transactions, (time.monotonic() - t0) * 1000, skipped,
                      f"; and {more} more" if more > 0 else "")
-        notify.notify(f"STATUS=watching; last {what}: {report.summary()}")
+        self._last_sync = (time.strftime("%H:%M:%S"), what, report)
+        notify.notify("STATUS=" + self.status_line())
+
+    def status_line(self) -> str:
+        """What systemd shows for the service: folders, notes indexed, the last sync and
+        what it changed, and problems to look at."""
+        watched = [str(f.root) for f in self.folders if f not in self._lost]
+        parts = [f"watching {', '.join(watched) or 'nothing'}"]
+        if self._lost:
+            parts.append(f"waiting for {', '.join(str(f.root) for f in self._lost)}")
+        try:
+            status = self.store.status()
+            parts.append(f"{status['files_indexed']} notes indexed")
+            if status["problems"]:
+                parts.append(f"{len(status['problems'])} problems (memory status)")
+        except (DatabaseBusy, DiskFull):
+            pass
+        if self._last_sync is not None:
+            at, what, report = self._last_sync
+            parts.append(f"last {what} at {at}: {report.chunks_added} added, "
+                         f"{report.chunks_changed} changed, {report.chunks_tombstoned} "
+                         "tombstoned")
+        return "; ".join(parts)
 
     def _retry_or_lose(self, folders: list[Folder]) -> None:
         for folder in folders:
@@ -423,8 +445,14 @@ class Watcher:
     def _check_watch_limit(self) -> None:
         if not sys.platform.startswith("linux"):
             return
-        limit = _read_int(INOTIFY_WATCHES)
-        if limit is None:
+        try:
+            limit = int(INOTIFY_WATCHES.read_text().strip())
+        except (OSError, ValueError) as exc:
+            # A system unit's sandbox (ProcSubset=pid) hides /proc/sys: say so, don't guess.
+            log.warning("cannot read %s (%s), so the inotify watch limit is not checked; if "
+                        "changes in deep folders go unnoticed, raise it with 'sysctl "
+                        "fs.inotify.max_user_watches=524288'", INOTIFY_WATCHES,
+                        getattr(exc, "strerror", None) or exc)
             return
         dirs = 0
         for folder in self.folders:

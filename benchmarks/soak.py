@@ -34,13 +34,10 @@ sys.path.insert(0, str(HERE.parent / "daemon"))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from daemon_harness import Daemon  # noqa: E402
+from sync import WORDS  # noqa: E402  (benchmarks/sync.py: the same vocabulary)
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.folders import Folder  # noqa: E402
-
-WORDS = ("meeting project garden budget travel family recipe book idea plan review draft "
-         "client design research music health running coffee weekend release bug fix "
-         "deadline invoice sprint launch train museum letter").split()
 
 
 def text(rng: random.Random) -> str:

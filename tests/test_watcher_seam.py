@@ -3,6 +3,7 @@ cannot be made to do on demand: an inotify queue overflow and a dying observer."
 
 import logging
 import threading
+from contextlib import contextmanager
 
 from personal_memory import MemoryStore
 from personal_memory.folders import Folder
@@ -33,6 +34,19 @@ class FakeObserver:
 
     def is_alive(self):
         return self.alive
+
+
+@contextmanager
+def running(watcher):
+    """The watcher's loop on a thread (the store then belongs to it), stopped on exit."""
+    thread = threading.Thread(target=watcher.run)
+    thread.start()
+    try:
+        yield thread
+    finally:
+        watcher.stop()
+        thread.join(10)
+        assert not thread.is_alive()
 
 
 def start(tmp_path):
@@ -124,17 +138,10 @@ def test_running_out_of_inotify_watches_falls_back_to_rescans(tmp_path, caplog):
     with MemoryStore.open(tmp_path / "m.db") as store:
         watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=600,
                           observer_factory=FullObserver)
-        with caplog.at_level(logging.ERROR, logger="personal_memory.watch"):
-            thread = threading.Thread(target=watcher.run)
-            thread.start()
-            try:
-                with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-                    wait_for(lambda: reader.status()["daemon_state"] == "watching")
-                    assert ids(reader, "apple") == ["notes/a.md#1"]  # the startup sync ran
-            finally:
-                watcher.stop()
-                thread.join(10)
-    assert not thread.is_alive()
+        with caplog.at_level(logging.ERROR, logger="personal_memory.watch"), \
+                running(watcher), MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+            wait_for(lambda: reader.status()["daemon_state"] == "watching")
+            assert ids(reader, "apple") == ["notes/a.md#1"]  # the startup sync ran
     assert "inotify watch limit" in caplog.text and "sysctl" in caplog.text
     assert watcher.rescan_interval == 60.0
 
@@ -169,17 +176,11 @@ def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(store, "sync", flaky)
     watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=0,
                       observer_factory=FakeObserver)
-    with caplog.at_level(logging.WARNING, logger="personal_memory.watch"):
-        thread = threading.Thread(target=watcher.run)
-        thread.start()
-        try:
-            with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-                wait_for(lambda: ids(reader, "apple") == ["notes/a.md#1"], timeout=30,
-                         what="retry after the disk was full")
-        finally:
-            watcher.stop()
-            thread.join(10)
-            store.close()
+    with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), running(watcher), \
+            MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+        wait_for(lambda: ids(reader, "apple") == ["notes/a.md#1"], timeout=30,
+                 what="retry after the disk was full")
+    store.close()
     assert calls[:2] == ["startup", "disk-was-full"]
     assert "waiting for disk space" in caplog.text and "retrying in 2 s" in caplog.text
 

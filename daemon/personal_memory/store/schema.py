@@ -4,6 +4,18 @@ SCHEMA_VERSION = 2
 APPLICATION_ID = 0x504D454D  # "PMEM"
 TOKENIZER = "unicode61 remove_diacritics 2"
 
+# Schema 2: what a sync could not import, until it can (memory status lists it).
+PROBLEMS = """CREATE TABLE problems (
+    namespace TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    path TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    since INTEGER NOT NULL,
+    stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
+    PRIMARY KEY (namespace, collection, path)
+) STRICT;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -60,16 +72,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-CREATE TABLE problems (
-    namespace TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    path TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    since INTEGER NOT NULL,
-    stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
-    PRIMARY KEY (namespace, collection, path)
-) STRICT;
-CREATE TABLE daemon (
+{PROBLEMS}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -82,13 +85,5 @@ CREATE TABLE daemon (
 # Each step takes a database from the version before it to the version after it. They only
 # add tables: revisions are never rewritten by an upgrade.
 MIGRATIONS = {
-    2: """CREATE TABLE IF NOT EXISTS problems (
-        namespace TEXT NOT NULL,
-        collection TEXT NOT NULL,
-        path TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        since INTEGER NOT NULL,
-        stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
-        PRIMARY KEY (namespace, collection, path)
-    ) STRICT;""",
+    2: PROBLEMS,
 }

@@ -309,8 +309,14 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
     with MemoryStore.open(db) as s:
         s.sync([Folder.of(root)], known_at="2024-01-01")
         s.remember("x", "aardvark fact", namespace="notes", known_at="2024-02-01")
-    conn = apsw.Connection(str(db))  # what version 1 wrote: no problems table
-    conn.execute("DROP TABLE problems; PRAGMA user_version = 1;")
+    conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
+    conn.execute("""
+        DROP TABLE problems; DROP TABLE purges;
+        DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;
+        ALTER TABLE revisions DROP COLUMN purged_at;
+        CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
+        BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
+        PRAGMA user_version = 1;""")
     conn.close()
     with MemoryStore.open(db, read_only=True) as ro:
         before = [r.to_dict() for r in ro.search("aardvark", namespace="notes",
@@ -318,7 +324,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         history = [r.to_dict() for r in ro.history("x", namespace="notes")]
         assert ro.status()["problems"] == [] and ro.health()["schema_version"] == 1
     with MemoryStore.open(db) as rw:
-        assert rw.health()["schema_version"] == 2
+        assert rw.health()["schema_version"] == 3
         assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
                                                as_of="2024-03-01")] == before
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

@@ -268,8 +268,11 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path, notes):
     open transaction is rolled back: every file is imported whole or not at all."""
     big = notes / "big"
     big.mkdir()
-    n = 6000
-    subprocess.run([sys.executable, "-c", KILL_WRITER, big, "vone", str(n)], check=True)
+    n = 2500
+    # Ten sections a file make each batch of 1,000 files last seconds, so the second
+    # signal surely arrives while one is in progress, even on a loaded machine.
+    subprocess.run([sys.executable, "-c", KILL_WRITER.replace("range(3)", "range(10)"), big,
+                    "vone", str(n)], check=True)
     d = Daemon(tmp_path / "m.db", notes)
     try:
         d.start(wait_ready=False)
@@ -285,7 +288,7 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path, notes):
             indexed = s.status()["files_indexed"]
         assert 0 < indexed < n  # it did stop early, after a whole batch
         paths = [f"big/f{i:04d}.md" for i in range(n)]
-        versions = d.versions(paths)
+        versions = d.versions(paths, chunks=10)
         assert all(v in ({"vone"}, set()) for v in versions.values())  # whole or absent
         assert sum(v == {"vone"} for v in versions.values()) == indexed
     finally:

@@ -170,6 +170,56 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 @command
+def cmd_purge(args: argparse.Namespace) -> int:
+    chosen = [x for x in (args.id, args.note, args.matching) if x is not None]
+    if len(chosen) != 1:
+        raise CommandError("purge: give exactly one of --id, --note, --matching")
+    selection = dict(namespace=_settings(args).namespace, memory_id=args.id, note=args.note,
+                     matching=args.matching, known_before=args.known_before,
+                     reason=args.reason)
+    with _open(args, read_only=False) as store:
+        preview = store.purge(**selection, dry_run=True)
+        if args.dry_run or not preview["revision_ids"]:
+            _emit(args, preview, _format_purge)
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise CommandError("purge: erases for good; confirm with --yes (no terminal "
+                                   "to ask on)")
+            print(_format_purge(preview), file=sys.stderr)
+            answer = input("Erase these revisions for good? This cannot be undone [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("Nothing purged.", file=sys.stderr)
+                return 1
+        report = store.purge(**selection)
+    _emit(args, report, _format_purge)
+    return 0 if report.get("occurrences", 0) == 0 else 1
+
+
+def _format_purge(d: dict) -> str:
+    n, m = len(d["revision_ids"]), len(d["memory_ids"])
+    if not n:
+        return f"Nothing to purge: no revision in {d['namespace']!r} matches {d['selector']}."
+    head = (f"{'Would purge' if d['dry_run'] else 'Purged'} {n} revisions of {m} memories "
+            f"({d['selector']}):")
+    lines = [head] + [f"  {mid}" for mid in d["memory_ids"][:50]]
+    if len(d["memory_ids"]) > 50:
+        lines.append(f"  … and {len(d['memory_ids']) - 50} more")
+    if d["dry_run"]:
+        return "\n".join(lines)
+    proof = (f"Proof: {d['occurrences']} occurrences in {d['bytes_scanned']:,} bytes "
+             f"({', '.join(os.path.basename(p) for p in d['files_scanned'])}).")
+    lines.append(proof if d["occurrences"] == 0 else
+                 "FAILED " + proof + " A reader may hold old pages: stop the MCP server and "
+                 "the daemon, then purge again.")
+    for path, count in d["other_files_with_copies"].items():
+        lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
+    lines.append("Copies made before now (memory backup files, file-system snapshots, "
+                 "other backups) still hold the text: delete or re-make them.")
+    return "\n".join(lines)
+
+
+@command
 def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
         data = store.stats(args.namespace)
@@ -432,6 +482,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="output file, or - for standard output")
     p.add_argument("--namespace", "-n", default=None, help="one namespace (default: all)")
     p.add_argument("--as-of", help="only revisions known by this time")
+
+    p = add("purge", "erase revisions for good (not a forget: earlier cutoffs lose them too), "
+            "then prove the text is gone from the database file")
+    p.add_argument("--id", help="every revision of this memory ID")
+    p.add_argument("--note", help="every section of this note (COLLECTION/path.md)")
+    p.add_argument("--matching", metavar="TEXT",
+                   help="every revision whose title or content contains TEXT")
+    namespace(p)
+    p.add_argument("--known-before", help="only revisions known before this time")
+    p.add_argument("--reason", help="kept in the stub and the audit record")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; erase nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")

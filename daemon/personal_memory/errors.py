@@ -79,3 +79,7 @@ class CollectionTaken(SyncError):
 
 class ServiceError(PersonalMemoryError):
     """Installing or removing the service did not complete."""
+
+
+class PurgeRefused(PersonalMemoryError):
+    """A purge would not last (a note still holds the text) or could not be proven."""

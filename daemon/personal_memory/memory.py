@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import unicodedata
 from typing import Any, Callable, Iterator
 
 from . import search as _search
@@ -13,7 +14,7 @@ from . import writes
 from .folders import Folder, SyncReport
 from .records import RevisionRecord, SearchResults
 from .status import daemon_status
-from .store import SCHEMA_VERSION, Database, capabilities
+from .store import SCHEMA_VERSION, Database, capabilities, folder_files, scan_files
 from .sync import FolderSync
 from .times import format_time, now_micros
 
@@ -237,6 +238,106 @@ class MemoryStore:
             for key in ("started_at", "finished_at"):
                 run[key] = format_time(run[key])
         return runs
+
+    # -- erasure ------------------------------------------------------------------------
+
+    def purge(self, *, namespace: str, memory_id: str | None = None, note: str | None = None,
+              matching: str | None = None, known_before: Any = None,
+              reason: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """Erase revisions for good: by memory ID, by note (``COLLECTION/path.md``, every
+        section) or by text (every revision whose title or content contains it), in one
+        namespace, optionally only those known before a time. Each becomes a stub (ID,
+        memory ID, times, "purged at T" and the reason); the text leaves the full-text
+        index, the vectors, the WAL and the free pages, and the files are then scanned to
+        prove it. The one operation that changes past answers. Raises
+        :class:`~personal_memory.errors.PurgeRefused` while a note file still holds the
+        text (the next sync would import it again)."""
+        from .errors import InvalidArgument
+        from .limits import MAX_ID_CHARS, MAX_QUERY_CHARS
+        namespace = writes.namespace_arg(namespace)
+        if sum(x is not None for x in (memory_id, note, matching)) != 1:
+            raise InvalidArgument("purge: choose exactly one of memory_id, note, matching")
+        before = writes.optional_time(known_before, "known_before")
+        reason = writes.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
+        prefix = None
+        if memory_id is not None:
+            memory_id = writes.memory_id_arg(memory_id)
+            selector = f"memory_id {memory_id}"
+        elif note is not None:
+            note = writes.text(note, "note", MAX_ID_CHARS)
+            prefix, selector = note + "#", f"note {note}"
+        else:
+            matching = writes.text(matching, "matching", MAX_QUERY_CHARS)
+            selector = "matching (the text is not recorded)"
+        with self._db.snapshot():
+            found = self._db.purge_candidates(namespace, memory_id=memory_id, prefix=prefix,
+                                              matching=matching, known_before=before)
+        if prefix is not None:  # a note's sections: prefix + number, not a longer name
+            found = [c for c in found if c["memory_id"][len(prefix):].isdigit()]
+        ids = [c["revision_id"] for c in found]
+        report: dict[str, Any] = {
+            "namespace": namespace, "selector": selector, "dry_run": dry_run,
+            "revision_ids": ids, "memory_ids": sorted({c["memory_id"] for c in found})}
+        if dry_run or not found:
+            return report
+        self._refuse_while_notes_hold(namespace, found, matching)
+        needles = ([matching] if matching is not None else
+                   [t for c in found for t in (c["content"], c["title"]) if t])
+        with self._db.snapshot():
+            needles = [n for n in dict.fromkeys(needles)
+                       if len(n.encode()) >= 4 and (matching is not None
+                                                    or not self._db.text_elsewhere(n, ids))]
+        now = now_micros()
+        with self._db.errors():
+            self._db.purge_revisions(ids, namespace=namespace, selector=selector,
+                                     reason=reason, purged_at=now)
+            busy, frames_left = self._db.rewrite_file()
+        forms = [f.encode("utf-8") for n in needles
+                 for f in dict.fromkeys([n, unicodedata.normalize("NFKC", n)])]
+        paths = folder_files(self.path)
+        counts = scan_files(paths, forms)
+        own = paths[:3]
+        report.update(
+            purged_at=format_time(now), reason=reason,
+            bytes_scanned=sum(os.path.getsize(p) for p in own if os.path.exists(p)),
+            occurrences=sum(counts[p] for p in own),
+            files_scanned=[p for p in own if os.path.exists(p)],
+            other_files_with_copies={p: n for p, n in counts.items() if p not in own and n},
+            wal_checkpoint_blocked=bool(busy and frames_left))
+        return report
+
+    def _refuse_while_notes_hold(self, namespace: str, found: list[dict],
+                                 matching: str | None) -> None:
+        from .errors import PurgeRefused
+        checked = set()
+        for c in found:
+            prov = c["provenance"] or {}
+            if "collection" not in prov or "path" not in prov:
+                continue
+            root = self._db.collection_root(namespace, prov["collection"])
+            if root is None or (prov["collection"], prov["path"]) in checked:
+                continue
+            checked.add((prov["collection"], prov["path"]))
+            path = os.path.join(root, prov["path"])
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            needle = matching if matching is not None else c["content"]
+            at = text.replace("\r\n", "\n").find(needle)
+            if at >= 0:
+                line = text.replace("\r\n", "\n")[:at].count("\n") + 1
+                raise PurgeRefused(
+                    f"{path}:{line} still contains the text; edit the note and let the sync "
+                    "record the edit first (else the next sync imports it again), then purge")
+
+    def purges(self) -> list[dict[str, Any]]:
+        """The audit record: every purge, when, what selected it, why, and the revision
+        IDs it blanked (never the text)."""
+        with self._db.snapshot():
+            out = self._db.purges()
+        return [p | {"purged_at": format_time(p["purged_at"])} for p in out]
 
     def health(self) -> dict[str, Any]:
         """Integrity check, revision count, schema version and stored embedding."""

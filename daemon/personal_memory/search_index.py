@@ -65,6 +65,11 @@ class SearchIndex:
 
     def __init__(self):
         self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget everything loaded: a purge rewrote rows this index had cached."""
+        self._purges = 0
         self.last_id = 0
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
@@ -86,6 +91,10 @@ class SearchIndex:
 
     def refresh(self, db: Database) -> None:
         """Read the revisions appended since the last refresh (none: one cheap query)."""
+        purges = db.purge_count()
+        if purges != self._purges:
+            self._reset()
+            self._purges = purges
         top = db.max_revision_id()
         if top <= self.last_id:
             return

@@ -2,7 +2,7 @@
 
 One module per responsibility: ``connection`` (opening, transactions, errors), ``schema``,
 ``revisions`` (the append-only log and the visibility rule), ``retrieval`` (ranking
-primitives), ``folder_state`` (stat cache, sync runs, heartbeat), ``maintenance``.
+primitives), ``folder_state`` (stat cache, sync runs, heartbeat), ``maintenance``, ``purging``.
 :class:`Database` joins them over one connection.
 
 Concurrency contract: one writer per database; every write is one ``BEGIN IMMEDIATE``
@@ -12,14 +12,15 @@ transaction; readers never block the writer (WAL). A ``Database`` belongs to one
 from .connection import VECTOR_BACKENDS, Connection, sqlite_vec_path
 from .folder_state import FolderState
 from .maintenance import Maintenance, capabilities
+from .purging import Purging, folder_files, scan_files
 from .retrieval import Retrieval, match_expression
 from .revisions import RevisionLog
 from .schema import SCHEMA_VERSION, TOKENIZER
 
 
-class Database(RevisionLog, Retrieval, FolderState, Maintenance, Connection):
+class Database(RevisionLog, Retrieval, FolderState, Maintenance, Purging, Connection):
     """An open database file. Create with :meth:`open`."""
 
 
 __all__ = ["Database", "SCHEMA_VERSION", "TOKENIZER", "VECTOR_BACKENDS", "capabilities",
-           "match_expression", "sqlite_vec_path"]
+           "folder_files", "match_expression", "scan_files", "sqlite_vec_path"]

@@ -87,6 +87,14 @@ class Connection:
         self._vocab_ready = False
         self.schema = SCHEMA_VERSION  # the file's schema version, set when opened
 
+    @property
+    def purged(self) -> str:
+        """SQL for "this revision was purged"; files older than schema 3 have no purges.
+        (A reader that opened an older file sees it once another process upgrades it.)"""
+        if self.schema < 3:
+            self.schema = self.scalar("PRAGMA user_version")
+        return "purged_at IS NOT NULL" if self.schema >= 3 else "0"
+
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
              vector_backend: str = "auto", create: bool = True):

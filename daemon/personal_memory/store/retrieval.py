@@ -69,6 +69,10 @@ class Retrieval:
 
     # -- for the in-memory search index ---------------------------------------------------
 
+    def purge_count(self) -> int:
+        """How many purges this file has seen: a reader's cache is stale when it changed."""
+        return int(self.meta("purge_count") or 0)
+
     def max_revision_id(self) -> int:
         return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")
 
@@ -77,7 +81,8 @@ class Retrieval:
         doc_length, embedding) of every revision appended after ``last_id``, in id order."""
         return self.conn.execute(
             "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
-            "valid_to, deleted, doc_length, embedding FROM revisions WHERE id > ? ORDER BY id",
+            f"valid_to, deleted OR {self.purged}, doc_length, embedding FROM revisions "
+            "WHERE id > ? ORDER BY id",
             (last_id,))
 
     def most_frequent_terms(self, limit: int) -> list[str]:
@@ -92,7 +97,7 @@ class Retrieval:
         return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))
                 for rid, title, content in self.conn.execute(
                     "SELECT id, title, content FROM revisions WHERE id > ? AND id <= ? "
-                    "AND deleted = 0", (first_id, last_id))]
+                    f"AND deleted = 0 AND NOT ({self.purged})", (first_id, last_id))]
 
     def term_postings(self, term: str) -> list[tuple[int, int]]:
         """(revision id, occurrences in title and content) for every revision holding

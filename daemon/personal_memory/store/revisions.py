@@ -88,6 +88,7 @@ class RevisionLog:
                     AND (valid_to IS NULL OR ? < valid_to))
                 SELECT {COLUMNS} FROM revisions
                 WHERE id IN (SELECT id FROM eligible WHERE rn = 1 AND deleted = 0)
+                  AND NOT ({self.purged})
                 ORDER BY id""",
             (namespace, cutoff(as_of), valid_at, valid_at))
         return [record(r) for r in rows]

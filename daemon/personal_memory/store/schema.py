@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x504D454D  # "PMEM"
 TOKENIZER = "unicode61 remove_diacritics 2"
 
@@ -13,6 +13,25 @@ PROBLEMS = """CREATE TABLE problems (
     since INTEGER NOT NULL,
     stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
     PRIMARY KEY (namespace, collection, path)
+) STRICT;
+"""
+
+# Schema 3: purge, the one audited rewrite. UPDATE stays refused unless a purge marks its
+# own transaction in meta, and even then only a revision's text may change.
+APPEND_ONLY = """CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
+WHEN (SELECT value FROM meta WHERE key = 'purge_in_progress') IS NULL
+BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace, memory_id,
+    known_at, valid_from, valid_to, deleted, hides_revision ON revisions
+BEGIN SELECT RAISE(ABORT, 'a purge may only blank the text of a revision'); END;
+CREATE TABLE purges (
+    id INTEGER PRIMARY KEY,
+    purged_at INTEGER NOT NULL,
+    namespace TEXT NOT NULL,
+    selector TEXT NOT NULL,
+    reason TEXT,
+    revision_ids TEXT NOT NULL,
+    revisions INTEGER NOT NULL
 ) STRICT;
 """
 
@@ -34,15 +53,14 @@ CREATE TABLE revisions (
     content_hash TEXT NOT NULL,
     doc_length INTEGER NOT NULL DEFAULT 0,
     embedding BLOB,
+    purged_at INTEGER,
     CHECK (valid_to IS NULL OR valid_to > valid_from),
     CHECK ((deleted = 1) = (hides_revision IS NOT NULL))
 ) STRICT;
 CREATE INDEX revisions_identity ON revisions (namespace, memory_id, known_at, id);
 CREATE INDEX revisions_known_at ON revisions (known_at);
 CREATE INDEX revisions_known ON revisions (namespace, known_at, valid_from, valid_to, memory_id, deleted);
-CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
-BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
-CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
+{APPEND_ONLY}CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
 BEGIN SELECT RAISE(ABORT, 'revisions are append-only: DELETE is not allowed'); END;
 CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', tokenize='{TOKENIZER}');
 CREATE TABLE files (
@@ -86,4 +104,6 @@ CREATE TABLE sync_runs (
 # add tables: revisions are never rewritten by an upgrade.
 MIGRATIONS = {
     2: PROBLEMS,
+    3: "ALTER TABLE revisions ADD COLUMN purged_at INTEGER;\n"
+       "DROP TRIGGER revisions_no_update;\n" + APPEND_ONLY,
 }

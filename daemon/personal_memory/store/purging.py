@@ -1,0 +1,122 @@
+"""SQL of purge: the one audited rewrite of revisions, and proof that a text is gone from
+every byte of the database."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .. import embedding
+
+# A purged revision keeps its identity and times; everything that held its text is blank.
+PURGED_HASH = "purged"
+
+
+class Purging:
+    """Mixin of :class:`~personal_memory.store.Database`: purge and its proof."""
+
+    def purge_candidates(self, namespace: str, *, memory_id: str | None = None,
+                         prefix: str | None = None, matching: str | None = None,
+                         known_before: int | None = None) -> list[dict[str, Any]]:
+        """Revisions that still hold text and match the selection, oldest first."""
+        sql = ("SELECT id, memory_id, known_at, title, content, provenance FROM revisions "
+               f"WHERE namespace = ? AND deleted = 0 AND NOT ({self.purged})")
+        params: list[Any] = [namespace]
+        if memory_id is not None:
+            sql += " AND memory_id = ?"
+            params.append(memory_id)
+        if prefix is not None:
+            sql += " AND memory_id >= ? AND memory_id < ?"
+            params += [prefix, prefix + "\U0010ffff"]
+        if matching is not None:
+            sql += " AND (instr(content, ?) > 0 OR instr(coalesce(title, ''), ?) > 0)"
+            params += [matching, matching]
+        if known_before is not None:
+            sql += " AND known_at < ?"
+            params.append(known_before)
+        keys = ("revision_id", "memory_id", "known_at", "title", "content", "provenance")
+        return [dict(zip(keys, row)) | {"provenance": json.loads(row[5]) if row[5] else None}
+                for row in self.conn.execute(sql + " ORDER BY known_at, id", params)]
+
+    def text_elsewhere(self, text: str, excluded: list[int]) -> bool:
+        """Whether a revision not in ``excluded`` still holds ``text``."""
+        return self.scalar(
+            "SELECT count(*) FROM revisions WHERE (instr(content, ?) > 0 OR "
+            "instr(coalesce(title, ''), ?) > 0) AND id NOT IN (SELECT value FROM json_each(?))",
+            (text, text, json.dumps(excluded))) > 0
+
+    def purge_revisions(self, revision_ids: list[int], *, namespace: str, selector: str,
+                        reason: str | None, purged_at: int) -> None:
+        """Blank the revisions' text, title, source, provenance, hash and vector, remove them
+        from the full-text index, and record the purge (counts and IDs, never the text).
+        One transaction; ``secure_delete`` overwrites what SQLite frees."""
+        self.execute("PRAGMA secure_delete = ON")
+        stub = json.dumps({"purged_at": purged_at, "reason": reason}, sort_keys=True)
+        with self.transaction():
+            self.conn.execute("INSERT INTO meta VALUES ('purge_in_progress', '1')")
+            for rid in revision_ids:
+                title, content = next(iter(self.conn.execute(
+                    "SELECT title, content FROM revisions WHERE id = ?", (rid,))))
+                # A contentless FTS5 table forgets a row only when given what it indexed.
+                self.conn.execute(
+                    "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
+                    "VALUES ('delete', ?, ?, ?)",
+                    (rid, embedding.normalize_text(title) if title else "",
+                     embedding.normalize_text(content)))
+                self.conn.execute(
+                    "UPDATE revisions SET title = NULL, content = '', source = NULL, "
+                    "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "
+                    "purged_at = ? WHERE id = ?", (stub, PURGED_HASH, purged_at, rid))
+            self.conn.execute("DELETE FROM meta WHERE key = 'purge_in_progress'")
+            # Merge the index into one b-tree so no old segment keeps a deleted term.
+            self.conn.execute("INSERT INTO revisions_fts (revisions_fts) VALUES ('optimize')")
+            self.conn.execute(
+                "INSERT INTO purges (purged_at, namespace, selector, reason, revision_ids, "
+                "revisions) VALUES (?,?,?,?,?,?)",
+                (purged_at, namespace, selector, reason, json.dumps(revision_ids),
+                 len(revision_ids)))
+            self.conn.execute(
+                "INSERT INTO meta VALUES ('purge_count', '1') ON CONFLICT (key) DO UPDATE "
+                "SET value = CAST(value AS INTEGER) + 1")
+
+    def rewrite_file(self) -> tuple[int, int]:
+        """Rewrite the whole file (VACUUM, with secure_delete on) and empty the WAL into
+        it. (busy, frames left): busy is 1 when a reader kept the checkpoint from finishing."""
+        self.execute("PRAGMA secure_delete = ON")
+        self.execute("VACUUM")
+        busy, log, done = next(iter(self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")))
+        return busy, log - done if log > 0 else 0
+
+    def purges(self) -> list[dict[str, Any]]:
+        if self.schema < 3:
+            return []
+        keys = ("id", "purged_at", "namespace", "selector", "reason", "revision_ids",
+                "revisions")
+        return [dict(zip(keys, row)) | {"revision_ids": json.loads(row[5])}
+                for row in self.conn.execute(f"SELECT {', '.join(keys)} FROM purges "
+                                             "ORDER BY id")]
+
+
+def scan_files(paths: list[str], needles: list[bytes]) -> dict[str, int]:
+    """Occurrences of any needle in each file's raw bytes (files that are gone count 0)."""
+    found = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            found[path] = 0
+            continue
+        found[path] = sum(data.count(n) for n in needles if n)
+    return found
+
+
+def folder_files(db_path: str) -> list[str]:
+    """The database, its WAL and SHM, then every other regular file beside them."""
+    own = [db_path + suffix for suffix in ("", "-wal", "-shm")]
+    folder = os.path.dirname(os.path.abspath(db_path))
+    others = sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                    if os.path.join(folder, n) not in own
+                    and os.path.isfile(os.path.join(folder, n)))
+    return own + others

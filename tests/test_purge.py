@@ -1,0 +1,150 @@
+"""Purge: erasure with proof. The text leaves every byte of the database folder, history
+keeps an honest stub, and long-running readers notice."""
+
+import os
+
+import pytest
+
+from personal_memory import MemoryStore
+from personal_memory.errors import PurgeRefused
+from personal_memory.folders import Folder
+from support import ids, keyword_ids, run_memory
+
+SECRET = "sk-live-4f9c2e7a1bd05e88"
+
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "keys.md").write_text(f"# Keys\n\nthe api key is {SECRET} for billing\n")
+    (root / "other.md").write_text("# Other\n\nbilling runs monthly\n")
+    return root
+
+
+@pytest.fixture
+def db(tmp_path):
+    (tmp_path / "db").mkdir()
+    return tmp_path / "db" / "memory.db"
+
+
+def every_byte(folder) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+def test_a_synced_secret_is_gone_from_every_byte_after_purge(vault, db):
+    with MemoryStore.open(db) as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        store.remember("pasted", f"temporary {SECRET}", namespace="notes",
+                       known_at="2025-01-02")
+        store.forget("pasted", namespace="notes", known_at="2025-01-03")
+        (vault / "keys.md").write_text("# Keys\n\nthe api key lives in the vault; billing\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-04")
+        assert SECRET.encode() in every_byte(db.parent)
+        assert keyword_ids(store, "billing") == ["notes/keys.md#1", "notes/other.md#1"]
+
+        report = store.purge(namespace="notes", matching=SECRET, reason="leaked key")
+        assert len(report["revision_ids"]) == 2 and report["occurrences"] == 0
+        assert report["bytes_scanned"] > 0 and report["wal_checkpoint_blocked"] is False
+        assert report["memory_ids"] == ["notes/keys.md#1", "pasted"]
+
+        history = store.history("notes/keys.md#1", namespace="notes")
+        stub = history[0]
+        assert stub.content == "" and stub.title is None and stub.content_hash == "purged"
+        assert stub.provenance["reason"] == "leaked key" and stub.provenance["purged_at"]
+        assert stub.known_at == "2025-01-01T00:00:00Z"  # the times stay: an honest gap
+        assert "lives in the vault" in history[1].content
+        # Past answers change: at the old cutoff the purged section is a hole.
+        assert ids(store.search("billing", namespace="notes", as_of="2025-01-02")) == [
+            "notes/other.md#1"]
+        assert ids(store.search_reference("billing", namespace="notes",
+                                          as_of="2025-01-02")) == ["notes/other.md#1"]
+        (audit,) = store.purges()
+        assert audit["revision_ids"] == report["revision_ids"] and audit["revisions"] == 2
+        assert SECRET not in str(audit)
+    assert SECRET.encode() not in every_byte(db.parent)
+
+
+def test_purge_is_refused_while_the_note_still_holds_the_text(vault, db):
+    with MemoryStore.open(db) as store:
+        store.sync([Folder.of(vault)])
+        with pytest.raises(PurgeRefused, match=r"keys\.md:3 still contains the text"):
+            store.purge(namespace="notes", matching=SECRET)
+        with pytest.raises(PurgeRefused, match="keys.md"):
+            store.purge(namespace="notes", note="notes/keys.md")
+        assert keyword_ids(store, "billing") == ["notes/keys.md#1", "notes/other.md#1"]
+
+
+def test_dry_run_lists_and_erases_nothing(vault, db):
+    with MemoryStore.open(db) as store:
+        store.sync([Folder.of(vault)])
+        before = every_byte(db.parent)
+        report = store.purge(namespace="notes", note="notes/keys.md", dry_run=True)
+        assert report["memory_ids"] == ["notes/keys.md#1"] and len(report["revision_ids"]) == 1
+        assert store.history("notes/keys.md#1", namespace="notes")[0].content.startswith("# Keys")
+    assert SECRET.encode() in before
+
+
+def test_a_long_running_reader_notices_a_purge(vault, db):
+    with MemoryStore.open(db) as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "keys.md").write_text("# Keys\n\nrotated\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        # numpy's exact cosine on both paths (sqlite-vec's float32 differs within 1e-6)
+        with MemoryStore.open(db, read_only=True, vector_backend="python") as reader:
+            reader.warm()
+            assert "notes/keys.md#1" in ids(reader.search("billing", namespace="notes",
+                                                          as_of="2025-01-01"))
+            store.purge(namespace="notes", matching=SECRET)
+            for q in ("billing", "api key", "monthly"):
+                fast = reader.search(q, namespace="notes", as_of="2025-01-01")
+                assert [r.to_dict() for r in fast] == [
+                    r.to_dict() for r in reader.search_reference(q, namespace="notes",
+                                                                 as_of="2025-01-01")]
+                assert SECRET not in str([r.to_dict() for r in fast])
+            assert ids(reader.search("billing", namespace="notes", as_of="2025-01-01")) == [
+                "notes/other.md#1"]
+
+
+def test_revisions_stay_append_only_outside_a_purge(db):
+    import apsw
+    with MemoryStore.open(db) as store:
+        store.remember("a", "alpha", namespace="notes")
+    conn = apsw.Connection(str(db))
+    with pytest.raises(apsw.ConstraintError, match="append-only"):
+        conn.execute("UPDATE revisions SET content = 'x'")
+    conn.execute("INSERT INTO meta VALUES ('purge_in_progress', '1')")
+    with pytest.raises(apsw.ConstraintError, match="only blank the text"):
+        conn.execute("UPDATE revisions SET memory_id = 'b'")  # identity never changes
+    conn.close()
+
+
+def test_cli_purge_asks_then_proves(tmp_path, vault, db):
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "keys.md").write_text("# Keys\n\nrotated\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", SECRET, "--dry-run")
+    assert p.returncode == 0 and "Would purge 1 revisions of 1 memories" in p.stdout
+    p = run_memory("--db", db, "purge", "--matching", SECRET)  # no terminal, no --yes
+    assert p.returncode == 2 and "--yes" in p.stderr
+    p = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+    assert p.returncode == 0, p.stderr
+    assert "Proof: 0 occurrences in" in p.stdout and "memory.db" in p.stdout
+    assert SECRET.encode() not in every_byte(db.parent)
+    assert run_memory("--db", db, "purge", "--id", "x", "--note", "y").returncode == 2
+
+
+def test_purge_is_never_offered_over_mcp(db):
+    from personal_memory.mcp_server import build_server
+    from personal_memory.settings import resolve
+    import asyncio
+    from mcp import Client
+    with MemoryStore.open(db) as store:
+        store.remember("a", "alpha", namespace="notes")
+
+    async def names():
+        async with Client(build_server(resolve(db=str(db), enable_writes=True, environ={})),
+                          mode="legacy") as c:
+            return {t.name for t in (await c.list_tools()).tools}
+    assert not any("purge" in n for n in asyncio.run(names()))
+    assert os.path.exists(db)

@@ -179,3 +179,13 @@ def test_library_warnings_in_the_daemon_log_are_one_short_line(caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "py.warnings"]
     assert len(lines) == 1 and len(lines[0]) <= 301 and "\n" not in lines[0]
     logging.captureWarnings(False)
+
+
+def test_search_takes_several_words_without_quotes(tmp_path):
+    db = tmp_path / "m.db"
+    run_memory("--db", db, "remember", "pdf", "Embed a PDF in a note with an embed link.")
+    run_memory("--db", db, "remember", "other", "Unrelated gardening text.")
+    p = run_memory("--db", db, "search", "embed", "pdf", "--json")
+    assert p.returncode == 0, p.stderr
+    import json
+    assert json.loads(p.stdout)[0]["memory_id"] == "pdf"

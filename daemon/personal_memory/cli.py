@@ -139,7 +139,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 @command
 def cmd_search(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
-        results = store.search(args.query, namespace=_settings(args).namespace,
+        results = store.search(" ".join(args.query), namespace=_settings(args).namespace,
                                as_of=args.as_of,
                                valid_at=args.valid_at, limit=args.limit)
         _emit(args, [r.to_dict() for r in results], _format_results)
@@ -467,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     interval(p)
 
     p = add("search", "search what was known at a cutoff")
-    p.add_argument("query")
+    p.add_argument("query", nargs="+", help="words to look for (quotes are optional)")
     namespace(p)
     p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")

@@ -247,6 +247,7 @@ class Watcher:
             # Ready once watching: a long first sync is progress, not a slow start.
             notify.notify("READY=1\nSTATUS=initial sync")
             self._full("startup")
+            notify.notify("STATUS=" + self.status_line())  # also when the startup sync failed
             self._heartbeat("watching")
             return self._loop()
         finally:

@@ -49,7 +49,7 @@ def _nfkc(text: str | None) -> str:
 
 def query_terms(query: str) -> list[str]:
     conn = apsw.Connection(":memory:")
-    tok = conn.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+    tok = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
     out: list[str] = []
     for _, _, term, *rest in tok(_nfkc(query).encode(), apsw.FTS5_TOKENIZE_QUERY, None):
         if term not in out:
@@ -65,7 +65,7 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
         return {}
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
-                 "tokenize='unicode61 remove_diacritics 2')")
+                 "tokenize='porter unicode61 remove_diacritics 2')")
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))

@@ -11,8 +11,8 @@ apart) and overall (1 to 4): R@5, R@10 (share of evidence turns in the top k), H
 evidence in the top 5), nDCG@10, for:
 
 - ``shipped``: ``MemoryStore.search`` as it ranks today (with its p50/p95 latency);
-- ``bm25``: its keyword arm alone (FTS5 BM25 with the store's tokenizer, unstemmed);
-- ``bm25_porter``: the same with FTS5's Porter stemmer in index and query.
+- ``bm25_porter``: its keyword arm alone (FTS5 BM25, Porter stemmer over unicode61);
+- ``bm25``: the same without stemming (the tokenizer before stemming was adopted).
 
 The two BM25 arms are computed over exactly the stored turns with the text normalised as
 the store normalises it. Saves JSON to benchmarks/results/locomo.json.

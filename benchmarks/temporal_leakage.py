@@ -130,7 +130,7 @@ class GlobalIndex:
     def __init__(self, revs: list[gt.Rev], predicate=lambda r: True):
         self.conn = apsw.Connection(":memory:")
         self.conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
-                          "tokenize='unicode61 remove_diacritics 2')")
+                          "tokenize='porter unicode61 remove_diacritics 2')")
         for r in revs:
             if not r.deleted and predicate(r):
                 self.conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",

@@ -131,6 +131,7 @@ def search_reference(db: Database, query: str, *, namespace: str, as_of: int | N
                      valid_at: int, limit: int) -> list[SearchResult]:
     """The straightforward, obviously correct path: a fresh FTS5 index of the visible rows."""
     with db.snapshot():
+        db.index_generation()  # takes up a tokenizer another process re-indexed with
         visible = db.visible_revisions(namespace, as_of, valid_at)
         rows = {r.revision_id: r for r in visible}
         bm25 = db.bm25_over(visible, query_terms(db, query))

@@ -68,8 +68,8 @@ class SearchIndex:
         self._reset()
 
     def _reset(self) -> None:
-        """Forget everything loaded: a purge rewrote rows this index had cached."""
-        self._purges = 0
+        """Forget everything loaded: a purge or re-index rewrote rows cached here."""
+        self._generation = 0
         self.last_id = 0
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
@@ -91,10 +91,10 @@ class SearchIndex:
 
     def refresh(self, db: Database) -> None:
         """Read the revisions appended since the last refresh (none: one cheap query)."""
-        purges = db.purge_count()
-        if purges != self._purges:
+        generation = db.index_generation()
+        if generation != self._generation:  # a purge or a re-index rewrote cached rows
             self._reset()
-            self._purges = purges
+            self._generation = generation
         top = db.max_revision_id()
         if top <= self.last_id:
             return

@@ -13,7 +13,8 @@ from .. import embedding
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError,
                       DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..paths import ensure_private_dir
-from .schema import APPLICATION_ID, DDL, MIGRATIONS, SCHEMA_VERSION
+from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION,
+                     TOKENIZER, fts_table)
 
 VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
 
@@ -86,6 +87,7 @@ class Connection:
         self._depth = 0
         self._vocab_ready = False
         self.schema = SCHEMA_VERSION  # the file's schema version, set when opened
+        self.tokenizer = TOKENIZER  # the one its full-text index was built with
 
     @property
     def purged(self) -> str:
@@ -161,6 +163,7 @@ class Connection:
                               f"version uses {embedding.EMBEDDING_VERSION!r}; vectors would "
                               "not be comparable")
         self.schema = version
+        self.tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
         if not self.read_only:
             self.execute("PRAGMA journal_mode=WAL")
             # Safe against corruption in WAL mode; a power cut may lose the last commits,
@@ -168,6 +171,8 @@ class Connection:
             self.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
                 self._migrate(version)
+            if self.tokenizer != TOKENIZER:
+                self._reindex()
 
     def _migrate(self, version: int) -> None:
         with self.transaction():
@@ -175,6 +180,45 @@ class Connection:
                 self.conn.execute(MIGRATIONS[step])
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.schema = SCHEMA_VERSION
+
+    def _reindex(self) -> None:
+        """Rebuild the full-text index with :data:`TOKENIZER` from the stored revisions (token
+        counts, and so document lengths, do not change: a stemmer maps token to token)."""
+        import logging
+        log = logging.getLogger("personal_memory.store")
+        log.info("re-indexing %s for tokenizer %r (was %r); revisions are unchanged",
+                 self.path, TOKENIZER, self.tokenizer)
+        purged = "purged_at IS NULL" if self.schema >= 3 else "1"
+        with self.transaction():
+            self.conn.execute("DROP TABLE revisions_fts")
+            self.conn.execute(fts_table(TOKENIZER))
+            self.conn.executemany(
+                "INSERT INTO revisions_fts (rowid, title, content) VALUES (?, ?, ?)",
+                ((rid, embedding.normalize_text(title) if title else "",
+                  embedding.normalize_text(content))
+                 for rid, title, content in self.conn.execute(
+                     f"SELECT id, title, content FROM revisions WHERE deleted = 0 AND {purged}"
+                 ).fetchall()))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)",
+                              (TOKENIZER,))
+            self._bump_generation()
+        self.tokenizer = TOKENIZER
+        self._tokenizer_fn = None
+
+    def _bump_generation(self) -> None:
+        """Readers compare this counter and rebuild their in-memory index when it moved
+        (after a re-index or a purge: rows they cached were rewritten)."""
+        self.conn.execute(
+            "INSERT INTO meta VALUES ('index_generation', '1') ON CONFLICT (key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1")
+
+    def index_generation(self) -> int:
+        """See :meth:`_bump_generation`. A reader also takes up a new tokenizer here."""
+        generation = int(self.meta("index_generation") or 0)
+        tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
+        if tokenizer != self.tokenizer:
+            self.tokenizer, self._tokenizer_fn = tokenizer, None
+        return generation
 
     def _create_schema(self) -> None:
         self.execute("PRAGMA journal_mode=WAL")
@@ -185,9 +229,11 @@ class Connection:
                          (embedding.EMBEDDING_VERSION,))
             self.execute("INSERT INTO meta VALUES ('embedding_dimensions', ?)",
                          (str(embedding.DIMENSIONS),))
+            self.execute("INSERT INTO meta VALUES ('tokenizer', ?)", (TOKENIZER,))
             self.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.schema = SCHEMA_VERSION
+        self.tokenizer = TOKENIZER
 
     def close(self) -> None:
         self.conn.close()
@@ -277,7 +323,8 @@ class Connection:
     @property
     def _tokenizer(self):
         if self._tokenizer_fn is None:
-            self._tokenizer_fn = self.conn.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+            name, *args = self.tokenizer.split()
+            self._tokenizer_fn = self.conn.fts5_tokenizer(name, args)
         return self._tokenizer_fn
 
     def tokens(self, text: str) -> list[str]:

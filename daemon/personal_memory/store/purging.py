@@ -76,9 +76,7 @@ class Purging:
                 "revisions) VALUES (?,?,?,?,?,?)",
                 (purged_at, namespace, selector, reason, json.dumps(revision_ids),
                  len(revision_ids)))
-            self.conn.execute(
-                "INSERT INTO meta VALUES ('purge_count', '1') ON CONFLICT (key) DO UPDATE "
-                "SET value = CAST(value AS INTEGER) + 1")
+            self._bump_generation()
 
     def rewrite_file(self) -> tuple[int, int]:
         """Rewrite the whole file (VACUUM, with secure_delete on) and empty the WAL into

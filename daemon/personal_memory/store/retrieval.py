@@ -8,7 +8,6 @@ from typing import Iterable, Iterator, Sequence
 
 from .. import embedding
 from ..records import RevisionRecord
-from .schema import TOKENIZER
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -34,7 +33,7 @@ class Retrieval:
         conn = self.conn
         conn.execute("DROP TABLE IF EXISTS temp.rank_fts")
         conn.execute(f"CREATE VIRTUAL TABLE temp.rank_fts USING fts5(title, content, "
-                     f"tokenize='{TOKENIZER}')")
+                     f"tokenize='{self.tokenizer}')")
         try:
             conn.executemany(
                 "INSERT INTO temp.rank_fts (rowid, title, content) VALUES (?, ?, ?)",
@@ -68,10 +67,6 @@ class Retrieval:
         return out
 
     # -- for the in-memory search index ---------------------------------------------------
-
-    def purge_count(self) -> int:
-        """How many purges this file has seen: a reader's cache is stale when it changed."""
-        return int(self.meta("purge_count") or 0)
 
     def max_revision_id(self) -> int:
         return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")

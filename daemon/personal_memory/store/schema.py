@@ -2,7 +2,17 @@
 
 SCHEMA_VERSION = 3
 APPLICATION_ID = 0x504D454D  # "PMEM"
-TOKENIZER = "unicode61 remove_diacritics 2"
+# The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
+# spelling is recorded in meta; a file indexed with another is re-indexed on the first
+# write open (the derived index only: revisions are never touched).
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+LEGACY_TOKENIZER = "unicode61 remove_diacritics 2"  # files written before meta recorded it
+
+
+def fts_table(tokenizer: str) -> str:
+    return ("CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', "
+            f"tokenize='{tokenizer}')")
+
 
 # Schema 2: what a sync could not import, until it can (memory status lists it).
 PROBLEMS = """CREATE TABLE problems (
@@ -62,7 +72,7 @@ CREATE INDEX revisions_known_at ON revisions (known_at);
 CREATE INDEX revisions_known ON revisions (namespace, known_at, valid_from, valid_to, memory_id, deleted);
 {APPEND_ONLY}CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
 BEGIN SELECT RAISE(ABORT, 'revisions are append-only: DELETE is not allowed'); END;
-CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', tokenize='{TOKENIZER}');
+{fts_table(TOKENIZER)};
 CREATE TABLE files (
     collection TEXT NOT NULL,
     namespace TEXT NOT NULL,

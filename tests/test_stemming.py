@@ -1,0 +1,52 @@
+"""The keyword arm stems (FTS5's Porter over unicode61), and a file indexed before that is
+re-indexed once, without touching a revision."""
+
+import apsw
+
+from personal_memory import MemoryStore
+from support import ids
+
+
+def test_a_word_finds_its_other_forms(store):
+    store.remember("role", "I prefer equity research.", namespace="n")
+    store.remember("trip", "We are travelling to Lisbon.", namespace="n")
+    assert [r.memory_id for r in store.search("prefers", namespace="n")
+            if r.bm25 is not None] == ["role"]
+    assert [r.memory_id for r in store.search("travel", namespace="n")
+            if r.bm25 is not None] == ["trip"]
+    assert ids(store.search("preferring", namespace="n", limit=1)) == ["role"]
+
+
+def make_legacy(path):
+    """What an older version wrote: an unstemmed index and no tokenizer in meta."""
+    conn = apsw.Connection(str(path))
+    conn.execute("DROP TABLE revisions_fts; DELETE FROM meta WHERE key = 'tokenizer';"
+                 "CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', "
+                 "tokenize='unicode61 remove_diacritics 2');")
+    rows = list(conn.execute("SELECT id, coalesce(title, ''), content FROM revisions "
+                             "WHERE deleted = 0"))
+    conn.executemany("INSERT INTO revisions_fts (rowid, title, content) VALUES (?,?,?)", rows)
+    conn.close()
+
+
+def test_an_unstemmed_file_is_reindexed_once_and_readers_follow(tmp_path):
+    db = tmp_path / "old.db"
+    with MemoryStore.open(db) as s:
+        s.remember("role", "I prefer equity research.", namespace="n", known_at="2025-01-01")
+        s.remember("gone", "preferences changed", namespace="n", known_at="2025-01-02")
+        s.forget("gone", namespace="n", known_at="2025-01-03")
+    make_legacy(db)
+    with MemoryStore.open(db, read_only=True, vector_backend="python") as reader:
+        # Before any write open, a reader queries the old index with the old tokenizer.
+        assert not [r for r in reader.search("prefers", namespace="n") if r.bm25 is not None]
+        history = [r.to_dict() for r in reader.export()]
+        with MemoryStore.open(db) as writer:  # re-indexes
+            assert writer.health()["revisions"] == 3
+        # The long-running reader notices and takes up the new tokenizer.
+        hits = [r for r in reader.search("prefers", namespace="n") if r.bm25 is not None]
+        assert [r.memory_id for r in hits] == ["role"]
+        assert [r.to_dict() for r in reader.search("prefers", namespace="n")] == [
+            r.to_dict() for r in reader.search_reference("prefers", namespace="n")]
+        assert [r.to_dict() for r in reader.export()] == history  # revisions untouched
+        at_old_cutoff = reader.search("preferences", namespace="n", as_of="2025-01-02")
+        assert ids(at_old_cutoff)[0] == "gone"  # the forgotten text is still indexed

@@ -201,11 +201,11 @@ class Connection:
                  ).fetchall()))
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)",
                               (TOKENIZER,))
-            self._bump_generation()
+            self.bump_index_generation()
         self.tokenizer = TOKENIZER
         self._tokenizer_fn = None
 
-    def _bump_generation(self) -> None:
+    def bump_index_generation(self) -> None:
         """Readers compare this counter and rebuild their in-memory index when it moved
         (after a re-index or a purge: rows they cached were rewritten)."""
         self.conn.execute(
@@ -213,7 +213,7 @@ class Connection:
             "SET value = CAST(value AS INTEGER) + 1")
 
     def index_generation(self) -> int:
-        """See :meth:`_bump_generation`. A reader also takes up a new tokenizer here."""
+        """See :meth:`bump_index_generation`. A reader also takes up a new tokenizer here."""
         generation = int(self.meta("index_generation") or 0)
         tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
         if tokenizer != self.tokenizer:

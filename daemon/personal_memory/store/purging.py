@@ -76,7 +76,7 @@ class Purging:
                 "revisions) VALUES (?,?,?,?,?,?)",
                 (purged_at, namespace, selector, reason, json.dumps(revision_ids),
                  len(revision_ids)))
-            self._bump_generation()
+            self.bump_index_generation()
 
     def rewrite_file(self) -> tuple[int, int]:
         """Rewrite the whole file (VACUUM, with secure_delete on) and empty the WAL into

@@ -117,7 +117,9 @@ def run(files: int, edits: int, burst: int) -> dict:
             out["burst"] = {"files": burst, "write_s": round(written, 3),
                             "all_searchable_after_first_write_s":
                                 round(time.perf_counter() - t0, 3)}
-            time.sleep(2)
+            with MemoryStore.open(db, read_only=True) as s:  # late events of the burst too
+                wait_for(lambda: s.sync_runs(1)[0]["status"] != "running", timeout=120)
+            time.sleep(5)
             before = _cpu_seconds(d.proc.pid)
             time.sleep(10)
             out["idle_cpu_seconds_per_10s"] = round(_cpu_seconds(d.proc.pid) - before, 3)

@@ -229,6 +229,12 @@ class MemoryStore:
                     "embedding": self._db.meta("embedding_version"),
                     **daemon_status(self._db, namespace)}
 
+    def sync_status(self, namespace: str | None = None) -> dict[str, Any]:
+        """The sync daemon's part of :meth:`status` alone (no revision counts: cheap
+        enough to ask after every sync)."""
+        with self._db.snapshot():
+            return daemon_status(self._db, namespace)
+
     def sync_runs(self, limit: int = 10) -> list[dict[str, Any]]:
         """The most recent folder syncs, newest first: kind, folders, counts, skipped files
         and status (running, ok, refused, failed)."""

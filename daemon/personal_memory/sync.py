@@ -499,16 +499,20 @@ class FolderSync:
                     report.chunks_changed += 1
                 else:
                     report.chunks_added += 1
-        report.chunks_tombstoned += self._tombstone(folder, rel, keep=ids)
+        report.chunks_tombstoned += self._tombstone(folder, rel, keep=ids, states=before)
         return len(chunks)
 
-    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str]) -> int:
+    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str],
+                   states: dict[str, bool] | None = None) -> int:
         """Tombstone every live chunk of ``rel`` not in ``keep``: whatever chunks exist,
-        not what a counter says, so no chunk is ever left behind."""
+        not what a counter says, so no chunk is ever left behind. ``states`` are the chunk
+        states read earlier in the same transaction, if the caller has them."""
         prefix = chunk_prefix(folder.collection, rel)
         keep = set(keep)
         count = 0
-        for memory_id, live in _chunk_states(self.db, folder.namespace, prefix).items():
+        if states is None:
+            states = _chunk_states(self.db, folder.namespace, prefix)
+        for memory_id, live in states.items():
             if not live or memory_id in keep:
                 continue
             try:

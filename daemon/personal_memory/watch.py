@@ -393,7 +393,7 @@ class Watcher:
         if self._lost:
             parts.append(f"waiting for {', '.join(str(f.root) for f in self._lost)}")
         try:
-            status = self.store.status()
+            status = self.store.sync_status()
             parts.append(f"{status['files_indexed']} notes indexed")
             if status["problems"]:
                 parts.append(f"{len(status['problems'])} problems (memory status)")

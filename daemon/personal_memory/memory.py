@@ -327,13 +327,13 @@ class MemoryStore:
             path = os.path.join(root, prov["path"])
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                    text = fh.read().replace("\r\n", "\n")
             except OSError:
                 continue
             needle = matching if matching is not None else c["content"]
-            at = text.replace("\r\n", "\n").find(needle)
+            at = text.find(needle)
             if at >= 0:
-                line = text.replace("\r\n", "\n")[:at].count("\n") + 1
+                line = text[:at].count("\n") + 1
                 raise PurgeRefused(
                     f"{path}:{line} still contains the text; edit the note and let the sync "
                     "record the edit first (else the next sync imports it again), then purge")

@@ -61,10 +61,6 @@ def _in_scope(relpath: str, scope: Iterable[str] | None) -> bool:
     return any(p == "" or relpath == p or relpath.startswith(p + "/") for p in scope)
 
 
-def _under(relpath: str, folders: Iterable[str]) -> bool:
-    return any(f == "" or relpath == f or relpath.startswith(f + "/") for f in folders)
-
-
 def _hidden(relpath: str) -> bool:
     """True when the path is inside a hidden folder (or is one)."""
     parts = relpath.split("/")
@@ -317,7 +313,7 @@ class FolderSync:
         report.files_scanned = len(found)
         known = {p: s for p, s in known_all.items() if _in_scope(p, scope)}
         # Notes in a folder that cannot be listed are kept: unreadable is not deleted.
-        removed = sorted(p for p in set(known) - set(found) if not _under(p, unlisted))
+        removed = sorted(p for p in set(known) - set(found) if not _in_scope(p, unlisted))
         if scope is None and not found and known_all and not unlisted:
             raise RootUnavailable(f"{folder.root}: folder is suddenly empty but "
                                   f"{len(known_all)} notes were indexed (unmounted drive or "

@@ -103,16 +103,20 @@ class Daemon:
             return keyword_ids(s, query, limit=limit)
 
     def versions(self, paths, chunks=3) -> dict[str, set[str]]:
-        """For each note path: the version tokens (vone/vtwo) of its visible chunks."""
+        """For each note path: the version tokens (vone/vtwo) of its visible sections, read
+        whole; a note read with fewer or more than ``chunks`` sections is half-imported."""
+        from personal_memory.errors import NotFound
         out = {}
         with self.store() as s:
             for path in paths:
-                seen = set()
-                for n in range(1, chunks + 1):
-                    r = s.get(f"notes/{path}#{n}", namespace="notes")
-                    if r is not None:
-                        seen.add("vtwo" if "vtwo" in r.content else "vone")
-                out[path] = seen
+                try:
+                    view = s.read(f"notes/{path}", namespace="notes")
+                except NotFound:
+                    out[path] = set()
+                    continue
+                assert len(view.sections) == chunks, (path, view.sections)
+                out[path] = {"vtwo" if "vtwo" in sec.content else "vone"
+                             for sec in view.sections}
         return out
 
     def history(self, memory_id: str):

@@ -41,14 +41,14 @@ def test_a_synced_secret_is_gone_from_every_byte_after_purge(vault, db):
         (vault / "keys.md").write_text("# Keys\n\nthe api key lives in the vault; billing\n")
         store.sync([Folder.of(vault)], known_at="2025-01-04")
         assert SECRET.encode() in every_byte(db.parent)
-        assert keyword_ids(store, "billing") == ["notes/keys.md#1", "notes/other.md#1"]
+        assert keyword_ids(store, "billing") == ["notes/keys.md#Keys", "notes/other.md#Other"]
 
         report = store.purge(namespace="notes", matching=SECRET, reason="leaked key")
         assert len(report["revision_ids"]) == 2 and report["occurrences"] == 0
         assert report["bytes_scanned"] > 0 and report["wal_checkpoint_blocked"] is False
-        assert report["memory_ids"] == ["notes/keys.md#1", "pasted"]
+        assert report["memory_ids"] == ["notes/keys.md#Keys", "pasted"]
 
-        history = store.history("notes/keys.md#1", namespace="notes")
+        history = store.history("notes/keys.md#Keys", namespace="notes")
         stub = history[0]
         assert stub.content == "" and stub.title is None and stub.content_hash == "purged"
         assert stub.provenance["reason"] == "leaked key" and stub.provenance["purged_at"]
@@ -56,9 +56,9 @@ def test_a_synced_secret_is_gone_from_every_byte_after_purge(vault, db):
         assert "lives in the vault" in history[1].content
         # Past answers change: at the old cutoff the purged section is a hole.
         assert ids(store.search("billing", namespace="notes", as_of="2025-01-02")) == [
-            "notes/other.md#1"]
+            "notes/other.md#Other"]
         assert ids(store.search_reference("billing", namespace="notes",
-                                          as_of="2025-01-02")) == ["notes/other.md#1"]
+                                          as_of="2025-01-02")) == ["notes/other.md#Other"]
         (audit,) = store.purges()
         assert audit["revision_ids"] == report["revision_ids"] and audit["revisions"] == 2
         assert SECRET not in str(audit)
@@ -72,7 +72,7 @@ def test_purge_is_refused_while_the_note_still_holds_the_text(vault, db):
             store.purge(namespace="notes", matching=SECRET)
         with pytest.raises(PurgeRefused, match="keys.md"):
             store.purge(namespace="notes", note="notes/keys.md")
-        assert keyword_ids(store, "billing") == ["notes/keys.md#1", "notes/other.md#1"]
+        assert keyword_ids(store, "billing") == ["notes/keys.md#Keys", "notes/other.md#Other"]
 
 
 def test_dry_run_lists_and_erases_nothing(vault, db):
@@ -80,8 +80,10 @@ def test_dry_run_lists_and_erases_nothing(vault, db):
         store.sync([Folder.of(vault)])
         before = every_byte(db.parent)
         report = store.purge(namespace="notes", note="notes/keys.md", dry_run=True)
-        assert report["memory_ids"] == ["notes/keys.md#1"] and len(report["revision_ids"]) == 1
-        assert store.history("notes/keys.md#1", namespace="notes")[0].content.startswith("# Keys")
+        # the note's section and its record (front matter, tags, section order)
+        assert report["memory_ids"] == ["notes/keys.md#", "notes/keys.md#Keys"]
+        assert len(report["revision_ids"]) == 2
+        assert store.history("notes/keys.md#Keys", namespace="notes")[0].content.startswith("# Keys")
     assert SECRET.encode() in before
 
 
@@ -93,7 +95,7 @@ def test_a_long_running_reader_notices_a_purge(vault, db):
         # numpy's exact cosine on both paths (sqlite-vec's float32 differs within 1e-6)
         with MemoryStore.open(db, read_only=True, vector_backend="python") as reader:
             reader.warm()
-            assert "notes/keys.md#1" in ids(reader.search("billing", namespace="notes",
+            assert "notes/keys.md#Keys" in ids(reader.search("billing", namespace="notes",
                                                           as_of="2025-01-01"))
             store.purge(namespace="notes", matching=SECRET)
             for q in ("billing", "api key", "monthly"):
@@ -103,7 +105,7 @@ def test_a_long_running_reader_notices_a_purge(vault, db):
                                                                  as_of="2025-01-01")]
                 assert SECRET not in str([r.to_dict() for r in fast])
             assert ids(reader.search("billing", namespace="notes", as_of="2025-01-01")) == [
-                "notes/other.md#1"]
+                "notes/other.md#Other"]
 
 
 def test_revisions_stay_append_only_outside_a_purge(db):

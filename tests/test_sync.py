@@ -26,11 +26,11 @@ def folder(tmp_path):
 def test_first_sync_and_noop(store, folder):
     r = store.sync([Folder.of(folder)])
     assert (r.files_scanned, r.files_imported, r.chunks_added) == (2, 2, 2)
-    assert ids(store, "paragraph") == ["vault/a.md#1"]
+    assert ids(store, "paragraph") == ["vault/a.md#Alpha"]
     assert ids(store, "hidden") == []
     (res,) = store.search("bravo", namespace="notes")
-    assert res.title == "b" and res.source == "vault/sub/b.md"
-    assert res.provenance["path"] == "sub/b.md" and res.provenance["line_start"] == 1
+    assert res.title == "b" and res.source == "vault/sub/b.md" and res.note == "vault/sub/b.md"
+    assert res.heading_path == [] and res.provenance["path"] == "sub/b.md"
     assert len(res.provenance["file_hash"]) == 64
     again = store.sync([Folder.of(folder)])
     assert not again.changed and again.files_imported == 0
@@ -41,15 +41,15 @@ def test_edit_shrink_and_restore(store, folder):
     big = "\n\n".join(f"para{i} " + "w" * 1500 for i in range(3))
     (folder / "a.md").write_text(big)
     store.sync([f])
-    assert ids(store, "para2") == ["vault/a.md#3"]
+    assert ids(store, "para2") == ["vault/a.md#(part 3)"]
     (folder / "a.md").write_text("para0 " + "w" * 1500)
     time.sleep(0.01)
     r = store.sync([f])
     assert r.chunks_tombstoned == 2 and ids(store, "para2") == []
-    store.forget("vault/a.md#1", namespace="notes")
+    store.forget("vault/a.md", namespace="notes")
     assert ids(store, "para0") == []
     r = store.sync([f], full=True)  # a re-import restores a chunk still in the file
-    assert ids(store, "para0") == ["vault/a.md#1"] and r.chunks_changed == 1
+    assert ids(store, "para0") == ["vault/a.md"] and r.chunks_changed == 1
 
 
 def test_dry_run_writes_nothing(store, folder):
@@ -112,11 +112,11 @@ def test_nfd_and_nfc_names_are_one_note(store, tmp_path):
     root.mkdir()
     (root / "re\u0301sume\u0301.md").write_text("curriculum vitae\n")
     store.sync([Folder.of(root)])
-    assert ids(store, "curriculum") == ["v/résumé.md#1"]
+    assert ids(store, "curriculum") == ["v/résumé.md"]
     os.rename(root / "re\u0301sume\u0301.md", root / "résumé.md")  # a sync tool renormalises
     r = store.sync([Folder.of(root)])
     assert r.chunks_tombstoned == 0 and r.chunks_added == 0
-    assert ids(store, "curriculum") == ["v/résumé.md#1"]
+    assert ids(store, "curriculum") == ["v/résumé.md"]
 
 
 def test_racy_file_is_rehashed(store, tmp_path):
@@ -130,13 +130,13 @@ def test_racy_file_is_rehashed(store, tmp_path):
     path.write_text("version two\n")  # same size, and we restore the old timestamps
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     store.sync([f])
-    assert ids(store, "two") == ["v/n.md#1"]
+    assert ids(store, "two") == ["v/n.md"]
 
 
 def test_known_at_assertion_and_namespace_collection(store, folder):
     store.sync([Folder.of(folder, "work", "job")], known_at="2020-01-01T00:00:00Z")
     (r,) = store.search("bravo", namespace="job")
-    assert r.known_at == "2020-01-01T00:00:00Z" and r.memory_id == "work/sub/b.md#1"
+    assert r.known_at == "2020-01-01T00:00:00Z" and r.memory_id == "work/sub/b.md"
 
 
 def test_cli_sync_json_and_errors(tmp_path, folder):
@@ -170,6 +170,6 @@ def test_a_file_that_fails_to_store_is_skipped_alone(store, tmp_path, monkeypatc
     (root / ("long-name-" * 5 + ".md")).write_text("lost lime\n")
     monkeypatch.setattr(writes, "MAX_ID_CHARS", 40)  # the long name's ID is too long
     r = store.sync([Folder.of(root)])
-    assert ids(store, "kiwi") == ["v/short.md#1"] and ids(store, "lime") == []
+    assert ids(store, "kiwi") == ["v/short.md"] and ids(store, "lime") == []
     assert len(r.skipped) == 1 and r.skipped[0]["reason"].startswith("memory_id:")
     assert r.files_imported == 1 and store.status()["files_indexed"] == 1

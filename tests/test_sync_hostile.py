@@ -46,7 +46,7 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_named(store, root, tmp_path
     with open(bad, "wb") as fh:
         fh.write(b"bad name body\n")
     report = store.sync([Folder.of(root)])
-    assert keyword_ids(store, "gooseberry") == ["notes/good.md#1"]
+    assert keyword_ids(store, "gooseberry") == ["notes/good.md"]
     assert [s["path"] for s in report.skipped] == ["bad-\\xff-name.md"]
     assert "not valid UTF-8" in report.skipped[0]["reason"]
     p = run_memory("--db", tmp_path / "cli.db", "sync", root)
@@ -59,7 +59,7 @@ def test_a_symlinked_root_is_followed(store, tmp_path):
     (real / "a.md").write_text("linked lychee\n")
     (tmp_path / "notes").symlink_to(real)
     report = store.sync([Folder.of(tmp_path / "notes")])
-    assert report.files_scanned == 1 and keyword_ids(store, "lychee") == ["notes/a.md#1"]
+    assert report.files_scanned == 1 and keyword_ids(store, "lychee") == ["notes/a.md"]
     assert store.sync([Folder.of(tmp_path / "notes")]).files_removed == 0
 
 
@@ -99,7 +99,7 @@ def test_an_unlistable_folder_keeps_its_notes(store, root, monkeypatch):
     monkeypatch.setattr(os, "scandir", deny)  # chmod 000 cannot stop root, who runs CI
     report = store.sync([folder])
     assert report.chunks_tombstoned == 0 and report.files_removed == 0
-    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md#1"]
+    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md"]
     assert [s["path"] for s in report.skipped] == ["sub"]
     assert "cannot list folder" in report.skipped[0]["reason"]
 
@@ -115,7 +115,7 @@ def test_an_unreadable_folder_keeps_its_notes_for_real(store, root):
     finally:
         os.chmod(root / "sub", 0o755)
     assert report.chunks_tombstoned == 0
-    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md#1"]
+    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md"]
 
 
 def test_nfd_names_from_events_and_twins(store, root, tmp_path):
@@ -125,7 +125,7 @@ def test_nfd_names_from_events_and_twins(store, root, tmp_path):
         (root / f"other{i}.md").write_text(f"other note {i}\n")
     folder = Folder.of(root)
     store.sync([folder])
-    assert keyword_ids(store, "dumpling") == ["notes/café.md#1"]
+    assert keyword_ids(store, "dumpling") == ["notes/café.md"]
     (root / nfd).unlink()  # the event names the NFD path
     store.sync_paths({folder: {nfd}})
     assert keyword_ids(store, "dumpling") == []
@@ -134,7 +134,7 @@ def test_nfd_names_from_events_and_twins(store, root, tmp_path):
     (root / "café.md").write_text("twin two nfc\n")
     for _ in range(3):
         report = store.sync([folder])
-        assert live(store)["notes/café.md#1"] == "twin two nfc"
+        assert live(store)["notes/café.md"] == "twin two nfc"
         assert [s["path"] for s in report.skipped] == [nfd]
     assert live(store) == oracle(tmp_path, root)
 
@@ -149,7 +149,7 @@ def test_renaming_a_folder_with_most_notes_is_a_move(store, root, tmp_path):
     os.rename(root / "projects", root / "projects-2025")
     report = store.sync([folder])
     assert report.files_removed == 8 and report.files_imported == 8
-    assert keyword_ids(store, "plan3") == ["notes/projects-2025/p3.md#1"]
+    assert keyword_ids(store, "plan3") == ["notes/projects-2025/p3.md"]
     assert live(store) == oracle(tmp_path, root)
 
 
@@ -163,8 +163,8 @@ def test_a_true_mass_delete_waits_but_new_notes_are_imported(store, root):
     (root / "fresh.md").write_text("fresh fig\n")
     with pytest.raises(MassDelete, match="--allow-mass-delete"):
         store.sync([folder])
-    assert keyword_ids(store, "fig") == ["notes/fresh.md#1"]  # imported regardless
-    assert keyword_ids(store, "number1") == ["notes/n1.md#1"]  # not deleted yet
+    assert keyword_ids(store, "fig") == ["notes/fresh.md"]  # imported regardless
+    assert keyword_ids(store, "number1") == ["notes/n1.md"]  # not deleted yet
     status = store.status()
     assert status["last_sync_status"] == "refused"
     assert any("--allow-mass-delete" in e["reason"] for e in status["last_sync_errors"])
@@ -261,7 +261,7 @@ def test_a_note_that_turns_invalid_stays_stale_and_visible_until_fixed(store, ro
     (problem,) = store.status()["problems"]
     assert (problem["collection"], problem["path"], problem["stale"]) == ("notes", "a.md", True)
     assert "NUL byte" in problem["reason"]
-    assert keyword_ids(store, "avocado") == ["notes/a.md#1"]  # the last good text stays
+    assert keyword_ids(store, "avocado") == ["notes/a.md"]  # the last good text stays
     out = run_memory("--db", store.path, "status")
     assert "problem       notes/a.md: contains a NUL byte" in out.stdout
     assert "last good version stays searchable" in out.stdout
@@ -282,13 +282,13 @@ def test_a_collection_name_belongs_to_one_folder(store, tmp_path):
     store.sync([Folder.of(work)])
     with pytest.raises(CollectionTaken, match="--collection"):
         store.sync([Folder.of(home)])
-    assert keyword_ids(store, "wombat") == ["notes/n.md#1"]  # nothing was tombstoned
+    assert keyword_ids(store, "wombat") == ["notes/n.md"]  # nothing was tombstoned
     store.sync([Folder.of(home, "home-notes")])
-    assert keyword_ids(store, "hamster") == ["home-notes/n.md#1"]
+    assert keyword_ids(store, "hamster") == ["home-notes/n.md"]
     moved = tmp_path / "moved-notes"
     work.rename(moved)  # the vault moved: it takes its collection along
     store.sync([Folder.of(moved, "notes")])
-    assert keyword_ids(store, "wombat") == ["notes/n.md#1"]
+    assert keyword_ids(store, "wombat") == ["notes/n.md"]
 
 
 def test_config_gives_two_folders_of_one_name_distinct_collections(tmp_path):
@@ -311,9 +311,13 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         s.remember("x", "aardvark fact", namespace="notes", known_at="2024-02-01")
     conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
     conn.execute("""
-        DROP TABLE problems; DROP TABLE purges;
+        DROP TABLE problems; DROP TABLE purges; DROP INDEX revisions_note;
         DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;
         ALTER TABLE revisions DROP COLUMN purged_at;
+        ALTER TABLE revisions DROP COLUMN note; ALTER TABLE revisions DROP COLUMN metadata;
+        ALTER TABLE revisions DROP COLUMN index_title;
+        ALTER TABLE revisions DROP COLUMN index_content;
+        ALTER TABLE files DROP COLUMN chunker;
         CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
         BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
         PRAGMA user_version = 1;""")
@@ -324,7 +328,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         history = [r.to_dict() for r in ro.history("x", namespace="notes")]
         assert ro.status()["problems"] == [] and ro.health()["schema_version"] == 1
     with MemoryStore.open(db) as rw:
-        assert rw.health()["schema_version"] == 3
+        assert rw.health()["schema_version"] == 4
         assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
                                                as_of="2024-03-01")] == before
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

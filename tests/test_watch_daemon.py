@@ -37,7 +37,7 @@ def tombstones(d, memory_id):
 
 
 def test_startup_imports_existing_notes_and_reports_ready(daemon, notes):
-    assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
+    assert daemon.search_ids("anchor") == ["notes/keep.md#Keep"]
     with daemon.store() as s:
         status = s.status("notes")
         runs = s.sync_runs(5)
@@ -60,7 +60,7 @@ def test_atomic_save_makes_one_revision(daemon, notes):
     os.replace(tmp, path)
     wait_for(lambda: daemon.search_ids("atomically"), what="atomic save")
     daemon.cookie()
-    hist = daemon.history("notes/keep.md#1")
+    hist = daemon.history("notes/keep.md#Keep")
     assert [h.deleted for h in hist] == [False, False]
 
 
@@ -74,22 +74,22 @@ def test_vim_style_save_has_no_tombstone(daemon, notes):
     (notes / "keep.md~").unlink()
     wait_for(lambda: daemon.search_ids("vim"), what="vim save")
     daemon.cookie()
-    hist = daemon.history("notes/keep.md#1")
+    hist = daemon.history("notes/keep.md#Keep")
     assert [h.deleted for h in hist] == [False, False], hist
 
 
 def test_create_delete_rename(daemon, notes):
     (notes / "new.md").write_text("brand new kumquat\n")
-    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/new.md#1"], what="create")
+    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/new.md"], what="create")
     (notes / "new.md").rename(notes / "renamed.md")
-    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/renamed.md#1"], what="rename")
-    assert tombstones(daemon, "notes/new.md#1")
+    wait_for(lambda: daemon.search_ids("kumquat") == ["notes/renamed.md"], what="rename")
+    assert tombstones(daemon, "notes/new.md")
     (notes / "renamed.md").unlink()
     wait_for(lambda: daemon.search_ids("kumquat") == [], what="delete")
     with daemon.store() as s:  # history stays searchable at earlier cutoffs
-        (rec,) = [h for h in s.history("notes/renamed.md#1", namespace="notes") if not h.deleted]
+        (rec,) = [h for h in s.history("notes/renamed.md", namespace="notes") if not h.deleted]
         assert s.search("kumquat", namespace="notes", as_of=rec.known_at)[0].memory_id == \
-            "notes/renamed.md#1"
+            "notes/renamed.md"
 
 
 def test_folder_moved_in_and_out(daemon, notes, tmp_path):
@@ -99,10 +99,10 @@ def test_folder_moved_in_and_out(daemon, notes, tmp_path):
     (outside / "deep" / "b.md").write_text("moved persimmon b\n")
     outside.rename(notes / "inbox")
     wait_for(lambda: sorted(daemon.search_ids("persimmon")) ==
-             ["notes/inbox/a.md#1", "notes/inbox/deep/b.md#1"], what="folder moved in")
+             ["notes/inbox/a.md", "notes/inbox/deep/b.md"], what="folder moved in")
     (notes / "inbox").rename(tmp_path / "gone")
     wait_for(lambda: daemon.search_ids("persimmon") == [], what="folder moved out")
-    assert tombstones(daemon, "notes/inbox/deep/b.md#1")
+    assert tombstones(daemon, "notes/inbox/deep/b.md")
 
 
 def test_bad_files_are_skipped_and_named(daemon, notes):
@@ -114,7 +114,7 @@ def test_bad_files_are_skipped_and_named(daemon, notes):
     log = wait_for(lambda: all(n in daemon.log() for n in ("binary.md", "latin1.md", "huge.md"))
                    and daemon.log(), what="bad files named in the log")
     assert "NUL byte" in log and "invalid UTF-8" in log and "too large" in log
-    assert daemon.history("notes/binary.md#1") == []
+    assert daemon.history("notes/binary.md") == []
 
 
 def test_changes_while_stopped_are_picked_up(tmp_path, notes):
@@ -127,10 +127,10 @@ def test_changes_while_stopped_are_picked_up(tmp_path, notes):
         (notes / "filler2.md").write_text("filler rewritten offline\n")
         (notes / "offline.md").write_text("written while stopped tangerine\n")
         d.start()
-        assert d.search_ids("tangerine") == ["notes/offline.md#1"]
+        assert d.search_ids("tangerine") == ["notes/offline.md"]
         assert d.search_ids("number1") == []
-        assert d.search_ids("offline") == ["notes/filler2.md#1", "notes/offline.md#1"] or \
-            sorted(d.search_ids("offline")) == ["notes/filler2.md#1", "notes/offline.md#1"]
+        assert d.search_ids("offline") == ["notes/filler2.md", "notes/offline.md"] or \
+            sorted(d.search_ids("offline")) == ["notes/filler2.md", "notes/offline.md"]
     finally:
         d.close()
 
@@ -143,15 +143,15 @@ def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path)
         wait_for(lambda: s.status()["daemon_state"] == "waiting for folder",
                  what="waiting for the folder")
     assert "missing" in daemon.log()
-    assert daemon.search_ids("anchor") == ["notes/keep.md#1"]
-    assert not tombstones(daemon, "notes/keep.md#1")
+    assert daemon.search_ids("anchor") == ["notes/keep.md#Keep"]
+    assert not tombstones(daemon, "notes/keep.md#Keep")
     moved.rename(notes)
     (notes / "after.md").write_text("back again plum\n")
-    wait_for(lambda: daemon.search_ids("plum") == ["notes/after.md#1"], timeout=30,
+    wait_for(lambda: daemon.search_ids("plum") == ["notes/after.md"], timeout=30,
              what="re-watch after the folder returned")
     (notes / "later.md").write_text("watched again apricot\n")
     wait_for(lambda: daemon.search_ids("apricot"), what="events after re-watch")
-    assert not tombstones(daemon, "notes/keep.md#1")
+    assert not tombstones(daemon, "notes/keep.md#Keep")
 
 
 def test_emptied_root_is_refused_by_one_shot_sync(tmp_path, notes):
@@ -175,8 +175,8 @@ def test_burst_of_5000_files_is_batched(daemon, notes):
              what="burst imported")
     with daemon.store() as s:
         wait_for(lambda: s.status("notes")["files_indexed"] >= 5005, timeout=120, what="all files")
-        assert s.search("idx4999", namespace="notes")[0].memory_id == "notes/burst/n4999.md#1"
-        assert s.search("idx0", namespace="notes")[0].memory_id == "notes/burst/n0000.md#1"
+        assert s.search("idx4999", namespace="notes")[0].memory_id == "notes/burst/n4999.md"
+        assert s.search("idx0", namespace="notes")[0].memory_id == "notes/burst/n0000.md"
     daemon.cookie()
     txns = [int(line.split("(")[-1].split()[0]) for line in daemon.log().splitlines()
             if "change:" in line and "transactions" in line]
@@ -366,7 +366,7 @@ def test_the_daemon_waits_for_a_writer_that_holds_the_lock(tmp_path, notes):
         wait_for(lambda: "waiting for the database lock" in d.log(), timeout=40,
                  what="busy reported")
         assert holder.wait(timeout=60) == 0
-        wait_for(lambda: d.search_ids("damson") == ["notes/during.md#1"], timeout=60,
+        wait_for(lambda: d.search_ids("damson") == ["notes/during.md"], timeout=60,
                  what="import after the lock was released")
         assert d.proc.poll() is None  # still running
     finally:

@@ -72,11 +72,11 @@ def test_inotify_overflow_warning_triggers_a_full_rescan(tmp_path):
         watcher.mark(str(root / "c.md"))  # one event, for c.md only
         reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
         # The barrier: the event's sync has run, and it looked at c.md alone.
-        wait_for(lambda: ids(reader, "coconut") == ["notes/c.md#1"], what="event sync")
+        wait_for(lambda: ids(reader, "coconut") == ["notes/c.md"], what="event sync")
         assert ids(reader, "banana") == []
         logging.getLogger("watchdog.observers.inotify_c").warning(
             "Inotify queue overflowed; filesystem events were lost")
-        wait_for(lambda: ids(reader, "banana") == ["notes/b.md#1"], what="rescan")
+        wait_for(lambda: ids(reader, "banana") == ["notes/b.md"], what="rescan")
         reader.close()
     finally:
         watcher.stop()
@@ -92,7 +92,7 @@ def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
         watcher._wake.set()
         wait_for(lambda: len(FakeObserver.instances) >= 2, what="observer restarted")
         reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
-        wait_for(lambda: ids(reader, "cherry") == ["notes/c.md#1"], what="rescan")
+        wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan")
         reader.close()
     finally:
         watcher.stop()
@@ -141,7 +141,7 @@ def test_running_out_of_inotify_watches_falls_back_to_rescans(tmp_path, caplog):
         with caplog.at_level(logging.ERROR, logger="personal_memory.watch"), \
                 running(watcher), MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
             wait_for(lambda: reader.status()["daemon_state"] == "watching")
-            assert ids(reader, "apple") == ["notes/a.md#1"]  # the startup sync ran
+            assert ids(reader, "apple") == ["notes/a.md"]  # the startup sync ran
     assert "inotify watch limit" in caplog.text and "sysctl" in caplog.text
     assert watcher.rescan_interval == 60.0
 
@@ -178,7 +178,7 @@ def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):
                       observer_factory=FakeObserver)
     with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), running(watcher), \
             MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-        wait_for(lambda: ids(reader, "apple") == ["notes/a.md#1"], timeout=30,
+        wait_for(lambda: ids(reader, "apple") == ["notes/a.md"], timeout=30,
                  what="retry after the disk was full")
     store.close()
     assert calls[:2] == ["startup", "disk-was-full"]

@@ -47,6 +47,7 @@ class FileState(NamedTuple):
     file_hash: str
     chunks: int
     synced_at: int  # microseconds
+    chunker: int = 1  # the note model version it was imported with (notes.CHUNKER_VERSION)
 
     @property
     def stat(self) -> FileStat:
@@ -62,14 +63,18 @@ class SyncReport:
     chunks_changed: int = 0
     chunks_tombstoned: int = 0
     skipped: list[dict] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)  # imported, but not all of it read
+    files_reidentified: int = 0  # imported again for a new note model version
     transactions: int = 0
     dry_run: bool = False
 
     def merge(self, other: "SyncReport") -> None:
         for name in ("files_scanned", "files_imported", "files_removed", "chunks_added",
-                     "chunks_changed", "chunks_tombstoned", "transactions"):
+                     "chunks_changed", "chunks_tombstoned", "files_reidentified",
+                     "transactions"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)
+        self.warnings.extend(other.warnings)
 
     @property
     def changed(self) -> bool:
@@ -83,4 +88,8 @@ class SyncReport:
                 f"{self.files_removed} removed; chunks: {self.chunks_added} added, "
                 f"{self.chunks_changed} changed, {self.chunks_tombstoned} tombstoned; "
                 f"{len(self.skipped)} skipped")
+        if self.warnings:
+            text += f"; {len(self.warnings)} with warnings"
+        if self.files_reidentified:
+            text += f"; {self.files_reidentified} re-identified for the new note model"
         return ("dry run (nothing written): " + text) if self.dry_run else text

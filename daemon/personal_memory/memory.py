@@ -12,7 +12,8 @@ from typing import Any, Callable, Iterator
 from . import search as _search
 from . import writes
 from .folders import Folder, SyncReport
-from .records import RevisionRecord, SearchResults
+from .reading import read_note
+from .records import NoteView, RevisionRecord, SearchResults
 from .status import daemon_status
 from .store import SCHEMA_VERSION, Database, capabilities, folder_files, scan_files
 from .sync import FolderSync
@@ -109,26 +110,31 @@ class MemoryStore:
         return query, namespace, cutoff, at, limit
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
-               limit: int = 10) -> SearchResults:
+               limit: int = 10, tags: list[str] | None = None) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
-        ``valid_at`` (default: the cutoff, or now). The returned list also carries the
-        resolved ``as_of`` and ``valid_at``."""
+        ``valid_at`` (default: the cutoff, or now). ``tags`` keeps only sections of notes
+        that had any of them at that time (applied before ranking). The returned list also
+        carries the resolved ``as_of`` and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
+        wanted = _search.validate_tags(tags)
         with self._db.errors():
             found = self._search_index().search(self._db, query, namespace=namespace,
-                                                as_of=cutoff, valid_at=at, limit=limit)
+                                                as_of=cutoff, valid_at=at, limit=limit,
+                                                tags=wanted)
         return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
-                         valid_at: Any = None, limit: int = 10) -> SearchResults:
+                         valid_at: Any = None, limit: int = 10,
+                         tags: list[str] | None = None) -> SearchResults:
         """The same search by the slow, obviously correct path: the visible rows are copied
         into a fresh FTS5 index and ranked there, and cosine uses the configured vector
         backend. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         found = _search.search_reference(self._db, query, namespace=namespace, as_of=cutoff,
-                                         valid_at=at, limit=limit)
+                                         valid_at=at, limit=limit,
+                                         tags=_search.validate_tags(tags))
         return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
 
     def warm(self) -> None:
@@ -164,6 +170,22 @@ class MemoryStore:
                                               now_micros() if at is None and cutoff is None
                                               else cutoff if at is None else at)
         return None if found is None or found.deleted else found
+
+    def read(self, note: str, *, namespace: str, as_of: Any = None,
+             valid_at: Any = None) -> NoteView:
+        """A whole note (``COLLECTION/path.md``) as known at ``as_of`` (default: everything
+        known): title, tags, and its sections in document order with their memory IDs,
+        line spans, revisions and times, and the text put back together. A note deleted
+        by then is returned with ``deleted`` set; an unknown one raises NotFound."""
+        from .limits import MAX_ID_CHARS
+        note = writes.text(note, "note", MAX_ID_CHARS)
+        namespace = writes.namespace_arg(namespace)
+        cutoff = writes.optional_time(as_of, "as_of")
+        at = writes.optional_time(valid_at, "valid_at")
+        if at is None:
+            at = now_micros() if cutoff is None else cutoff
+        with self._db.errors():
+            return read_note(self._db, namespace, note.rstrip("#"), cutoff, at)
 
     def history(self, memory_id: str, *, namespace: str, as_of: Any = None,
                 ) -> list[RevisionRecord]:
@@ -265,21 +287,18 @@ class MemoryStore:
             raise InvalidArgument("purge: choose exactly one of memory_id, note, matching")
         before = writes.optional_time(known_before, "known_before")
         reason = writes.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
-        prefix = None
         if memory_id is not None:
             memory_id = writes.memory_id_arg(memory_id)
             selector = f"memory_id {memory_id}"
         elif note is not None:
             note = writes.text(note, "note", MAX_ID_CHARS)
-            prefix, selector = note + "#", f"note {note}"
+            selector = f"note {note}"
         else:
             matching = writes.text(matching, "matching", MAX_QUERY_CHARS)
             selector = "matching (the text is not recorded)"
         with self._db.snapshot():
-            found = self._db.purge_candidates(namespace, memory_id=memory_id, prefix=prefix,
+            found = self._db.purge_candidates(namespace, memory_id=memory_id, note=note,
                                               matching=matching, known_before=before)
-        if prefix is not None:  # a note's sections: prefix + number, not a longer name
-            found = [c for c in found if c["memory_id"][len(prefix):].isdigit()]
         ids = [c["revision_id"] for c in found]
         report: dict[str, Any] = {
             "namespace": namespace, "selector": selector, "dry_run": dry_run,
@@ -315,23 +334,30 @@ class MemoryStore:
     def _refuse_while_notes_hold(self, namespace: str, found: list[dict],
                                  matching: str | None) -> None:
         from .errors import PurgeRefused
-        checked = set()
+        texts: dict[tuple[str, str], str | None] = {}
         for c in found:
             prov = c["provenance"] or {}
             if "collection" not in prov or "path" not in prov:
                 continue
             root = self._db.collection_root(namespace, prov["collection"])
-            if root is None or (prov["collection"], prov["path"]) in checked:
+            if root is None:
                 continue
-            checked.add((prov["collection"], prov["path"]))
             path = os.path.join(root, prov["path"])
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read().replace("\r\n", "\n")
-            except OSError:
+            key = (prov["collection"], prov["path"])
+            if key not in texts:
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        texts[key] = fh.read().replace("\r\n", "\n")
+                except OSError:
+                    texts[key] = None
+            text = texts[key]
+            if text is None:
                 continue
-            needle = matching if matching is not None else c["content"]
-            at = text.find(needle)
+            if matching is not None:
+                needle = matching
+            else:  # a section's own lines (not a repeated table header)
+                needle = "\n".join(c["content"].split("\n")[c["metadata"].get("context", 0):])
+            at = text.find(needle) if needle.strip() else -1
             if at >= 0:
                 line = text[:at].count("\n") + 1
                 raise PurgeRefused(

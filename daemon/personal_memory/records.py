@@ -3,7 +3,7 @@ Pure data; times are ISO 8601 UTC strings (see :mod:`times`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 
@@ -23,13 +23,16 @@ class RevisionRecord:
     source: str | None
     provenance: dict | None
     content_hash: str
+    note: str | None = None  # COLLECTION/path.md of the note it belongs to, if any
+    heading_path: list[str] | None = None  # a note section's enclosing headings and its own
+    metadata: dict | None = None  # tags, links, line count; a note record's sections
     created: bool = True  # False when a write found an identical revision and added nothing
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def but(self, **changes: Any) -> "RevisionRecord":
-        return RevisionRecord(**(self.to_dict() | changes))
+        return replace(self, **changes)
 
 
 _REVISION_FIELDS = frozenset(f.name for f in fields(RevisionRecord))
@@ -68,3 +71,38 @@ class SearchResults(list):
         super().__init__(results)
         self.as_of = as_of
         self.valid_at = valid_at
+
+
+@dataclass(frozen=True)
+class NoteSection:
+    """One section of a note as read: where it sits in the note and which revision it is."""
+    memory_id: str
+    heading_path: list[str]
+    line_start: int  # 1-based, inclusive, in the note as reassembled
+    line_end: int
+    revision_id: int
+    known_at: str
+    content: str
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """A whole note as known at ``as_of`` (None: everything known). A note deleted by
+    then has ``deleted`` set, ``known_at`` the time of its deletion, and nothing else."""
+    note: str
+    namespace: str
+    as_of: str | None
+    deleted: bool
+    known_at: str  # when the note (its record) last changed, or was deleted
+    title: str | None
+    aliases: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    dates: dict[str, str] = field(default_factory=dict)
+    front_matter: str = ""
+    sections: list[NoteSection] = field(default_factory=list)
+    text: str = ""
+    model: str = "sections"  # "numbered chunks": stored by the previous note model
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

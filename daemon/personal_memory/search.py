@@ -13,7 +13,8 @@ import numpy as np
 
 from . import embedding, ranking
 from .errors import InvalidArgument
-from .limits import MAX_LIMIT, MAX_QUERY_CHARS
+from .front_matter import normalise_tag
+from .limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS
 from .records import RevisionRecord, SearchResult
 from .store import Database
 from .writes import unicode_checked
@@ -39,6 +40,42 @@ def validate_limit(limit: object, maximum: int = MAX_LIMIT) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
         raise InvalidArgument(f"limit: {limit!r} is not a whole number from 1 to {maximum}")
     return limit
+
+
+def validate_tags(tags: object) -> tuple[str, ...] | None:
+    """The tags filter, normalised (None or empty: no filter)."""
+    if tags is None:
+        return None
+    if isinstance(tags, str) or not isinstance(tags, (list, tuple, set, frozenset)):
+        raise InvalidArgument("tags: must be a list of tag names")
+    if len(tags) > MAX_TAGS:
+        raise InvalidArgument(f"tags: {len(tags)} given; the limit is {MAX_TAGS}")
+    out: dict[str, None] = {}
+    for tag in tags:
+        if not isinstance(tag, str) or not normalise_tag(tag):
+            raise InvalidArgument(f"tags: {tag!r} is not a tag name")
+        out.setdefault(normalise_tag(unicode_checked(tag, "tags")), None)
+    return tuple(out) or None
+
+
+def has_tag(note_tags, wanted: tuple[str, ...]) -> bool:
+    """Whether a note's tags include any wanted tag, or a tag nested under one
+    (``project`` matches ``project/alpha``)."""
+    return any(t == w or t.startswith(w + "/") for t in note_tags for w in wanted)
+
+
+def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
+             ) -> list[RevisionRecord]:
+    """The visible revisions a search ranks: notes' records are metadata, not results;
+    with ``tags``, only sections of notes whose record (at the same time) has one."""
+    def is_record(r: RevisionRecord) -> bool:
+        return r.note is not None and r.memory_id == r.note + "#"
+    rows = [r for r in visible if not is_record(r)]
+    if tags:
+        allowed = {r.note for r in visible
+                   if is_record(r) and has_tag((r.metadata or {}).get("tags", ()), tags)}
+        rows = [r for r in rows if r.note in allowed]
+    return rows
 
 
 def cosine_python(db: Database, revision_ids: list[int], query: bytes) -> dict[int, float]:
@@ -128,12 +165,13 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
 
 
 def search_reference(db: Database, query: str, *, namespace: str, as_of: int | None,
-                     valid_at: int, limit: int) -> list[SearchResult]:
+                     valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
+                     ) -> list[SearchResult]:
     """The straightforward, obviously correct path: a fresh FTS5 index of the visible rows."""
     with db.snapshot():
         db.index_generation()  # takes up a tokenizer another process re-indexed with
-        visible = db.visible_revisions(namespace, as_of, valid_at)
+        visible = rankable(db.visible_revisions(namespace, as_of, valid_at), tags)
         rows = {r.revision_id: r for r in visible}
-        bm25 = db.bm25_over(visible, query_terms(db, query))
+        bm25 = db.bm25_over(list(rows), query_terms(db, query))
         cosine = cosine_scores(db, list(rows), embedding.embed(query))
     return fuse(rows, bm25, cosine, limit)

@@ -12,6 +12,7 @@ the cutoff reaches any statistic.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -20,7 +21,7 @@ import numpy as np
 
 from . import embedding, ranking
 from .records import SearchResult
-from .search import fuse_ranked, query_terms
+from .search import fuse_ranked, has_tag, query_terms
 from .store import Database
 
 K1 = 1.2  # FTS5's bm25() constants
@@ -76,12 +77,14 @@ class SearchIndex:
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
             "deleted": (np.bool_, ()), "length": (np.int64, ()),
             "vectors": (np.float32, (embedding.DIMENSIONS,)),
-            "norms": (np.float64, ())})
+            "norms": (np.float64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
         # "namespace NUL memory_id" of each memory code; sorts like the memory ID within
         # one namespace, which is all a search ever compares.
         self.memory_ids: list[str] = []
         self._mem_code: dict[str, int] = {}
         self._ns_code: dict[str, int] = {}
+        self._note_code: dict[str, int] = {}
+        self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
         self._sorted: dict[str, np.ndarray] = {}
         self._postings: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
@@ -118,7 +121,8 @@ class SearchIndex:
 
     def _append(self, chunk: list[tuple]) -> None:
         n = len(chunk)
-        rid, namespace, identity, known, vfrom, vto, deleted, length, vec = zip(*chunk)
+        rid, namespace, identity, known, vfrom, vto, deleted, length, vec, note, record_meta = \
+            zip(*chunk)
         ns_code = self._ns_code
         mem_code = self._mem_code
         names = self.memory_ids
@@ -143,6 +147,14 @@ class SearchIndex:
         cols["vto"][at] = [FOREVER if t is None else t for t in vto]
         cols["deleted"][at] = deleted
         cols["length"][at] = length
+        note_code = self._note_code
+        cols["note"][at] = [-1 if x is None else note_code.setdefault(x, len(note_code))
+                            for x in note]
+        is_record = [m is not None for m in record_meta]
+        cols["record"][at] = is_record
+        for i, meta in enumerate(record_meta):
+            if meta is not None:
+                self._record_tags[rows.size + i] = tuple(json.loads(meta).get("tags", ()))
         vectors = cols["vectors"][at]
         raw = memoryview(vectors).cast("B")
         width = 4 * embedding.DIMENSIONS
@@ -223,6 +235,17 @@ class SearchIndex:
         winners = self._order[idx[last]]
         return np.sort(winners[~self.rows.deleted[winners]])
 
+    def rankable(self, winners: np.ndarray, tags: tuple[str, ...] | None) -> np.ndarray:
+        """:func:`search.rankable` over positions: no note records; with ``tags``, only
+        sections of notes whose visible record has one of them."""
+        records = self.rows.record[winners]
+        sections = winners[~records]
+        if tags:
+            allowed = [int(self.rows.note[p]) for p in winners[records].tolist()
+                       if has_tag(self._record_tags.get(p, ()), tags)]
+            sections = sections[np.isin(self.rows.note[sections], allowed)]
+        return sections
+
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
         holding exactly ``winners``: same formula, same order of floating-point operations."""
@@ -282,10 +305,11 @@ class SearchIndex:
     # -- the whole search ----------------------------------------------------------------------
 
     def search(self, db: Database, query: str, *, namespace: str, as_of: int | None,
-               valid_at: int, limit: int) -> list[SearchResult]:
+               valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
+               ) -> list[SearchResult]:
         with self._lock, db.snapshot():
             self.refresh(db)
-            winners = self.visible(namespace, as_of, valid_at)
+            winners = self.rankable(self.visible(namespace, as_of, valid_at), tags)
             bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query))
             co_pos, co_score = self.cosine(winners, embedding.embed(query))
             return fuse_ranked(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from . import notes
 from .limits import HEARTBEAT_SECONDS
 from .store import Database
 from .times import format_time, now_micros
@@ -41,6 +42,9 @@ def daemon_status(db: Database, namespace: str | None = None) -> dict:
         "last_sync_status": last[0]["status"] if last else None,
         "last_successful_sync_at": format_time(ok[0]["finished_at"]) if ok else None,
         "files_indexed": db.indexed_files(namespace),
+        # Imported by an older note model: the next sync gives them their new identities.
+        "notes_to_reidentify": db.files_to_reidentify(namespace, notes.CHUNKER_VERSION),
+        "note_model_version": notes.CHUNKER_VERSION,
         "last_sync_errors": errors,
         "problems": [p | {"since": format_time(p["since"])} for p in db.problems(namespace)],
     }

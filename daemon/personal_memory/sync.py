@@ -15,15 +15,15 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
-from . import markdown, writes
+from . import markdown, notes, writes
 from .errors import (AlreadyHidden, CollectionTaken, MassDelete, NotFound, PersonalMemoryError,
                      RootUnavailable, SyncError)
 from .folders import FileStat, FileState, Folder, SyncReport
 from .status import pid_alive
 from .store import Database
-from .times import now_micros
+from .times import format_time, now_micros
 
 log = logging.getLogger("personal_memory.sync")
 
@@ -88,15 +88,15 @@ def _same_dir(a: str, b: str) -> bool:
         return False
 
 
-def chunk_prefix(collection: str, rel: str) -> str:
-    return markdown.chunk_id(collection, rel, 0)[:-1]  # "collection/rel#"
-
-
-def _chunk_states(db: Database, namespace: str, prefix: str) -> dict[str, bool]:
-    """The chunks of one file ever stored (``prefix`` + N), True for the live ones. A note
-    named ``a.md#b.md`` shares the prefix of ``a.md`` but not its chunk IDs."""
-    return {m: live for m, live in db.memory_states(namespace, prefix).items()
-            if m[len(prefix):].isdigit()}
+def _note_states(db: Database, namespace: str, note: str) -> dict[str, bool]:
+    """Every memory of one note ever stored, True for the live ones: its sections and
+    record, and the numbered chunks of the previous note model (``note#3``; a note named
+    ``a.md#3.md`` shares that prefix but not those IDs)."""
+    prefix = notes.record_id(note)
+    states = {m: live for m, live in db.memory_states(namespace, prefix).items()
+              if m[len(prefix):].isdigit()}
+    states.update(db.note_states(namespace, note))
+    return states
 
 
 class FolderSync:
@@ -331,6 +331,12 @@ class FolderSync:
                                f"{folder.root} --allow-mass-delete' if the deletion is "
                                "intended")
             removed = sorted(moved)
+        stale = sum(1 for p in found if p in known
+                    and known[p].chunker < notes.CHUNKER_VERSION)
+        if stale and not dry_run:
+            log.info("re-identifying %d notes of collection %s for note model version %d "
+                     "(once; answers at earlier times do not change)", stale,
+                     folder.collection, notes.CHUNKER_VERSION)
         candidates = [p for p, f in sorted(found.items())
                       if full or self._changed(known.get(p), f.stat)]
         total = len(candidates) + len(removed)
@@ -386,7 +392,7 @@ class FolderSync:
 
     @staticmethod
     def _changed(state: FileState | None, st: FileStat) -> bool:
-        if state is None or state.stat != st:
+        if state is None or state.stat != st or state.chunker < notes.CHUNKER_VERSION:
             return True
         return st.mtime_ns >= state.synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
 
@@ -441,28 +447,35 @@ class FolderSync:
         ns, coll = folder.namespace, folder.collection
         try:
             with self.db.transaction():
+                # One time for the whole batch: a cutoff sees all of it or none of it.
+                known_at = self.known_at or format_time(writes.next_known_at(self.db))
                 for f in loaded:
                     # Read again inside the transaction: another writer may have moved on.
                     state = self.db.file_state(ns, coll, f.rel)
                     chunks = state.chunks if state else 0
-                    if full or state is None or state.file_hash != f.digest:
+                    if (full or state is None or state.file_hash != f.digest
+                            or state.chunker < notes.CHUNKER_VERSION):
                         one = SyncReport()
                         try:
                             with self.db.savepoint():  # a file that fails is skipped whole
-                                chunks = self._import_file(folder, f, one)
+                                chunks = self._import_file(folder, f, one, known_at)
                         except PersonalMemoryError as exc:
                             self._skip(folder, batch, f.rel, str(exc))
                             continue
                         one.files_imported = 1
+                        if state is not None and state.chunker < notes.CHUNKER_VERSION:
+                            one.files_reidentified = 1
                         batch.merge(one)
                     st = f.stat
                     self.db.put_file_state(ns, coll, f.rel,
                                            FileState(st.size, st.mtime_ns, st.ctime_ns,
-                                                     st.inode, f.digest, chunks, f.read_at))
+                                                     st.inode, f.digest, chunks, f.read_at,
+                                                     notes.CHUNKER_VERSION))
                 for rel in removed:
                     if self.os_path(root, rel) is not None:
                         continue  # it is back (or was never gone): not a deletion
-                    batch.chunks_tombstoned += self._tombstone(folder, rel, keep=())
+                    batch.chunks_tombstoned += self._tombstone(folder, rel, keep=(),
+                                                               known_at=known_at)
                     self.db.drop_file_state(ns, coll, rel)
                     batch.files_removed += 1
                 if dry_run:
@@ -472,49 +485,60 @@ class FolderSync:
         batch.transactions = 0 if dry_run else 1
         report.merge(batch)
 
-    def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport) -> int:
-        rel = f.rel
-        chunks = markdown.chunk(f.text)
-        title = markdown.title_of(f.text, rel)
-        source = f"{folder.collection}/{rel}"
-        prefix = chunk_prefix(folder.collection, rel)
-        before = _chunk_states(self.db, folder.namespace, prefix)
-        ids = []
-        for c in chunks:
-            memory_id = markdown.chunk_id(folder.collection, rel, c.number)
-            ids.append(memory_id)
-            rec = writes.remember(
-                self.db, memory_id, c.text,
-                namespace=folder.namespace, title=title, source=source,
-                known_at=self.known_at,
-                provenance={"collection": folder.collection, "path": rel,
-                            "line_start": c.line_start, "line_end": c.line_end,
-                            "file_hash": f.digest})
+    def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport,
+                     known_at: Any) -> int:
+        """Write one note: a revision for each section that changed, tombstones for the
+        sections that are gone, then the note's record (last, so that whoever sees the
+        record sees every section it lists)."""
+        note = notes.parse_note(f.text, folder.collection, f.rel)
+        if note.front_matter_error:
+            report.warnings.append({"path": printable(f.rel),
+                                    "reason": note.front_matter_error + "; imported as text"})
+            log.warning("%s/%s: %s; imported as text", folder.collection, printable(f.rel),
+                        note.front_matter_error)
+        ns = folder.namespace
+        before = _note_states(self.db, ns, note.note_id)
+        provenance = {"collection": folder.collection, "path": f.rel, "file_hash": f.digest}
+        for s in note.sections:
+            rec = writes.remember_note_part(
+                self.db, s.memory_id, s.text, namespace=ns, title=note.title,
+                note=note.note_id, known_at=known_at, provenance=provenance,
+                heading_path=list(s.heading_path), metadata=s.metadata(),
+                index_title=note.index_title(s.heading_path), index_content=s.index_text)
             if rec.created:
-                if memory_id in before:  # a new revision of a chunk stored before
+                if s.memory_id in before:  # a new revision of a section stored before
                     report.chunks_changed += 1
                 else:
                     report.chunks_added += 1
-        report.chunks_tombstoned += self._tombstone(folder, rel, keep=ids, states=before)
-        return len(chunks)
+        keep = {s.memory_id for s in note.sections} | {note.record_id}
+        report.chunks_tombstoned += self._tombstone(folder, f.rel, keep=keep, states=before,
+                                                    known_at=known_at)
+        writes.remember_note_part(
+            self.db, note.record_id, note.front_matter, namespace=ns, title=note.title,
+            note=note.note_id, known_at=known_at, provenance=provenance, heading_path=None,
+            metadata=note.metadata(), index_title=None, index_content=None)
+        return len(note.sections)
 
-    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str],
+    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str], known_at: Any,
                    states: dict[str, bool] | None = None) -> int:
-        """Tombstone every live chunk of ``rel`` not in ``keep``: whatever chunks exist,
-        not what a counter says, so no chunk is ever left behind. ``states`` are the chunk
-        states read earlier in the same transaction, if the caller has them."""
-        prefix = chunk_prefix(folder.collection, rel)
+        """Tombstone every live memory of note ``rel`` not in ``keep``: whatever exists,
+        not what a counter says, so nothing is ever left behind. ``states`` are the states
+        read earlier in the same transaction, if the caller has them. A deleted note's
+        record goes first, so no cutoff sees a record whose sections are gone."""
+        note = notes.note_id(folder.collection, rel)
         keep = set(keep)
         count = 0
         if states is None:
-            states = _chunk_states(self.db, folder.namespace, prefix)
-        for memory_id, live in states.items():
-            if not live or memory_id in keep:
+            states = _note_states(self.db, folder.namespace, note)
+        record = notes.record_id(note)
+        order = sorted(states, key=lambda m: (m != record, m))
+        for memory_id in order:
+            if not states[memory_id] or memory_id in keep:
                 continue
             try:
                 rec = writes.forget(self.db, memory_id, namespace=folder.namespace,
-                                    known_at=self.known_at)
+                                    known_at=known_at)
             except (AlreadyHidden, NotFound):
                 continue
-            count += rec.created
+            count += rec.created and memory_id != record
         return count

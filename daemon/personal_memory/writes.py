@@ -72,6 +72,11 @@ def _next_known_at(db: Database, explicit: int | None) -> int:
     return now if last is None or now > last else last + 1
 
 
+def next_known_at(db: Database) -> int:
+    """The next time of the database's clock (for writes that share one time)."""
+    return _next_known_at(db, None)
+
+
 def _interval(db: Database, known_at: Any, valid_from: Any, valid_to: Any,
               ) -> tuple[int, int | None, int, int | None]:
     """(known_at, valid_from as given, effective start, valid_to). known_at comes from the
@@ -92,24 +97,56 @@ def remember(db: Database, memory_id: Any, content: Any, *, namespace: Any,
              valid_from: Any = None, valid_to: Any = None,
              provenance: dict | None = None) -> RevisionRecord:
     """Append a revision, or return the identical visible one with ``created=False``."""
+    return _append(db, memory_id_arg(memory_id), text(content, "content", MAX_CONTENT_CHARS),
+                   namespace=namespace_arg(namespace),
+                   title=text(title, "title", MAX_TITLE_CHARS, optional=True),
+                   source=text(source, "source", MAX_SOURCE_CHARS, optional=True),
+                   known_at=known_at, valid_from=valid_from, valid_to=valid_to,
+                   provenance=provenance)
+
+
+def remember_note_part(db: Database, memory_id: str, content: str, *, namespace: str,
+                       title: str, note: str, known_at: Any, provenance: dict,
+                       heading_path: list[str] | None, metadata: dict,
+                       index_title: str | None, index_content: str | None) -> RevisionRecord:
+    """A section of a note, or (``memory_id`` is ``note#``) its record, whose content is
+    the front matter as written and may be empty. Same no-op rule as :func:`remember`."""
     memory_id = memory_id_arg(memory_id)
-    namespace = namespace_arg(namespace)
-    content = text(content, "content", MAX_CONTENT_CHARS)
-    title = text(title, "title", MAX_TITLE_CHARS, optional=True)
-    source = text(source, "source", MAX_SOURCE_CHARS, optional=True)
+    if memory_id != note + "#":
+        content = text(content, "content", MAX_CONTENT_CHARS)
+    return _append(db, memory_id, unicode_checked(content, "content"), namespace=namespace,
+                   title=text(title, "title", MAX_TITLE_CHARS), source=note,
+                   known_at=known_at, valid_from=None, valid_to=None, provenance=provenance,
+                   note=note, heading_path=heading_path, metadata=metadata,
+                   index_title=index_title, index_content=index_content)
+
+
+def _append(db: Database, memory_id: str, content: str, *, namespace: str,
+            title: str | None, source: str | None, known_at: Any, valid_from: Any,
+            valid_to: Any, provenance: dict | None, note: str | None = None,
+            heading_path: list[str] | None = None, metadata: dict | None = None,
+            index_title: str | None = None, index_content: str | None = None,
+            ) -> RevisionRecord:
     known, vfrom, start, vto = _interval(db, known_at, valid_from, valid_to)
     digest = content_hash(content)
+    index_title = None if index_title == title else index_title  # stored only when it differs
+    index_content = None if index_content == content else index_content
     current = db.visible_revision(namespace, memory_id, known, start)
     if (current is not None and not current.deleted and current.content_hash == digest
             and current.title == title and current.source == source
             and current.valid_to == format_time(vto)
             and (vfrom is None or current.valid_from == format_time(vfrom))
-            and _location(current.provenance) == _location(provenance)):
+            and _location(current.provenance) == _location(provenance)
+            and current.note == note and current.heading_path == heading_path
+            and current.metadata == (metadata or None)
+            and db.indexed_as(current.revision_id) == (index_title, index_content)):
         return current.but(created=False)
     return db.insert_revision(
         namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
         valid_to=vto, deleted=False, hides_revision=None, title=title, content=content,
-        source=source, provenance=provenance, content_hash=digest)
+        source=source, provenance=provenance, content_hash=digest, note=note,
+        heading_path=heading_path, metadata=metadata, index_title=index_title,
+        index_content=index_content)
 
 
 def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None,
@@ -132,4 +169,5 @@ def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None
     return db.insert_revision(
         namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
         valid_to=vto, deleted=True, hides_revision=current.revision_id, title=None,
-        content="", source=None, provenance=None, content_hash=content_hash(""))
+        content="", source=None, provenance=None, content_hash=content_hash(""),
+        note=current.note)

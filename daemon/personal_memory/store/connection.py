@@ -89,13 +89,29 @@ class Connection:
         self.schema = SCHEMA_VERSION  # the file's schema version, set when opened
         self.tokenizer = TOKENIZER  # the one its full-text index was built with
 
+    def at_least(self, version: int) -> bool:
+        """Whether the file has schema ``version``. (A reader that opened an older file
+        sees the upgrade once another process has made it.)"""
+        if self.schema < version:
+            self.schema = self.scalar("PRAGMA user_version")
+        return self.schema >= version
+
     @property
     def purged(self) -> str:
-        """SQL for "this revision was purged"; files older than schema 3 have no purges.
-        (A reader that opened an older file sees it once another process upgrades it.)"""
-        if self.schema < 3:
-            self.schema = self.scalar("PRAGMA user_version")
-        return "purged_at IS NOT NULL" if self.schema >= 3 else "0"
+        """SQL for "this revision was purged"; files older than schema 3 have no purges."""
+        return "purged_at IS NOT NULL" if self.at_least(3) else "0"
+
+    @property
+    def note_record(self) -> str:
+        """SQL for "this revision is a note's record" (metadata, never ranked)."""
+        return "(note IS NOT NULL AND memory_id = note || '#')" if self.at_least(4) else "0"
+
+    @property
+    def index_text(self) -> str:
+        """SQL of the (title, content) a revision is indexed by."""
+        if self.at_least(4):
+            return "coalesce(index_title, title), coalesce(index_content, content)"
+        return "title, content"
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -188,7 +204,6 @@ class Connection:
         log = logging.getLogger("personal_memory.store")
         log.info("re-indexing %s for tokenizer %r (was %r); revisions are unchanged",
                  self.path, TOKENIZER, self.tokenizer)
-        purged = "purged_at IS NULL" if self.schema >= 3 else "1"
         with self.transaction():
             self.conn.execute("DROP TABLE revisions_fts")
             self.conn.execute(fts_table(TOKENIZER))
@@ -197,8 +212,8 @@ class Connection:
                 ((rid, embedding.normalize_text(title) if title else "",
                   embedding.normalize_text(content))
                  for rid, title, content in self.conn.execute(
-                     f"SELECT id, title, content FROM revisions WHERE deleted = 0 AND {purged}"
-                 ).fetchall()))
+                     f"SELECT id, {self.index_text} FROM revisions WHERE deleted = 0 "
+                     f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()))
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)",
                               (TOKENIZER,))
             self.bump_index_generation()

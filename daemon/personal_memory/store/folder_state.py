@@ -16,22 +16,36 @@ _RUN_KEYS = ("id", "started_at", "finished_at", "pid", "kind", "roots", "files_s
 class FolderState:
     """Mixin of :class:`~personal_memory.store.Database`: files, sync_runs, daemon."""
 
+    @property
+    def _file_columns(self) -> str:
+        return ("size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at"
+                + (", chunker" if self.at_least(4) else ", 1"))
+
     def file_states(self, namespace: str, collection: str) -> dict[str, FileState]:
         return {row[0]: FileState(*row[1:]) for row in self.conn.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at "
-            "FROM files WHERE namespace = ? AND collection = ?", (namespace, collection))}
+            f"SELECT path, {self._file_columns} FROM files WHERE namespace = ? "
+            "AND collection = ?", (namespace, collection))}
 
     def file_state(self, namespace: str, collection: str, path: str) -> FileState | None:
         row = next(iter(self.conn.execute(
-            "SELECT size, mtime_ns, ctime_ns, inode, file_hash, chunks, synced_at FROM files "
+            f"SELECT {self._file_columns} FROM files "
             "WHERE namespace = ? AND collection = ? AND path = ?",
             (namespace, collection, path))), None)
         return FileState(*row) if row else None
 
     def put_file_state(self, namespace: str, collection: str, path: str,
                        state: FileState) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)",
+        self.conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                           (collection, namespace, path, *state))
+
+    def files_to_reidentify(self, namespace: str | None, version: int) -> int:
+        """Files imported with a note model older than ``version``."""
+        if not self.at_least(4):
+            return self.indexed_files(namespace)
+        if namespace is None:
+            return self.scalar("SELECT count(*) FROM files WHERE chunker < ?", (version,))
+        return self.scalar("SELECT count(*) FROM files WHERE namespace = ? AND chunker < ?",
+                           (namespace, version))
 
     def drop_file_state(self, namespace: str, collection: str, path: str) -> None:
         self.conn.execute("DELETE FROM files WHERE namespace = ? AND collection = ? AND path = ?",

@@ -17,27 +17,42 @@ class Purging:
     """Mixin of :class:`~personal_memory.store.Database`: purge and its proof."""
 
     def purge_candidates(self, namespace: str, *, memory_id: str | None = None,
-                         prefix: str | None = None, matching: str | None = None,
+                         note: str | None = None, matching: str | None = None,
                          known_before: int | None = None) -> list[dict[str, Any]]:
-        """Revisions that still hold text and match the selection, oldest first."""
-        sql = ("SELECT id, memory_id, known_at, title, content, provenance FROM revisions "
+        """Revisions that still hold text and match the selection, oldest first. A note
+        selects its sections and record, and the numbered chunks of the previous note
+        model (``note#3``)."""
+        note_col = "note" if self.at_least(4) else "NULL"
+        sql = ("SELECT id, memory_id, known_at, title, content, provenance, "
+               f"{note_col}, {self.metadata_col} FROM revisions "
                f"WHERE namespace = ? AND deleted = 0 AND NOT ({self.purged})")
         params: list[Any] = [namespace]
         if memory_id is not None:
             sql += " AND memory_id = ?"
             params.append(memory_id)
-        if prefix is not None:
-            sql += " AND memory_id >= ? AND memory_id < ?"
-            params += [prefix, prefix + "\U0010ffff"]
+        if note is not None:
+            prefix = note + "#"
+            sql += f" AND ({note_col} = ? OR (memory_id >= ? AND memory_id < ?))"
+            params += [note, prefix, prefix + "\U0010ffff"]
         if matching is not None:
             sql += " AND (instr(content, ?) > 0 OR instr(coalesce(title, ''), ?) > 0)"
             params += [matching, matching]
         if known_before is not None:
             sql += " AND known_at < ?"
             params.append(known_before)
-        keys = ("revision_id", "memory_id", "known_at", "title", "content", "provenance")
-        return [dict(zip(keys, row)) | {"provenance": json.loads(row[5]) if row[5] else None}
-                for row in self.conn.execute(sql + " ORDER BY known_at, id", params)]
+        keys = ("revision_id", "memory_id", "known_at", "title", "content", "provenance",
+                "note", "metadata")
+        found = [dict(zip(keys, row)) | {"provenance": json.loads(row[5]) if row[5] else None,
+                                         "metadata": json.loads(row[7]) if row[7] else {}}
+                 for row in self.conn.execute(sql + " ORDER BY known_at, id", params)]
+        if note is not None:
+            found = [c for c in found if c["note"] == note
+                     or c["note"] is None and c["memory_id"][len(note) + 1:].isdigit()]
+        return found
+
+    @property
+    def metadata_col(self) -> str:
+        return "metadata" if self.at_least(4) else "NULL"
 
     def text_elsewhere(self, text: str, excluded: list[int]) -> bool:
         """Whether a revision not in ``excluded`` still holds ``text``."""
@@ -55,19 +70,24 @@ class Purging:
         stub = json.dumps({"purged_at": purged_at, "reason": reason}, sort_keys=True)
         with self.transaction():
             self.conn.execute("INSERT INTO meta VALUES ('purge_in_progress', '1')")
+            blank_note_columns = (", metadata = NULL, index_title = NULL, "
+                                  "index_content = NULL") if self.at_least(4) else ""
             for rid in revision_ids:
-                title, content = next(iter(self.conn.execute(
-                    "SELECT title, content FROM revisions WHERE id = ?", (rid,))))
-                # A contentless FTS5 table forgets a row only when given what it indexed.
-                self.conn.execute(
-                    "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
-                    "VALUES ('delete', ?, ?, ?)",
-                    (rid, embedding.normalize_text(title) if title else "",
-                     embedding.normalize_text(content)))
+                title, content, record = next(iter(self.conn.execute(
+                    f"SELECT {self.index_text}, {self.note_record} FROM revisions "
+                    "WHERE id = ?", (rid,))))
+                if not record:  # a note's record was never indexed
+                    # A contentless FTS5 table forgets a row only when given what it indexed.
+                    self.conn.execute(
+                        "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
+                        "VALUES ('delete', ?, ?, ?)",
+                        (rid, embedding.normalize_text(title) if title else "",
+                         embedding.normalize_text(content)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "
-                    "purged_at = ? WHERE id = ?", (stub, PURGED_HASH, purged_at, rid))
+                    f"purged_at = ?{blank_note_columns} WHERE id = ?",
+                    (stub, PURGED_HASH, purged_at, rid))
             self.conn.execute("DELETE FROM meta WHERE key = 'purge_in_progress'")
             # Merge the index into one b-tree so no old segment keeps a deleted term.
             self.conn.execute("INSERT INTO revisions_fts (revisions_fts) VALUES ('optimize')")

@@ -4,10 +4,9 @@ vectors, and what the in-memory search index reads."""
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from .. import embedding
-from ..records import RevisionRecord
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -23,9 +22,9 @@ def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
 class Retrieval:
     """Mixin of :class:`~personal_memory.store.Database`: ranking primitives."""
 
-    def bm25_over(self, revisions: Iterable[RevisionRecord], terms: Sequence[str],
+    def bm25_over(self, revision_ids: Sequence[int], terms: Sequence[str],
                   ) -> dict[int, float]:
-        """BM25 of exactly ``revisions``: they are copied into a fresh temporary FTS5 index,
+        """BM25 of exactly these revisions: their indexed text is copied into a fresh FTS5 index,
         so no other row can touch N, average length or document frequencies. Scores are
         returned positive (higher is better); rows matching no term are absent."""
         if not terms:
@@ -37,8 +36,8 @@ class Retrieval:
         try:
             conn.executemany(
                 "INSERT INTO temp.rank_fts (rowid, title, content) VALUES (?, ?, ?)",
-                ((r.revision_id, embedding.normalize_text(r.title or ""),
-                  embedding.normalize_text(r.content)) for r in revisions))
+                ((rid, title, content)
+                 for rid, (title, content) in self.index_texts(revision_ids).items()))
             rows = conn.execute("SELECT rowid, bm25(rank_fts) FROM temp.rank_fts "
                                 "WHERE rank_fts MATCH ?", (match_expression(terms),))
             return {rowid: -score for rowid, score in rows}
@@ -73,11 +72,14 @@ class Retrieval:
 
     def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
         """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
-        doc_length, embedding) of every revision appended after ``last_id``, in id order."""
+        doc_length, embedding, note, metadata of a note record) of every revision appended
+        after ``last_id``, in id order."""
+        note = (f"note, CASE WHEN {self.note_record} THEN metadata END"
+                if self.at_least(4) else "NULL, NULL")
         return self.conn.execute(
             "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
-            f"valid_to, deleted OR {self.purged}, doc_length, embedding FROM revisions "
-            "WHERE id > ? ORDER BY id",
+            f"valid_to, deleted OR {self.purged}, doc_length, embedding, {note} "
+            "FROM revisions WHERE id > ? ORDER BY id",
             (last_id,))
 
     def most_frequent_terms(self, limit: int) -> list[str]:
@@ -91,8 +93,9 @@ class Retrieval:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
         return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))
                 for rid, title, content in self.conn.execute(
-                    "SELECT id, title, content FROM revisions WHERE id > ? AND id <= ? "
-                    f"AND deleted = 0 AND NOT ({self.purged})", (first_id, last_id))]
+                    f"SELECT id, {self.index_text} FROM revisions WHERE id > ? AND id <= ? "
+                    f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",
+                    (first_id, last_id))]
 
     def term_postings(self, term: str) -> list[tuple[int, int]]:
         """(revision id, occurrences in title and content) for every revision holding

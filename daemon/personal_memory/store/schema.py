@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -45,6 +45,24 @@ CREATE TABLE purges (
 ) STRICT;
 """
 
+# Schema 4: the note model. A revision may belong to a note (``note``), carry metadata
+# (heading path, tags, links, line count; for a note's record its sections in order), and
+# the text it is indexed by when that differs from its title and content (links read as
+# words). Each file records the chunker version it was imported with. Columns only added.
+NOTE_MODEL = """ALTER TABLE revisions ADD COLUMN note TEXT;
+ALTER TABLE revisions ADD COLUMN metadata TEXT;
+ALTER TABLE revisions ADD COLUMN index_title TEXT;
+ALTER TABLE revisions ADD COLUMN index_content TEXT;
+ALTER TABLE files ADD COLUMN chunker INTEGER NOT NULL DEFAULT 1;
+"""
+NOTE_INDEX = """CREATE INDEX revisions_note ON revisions (namespace, note, memory_id)
+    WHERE note IS NOT NULL;
+DROP TRIGGER revisions_purge_keeps_identity;
+CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace, memory_id,
+    known_at, valid_from, valid_to, deleted, hides_revision, note ON revisions
+BEGIN SELECT RAISE(ABORT, 'a purge may only blank the text of a revision'); END;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -64,6 +82,10 @@ CREATE TABLE revisions (
     doc_length INTEGER NOT NULL DEFAULT 0,
     embedding BLOB,
     purged_at INTEGER,
+    note TEXT,
+    metadata TEXT,
+    index_title TEXT,
+    index_content TEXT,
     CHECK (valid_to IS NULL OR valid_to > valid_from),
     CHECK ((deleted = 1) = (hides_revision IS NOT NULL))
 ) STRICT;
@@ -84,6 +106,7 @@ CREATE TABLE files (
     file_hash TEXT NOT NULL,
     chunks INTEGER NOT NULL,
     synced_at INTEGER NOT NULL,
+    chunker INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (namespace, collection, path)
 ) STRICT;
 CREATE TABLE sync_runs (
@@ -100,7 +123,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -116,4 +139,5 @@ MIGRATIONS = {
     2: PROBLEMS,
     3: "ALTER TABLE revisions ADD COLUMN purged_at INTEGER;\n"
        "DROP TRIGGER revisions_no_update;\n" + APPEND_ONLY,
+    4: NOTE_MODEL + NOTE_INDEX,
 }

@@ -1,0 +1,127 @@
+"""Links, embeds and tags in Markdown text: what a reader sees of them (the words that are
+indexed), and what they point to (kept as metadata). Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import re
+from posixpath import basename, splitext
+
+from .front_matter import normalise_tag
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+# ![[target#fragment|alias]] and [[target#fragment|alias]]
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*?))?\]\]")
+# ![alt](url "title") and [text](url "title"); the text may hold one level of brackets
+_MDLINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*<?([^)\s>]*)>?"
+                     r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
+_REFDEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*\S+.*$", re.M)
+# Icon shortcodes (:LiSearch:, :smile:); times such as 10:30:00 hold no letter first.
+_SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*:(?![\w:])")
+# Obsidian tags: '#' after a space or line start, at least one non-digit, may nest with '/'.
+_TAG = re.compile(r"(?:(?<=\s)|^)#([^\W_\d]|[\w/-]*[^\W\d][\w/-]*)(?![\w/-])", re.M)
+_SIZE = re.compile(r"\d+(?:x\d+)?")
+
+
+def _outside_code(text: str) -> list[tuple[str, bool]]:
+    """The text cut into (piece, is_code) whose concatenation is the text: fenced blocks
+    and code spans are code."""
+    pieces: list[tuple[str, bool]] = []
+    fence: str | None = None
+    buf: list[str] = []
+    for line in text.splitlines(keepends=True):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            pieces.append(("".join(buf), False))
+            fence, buf = m.group(1), [line]
+        elif fence is not None:
+            buf.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not line[m.end():].strip():
+                pieces.append(("".join(buf), True))
+                fence, buf = None, []
+        else:
+            buf.append(line)
+    pieces.append(("".join(buf), fence is not None))
+    out: list[tuple[str, bool]] = []
+    for piece, is_code in pieces:
+        if is_code:
+            out.append((piece, True))
+            continue
+        last = 0
+        for m in _CODE_SPAN.finditer(piece):
+            out.append((piece[last:m.start()], False))
+            out.append((m.group(0), True))
+            last = m.end()
+        out.append((piece[last:], False))
+    return out
+
+
+def _wikilink_words(m: re.Match) -> str:
+    embed, target, alias = m.group(1), m.group(2).strip(), m.group(3)
+    path, _, fragment = target.partition("#")
+    if embed and fragment.strip().lower() == "icon":
+        return " "  # an icon: a picture, not words
+    if alias is not None and alias.strip() and not (embed and _SIZE.fullmatch(alias.strip())):
+        return alias.strip()
+    name = basename(path.strip())
+    if embed:
+        name = splitext(name)[0] if "." in name else name
+    elif name.lower().endswith(".md"):
+        name = name[:-3]
+    words = " ".join(x for x in (name, fragment.replace("#", " ").lstrip("^").strip()) if x)
+    return words or " "
+
+
+def _mdlink_words(m: re.Match) -> str:
+    text = m.group(2).strip()
+    return text if text else " "
+
+
+def reading_text(text: str) -> str:
+    """The words a reader sees: links as their text (``[[Target#Heading|Alias]]`` reads
+    "Alias", without an alias "Target Heading"), embeds by the file's name, no URL of link
+    syntax, no icon shortcodes. Code is left as written."""
+    out = []
+    for piece, is_code in _outside_code(text):
+        if not is_code:
+            piece = _WIKILINK.sub(_wikilink_words, piece)
+            piece = _MDLINK.sub(_mdlink_words, piece)
+            piece = _AUTOLINK.sub(" ", piece)
+            piece = _REFDEF.sub(" ", piece)
+            piece = _SHORTCODE.sub(" ", piece)
+        out.append(piece)
+    return "".join(out)
+
+
+def outgoing_links(text: str) -> list[str]:
+    """Targets of wikilinks, embeds and Markdown links outside code, in order, once each."""
+    found: dict[str, None] = {}
+    for piece, is_code in _outside_code(text):
+        if is_code:
+            continue
+        for m in _WIKILINK.finditer(piece):
+            target = m.group(2).strip()
+            if target and not target.lower().endswith("#icon"):
+                found.setdefault(target, None)
+        for m in _MDLINK.finditer(piece):
+            if m.group(3):
+                found.setdefault(m.group(3), None)
+    return list(found)
+
+
+def inline_tags(text: str) -> list[str]:
+    """``#tags`` outside code, normalised, in order, once each. (Callers pass text without
+    heading lines: a heading's '#' is not a tag.)"""
+    found: dict[str, None] = {}
+    for piece, is_code in _outside_code(text):
+        if is_code:
+            continue
+        piece = _WIKILINK.sub(" ", piece)
+        piece = _MDLINK.sub(" ", piece)
+        for m in _TAG.finditer(piece):
+            tag = normalise_tag(m.group(1))
+            if tag:
+                found.setdefault(tag, None)
+    return list(found)

@@ -1,0 +1,84 @@
+"""A whole note as it was known at a time: its record, then each section it lists, each at
+the same cutoff. Notes stored by the previous note model (numbered paragraph chunks,
+``note.md#3``) are read from those chunks."""
+
+from __future__ import annotations
+
+from . import notes
+from .errors import NotFound
+from .records import NoteSection as SectionView
+from .records import NoteView, RevisionRecord
+from .store import Database
+from .times import format_time
+
+
+def read_note(db: Database, namespace: str, note: str, as_of: int | None,
+              valid_at: int) -> NoteView:
+    record_id = notes.record_id(note)
+    with db.snapshot():
+        record = db.visible_revision(namespace, record_id, as_of, valid_at)
+        if record is None:
+            legacy = _legacy(db, namespace, note, as_of, valid_at)
+            if legacy is not None:
+                return legacy
+            when = "" if as_of is None else f" as of {format_time(as_of)}"
+            raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when} "
+                           "(give COLLECTION/path.md, as in memory IDs)")
+        if record.deleted:
+            return NoteView(note=note, namespace=namespace, as_of=format_time(as_of),
+                            deleted=True, known_at=record.known_at, title=None)
+        meta = record.metadata or {}
+        sections = []
+        line = meta.get("lines", 0) + 1
+        pieces = [(record.content, 0, meta.get("lines", 0))]
+        for memory_id in meta.get("sections", []):
+            rev = db.visible_revision(namespace, memory_id, as_of, valid_at)
+            if rev is None or rev.deleted:
+                continue  # not possible for a record written after its sections
+            m = rev.metadata or {}
+            count = m.get("lines", rev.content.count("\n") + 1)
+            context = m.get("context", 0)
+            sections.append(_section(rev, line, count, context))
+            pieces.append((rev.content, context, count))
+            line += count
+    return NoteView(note=note, namespace=namespace, as_of=format_time(as_of), deleted=False,
+                    known_at=record.known_at, title=record.title,
+                    aliases=meta.get("aliases", []), tags=meta.get("tags", []),
+                    links=meta.get("links", []), dates=meta.get("dates", {}),
+                    front_matter=record.content, sections=sections,
+                    text=notes.reassemble(pieces[0][::2], pieces[1:]), model="sections")
+
+
+def _section(rev: RevisionRecord, first_line: int, count: int, context: int) -> SectionView:
+    return SectionView(memory_id=rev.memory_id, heading_path=rev.heading_path or [],
+                       line_start=first_line, line_end=first_line + count - 1,
+                       revision_id=rev.revision_id, known_at=rev.known_at,
+                       content="\n".join(rev.content.split("\n")[context:]))
+
+
+def _legacy(db: Database, namespace: str, note: str, as_of: int | None,
+            valid_at: int) -> NoteView | None:
+    """The note from the previous model's numbered chunks, or None if it had none."""
+    prefix = notes.record_id(note)
+    numbered = sorted((int(m[len(prefix):]), m) for m in db.memory_states(namespace, prefix)
+                      if m[len(prefix):].isdigit())
+    if not numbered:
+        return None
+    seen = [r for r in (db.visible_revision(namespace, m, as_of, valid_at)
+                        for _, m in numbered) if r is not None]
+    if not seen:
+        return None
+    live = [r for r in seen if not r.deleted]
+    if not live:
+        return NoteView(note=note, namespace=namespace, as_of=format_time(as_of),
+                        deleted=True, known_at=max(r.known_at for r in seen), title=None,
+                        model="numbered chunks")
+    sections = [SectionView(memory_id=r.memory_id, heading_path=[],
+                            line_start=(r.provenance or {}).get("line_start", 0),
+                            line_end=(r.provenance or {}).get("line_end", 0),
+                            revision_id=r.revision_id, known_at=r.known_at, content=r.content)
+                for r in live]
+    return NoteView(note=note, namespace=namespace, as_of=format_time(as_of), deleted=False,
+                    known_at=max(r.known_at for r in live), title=live[0].title,
+                    sections=sections, text="\n\n".join(r.content for r in live),
+                    model="numbered chunks")

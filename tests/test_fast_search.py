@@ -73,3 +73,47 @@ def test_vectorised_ranks_equal_the_reference(scores, bm25):
     ref = competition_ranks(list(enumerate(scores)), tied)
     fast = competition_ranks_array(np.array(scores, dtype=float), tied)
     assert [ref[i] for i in range(len(scores))] == fast.tolist()
+
+
+HEADINGS = ["Plan", "Notes", "Plan", "Risks", "Links"]
+note_version = st.tuples(
+    st.integers(0, 4),                                      # which note
+    st.one_of(st.none(), st.lists(st.tuples(st.sampled_from(HEADINGS), text,
+                                            st.sampled_from(["", " #work", " [[x|fig]]"])),
+                                  max_size=4)),             # None: the note is deleted
+    st.lists(st.sampled_from(["work", "home", "work/deep"]), max_size=2),  # front matter
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.lists(note_version, min_size=1, max_size=4), min_size=1, max_size=4),
+       queries=st.lists(st.tuples(text, st.integers(0, 5), st.booleans(),
+                                  st.sampled_from([None, ["work"], ["home", "work/deep"],
+                                                   ["none"]])), min_size=1, max_size=4))
+def test_fast_path_equals_reference_on_synced_notes_with_tags(steps, queries):
+    """Note records are never ranked, and the tags filter picks the same rows on both
+    paths, at every cutoff (a tag added or removed later changes nothing before)."""
+    from pathlib import Path
+    from personal_memory.folders import Folder
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = Path(tmp) / "v"
+        vault.mkdir()
+        (vault / "anchor.md").write_text("anchor\n")  # the folder never looks emptied
+        with MemoryStore.open(os.path.join(tmp, "m.db"), vector_backend="python") as store:
+            for day, step in enumerate(steps):
+                for which, body, tags in step:
+                    path = vault / f"n{which}.md"
+                    if body is None:
+                        path.unlink(missing_ok=True)
+                        continue
+                    head = f"---\ntags: [{', '.join(tags)}]\n---\n" if tags else ""
+                    path.write_text(head + "".join(f"## {h}\n\n{words}{extra}\n\n"
+                                                   for h, words, extra in body))
+                store.sync([Folder.of(vault)], known_at=format_time(T0 + day * DAY),
+                           allow_mass_delete=True, full=True)
+                for q, at_day, now, tags in queries:
+                    kw = dict(namespace="notes", tags=tags, limit=50,
+                              as_of=None if now else format_time(T0 + at_day * DAY))
+                    fast, ref = store.search(q, **kw), store.search_reference(q, **kw)
+                    same(fast, ref)
+                    assert all(not r.memory_id.endswith("#") for r in fast)

@@ -37,7 +37,7 @@ def test_sections_follow_headings_with_obsidian_style_ids():
     assert n.sections[3].heading_path == ("Embed files", "Embed a PDF in a note", "Page")
     assert n.sections[3].text == "### Page\n\npage text"
     assert [(s.line_start, s.line_end) for s in n.sections] == [
-        (1, 2), (3, 6), (7, 10), (11, 14), (15, 18)]
+        (1, 2), (3, 6), (7, 10), (11, 14), (15, 17)]
     assert n.title == "Embed files"  # the file name: the first line is not a heading
     assert rebuilt(n) == text
 
@@ -217,9 +217,12 @@ def test_reassembling_the_pieces_gives_back_the_text(lines, front):
     assert len(got.split("\n")) == len(text.split("\n"))
     # Every line is in exactly one piece: the head, then the parts, back to back.
     spans = [(1, n.head_lines)] if n.head_lines else []
-    spans += [(s.line_start, s.line_end) for s in n.sections]
+    spans += [(s.line_start, s.line_start + s.lines - 1) for s in n.sections]
     covered = [i for a, b in spans for i in range(a, b + 1)]
     assert covered == list(range(1, len(text.split("\n")) + 1))
+    # As an editor counts them: no line after a final newline.
+    real = len(text.split("\n")) - text.endswith("\n")
+    assert all(s.line_end <= max(real, s.line_start) for s in n.sections)
     ids = [s.memory_id for s in n.sections]
     assert len(ids) == len(set(ids))
     for s in n.sections:

@@ -79,11 +79,30 @@ def _format_results(results: list[dict]) -> str:
         cos = (f"cosine #{r['cosine_rank']} {r['cosine']:.3f}" if r["cosine"] is not None
                else "cosine -")
         lines.append(f"{i:>2}. {r['memory_id']}{title}")
+        if r.get("heading_path"):
+            lines.append(f"    in {' › '.join(r['heading_path'])}")
         lines.append(f"    {_short(r['content'])}")
         valid = r["valid_from"] + (f" to {r['valid_to']}" if r["valid_to"] else " on")
         src = f" · source {r['source']}" if r["source"] else ""
         lines.append(f"    score {r['score']:.5f} ({bm25}, {cos}) · known {r['known_at']}"
                      f" · valid {valid}{src}")
+    return "\n".join(lines)
+
+
+def _format_note(d: dict) -> str:
+    when = f" as of {d['as_of']}" if d["as_of"] else ""
+    if d["deleted"]:
+        return f"{d['note']}: deleted at {d['known_at']}{when}."
+    lines = [f"{d['note']} — {d['title']}{when} (changed {d['known_at']})"]
+    for key in ("aliases", "tags"):
+        if d[key]:
+            lines.append(f"{key:<8} {', '.join(d[key])}")
+    lines.append("sections")
+    for sec in d["sections"]:
+        lines.append(f"  lines {sec['line_start']}-{sec['line_end']}  {sec['memory_id']}  "
+                     f"(#{sec['revision_id']}, known {sec['known_at']})")
+    lines.append("")
+    lines.append(d["text"])
     return "\n".join(lines)
 
 
@@ -140,9 +159,17 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
         results = store.search(" ".join(args.query), namespace=_settings(args).namespace,
-                               as_of=args.as_of,
-                               valid_at=args.valid_at, limit=args.limit)
+                               as_of=args.as_of, valid_at=args.valid_at, limit=args.limit,
+                               tags=args.tag)
         _emit(args, [r.to_dict() for r in results], _format_results)
+    return 0
+
+
+@command
+def cmd_read(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        view = store.read(args.note, namespace=_settings(args).namespace, as_of=args.as_of)
+        _emit(args, view.to_dict(), _format_note)
     return 0
 
 
@@ -229,6 +256,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         scope = f" in {d['namespace']}" if d["namespace"] else ""
         return (f"revisions     {d['revisions']}{scope}\n"
                 f"memories      {d['memories']}\n"
+                f"notes         {d['notes']}\n"
                 f"tombstones    {d['tombstones']}\n"
                 f"namespaces    {ns}\n"
                 f"vectors       {d['vector_backend']} ({d['embedding']})\n"
@@ -276,8 +304,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
                             allow_mass_delete=args.allow_mass_delete, known_at=args.known_at,
                             progress=_progress())
     _emit(args, report.to_dict() | {"folders": [str(f.root) for f in folders]},
-          lambda d: report.summary() + "".join(f"\n  skipped {x['path']}: {x['reason']}"
-                                               for x in report.skipped))
+          lambda d: report.summary()
+          + "".join(f"\n  skipped {x['path']}: {x['reason']}" for x in report.skipped)
+          + "".join(f"\n  warning {x['path']}: {x['reason']}" for x in report.warnings))
     return 0
 
 
@@ -317,9 +346,12 @@ def cmd_status(args: argparse.Namespace) -> int:
                  f"last sync     {d['last_sync_started_at'] or 'never'} "
                  f"({d['last_sync_status'] or '-'})",
                  f"last success  {d['last_successful_sync_at'] or 'never'}",
-                 f"files         {d['files_indexed']} indexed",
-                 f"revisions     {d['revisions']} ({d['memories']} memories, "
-                 f"{d['tombstones']} tombstones)"]
+                 f"files         {d['files_indexed']} indexed"
+                 + (f", {d['notes_to_reidentify']} to re-identify for note model "
+                    f"{d['note_model_version']} (the next sync does it)"
+                    if d["notes_to_reidentify"] else ""),
+                 f"revisions     {d['revisions']} ({d['memories']} memories in "
+                 f"{d['notes']} notes, {d['tombstones']} tombstones)"]
         problems = {(p["collection"], p["path"]) for p in d["problems"]}
         lines += [f"problem       {p['collection']}/{p['path']}: {p['reason']} (since "
                   f"{p['since']}" + ("; its last good version stays searchable)" if p["stale"]
@@ -472,6 +504,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
     p.add_argument("--limit", type=int, default=10, help="results (default 10)")
+    p.add_argument("--tag", action="append", metavar="TAG",
+                   help="only notes with this tag (repeat for any of several; a tag also "
+                   "matches its nested tags)")
+
+    p = add("read", "a whole note as it was known at a cutoff, sections in order")
+    p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
+    namespace(p)
+    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
 
     p = add("history", "every revision of one memory, tombstones included")
     p.add_argument("memory_id")

@@ -32,13 +32,10 @@ class NoteSection:
     index_text: str  # the words indexed: links as read, no URLs or icon codes
     line_start: int  # 1-based, inclusive
     line_end: int  # 1-based, inclusive (blank lines after the text included)
+    lines: int  # source lines it stands for (the last also the empty one after a final \n)
     context: int  # leading lines of text repeated from earlier (a table's header)
     tags: tuple[str, ...]
     links: tuple[str, ...]
-
-    @property
-    def lines(self) -> int:
-        return self.line_end - self.line_start + 1
 
     def metadata(self) -> dict:
         meta: dict = {"lines": self.lines}
@@ -126,6 +123,7 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     used: set[str] = {record_id(nid)}
     sections = []
     first_id = nid
+    last_line = structure.lines - (1 if text.endswith("\n") else 0)  # as editors count
     for part in structure.parts:
         sec = part.section
         path = sec.parents + (sec.heading,) if sec.level else ()
@@ -149,7 +147,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         sections.append(NoteSection(
             memory_id=memory_id, heading_path=path, text=part.text,
             index_text=links.reading_text(part.text),
-            line_start=part.start + 1, line_end=part.end, context=part.context,
+            line_start=part.start + 1, line_end=max(part.start + 1, min(part.end, last_line)),
+            lines=part.end - part.start, context=part.context,
             tags=tuple(links.inline_tags(_without_headings(plain))),
             links=tuple(links.outgoing_links(plain))))
     all_tags = dict.fromkeys(meta.tags)
@@ -161,6 +160,19 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
                 links=tuple(all_links), dates=meta.dates,
                 front_matter=structure.head_text(text), head_lines=structure.body_start,
                 front_matter_error=meta.error, sections=tuple(sections))
+
+
+def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,
+               ) -> list[tuple[int, int]]:
+    """1-based (first, last) lines of each section from the sections' line counts in
+    document order, as an editor numbers them (no line after a final newline)."""
+    total = head_lines + sum(counts) - (1 if ends_with_newline else 0)
+    spans = []
+    line = head_lines + 1
+    for count in counts:
+        spans.append((line, max(line, min(line + count - 1, total))))
+        line += count
+    return spans
 
 
 def reassemble(note_head: tuple[str, int], sections: list[tuple[str, int, int]]) -> str:

@@ -28,30 +28,31 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
             return NoteView(note=note, namespace=namespace, as_of=format_time(as_of),
                             deleted=True, known_at=record.known_at, title=None)
         meta = record.metadata or {}
-        sections = []
-        line = meta.get("lines", 0) + 1
-        pieces = [(record.content, 0, meta.get("lines", 0))]
+        revisions = []
         for memory_id in meta.get("sections", []):
             rev = db.visible_revision(namespace, memory_id, as_of, valid_at)
-            if rev is None or rev.deleted:
-                continue  # not possible for a record written after its sections
-            m = rev.metadata or {}
-            count = m.get("lines", rev.content.count("\n") + 1)
-            context = m.get("context", 0)
-            sections.append(_section(rev, line, count, context))
-            pieces.append((rev.content, context, count))
-            line += count
+            if rev is not None and not rev.deleted:  # always, for a record written last
+                revisions.append(rev)
+    pieces = [(rev.content, (rev.metadata or {}).get("context", 0),
+               (rev.metadata or {}).get("lines", rev.content.count("\n") + 1))
+              for rev in revisions]
+    text = notes.reassemble((record.content, meta.get("lines", 0)), pieces)
+    spans = notes.line_spans(meta.get("lines", 0), [p[2] for p in pieces],
+                             text.endswith("\n"))
+    sections = [_section(rev, first, last, context)
+                for rev, (first, last), (_, context, _) in zip(revisions, spans, pieces)]
     return NoteView(note=note, namespace=namespace, as_of=format_time(as_of), deleted=False,
                     known_at=record.known_at, title=record.title,
                     aliases=meta.get("aliases", []), tags=meta.get("tags", []),
                     links=meta.get("links", []), dates=meta.get("dates", {}),
-                    front_matter=record.content, sections=sections,
-                    text=notes.reassemble(pieces[0][::2], pieces[1:]), model="sections")
+                    front_matter=record.content, sections=sections, text=text,
+                    model="sections")
 
 
-def _section(rev: RevisionRecord, first_line: int, count: int, context: int) -> SectionView:
+def _section(rev: RevisionRecord, first_line: int, last_line: int,
+             context: int) -> SectionView:
     return SectionView(memory_id=rev.memory_id, heading_path=rev.heading_path or [],
-                       line_start=first_line, line_end=first_line + count - 1,
+                       line_start=first_line, line_end=last_line,
                        revision_id=rev.revision_id, known_at=rev.known_at,
                        content="\n".join(rev.content.split("\n")[context:]))
 

@@ -41,10 +41,14 @@ class Maintenance:
 
     def counts(self, namespace: str | None) -> dict[str, int]:
         where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
-        revs, mems, tombs = next(iter(self.conn.execute(
-            f"SELECT count(*), count(DISTINCT namespace || char(0) || memory_id), "
+        record = self.note_record
+        revs, mems, notes, tombs = next(iter(self.conn.execute(
+            "SELECT count(*), count(DISTINCT CASE WHEN NOT "
+            f"{record} THEN namespace || char(0) || memory_id END), count(DISTINCT CASE WHEN "
+            f"{record} THEN namespace || char(0) || memory_id END), "
             f"coalesce(sum(deleted), 0) FROM revisions {where}", params)))
-        return {"revisions": revs, "memories": mems, "tombstones": tombs}
+        # A note's record holds its metadata; memories are what a search can return.
+        return {"revisions": revs, "memories": mems, "notes": notes, "tombstones": tombs}
 
     def namespaces(self) -> dict[str, int]:
         return dict(self.execute("SELECT namespace, count(*) FROM revisions "

@@ -49,8 +49,14 @@ echo "-- as of $before (before the edit):"
 echo "-- now:"
 "$memory" search "$question" --limit 1
 echo
-echo "-- every revision of that paragraph:"
-"$memory" history "notes/projects/lighthouse.md#1"
+echo "-- every revision of that section (the note's other sections were not touched):"
+"$memory" history "notes/projects/lighthouse.md#Project Lighthouse#Meetings"
+echo
+echo "-- the whole note as it was known before the edit:"
+"$memory" read "notes/projects/lighthouse.md" --as-of "$before"
+echo
+echo "-- only notes tagged 'work':"
+"$memory" search "team" --tag work --limit 3
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" && echo "daemon stopped cleanly (exit 0)"
 daemon_pid=""

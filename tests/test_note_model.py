@@ -159,6 +159,15 @@ def test_a_bare_heading_joins_the_next_section_and_no_part_ends_on_a_heading():
         assert not p.text.rstrip().split("\n")[-1].startswith("#")
 
 
+def test_a_long_paragraph_is_cut_between_lines_and_no_part_is_blank():
+    para = "\n".join("words " * 60 for _ in range(12))  # one paragraph of ~4,300 characters
+    text = "# Release\n\n" + para + "\n\n\n\n"
+    n = note(text)
+    assert len(n.sections) == 3
+    assert all(s.text.strip() and len(s.text) <= md.MAX_CHUNK_CHARS for s in n.sections)
+    assert rebuilt(n) == text
+
+
 def test_titles_follow_obsidian():
     assert note("---\ntitle: From YAML\n---\n# Heading\n").title == "From YAML"
     assert note("\n\n# First line heading\n\nbody").title == "First line heading"
@@ -200,6 +209,7 @@ LINE = st.one_of(
                      "***", "#tag words", "text with [[Link|alias]]"]),
     st.text(alphabet=string.ascii_letters + " #*-|>`[]!:", min_size=1, max_size=60),
     st.builds(lambda n: "long " + "w" * n, st.integers(100, 900)),
+    st.builds(lambda n: "\n".join(["wrapped paragraph line " * 8] * n), st.integers(5, 20)),
 )
 
 

@@ -233,6 +233,8 @@ def _split(lines: list[str], section: Section, units: dict[int, _Unit],
     for s in starts[1:]:
         if any(a < s < b for a, b in inside):
             continue  # never inside a fenced block
+        if _blank(lines[s]):
+            continue  # blank lines end the part before them
         unit = units.get(s)
         heading = unit is not None and unit.heading
         if glue or all(_blank(x) for x in lines[kept[-1]:s]):

@@ -29,7 +29,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 echo "daemon running (pid $daemon_pid)"
-question="When does the Lighthouse team meet?"
+question="When does the team meet?"
 before="$(.venv/bin/python -c 'from personal_memory.times import format_time, now_micros; print(format_time(now_micros()))')"
 sleep 0.2
 

@@ -79,47 +79,66 @@ def _mdlink_words(m: re.Match) -> str:
     return text if text else " "
 
 
+def _transform(piece: str) -> str:
+    if "[" in piece:
+        piece = _WIKILINK.sub(_wikilink_words, piece)
+        piece = _MDLINK.sub(_mdlink_words, piece)
+        piece = _REFDEF.sub(" ", piece)
+    if "<" in piece:
+        piece = _AUTOLINK.sub(" ", piece)
+    if ":" in piece:
+        piece = _SHORTCODE.sub(" ", piece)
+    return piece
+
+
 def reading_text(text: str) -> str:
     """The words a reader sees: links as their text (``[[Target#Heading|Alias]]`` reads
     "Alias", without an alias "Target Heading"), embeds by the file's name, no URL of link
     syntax, no icon shortcodes. Code is left as written."""
-    out = []
-    for piece, is_code in _outside_code(text):
-        if not is_code:
-            piece = _WIKILINK.sub(_wikilink_words, piece)
-            piece = _MDLINK.sub(_mdlink_words, piece)
-            piece = _AUTOLINK.sub(" ", piece)
-            piece = _REFDEF.sub(" ", piece)
-            piece = _SHORTCODE.sub(" ", piece)
-        out.append(piece)
-    return "".join(out)
+    return read(text)[0]
 
 
 def outgoing_links(text: str) -> list[str]:
     """Targets of wikilinks, embeds and Markdown links outside code, in order, once each."""
-    found: dict[str, None] = {}
-    for piece, is_code in _outside_code(text):
-        if is_code:
-            continue
-        for m in _WIKILINK.finditer(piece):
-            target = m.group(2).strip()
-            if target and not target.lower().endswith("#icon"):
-                found.setdefault(target, None)
-        for m in _MDLINK.finditer(piece):
-            if m.group(3):
-                found.setdefault(m.group(3), None)
-    return list(found)
+    return read(text)[1]
 
 
 def inline_tags(text: str) -> list[str]:
     """``#tags`` outside code, normalised, in order, once each. (Callers pass text without
     heading lines: a heading's '#' is not a tag.)"""
+    return read(text)[2]
+
+
+def read(text: str, tag_text: str | None = None) -> tuple[str, list[str], list[str]]:
+    """:func:`reading_text`, :func:`outgoing_links` and :func:`inline_tags` in one pass;
+    tags are taken from ``tag_text`` when given (the text without its heading lines)."""
+    words: list[str] = []
     found: dict[str, None] = {}
     for piece, is_code in _outside_code(text):
         if is_code:
+            words.append(piece)
             continue
-        piece = _WIKILINK.sub(" ", piece)
-        piece = _MDLINK.sub(" ", piece)
+        if "[" in piece:
+            for m in _WIKILINK.finditer(piece):
+                target = m.group(2).strip()
+                if target and not target.lower().endswith("#icon"):
+                    found.setdefault(target, None)
+            for m in _MDLINK.finditer(piece):
+                if m.group(3):
+                    found.setdefault(m.group(3), None)
+        words.append(_transform(piece))
+    return "".join(words), list(found), _tags(text if tag_text is None else tag_text)
+
+
+def _tags(text: str) -> list[str]:
+    found: dict[str, None] = {}
+    if "#" not in text:
+        return []
+    for piece, is_code in _outside_code(text):
+        if is_code or "#" not in piece:
+            continue
+        if "[" in piece:
+            piece = _MDLINK.sub(" ", _WIKILINK.sub(" ", piece))
         for m in _TAG.finditer(piece):
             tag = normalise_tag(m.group(1))
             if tag:

@@ -99,18 +99,28 @@ class _Unit:
 def _parser():
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    # Only the block structure is needed: inline parsing (the slowest part) is skipped and
+    # done for heading text alone.
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(
+        ["inline", "text_join"])
+
+
+@lru_cache(maxsize=1)
+def _inline_parser():
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
 
 
 _ID_UNSAFE = re.compile(r"[#^|\[\]]+")
 
 
-def heading_text(inline) -> str:
+def heading_text(source: str) -> str:
     """A heading as plain text: what a reader sees (no emphasis marks, link text without
     its URL), with the characters that separate heading links (#, ^, |, brackets) made
     spaces, and whitespace collapsed."""
     parts: list[str] = []
-    for child in inline.children or ():
+    inline = _inline_parser().parseInline(source)[0] if source.strip() else None
+    for child in (inline.children or ()) if inline is not None else ():
         if child.type in ("text", "code_inline", "html_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
@@ -152,7 +162,7 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
         if tok.type in ("fence", "code_block", "html_block"):
             protected.append((start, end))
         if tok.level == 0 and tok.type == "heading_open":
-            headings.append((start, end, int(tok.tag[1]), heading_text(tokens[i + 1])))
+            headings.append((start, end, int(tok.tag[1]), heading_text(tokens[i + 1].content)))
             units[start] = _Unit(start, heading=True)
         elif tok.level == 0 and tok.nesting >= 0:
             units.setdefault(start, _Unit(start))

@@ -101,6 +101,8 @@ def file_title(relpath: str) -> str:
 
 
 def _without_headings(text: str) -> str:
+    if "#" not in text:
+        return text
     return "\n".join(line for line in text.split("\n") if not _HEADING_LINE.match(line))
 
 
@@ -144,13 +146,12 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         used.add(memory_id)
         source = part.text.split("\n")[part.context:]
         plain = "\n".join(source)
+        index_text, outgoing, tags = links.read(part.text, _without_headings(plain))
         sections.append(NoteSection(
-            memory_id=memory_id, heading_path=path, text=part.text,
-            index_text=links.reading_text(part.text),
+            memory_id=memory_id, heading_path=path, text=part.text, index_text=index_text,
             line_start=part.start + 1, line_end=max(part.start + 1, min(part.end, last_line)),
             lines=part.end - part.start, context=part.context,
-            tags=tuple(links.inline_tags(_without_headings(plain))),
-            links=tuple(links.outgoing_links(plain))))
+            tags=tuple(tags), links=tuple(outgoing)))
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
     for s in sections:

@@ -88,13 +88,17 @@ def _same_dir(a: str, b: str) -> bool:
         return False
 
 
-def _note_states(db: Database, namespace: str, note: str) -> dict[str, bool]:
+def _note_states(db: Database, namespace: str, note: str, legacy: bool = True,
+                 ) -> dict[str, bool]:
     """Every memory of one note ever stored, True for the live ones: its sections and
-    record, and the numbered chunks of the previous note model (``note#3``; a note named
-    ``a.md#3.md`` shares that prefix but not those IDs)."""
-    prefix = notes.record_id(note)
-    states = {m: live for m, live in db.memory_states(namespace, prefix).items()
-              if m[len(prefix):].isdigit()}
+    record, and with ``legacy`` the numbered chunks of the previous note model (``note#3``;
+    a note named ``a.md#3.md`` shares that prefix but not those IDs). Only a file imported
+    by that model can have them: a file that left the folder had all of them tombstoned."""
+    states: dict[str, bool] = {}
+    if legacy:
+        prefix = notes.record_id(note)
+        states = {m: live for m, live in db.memory_states(namespace, prefix).items()
+                  if m[len(prefix):].isdigit()}
     states.update(db.note_states(namespace, note))
     return states
 
@@ -458,7 +462,9 @@ class FolderSync:
                         one = SyncReport()
                         try:
                             with self.db.savepoint():  # a file that fails is skipped whole
-                                chunks = self._import_file(folder, f, one, known_at)
+                                chunks = self._import_file(
+                                    folder, f, one, known_at, legacy=state is not None
+                                    and state.chunker < notes.CHUNKER_VERSION)
                         except PersonalMemoryError as exc:
                             self._skip(folder, batch, f.rel, str(exc))
                             continue
@@ -486,7 +492,7 @@ class FolderSync:
         report.merge(batch)
 
     def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport,
-                     known_at: Any) -> int:
+                     known_at: Any, legacy: bool) -> int:
         """Write one note: a revision for each section that changed, tombstones for the
         sections that are gone, then the note's record (last, so that whoever sees the
         record sees every section it lists)."""
@@ -497,7 +503,7 @@ class FolderSync:
             log.warning("%s/%s: %s; imported as text", folder.collection, printable(f.rel),
                         note.front_matter_error)
         ns = folder.namespace
-        before = _note_states(self.db, ns, note.note_id)
+        before = _note_states(self.db, ns, note.note_id, legacy)
         provenance = {"collection": folder.collection, "path": f.rel, "file_hash": f.digest}
         for s in note.sections:
             rec = writes.remember_note_part(

@@ -19,7 +19,7 @@ from personal_memory.errors import ConfigError, NotFound, BackendError
 
 from support import run_memory
 
-READ_TOOLS = {"memory_search", "memory_read", "memory_history", "memory_status"}
+READ_TOOLS = {"memory_search", "memory_read", "memory_changes", "memory_history", "memory_status"}
 
 
 @pytest.fixture

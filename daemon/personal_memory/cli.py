@@ -106,6 +106,44 @@ def _format_note(d: dict) -> str:
     return "\n".join(lines)
 
 
+_MARK = {"added": "+", "revised": "~", "retracted": "-"}
+
+
+def _format_changes(d: dict) -> str:
+    span = f"from {d['since']} to {d['until']}"
+    c = d["counts"]
+    if d["query"] is None:
+        if not d["notes"]:
+            return f"Nothing changed {span}."
+        lines = [f"Changes {span}: {c['notes']} notes ({c['notes_added']} new, "
+                 f"{c['notes_deleted']} deleted); sections {c['added']} added, "
+                 f"{c['revised']} revised, {c['retracted']} retracted"]
+        for n in d["notes"]:
+            title = f" — {n['title']}" if n["title"] else ""
+            lines.append(f"{n['note'] or n['sections'][0]['memory_id']}{title} ({n['change']}"
+                         + (f", {n['latest']}" if n["latest"] else "") + ")")
+            for sec in n["sections"]:
+                when = f" ({sec['known_at']})" if sec["known_at"] else " (validity ended)"
+                lines.append(f"  {_MARK[sec['change']]} {sec['memory_id']}{when}")
+                if sec["diff"]:
+                    lines.append(f"      {_short(sec['diff'], 400)}")
+        if len(d["notes"]) < c["notes"]:
+            lines.append(f"... and {c['notes'] - len(d['notes'])} more notes (--limit)")
+        return "\n".join(lines)
+    lines = [f"{d['query']!r} {span}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v)
+             if any(c.values()) else f"{d['query']!r} {span}: no results either time."]
+    for r in d["results"]:
+        ranks = f"#{r['rank_before'] or '-'} -> #{r['rank_after'] or '-'}"
+        what = r["change"] + (", retracted" if r["retracted"] else "") + (
+            ", text changed" if r["text_changed"] and r["change"] != "changed" else "")
+        lines.append(f"  {what:<22} {ranks:<12} {r['memory_id']}")
+        if r["diff"]:
+            lines.append(f"      {_short(r['diff'], 400)}")
+    if d["unchanged"]:
+        lines.append(f"  unchanged: {', '.join(d['unchanged'])}")
+    return "\n".join(lines)
+
+
 def _format_revision(r: dict) -> str:
     valid = r["valid_from"] + (f" to {r['valid_to']}" if r["valid_to"] else " on")
     head = f"#{r['revision_id']} known {r['known_at']} · valid {valid}"
@@ -170,6 +208,16 @@ def cmd_read(args: argparse.Namespace) -> int:
     with _open(args, read_only=True) as store:
         view = store.read(args.note, namespace=_settings(args).namespace, as_of=args.as_of)
         _emit(args, view.to_dict(), _format_note)
+    return 0
+
+
+@command
+def cmd_changes(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        found = store.changes(namespace=_settings(args).namespace, since=args.since,
+                              until=args.until, query=" ".join(args.query) or None,
+                              limit=args.limit)
+        _emit(args, found.to_dict(), _format_changes)
     return 0
 
 
@@ -512,6 +560,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
     p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+
+    p = add("changes", "what was learned between two times, or how a query's answer moved")
+    p.add_argument("query", nargs="*", help="optional: compare this search at both times")
+    namespace(p)
+    p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of, "
+                   "or a span back from now: 24h, 7d, 2w")
+    p.add_argument("--until", help="end (included; default: now); same forms as --since")
+    p.add_argument("--limit", type=int, default=20,
+                   help="notes listed, or results per search (default 20)")
 
     p = add("history", "every revision of one memory, tombstones included")
     p.add_argument("memory_id")

@@ -13,11 +13,11 @@ from . import search as _search
 from . import writes
 from .folders import Folder, SyncReport
 from .reading import read_note
-from .records import NoteView, RevisionRecord, SearchResults
+from .records import Changes, NoteView, RevisionRecord, SearchResults
 from .status import daemon_status
 from .store import SCHEMA_VERSION, Database, capabilities, folder_files, scan_files
 from .sync import FolderSync
-from .times import format_time, now_micros
+from .times import format_time, now_micros, parse_moment
 
 EXPORT_FORMAT = "personal-memory-export"
 EXPORT_VERSION = 1
@@ -186,6 +186,48 @@ class MemoryStore:
             at = now_micros() if cutoff is None else cutoff
         with self._db.errors():
             return read_note(self._db, namespace, note.rstrip("#"), cutoff, at)
+
+    def changes(self, *, namespace: str, since: Any, until: Any = None,
+                query: str | None = None, limit: int = 20) -> Changes:
+        """What changed between ``since`` (excluded) and ``until`` (included; default now).
+        Times are as for ``as_of``, or spans back from now (``24h``, ``7d``, ``2w``),
+        resolved once. Without a query: the notes whose sections were added, revised (with
+        a word-level diff) or retracted, newest first (at most ``limit`` notes). With one:
+        the results of the query at both times (two exact searches of ``limit`` results),
+        what moved the answer most first; results the same in text and rank are listed by
+        ID in ``unchanged``."""
+        from .changes import knowledge_changes, result_changes
+        from .errors import InvalidArgument
+        namespace = writes.namespace_arg(namespace)
+        limit = _search.validate_limit(limit)
+        now = now_micros()
+        start = parse_moment(since, "since", now)
+        end = now if until is None else parse_moment(until, "until", now)
+        if start >= end:
+            raise InvalidArgument(f"since: {format_time(start)} is not before until "
+                                  f"{format_time(end)}")
+        if query is None:
+            with self._db.errors():
+                notes_changed, counts = knowledge_changes(self._db, namespace, start, end,
+                                                          limit)
+            return Changes(namespace=namespace, since=format_time(start),
+                           until=format_time(end), query=None, counts=counts,
+                           notes=notes_changed)
+        query = _search.validate_query(query)
+        # Two exact point-in-time searches: each side is what a search at that time gives.
+        before = self.search(query, namespace=namespace, as_of=format_time(start),
+                             limit=limit)
+        after = self.search(query, namespace=namespace, as_of=format_time(end), limit=limit)
+
+        def visible(memory_id: str) -> bool:
+            return self.get(memory_id, namespace=namespace,
+                            as_of=format_time(end)) is not None
+        results, unchanged = result_changes(list(before), list(after), visible)
+        counts = {kind: sum(r.change == kind for r in results)
+                  for kind in ("new", "gone", "up", "down", "changed")}
+        counts["unchanged"] = len(unchanged)
+        return Changes(namespace=namespace, since=format_time(start), until=format_time(end),
+                       query=query, counts=counts, results=results, unchanged=unchanged)
 
     def history(self, memory_id: str, *, namespace: str, as_of: Any = None,
                 ) -> list[RevisionRecord]:

@@ -95,3 +95,23 @@ def format_time(us: int | None) -> str | None:
 
 def now_micros() -> int:
     return time.time_ns() // 1000
+
+
+_RELATIVE = re.compile(r"(\d{1,6})\s*([hdw])")
+_UNIT_US = {"h": 3_600_000_000, "d": 86_400_000_000, "w": 7 * 86_400_000_000}
+
+
+def parse_moment(value: object, field: str, now: int) -> int:
+    """:func:`parse_time`, plus what a person types for "that long ago": ``now``, ``24h``,
+    ``7d``, ``2w`` (hours, days, weeks before ``now``)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "now":
+            return now
+        m = _RELATIVE.fullmatch(text)
+        if m:
+            return _checked(now - int(m.group(1)) * _UNIT_US[m.group(2)], field, value)
+    try:
+        return parse_time(value, field)
+    except InvalidTime as exc:
+        raise InvalidTime(f"{exc}, or a span back from now such as 24h, 7d or 2w") from None

@@ -138,6 +138,36 @@ class RevisionLog:
             (namespace, cutoff(as_of), valid_at, valid_at))
         return [record(r) for r in rows]
 
+    def changed_between(self, namespace: str, since: int, until: int,
+                        ) -> list[tuple[str, int | None, int | None]]:
+        """(memory ID, winning revision at ``since``, at ``until``) of every memory whose
+        winner (each side at valid time = its cutoff) may differ: one with a revision known
+        in (since, until], or whose validity starts or ends in it. Winners may be tombstones
+        or purged; None when nothing is visible."""
+        win = ("(SELECT id FROM revisions r WHERE r.namespace = :ns AND r.memory_id = "
+               "t.memory_id AND r.known_at <= :{0} AND r.valid_from <= :{0} AND "
+               "(r.valid_to IS NULL OR :{0} < r.valid_to) ORDER BY r.known_at DESC, r.id DESC "
+               "LIMIT 1)")
+        return self.execute(
+            f"""WITH t AS (
+                  SELECT memory_id FROM revisions
+                  WHERE known_at > :since AND known_at <= :until AND namespace = :ns
+                  UNION
+                  SELECT memory_id FROM revisions WHERE namespace = :ns
+                    AND valid_from > :since AND valid_from <= :until AND known_at <= :until
+                  UNION
+                  SELECT memory_id FROM revisions WHERE namespace = :ns
+                    AND valid_to > :since AND valid_to <= :until AND known_at <= :until)
+                SELECT memory_id, {win.format("since")}, {win.format("until")} FROM t""",
+            {"ns": namespace, "since": since, "until": until})
+
+    def purged_among(self, ids: Sequence[int]) -> set[int]:
+        if not self.at_least(3) or not ids:
+            return set()
+        return {rid for (rid,) in self.conn.execute(
+            "SELECT id FROM revisions WHERE id IN (SELECT value FROM json_each(?)) "
+            f"AND {self.purged}", (json.dumps(list(ids)),))}
+
     def note_states(self, namespace: str, note: str) -> dict[str, bool]:
         """Every memory ID of a note (its sections and its record): True when its newest
         revision is live, False when it is a tombstone."""

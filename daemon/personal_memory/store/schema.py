@@ -49,6 +49,7 @@ CREATE TABLE purges (
 # (heading path, tags, links, line count; for a note's record its sections in order), and
 # the text it is indexed by when that differs from its title and content (links read as
 # words). Each file records the chunker version it was imported with. Columns only added.
+# The validity indexes find what a change of time alone reveals or hides (memory changes).
 NOTE_MODEL = """ALTER TABLE revisions ADD COLUMN note TEXT;
 ALTER TABLE revisions ADD COLUMN metadata TEXT;
 ALTER TABLE revisions ADD COLUMN index_title TEXT;
@@ -57,6 +58,8 @@ ALTER TABLE files ADD COLUMN chunker INTEGER NOT NULL DEFAULT 1;
 """
 NOTE_INDEX = """CREATE INDEX revisions_note ON revisions (namespace, note, memory_id)
     WHERE note IS NOT NULL;
+CREATE INDEX revisions_valid_from ON revisions (namespace, valid_from);
+CREATE INDEX revisions_valid_to ON revisions (namespace, valid_to) WHERE valid_to IS NOT NULL;
 DROP TRIGGER revisions_purge_keeps_identity;
 CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace, memory_id,
     known_at, valid_from, valid_to, deleted, hides_revision, note ON revisions

@@ -1,0 +1,186 @@
+"""What changed between two times: exact on both sides, checked against independent
+references, through the API, the CLI and the MCP server."""
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+import ground_truth as gt
+from personal_memory import MemoryStore
+from personal_memory.diffs import word_diff
+from personal_memory.errors import InvalidArgument, InvalidTime
+from personal_memory.folders import Folder
+from personal_memory.times import format_time, parse_moment, parse_time
+from support import run_memory
+from test_properties import DAY, T0, apply, event, revs_of, text
+
+
+def all_sections(changes):
+    return {s.memory_id: s for n in changes.notes for s in n.sections}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(event, min_size=1, max_size=30), a=st.integers(-2, 62),
+       b=st.integers(0, 64), ns=st.sampled_from(["a", "b"]), query=text)
+def test_changes_equal_a_brute_force_diff_and_two_reference_searches(events, a, b, ns, query):
+    since, until = sorted((T0 + a * DAY, T0 + b * DAY + 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryStore.open(os.path.join(tmp, "m.db"), vector_backend="python") as store:
+            apply(store, sorted(events, key=lambda e: e[4]))
+            revs = revs_of(store)
+            got = store.changes(namespace=ns, since=format_time(since),
+                                until=format_time(until), limit=1000)
+            # Brute force: every visible row on each side, each side at its own cutoff.
+            old = {r.memory_id: r for r in gt.visible(revs, ns, since, since)}
+            new = {r.memory_id: r for r in gt.visible(revs, ns, until, until)}
+            want = {}
+            for m in old.keys() | new.keys():
+                o, n = old.get(m), new.get(m)
+                if o is None:
+                    want[m] = ("added", None, n.id)
+                elif n is None:
+                    want[m] = ("retracted", o.id, None)
+                elif (o.content, o.title) != (n.content, n.title):
+                    want[m] = ("revised", o.id, n.id)
+            sections = all_sections(got)
+            assert {m: (s.change, s.before and s.before.revision_id,
+                        s.after and s.after.revision_id) for m, s in sections.items()} == want
+            for s in sections.values():
+                if s.change == "revised":
+                    assert s.diff == word_diff(s.before.content, s.after.content)
+            assert got.counts["notes"] == len(want) == len(got.notes)  # lone memories
+            # With a query: each side is exactly the reference search at that time.
+            ranked = store.changes(namespace=ns, since=format_time(since),
+                                   until=format_time(until), query=query, limit=50)
+            before = store.search_reference(query, namespace=ns, as_of=format_time(since),
+                                            limit=50)
+            after = store.search_reference(query, namespace=ns, as_of=format_time(until),
+                                           limit=50)
+            rb = {r.memory_id: i for i, r in enumerate(before, 1)}
+            ra = {r.memory_id: i for i, r in enumerate(after, 1)}
+            assert set(ranked.unchanged) | {r.memory_id for r in ranked.results} == \
+                rb.keys() | ra.keys()
+            for r in ranked.results:
+                assert (r.rank_before, r.rank_after) == (rb.get(r.memory_id),
+                                                         ra.get(r.memory_id))
+            for m in ranked.unchanged:
+                assert rb[m] == ra[m]
+            impacts = [r.impact for r in ranked.results]
+            assert impacts == sorted(impacts, reverse=True)
+
+
+def test_notes_changed_in_a_week(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "plan.md").write_text("# Plan\n\nmeet on tuesdays in the blue room\n\n"
+                                   "## Risks\n\nfog at sea\n")
+    (vault / "old.md").write_text("an old note\n")
+    (vault / "keep.md").write_text("never changes\n")
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "plan.md").write_text("# Plan\n\nmeet on thursdays in the garden room\n\n"
+                                       "## Budget\n\nten coins\n")
+        (vault / "old.md").unlink()
+        (vault / "new.md").write_text("---\ntags: [idea]\n---\na new idea\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-05", allow_mass_delete=True)
+        (vault / "plan.md").write_text("# Plan\n\nmeet on fridays in the garden room\n\n"
+                                       "## Budget\n\nten coins\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-09")
+
+        week = store.changes(namespace="notes", since="2025-01-02", until="2025-01-08")
+        assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T00:00:00Z"
+        assert week.counts == {"notes": 3, "notes_added": 1, "notes_deleted": 1, "added": 2,
+                               "revised": 1, "retracted": 2}
+        by_note = {n.note: n for n in week.notes}
+        assert by_note["v/old.md"].change == "deleted" and by_note["v/new.md"].change == "added"
+        plan = by_note["v/plan.md"]
+        assert plan.change == "revised" and plan.title == "Plan"
+        assert [(s.change, s.memory_id) for s in plan.sections] == [
+            ("revised", "v/plan.md#Plan"), ("added", "v/plan.md#Plan#Budget"),
+            ("retracted", "v/plan.md#Plan#Risks")]
+        assert plan.sections[0].diff == ("# Plan meet on [-tuesdays-] {+thursdays+} in the "
+                                         "[-blue-] {+garden+} room")
+        # Nothing learned after `until` appears; the later edit is its own change.
+        assert "fridays" not in json.dumps(week.to_dict())
+        later = store.changes(namespace="notes", since="2025-01-08", until="2025-01-10")
+        assert [(n.note, n.change) for n in later.notes] == [("v/plan.md", "revised")]
+        assert later.notes[0].sections[0].diff.endswith("[-thursdays-] {+fridays+} in the "
+                                                        "garden room")
+        assert later.notes[0].sections[0].before.content.endswith("thursdays in the garden room")
+        # A tag change alone changes the note (its record), listed without sections.
+        (vault / "new.md").write_text("---\ntags: [idea, work]\n---\na new idea\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-12")
+        tagged = store.changes(namespace="notes", since="2025-01-10", until="2025-01-13")
+        assert [(n.note, n.change, n.sections) for n in tagged.notes] == [
+            ("v/new.md", "revised", [])]
+        # Limit: the newest notes, counts of all. (old.md came and went inside the span:
+        # invisible at both ends, so not a change.)
+        two = store.changes(namespace="notes", since="2024-12-01", until="2025-01-13",
+                            limit=2)
+        assert len(two.notes) == 2 and two.counts["notes"] == 3
+        with pytest.raises(InvalidArgument, match="since: .* is not before until"):
+            store.changes(namespace="notes", since="2025-01-08", until="2025-01-02")
+
+
+def test_relative_times_resolve_once_against_the_clock():
+    now = parse_time("2025-03-10T12:00:00Z")
+    assert format_time(parse_moment("24h", "since", now)) == "2025-03-09T12:00:00Z"
+    assert format_time(parse_moment(" 7d", "since", now)) == "2025-03-03T12:00:00Z"
+    assert format_time(parse_moment("2W", "since", now)) == "2025-02-24T12:00:00Z"
+    assert parse_moment("now", "until", now) == now
+    assert parse_moment("2025-01-01", "since", now) == parse_time("2025-01-01")
+    with pytest.raises(InvalidTime, match="since: 'yesterday' .* such as 24h, 7d or 2w"):
+        parse_moment("yesterday", "since", now)
+    with pytest.raises(InvalidTime, match="until: '3x'"):
+        parse_moment("3x", "until", now)
+
+
+def test_cli_and_mcp(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    db = tmp_path / "m.db"
+    (vault / "a.md").write_text("# A\n\nthe launch is in march\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01").returncode == 0
+    (vault / "a.md").write_text("# A\n\nthe launch is in may\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-02-01").returncode == 0
+    p = run_memory("--db", db, "changes", "--since", "2025-01-15")
+    assert p.returncode == 0, p.stderr
+    assert "v/a.md — A (revised, 2025-02-01T00:00:00Z)" in p.stdout
+    assert "[-march-] {+may+}" in p.stdout
+    p = run_memory("--db", db, "changes", "--since", "2025-01-15", "--until", "2025-01-20")
+    assert p.stdout.startswith("Nothing changed from 2025-01-15T00:00:00Z")
+    data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-15", "launch",
+                                 "date", "--json").stdout)
+    assert data["query"] == "launch date" and data["results"][0]["change"] == "changed"
+    p = run_memory("--db", db, "changes", "--since", "soon")
+    assert p.returncode == 2 and "24h, 7d or 2w" in p.stderr
+    p = run_memory("--db", db, "changes", "--since", "400w", "--json")
+    from personal_memory.times import now_micros
+    since = parse_time(json.loads(p.stdout)["since"])  # echoed as an absolute time
+    assert abs(now_micros() - 400 * 7 * DAY - since) < 60 * 1_000_000
+
+    async def go():
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "personal_memory.server", "--db", str(db)],
+                                       env={})
+        async with Client(params) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            plain = await c.call_tool("memory_changes", {"since": "2025-01-15"})
+            asked = await c.call_tool("memory_changes", {"since": "2025-01-15",
+                                                         "until": "2025-02-02",
+                                                         "query": "launch"})
+            bad = await c.call_tool("memory_changes", {"since": "later"})
+            return tools, plain, asked, bad
+    tools, plain, asked, bad = asyncio.run(go())
+    assert tools["memory_changes"].annotations.read_only_hint is True
+    notes = plain.structured_content["changes"]["notes"]
+    assert notes[0]["sections"][0]["diff"] == "… the launch is in [-march-] {+may+}"
+    assert asked.structured_content["changes"]["results"][0]["rank_after"] == 1
+    assert bad.is_error and "7d" in bad.content[0].text

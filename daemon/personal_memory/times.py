@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
 
 from .errors import InvalidTime
@@ -88,6 +89,11 @@ def format_time(us: int | None) -> str | None:
     """ISO 8601 in UTC with a ``Z``; microseconds only when present."""
     if us is None:
         return None
+    return _format(us)
+
+
+@lru_cache(maxsize=1 << 16)  # a revision's known_at and valid_from are usually equal
+def _format(us: int) -> str:
     dt = from_micros(us)
     text = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     return text + (f".{dt.microsecond:06d}Z" if dt.microsecond else "Z")

@@ -57,6 +57,9 @@ echo "-- the whole note as it was known before the edit:"
 echo
 echo "-- only notes tagged 'work':"
 "$memory" search "team" --tag work --limit 3
+echo
+echo "-- what changed since before the edit:"
+"$memory" changes --since "$before"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" && echo "daemon stopped cleanly (exit 0)"
 daemon_pid=""

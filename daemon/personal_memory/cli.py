@@ -115,7 +115,8 @@ def _format_changes(d: dict) -> str:
     if d["query"] is None:
         if not d["notes"]:
             return f"Nothing changed {span}."
-        lines = [f"Changes {span}: {c['notes']} notes ({c['notes_added']} new, "
+        notes = f"{c['notes']} note" + ("" if c["notes"] == 1 else "s")
+        lines = [f"Changes {span}: {notes} ({c['notes_added']} new, "
                  f"{c['notes_deleted']} deleted); sections {c['added']} added, "
                  f"{c['revised']} revised, {c['retracted']} retracted"]
         for n in d["notes"]:

@@ -146,11 +146,11 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
     headings: list[tuple[int, int, int, str]] = []  # (start, end, level, text)
     units: dict[int, _Unit] = {}
     protected: list[tuple[int, int]] = []  # fenced and indented code, HTML blocks
-    opened: list = []  # the open top-level container, if any
+    container = ""  # the type of the open top-level block
     table_header: tuple[int, int] | None = None
     for i, tok in enumerate(tokens):
         if tok.level == 0 and tok.nesting == 1:
-            opened = [tok.type]
+            container = tok.type
         if tok.type == "thead_open" and tok.map:
             table_header = (tok.map[0], tok.map[1] + 1)  # header rows and the delimiter row
         if tok.map is None:
@@ -167,7 +167,7 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
         elif tok.level == 0 and tok.nesting >= 0:
             units.setdefault(start, _Unit(start))
         elif tok.level == 1 and tok.nesting >= 0 and (
-                tok.type == "list_item_open" or opened == ["blockquote_open"]):
+                tok.type == "list_item_open" or container == "blockquote_open"):
             units.setdefault(start, _Unit(start))
         elif tok.type == "tr_open" and table_header and start >= table_header[1]:
             units.setdefault(start, _Unit(start, header=table_header))
@@ -235,13 +235,14 @@ def _split(lines: list[str], section: Section, units: dict[int, _Unit],
     if len("\n".join(whole)) <= MAX_CHUNK_CHARS:
         return [Part(section, 1, section.start, section.end, "\n".join(whole))]
     starts = [section.start] + [s for s in sorted(units) if section.start < s < section.end]
-    starts = _add_line_starts(lines, starts, section.end, units)
-    inside = [(a, b) for a, b in protected if a < section.end and b > section.start]
+    starts = _add_line_starts(lines, starts, section.end)
+    inside = {line for a, b in protected if a < section.end and b > section.start
+              for line in range(a + 1, b)}
     kept = [section.start]
     first = units.get(section.start)
     glue = first is not None and first.heading  # a heading never ends a part
     for s in starts[1:]:
-        if any(a < s < b for a, b in inside):
+        if s in inside:
             continue  # never inside a fenced block
         if _blank(lines[s]):
             continue  # blank lines end the part before them
@@ -274,8 +275,7 @@ def _split(lines: list[str], section: Section, units: dict[int, _Unit],
     return parts
 
 
-def _add_line_starts(lines: list[str], starts: list[int], end: int,
-                     units: dict[int, _Unit]) -> list[int]:
+def _add_line_starts(lines: list[str], starts: list[int], end: int) -> list[int]:
     """Line boundaries inside a run longer than the limit that no block boundary divides
     (a long paragraph): better a cut between lines than one oversized part."""
     out: list[int] = []

@@ -190,6 +190,19 @@ def test_links_read_as_words_and_are_kept_as_metadata():
                        "diagram.png", "https://example.org/long/path?q=1")
 
 
+def test_other_scripts_empty_headings_and_block_ids():
+    text = ("---\ntitle: 会議メモ\ntags: 日本語, projet/été\n---\n# 東京の会議\n\n内容です #タグ\n\n"
+            "## مرحبا بالعالم\n\nنص عربي ^block-1a\n\n## ###\n\nno heading text\n")
+    n = note(text, "メモ.md")
+    assert n.title == "会議メモ" and n.tags == ("日本語", "projet/été", "タグ")
+    assert [s.memory_id for s in n.sections] == [
+        "vault/メモ.md#東京の会議", "vault/メモ.md#東京の会議#مرحبا بالعالم",
+        "vault/メモ.md#東京の会議#(untitled)"]
+    assert n.sections[1].index_text.rstrip().endswith("نص عربي")
+    assert "block" not in n.sections[1].index_text
+    assert rebuilt(n) == text
+
+
 def test_tags_from_front_matter_and_text_but_not_code_or_headings():
     text = ("---\ntags: [Project, area/home]\n---\n# Heading #nottag\n\n"
             "Body #Inline and #nested/tag, not#this, not #123, `#code`\n\n"

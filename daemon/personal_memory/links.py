@@ -22,6 +22,8 @@ _SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*:(?![\w:])")
 # Obsidian tags: '#' after a space or line start, at least one non-digit, may nest with '/'.
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W_\d]|[\w/-]*[^\W\d][\w/-]*)(?![\w/-])", re.M)
 _SIZE = re.compile(r"\d+(?:x\d+)?")
+# Obsidian block IDs ("... end of a paragraph ^abc123"): link targets, not words.
+_BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]+[ \t]*$", re.M)
 
 
 def _outside_code(text: str) -> list[tuple[str, bool]]:
@@ -88,13 +90,15 @@ def _transform(piece: str) -> str:
         piece = _AUTOLINK.sub(" ", piece)
     if ":" in piece:
         piece = _SHORTCODE.sub(" ", piece)
+    if "^" in piece:
+        piece = _BLOCK_ID.sub("", piece)
     return piece
 
 
 def reading_text(text: str) -> str:
     """The words a reader sees: links as their text (``[[Target#Heading|Alias]]`` reads
     "Alias", without an alias "Target Heading"), embeds by the file's name, no URL of link
-    syntax, no icon shortcodes. Code is left as written."""
+    syntax, no icon shortcodes, no block IDs (``^abc123``). Code is left as written."""
     return read(text)[0]
 
 

@@ -203,6 +203,14 @@ def test_other_scripts_empty_headings_and_block_ids():
     assert rebuilt(n) == text
 
 
+def test_embeds_of_blocks_pages_and_sized_images_read_as_names_only():
+    (s,) = note("![[Internal links#^b15695]] ![[Engelbart.jpg#outline|100]] "
+                "![[Document.pdf#page=3]] ![[Web pages#Embed a video]] "
+                "![250](https://example.org/a.jpg) ![a cat](cat.png)\n").sections
+    assert s.index_text.split() == ["Internal", "links", "Engelbart", "Document", "Web",
+                                    "pages", "Embed", "a", "video", "a", "cat"]
+
+
 def test_tags_from_front_matter_and_text_but_not_code_or_headings():
     text = ("---\ntags: [Project, area/home]\n---\n# Heading #nottag\n\n"
             "Body #Inline and #nested/tag, not#this, not #123, `#code`\n\n"

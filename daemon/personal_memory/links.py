@@ -68,16 +68,20 @@ def _wikilink_words(m: re.Match) -> str:
     if alias is not None and alias.strip() and not (embed and _SIZE.fullmatch(alias.strip())):
         return alias.strip()
     name = basename(path.strip())
-    if embed:
-        name = splitext(name)[0] if "." in name else name
-    elif name.lower().endswith(".md"):
+    if name.lower().endswith(".md"):
         name = name[:-3]
-    words = " ".join(x for x in (name, fragment.replace("#", " ").lstrip("^").strip()) if x)
+    elif embed and "." in name:  # a picture, a PDF...: its name; "#page=3" is not words
+        name, fragment = splitext(name)[0], ""
+    if fragment.strip().startswith("^"):
+        fragment = ""  # a block ID is an address, not words
+    words = " ".join(x for x in (name, fragment.replace("#", " ").strip()) if x)
     return words or " "
 
 
 def _mdlink_words(m: re.Match) -> str:
     text = m.group(2).strip()
+    if m.group(1) and _SIZE.fullmatch(text):
+        return " "  # ![250](url): Obsidian reads the "alt" text as a width
     return text if text else " "
 
 

@@ -125,13 +125,13 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     used: set[str] = {record_id(nid)}
     sections = []
     first_id = nid
-    last_line = structure.lines - (1 if text.endswith("\n") else 0)  # as editors count
-    for part in structure.parts:
+    spans = line_spans(structure.body_start, [p.end - p.start for p in structure.parts],
+                       text.endswith("\n"))
+    for part, (line_start, line_end) in zip(structure.parts, spans):
         sec = part.section
         path = sec.parents + (sec.heading,) if sec.level else ()
         if part.number == 1:
             base = nid + "".join("#" + (c or "(untitled)") for c in path)
-            first_id = base
         elif sec.level:
             base = f"{first_id} (part {part.number})"
         else:  # parts of the text before the first heading
@@ -149,8 +149,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         index_text, outgoing, tags = links.read(part.text, _without_headings(plain))
         sections.append(NoteSection(
             memory_id=memory_id, heading_path=path, text=part.text, index_text=index_text,
-            line_start=part.start + 1, line_end=max(part.start + 1, min(part.end, last_line)),
-            lines=part.end - part.start, context=part.context,
+            line_start=line_start, line_end=line_end, lines=part.end - part.start,
+            context=part.context,
             tags=tuple(tags), links=tuple(outgoing)))
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}

@@ -129,6 +129,18 @@ def test_notes_changed_in_a_week(tmp_path):
             store.changes(namespace="notes", since="2025-01-08", until="2025-01-02")
 
 
+def test_sections_come_in_document_order(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "n.md").write_text("intro one\n\n# B\n\nbee one\n\n# A\n\nay one\n")
+    with MemoryStore.open(tmp_path / "m.db") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "n.md").write_text("intro two\n\n# B\n\nbee two\n\n# A\n\nay two\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        (note,) = store.changes(namespace="notes", since="2025-01-01", until="2025-01-03").notes
+        assert [s.memory_id for s in note.sections] == ["v/n.md", "v/n.md#B", "v/n.md#A"]
+
+
 def test_relative_times_resolve_once_against_the_clock():
     now = parse_time("2025-03-10T12:00:00Z")
     assert format_time(parse_moment("24h", "since", now)) == "2025-03-09T12:00:00Z"

@@ -4,6 +4,8 @@ query, the two exact searches compared result by result."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .diffs import word_diff
 from .records import (NoteChange, ResultChange, RevisionRecord, SearchResult,
                       SectionChange)
@@ -84,13 +86,10 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
         titles = [r.title for r in (after_rec, before_rec) if r is not None and r.title]
         titles += [r.title for s in sections for r in (s.after, s.before)
                    if r is not None and r.title]
-        order = _order(after_rec or before_rec)
-        sections.sort(key=lambda s: (s.change == "retracted",
-                                     order.get(s.memory_id, len(order)), s.memory_id))
         out.append(NoteChange(note=key if is_note else None,
                               title=titles[0] if titles else None, change=change,
                               latest=max(times) if times else None, sections=sections))
-    out.sort(key=lambda n: (n.latest or "", n.note or ""), reverse=True)
+    out.sort(key=lambda n: (n.latest or "", n.note or n.sections[0].memory_id), reverse=True)
     counts = {"notes": len(out),
               "notes_added": sum(n.change == "added" for n in out),
               "notes_deleted": sum(n.change == "deleted" for n in out),
@@ -99,15 +98,22 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
         for s in n.sections:
             counts[s.change] += 1
     shown_notes = out[:limit]
-    for n in shown_notes:  # diffs only for what is returned
-        n.sections[:] = [s if s.change != "revised" else SectionChange(
-            **{**s.__dict__, "diff": word_diff(s.before.content, s.after.content)})
-            for s in n.sections]
+    for n in shown_notes:  # document order and diffs, only for what is returned
+        if n.note is not None:
+            record = db.visible_revision(namespace, n.note + "#", until, until)
+            if record is None or record.deleted:
+                record = db.visible_revision(namespace, n.note + "#", since, since)
+            order = _order(record)
+            n.sections.sort(key=lambda s: (s.change == "retracted",
+                                           order.get(s.memory_id, len(order)), s.memory_id))
+        n.sections[:] = [s if s.change != "revised" else replace(
+            s, diff=word_diff(s.before.content, s.after.content)) for s in n.sections]
     return shown_notes, counts
 
 
 def _order(record: RevisionRecord | None) -> dict[str, int]:
-    ids = (record.metadata or {}).get("sections", []) if record is not None else []
+    ok = record is not None and not record.deleted
+    ids = (record.metadata or {}).get("sections", []) if ok else []
     return {m: i for i, m in enumerate(ids)}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .diffs import word_diff
+from .notes import is_record, record_id
 from .records import (NoteChange, ResultChange, RevisionRecord, SearchResult,
                       SectionChange)
 from .store import Database
@@ -42,7 +43,7 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
         before, after = shown(b), shown(a)
         any_rev = recs.get(a) if a is not None else recs.get(b)
         note = any_rev.note if any_rev is not None else None
-        if note is not None and memory_id == note + "#":
+        if is_record(memory_id, note):
             if (before is None) != (after is None) or (
                     before is not None and (before.content != after.content
                                             or before.title != after.title
@@ -100,9 +101,9 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
     shown_notes = out[:limit]
     for n in shown_notes:  # document order and diffs, only for what is returned
         if n.note is not None:
-            record = db.visible_revision(namespace, n.note + "#", until, until)
+            record = db.visible_revision(namespace, record_id(n.note), until, until)
             if record is None or record.deleted:
-                record = db.visible_revision(namespace, n.note + "#", since, since)
+                record = db.visible_revision(namespace, record_id(n.note), since, since)
             order = _order(record)
             n.sections.sort(key=lambda s: (s.change == "retracted",
                                            order.get(s.memory_id, len(order)), s.memory_id))

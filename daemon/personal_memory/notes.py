@@ -91,6 +91,12 @@ def record_id(note: str) -> str:
     return note + "#"
 
 
+def is_record(memory_id: str, note: str | None) -> bool:
+    """Whether a revision (its memory ID and note) is a note's record. (The store has
+    the same test in SQL: ``Connection.note_record``.)"""
+    return note is not None and memory_id == record_id(note)
+
+
 def file_title(relpath: str) -> str:
     name = PurePosixPath(relpath).name
     for suffix in markdown.NOTE_SUFFIXES:

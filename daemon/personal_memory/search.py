@@ -15,6 +15,7 @@ from . import embedding, ranking
 from .errors import InvalidArgument
 from .front_matter import normalise_tag
 from .limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS
+from .notes import is_record
 from .records import RevisionRecord, SearchResult
 from .store import Database
 from .writes import unicode_checked
@@ -68,12 +69,10 @@ def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
              ) -> list[RevisionRecord]:
     """The visible revisions a search ranks: notes' records are metadata, not results;
     with ``tags``, only sections of notes whose record (at the same time) has one."""
-    def is_record(r: RevisionRecord) -> bool:
-        return r.note is not None and r.memory_id == r.note + "#"
-    rows = [r for r in visible if not is_record(r)]
+    rows = [r for r in visible if not is_record(r.memory_id, r.note)]
     if tags:
-        allowed = {r.note for r in visible
-                   if is_record(r) and has_tag((r.metadata or {}).get("tags", ()), tags)}
+        allowed = {r.note for r in visible if is_record(r.memory_id, r.note)
+                   and has_tag((r.metadata or {}).get("tags", ()), tags)}
         rows = [r for r in rows if r.note in allowed]
     return rows
 

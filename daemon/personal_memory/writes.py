@@ -10,6 +10,7 @@ from typing import Any
 from .errors import AlreadyHidden, InvalidArgument, NotFound
 from .limits import (MAX_CONTENT_CHARS, MAX_ID_CHARS, MAX_NAMESPACE_CHARS, MAX_SOURCE_CHARS,
                      MAX_TITLE_CHARS)
+from .notes import is_record
 from .records import RevisionRecord
 from .store import Database
 from .times import format_time, now_micros, parse_time
@@ -112,7 +113,7 @@ def remember_note_part(db: Database, memory_id: str, content: str, *, namespace:
     """A section of a note, or (``memory_id`` is ``note#``) its record, whose content is
     the front matter as written and may be empty. Same no-op rule as :func:`remember`."""
     memory_id = memory_id_arg(memory_id)
-    if memory_id != note + "#":
+    if not is_record(memory_id, note):
         content = text(content, "content", MAX_CONTENT_CHARS)
     return _append(db, memory_id, unicode_checked(content, "content"), namespace=namespace,
                    title=text(title, "title", MAX_TITLE_CHARS), source=note,

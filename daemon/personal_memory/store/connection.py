@@ -103,7 +103,8 @@ class Connection:
 
     @property
     def note_record(self) -> str:
-        """SQL for "this revision is a note's record" (metadata, never ranked)."""
+        """SQL for "this revision is a note's record" (metadata, never ranked); the same test
+        as :func:`personal_memory.notes.is_record`."""
         return "(note IS NOT NULL AND memory_id = note || '#')" if self.at_least(4) else "0"
 
     @property

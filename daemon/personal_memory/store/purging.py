@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from .. import embedding
+from ..notes import record_id
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
 PURGED_HASH = "purged"
@@ -31,7 +32,7 @@ class Purging:
             sql += " AND memory_id = ?"
             params.append(memory_id)
         if note is not None:
-            prefix = note + "#"
+            prefix = record_id(note)
             sql += f" AND ({note_col} = ? OR (memory_id >= ? AND memory_id < ?))"
             params += [note, prefix, prefix + "\U0010ffff"]
         if matching is not None:

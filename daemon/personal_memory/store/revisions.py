@@ -6,6 +6,7 @@ import json
 from typing import Any, Iterator, Sequence
 
 from .. import embedding
+from ..notes import is_record
 from ..records import RevisionRecord
 from ..times import format_time
 from .connection import cutoff
@@ -57,7 +58,7 @@ class RevisionLog:
         """Append one revision; call inside :meth:`transaction`. ``index_title`` and
         ``index_content`` are the text to index when it is not the title and content; a
         note's record (memory ID ``note#``) is not indexed at all."""
-        indexed = not deleted and not (note is not None and memory_id == note + "#")
+        indexed = not deleted and not is_record(memory_id, note)
         index_title = None if index_title == title else index_title
         index_content = None if index_content == content else index_content
         ntitle = embedding.normalize_text(index_title if index_title is not None

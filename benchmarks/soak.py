@@ -41,21 +41,31 @@ from personal_memory.folders import Folder  # noqa: E402
 
 
 def text(rng: random.Random) -> str:
-    paras = [f"# {rng.choice(WORDS).title()} {rng.randint(1, 999)}"]
+    """A note: sometimes front matter with tags, a title heading, paragraphs under a few
+    second-level headings (some repeated), now and then an inline tag."""
+    paras = []
+    if rng.random() < 0.3:
+        paras.append(f"---\ntags: [{rng.choice(WORDS)}, {rng.choice(WORDS)}]\n---")
+    paras.append(f"# {rng.choice(WORDS).title()} {rng.randint(1, 999)}")
     for _ in range(rng.randint(1, 6)):
-        paras.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 300))))
+        if rng.random() < 0.4:
+            paras.append(f"## {rng.choice(WORDS[:8]).title()}")
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 300)))
+        paras.append(words + (f" #{rng.choice(WORDS)}" if rng.random() < 0.1 else ""))
     return "\n\n".join(paras) + "\n"
 
 
-def live(db: Path) -> dict[str, tuple[str, str | None]]:
-    """memory ID -> (content, title) of every live memory."""
-    out: dict[str, tuple[str, str | None]] = {}
+def live(db: Path) -> dict[str, tuple]:
+    """memory ID -> (content, title, heading path, metadata) of every live memory, notes'
+    records (front matter, tags, section order) included."""
+    out: dict[str, tuple] = {}
     with MemoryStore.open(db, read_only=True) as store:
         for r in store.export(namespace="notes"):
             if r.deleted:
                 out.pop(r.memory_id, None)
             else:
-                out[r.memory_id] = (r.content, r.title)
+                out[r.memory_id] = (r.content, r.title, r.heading_path,
+                                    json.dumps(r.metadata, sort_keys=True))
     return out
 
 

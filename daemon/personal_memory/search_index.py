@@ -121,8 +121,8 @@ class SearchIndex:
 
     def _append(self, chunk: list[tuple]) -> None:
         n = len(chunk)
-        rid, namespace, identity, known, vfrom, vto, deleted, length, vec, note, record_meta = \
-            zip(*chunk)
+        (rid, namespace, identity, known, vfrom, vto, deleted, length, vec, note, record,
+         record_meta) = zip(*chunk)
         ns_code = self._ns_code
         mem_code = self._mem_code
         names = self.memory_ids
@@ -150,10 +150,9 @@ class SearchIndex:
         note_code = self._note_code
         cols["note"][at] = [-1 if x is None else note_code.setdefault(x, len(note_code))
                             for x in note]
-        is_record = [m is not None for m in record_meta]
-        cols["record"][at] = is_record
+        cols["record"][at] = record
         for i, meta in enumerate(record_meta):
-            if meta is not None:
+            if meta:  # a purged record has none (and is hidden like a tombstone)
                 self._record_tags[rows.size + i] = tuple(json.loads(meta).get("tags", ()))
         vectors = cols["vectors"][at]
         raw = memoryview(vectors).cast("B")

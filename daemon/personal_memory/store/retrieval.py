@@ -72,10 +72,10 @@ class Retrieval:
 
     def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
         """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
-        doc_length, embedding, note, metadata of a note record) of every revision appended
-        after ``last_id``, in id order."""
-        note = (f"note, CASE WHEN {self.note_record} THEN metadata END"
-                if self.at_least(4) else "NULL, NULL")
+        doc_length, embedding, note, is a note record, metadata of a note record) of every
+        revision appended after ``last_id``, in id order."""
+        note = (f"note, {self.note_record}, CASE WHEN {self.note_record} THEN metadata END"
+                if self.at_least(4) else "NULL, 0, NULL")
         return self.conn.execute(
             "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
             f"valid_to, deleted OR {self.purged}, doc_length, embedding, {note} "

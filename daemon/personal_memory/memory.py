@@ -98,16 +98,22 @@ class MemoryStore:
 
     # -- reads --------------------------------------------------------------------------
 
+    @staticmethod
+    def _moment(as_of: Any, valid_at: Any) -> tuple[int | None, int]:
+        """The cutoff (None: everything known) and the valid time, which defaults to the
+        cutoff, or to now."""
+        cutoff = writes.optional_time(as_of, "as_of")
+        at = writes.optional_time(valid_at, "valid_at")
+        if at is None:
+            at = now_micros() if cutoff is None else cutoff
+        return cutoff, at
+
     def _search_args(self, query, namespace, as_of, valid_at, limit):
         """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
         query = _search.validate_query(query)
         limit = _search.validate_limit(limit)
         namespace = writes.namespace_arg(namespace)
-        cutoff = writes.optional_time(as_of, "as_of")
-        at = writes.optional_time(valid_at, "valid_at")
-        if at is None:
-            at = now_micros() if cutoff is None else cutoff
-        return query, namespace, cutoff, at, limit
+        return (query, namespace, *self._moment(as_of, valid_at), limit)
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
                limit: int = 10, tags: list[str] | None = None) -> SearchResults:
@@ -163,12 +169,9 @@ class MemoryStore:
         it is unknown or hidden by a tombstone then."""
         memory_id = writes.memory_id_arg(memory_id)
         namespace = writes.namespace_arg(namespace)
-        cutoff = writes.optional_time(as_of, "as_of")
-        at = writes.optional_time(valid_at, "valid_at")
+        cutoff, at = self._moment(as_of, valid_at)
         with self._db.snapshot():
-            found = self._db.visible_revision(namespace, memory_id, cutoff,
-                                              now_micros() if at is None and cutoff is None
-                                              else cutoff if at is None else at)
+            found = self._db.visible_revision(namespace, memory_id, cutoff, at)
         return None if found is None or found.deleted else found
 
     def read(self, note: str, *, namespace: str, as_of: Any = None,
@@ -180,10 +183,7 @@ class MemoryStore:
         from .limits import MAX_ID_CHARS
         note = writes.text(note, "note", MAX_ID_CHARS)
         namespace = writes.namespace_arg(namespace)
-        cutoff = writes.optional_time(as_of, "as_of")
-        at = writes.optional_time(valid_at, "valid_at")
-        if at is None:
-            at = now_micros() if cutoff is None else cutoff
+        cutoff, at = self._moment(as_of, valid_at)
         with self._db.errors():
             return read_note(self._db, namespace, note.rstrip("#"), cutoff, at)
 

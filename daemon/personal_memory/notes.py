@@ -91,6 +91,14 @@ def record_id(note: str) -> str:
     return note + "#"
 
 
+def legacy_chunk_number(memory_id: str, note: str) -> int | None:
+    """N when ``memory_id`` is ``note#N``, a numbered chunk of the previous note model
+    (a note named ``a.md#3.md`` shares the prefix of ``a.md`` but not those IDs)."""
+    prefix = record_id(note)
+    rest = memory_id[len(prefix):] if memory_id.startswith(prefix) else ""
+    return int(rest) if rest.isdecimal() else None
+
+
 def is_record(memory_id: str, note: str | None) -> bool:
     """Whether a revision (its memory ID and note) is a note's record. (The store has
     the same test in SQL: ``Connection.note_record``.)"""

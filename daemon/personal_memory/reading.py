@@ -60,9 +60,8 @@ def _section(rev: RevisionRecord, first_line: int, last_line: int,
 def _legacy(db: Database, namespace: str, note: str, as_of: int | None,
             valid_at: int) -> NoteView | None:
     """The note from the previous model's numbered chunks, or None if it had none."""
-    prefix = notes.record_id(note)
-    numbered = sorted((int(m[len(prefix):]), m) for m in db.memory_states(namespace, prefix)
-                      if m[len(prefix):].isdigit())
+    numbered = sorted((notes.legacy_chunk_number(m, note), m)
+                      for m in db.legacy_chunk_states(namespace, note))
     if not numbered:
         return None
     seen = [r for r in (db.visible_revision(namespace, m, as_of, valid_at)

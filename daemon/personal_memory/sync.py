@@ -94,11 +94,7 @@ def _note_states(db: Database, namespace: str, note: str, legacy: bool = True,
     record, and with ``legacy`` the numbered chunks of the previous note model (``note#3``;
     a note named ``a.md#3.md`` shares that prefix but not those IDs). Only a file imported
     by that model can have them: a file that left the folder had all of them tombstoned."""
-    states: dict[str, bool] = {}
-    if legacy:
-        prefix = notes.record_id(note)
-        states = {m: live for m, live in db.memory_states(namespace, prefix).items()
-                  if m[len(prefix):].isdigit()}
+    states = db.legacy_chunk_states(namespace, note) if legacy else {}
     states.update(db.note_states(namespace, note))
     return states
 

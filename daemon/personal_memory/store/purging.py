@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from .. import embedding
-from ..notes import record_id
+from ..notes import legacy_chunk_number, record_id
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
 PURGED_HASH = "purged"
@@ -47,8 +47,8 @@ class Purging:
                                          "metadata": json.loads(row[7]) if row[7] else {}}
                  for row in self.conn.execute(sql + " ORDER BY known_at, id", params)]
         if note is not None:
-            found = [c for c in found if c["note"] == note
-                     or c["note"] is None and c["memory_id"][len(note) + 1:].isdigit()]
+            found = [c for c in found if c["note"] == note or c["note"] is None
+                     and legacy_chunk_number(c["memory_id"], note) is not None]
         return found
 
     @property

@@ -6,7 +6,7 @@ import json
 from typing import Any, Iterator, Sequence
 
 from .. import embedding
-from ..notes import is_record
+from ..notes import is_record, legacy_chunk_number, record_id
 from ..records import RevisionRecord
 from ..times import format_time
 from .connection import cutoff
@@ -180,6 +180,12 @@ class RevisionLog:
                    PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
                  FROM revisions WHERE namespace = ? AND note = ?)
                WHERE rn = 1""", (namespace, note))}
+
+    def legacy_chunk_states(self, namespace: str, note: str) -> dict[str, bool]:
+        """:meth:`memory_states` of the numbered chunks the previous note model stored for
+        ``note`` (``note#1``, ``note#2``...)."""
+        return {m: live for m, live in self.memory_states(namespace, record_id(note)).items()
+                if legacy_chunk_number(m, note) is not None}
 
     def memory_states(self, namespace: str, prefix: str) -> dict[str, bool]:
         """Every memory ID starting with ``prefix``: True when its newest revision is live,

@@ -174,12 +174,7 @@ class RevisionLog:
         revision is live, False when it is a tombstone."""
         if not self.at_least(4):
             return {}
-        return {m: not deleted for m, deleted in self.conn.execute(
-            """SELECT memory_id, deleted FROM (
-                 SELECT memory_id, deleted, ROW_NUMBER() OVER (
-                   PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
-                 FROM revisions WHERE namespace = ? AND note = ?)
-               WHERE rn = 1""", (namespace, note))}
+        return self._latest_states("note = ?", (namespace, note))
 
     def legacy_chunk_states(self, namespace: str, note: str) -> dict[str, bool]:
         """:meth:`memory_states` of the numbered chunks the previous note model stored for
@@ -190,12 +185,18 @@ class RevisionLog:
     def memory_states(self, namespace: str, prefix: str) -> dict[str, bool]:
         """Every memory ID starting with ``prefix``: True when its newest revision is live,
         False when it is a tombstone."""
+        return self._latest_states("memory_id >= ? AND memory_id < ?",
+                                   (namespace, prefix, prefix + "\U0010ffff"))
+
+    def _latest_states(self, where: str, params: tuple) -> dict[str, bool]:
+        """memory ID -> whether its newest revision is live, for the memories of one
+        namespace (the first parameter) selected by ``where``."""
         return {m: not deleted for m, deleted in self.conn.execute(
-            """SELECT memory_id, deleted FROM (
+            f"""SELECT memory_id, deleted FROM (
                  SELECT memory_id, deleted, ROW_NUMBER() OVER (
                    PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
-                 FROM revisions WHERE namespace = ? AND memory_id >= ? AND memory_id < ?)
-               WHERE rn = 1""", (namespace, prefix, prefix + "\U0010ffff"))}
+                 FROM revisions WHERE namespace = ? AND {where})
+               WHERE rn = 1""", params)}
 
     def history(self, namespace: str, memory_id: str, as_of: int | None,
                 ) -> list[RevisionRecord]:

@@ -453,20 +453,18 @@ class FolderSync:
                     # Read again inside the transaction: another writer may have moved on.
                     state = self.db.file_state(ns, coll, f.rel)
                     chunks = state.chunks if state else 0
-                    if (full or state is None or state.file_hash != f.digest
-                            or state.chunker < notes.CHUNKER_VERSION):
+                    older_model = state is not None and state.chunker < notes.CHUNKER_VERSION
+                    if full or state is None or state.file_hash != f.digest or older_model:
                         one = SyncReport()
                         try:
                             with self.db.savepoint():  # a file that fails is skipped whole
-                                chunks = self._import_file(
-                                    folder, f, one, known_at, legacy=state is not None
-                                    and state.chunker < notes.CHUNKER_VERSION)
+                                chunks = self._import_file(folder, f, one, known_at,
+                                                           legacy=older_model)
                         except PersonalMemoryError as exc:
                             self._skip(folder, batch, f.rel, str(exc))
                             continue
                         one.files_imported = 1
-                        if state is not None and state.chunker < notes.CHUNKER_VERSION:
-                            one.files_reidentified = 1
+                        one.files_reidentified = int(older_model)
                         batch.merge(one)
                     st = f.stat
                     self.db.put_file_state(ns, coll, f.rel,

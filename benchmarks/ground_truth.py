@@ -2,18 +2,53 @@
 
 Visibility is brute force in plain Python over a list of revisions (no SQL); BM25 comes
 from a brand-new in-memory FTS5 index holding exactly the visible rows; cosine is plain
-Python in float64. The store is checked against this, never against itself.
+Python in float64 over the vectors an embedder gives; the fusion is the documented formula
+written out again. The store is checked against this, never against itself.
+
+:class:`ToyEmbedder` is a small deterministic stand-in for a semantic model (a sum of
+pseudo-random word vectors): fast enough for thousands of randomised checks, real-valued
+like a model's vectors. It is not a semantic model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-import struct
+import re
 from dataclasses import dataclass
 
 import apsw
+import numpy as np
 
-from personal_memory.embedding import DIMENSIONS, embed, normalize_text
+from personal_memory.text import normalize_text
+
+
+class ToyEmbedder:
+    """Deterministic word-vector sums in 8 dimensions, unit length, float32."""
+
+    name = "toy"
+    version = "1"
+    dimensions = 8
+    no_answer_below = 0.5
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}/{self.version}"
+
+    def _vector(self, text: str) -> np.ndarray:
+        total = np.zeros(self.dimensions)
+        for word in re.findall(r"[^\W_]+", text.casefold()):
+            seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+            total += np.random.default_rng(seed).normal(size=self.dimensions)
+        norm = np.linalg.norm(total)
+        return (total / norm if norm else total).astype(np.float32)
+
+    def passages(self, texts):
+        return np.array([self._vector(t) for t in texts], dtype=np.float32).reshape(
+            len(texts), self.dimensions)
+
+    def query(self, text: str) -> np.ndarray:
+        return self._vector("query " + text)  # queries and passages differ, as in E5
 
 
 @dataclass(frozen=True)
@@ -77,22 +112,26 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     return out
 
 
-def python_cosine(rows: list[Rev], query: str) -> dict[str, float]:
-    """Plain-Python cosine of the stored float32 count vectors (exact integer sums)."""
-    q = embed(query)
-    if q is None:
+def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | None,
+                  ) -> dict[str, float]:
+    """Plain-Python float64 cosine of each row's float32 vector (rows in ``embedded``
+    only, when given) with the query's."""
+    if embedder is None:
         return {}
-    qv = struct.unpack(f"<{DIMENSIONS}f", q)
+    q = [float(x) for x in embedder.query(query)]
     out = {}
     for r in rows:
-        blob = embed(f"{r.title or ''}\n{r.content}")
-        if blob is None:
+        if embedded is not None and r.id not in embedded:
             continue
-        v = struct.unpack(f"<{DIMENSIONS}f", blob)
-        dot = sum(a * b for a, b in zip(v, qv))
-        sim = dot / (math.sqrt(sum(a * a for a in v)) * math.sqrt(sum(b * b for b in qv)))
-        if sim > 1e-6:
-            out[r.memory_id] = sim
+        title = _nfkc(r.title) if r.title else None
+        text = f"{title}\n{_nfkc(r.content)}" if title else _nfkc(r.content)
+        v = [float(x) for x in embedder.passages([text])[0]]
+        nv = math.sqrt(sum(a * a for a in v))
+        nq = math.sqrt(sum(b * b for b in q))
+        if nv == 0 or nq == 0:
+            out[r.memory_id] = 0.0
+            continue
+        out[r.memory_id] = sum(a * b for a, b in zip(v, q)) / (nv * nq)
     return out
 
 
@@ -109,18 +148,38 @@ def ranks(scores: dict[str, float], same) -> dict[str, int]:
     return out
 
 
-def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: int):
-    """The full expected answer: [(memory_id, fused, bm25, bm25_rank, cosine, cosine_rank)]."""
+def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: int,
+             embedder=None, embedded: set[int] | None = None):
+    """The full expected answer: [(memory_id, fused, bm25, bm25_rank, cosine, cosine_rank)],
+    or [] when nothing matches (no query word, nothing close enough in meaning)."""
     rows = visible(revs, namespace, as_of, valid_at)
     bm = fresh_bm25(rows, query)
-    co = python_cosine(rows, query)
+    co = python_cosine(rows, query, embedder, embedded)
+    if not bm and (not co or max(co.values()) < embedder.no_answer_below):
+        return []
     br = ranks(bm, lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
     cr = ranks(co, lambda a, b: abs(a - b) <= 1e-6)
+    top_bm = max(bm.values(), default=0.0)
+    sims = sorted(co.values())
+    n = len(sims)
+    median = (sims[n // 2] if n % 2 else (sims[n // 2 - 1] + sims[n // 2]) / 2) if n else 0.0
+    top_co = sims[-1] if n else 0.0
     fused = {}
-    for m in set(br) | set(co):
-        fused[m] = (1 / (60 + br[m]) if m in br else 0.0) + (1 / (60 + cr[m]) if m in cr else 0.0)
-    order = sorted(fused, key=lambda m: (-fused[m], m))
-    return [(m, fused[m], bm.get(m), br.get(m), co.get(m), cr.get(m)) for m in order]
+    for m in set(bm) | set(co):
+        f = 0.6 * (bm[m] / top_bm) if m in bm else 0.0
+        if m in co and top_co > median:
+            f += 0.4 * ((co[m] - median) / (top_co - median))
+        fused[m] = f
+    # Highest first; within 1e-9 of the first of a group: memory ID order.
+    order, group, lead = [], [], None
+    for m in sorted(fused, key=lambda m: (-fused[m], m)):
+        if lead is None or lead - fused[m] > 1e-9:
+            order += sorted(group)
+            group, lead = [], fused[m]
+        group.append(m)
+    order += sorted(group)
+    return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
+             cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
 
 
 def bm25_top(scores: dict[str, float], k: int) -> list[str]:

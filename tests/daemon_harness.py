@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 from personal_memory import MemoryStore
-from support import keyword_ids, wait_for
+from support import keyword_ids, user_env, wait_for
 
 
 class Daemon:
@@ -31,8 +31,7 @@ class Daemon:
         self.log_path = Path(self.sock_dir) / "stderr.log"
 
     def start(self, wait_ready=True) -> "Daemon":
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
-        env.update({"NOTIFY_SOCKET": self.sock_path, "PYTHONUNBUFFERED": "1"}, **self.env)
+        env = user_env({"NOTIFY_SOCKET": self.sock_path, "PYTHONUNBUFFERED": "1", **self.env})
         while self.recv(0.01) is not None:  # drop what an earlier run sent
             pass
         self.messages = []

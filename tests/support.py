@@ -12,10 +12,20 @@ ROOT = Path(__file__).resolve().parent.parent
 MEMORY = [sys.executable, "-m", "personal_memory"]
 
 
+def user_env(extra: dict | None = None) -> dict:
+    """The environment of a process started as a user would start it, without this
+    machine's MEMORY_* and NOTIFY_*. Keyword-only unless ``extra`` asks for the semantic
+    model (MEMORY_EMBEDDER): embedding every note of every test would take minutes; the
+    tests of semantic search ask for it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
+    env["MEMORY_EMBEDDER"] = "none"
+    env.update(extra or {})
+    return env
+
+
 def run_memory(*args, env=None, input=None, timeout=60, cwd=None):
-    """Run the CLI as a user would: a fresh process, without this machine's MEMORY_*."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    full_env.update(env or {})
+    """Run the CLI as a user would: a fresh process (see :func:`user_env`)."""
+    full_env = user_env(env)
     return subprocess.run(MEMORY + [str(a) for a in args], capture_output=True, text=True,
                           env=full_env, input=input, timeout=timeout, cwd=cwd)
 
@@ -26,8 +36,8 @@ def ids(results) -> list[str]:
 
 
 def keyword_ids(store, query: str, namespace: str = "notes", limit: int = 1000) -> list[str]:
-    """Sorted IDs of the results with a keyword match (the hashed embedding can give a
-    small similarity to unrelated text, so vector-only hits are left out)."""
+    """Sorted IDs of the results with a keyword match (a semantic model ranks every row,
+    so results found by meaning alone are left out)."""
     return sorted(r.memory_id for r in store.search(query, namespace=namespace, limit=limit)
                   if r.bm25 is not None)
 

@@ -109,8 +109,15 @@ def test_doctor(tmp_path):
     db = tmp_path / "m.db"
     report = json.loads(ok("--db", db, "doctor", "--json").stdout)
     names = {c["name"]: c for c in report["checks"]}
-    assert names["vector backend"]["active"] == "sqlite-vec"
+    assert names["vector backend"]["active"] == "python"  # auto: numpy, exact
+    assert names["semantic model"]["detail"].startswith("keyword-only (embedder set to none)")
     assert names["database"]["status"] == "warn" and report["ok"] is True
+    native = json.loads(ok("--db", db, "--vector-backend", "sqlite-vec", "--embedder", "e5",
+                           "doctor", "--json").stdout)
+    names = {c["name"]: c for c in native["checks"]}
+    assert names["vector backend"]["active"] == "sqlite-vec"
+    assert names["semantic model"]["status"] == "ok"
+    assert "multilingual-e5-small" in names["semantic model"]["detail"]
     ok("--db", db, "init")
     human = ok("--db", db, "doctor").stdout
     assert "All good." in human and "integrity ok" in human

@@ -24,13 +24,15 @@ READ_TOOLS = {"memory_search", "memory_read", "memory_changes", "memory_history"
 
 @pytest.fixture
 def notes_db(db_path):
-    with MemoryStore.open(db_path) as s:
+    """Three revisions, embedded by the real semantic model (the server uses it too)."""
+    with MemoryStore.open(db_path, embedder="e5") as s:
         s.remember("role", "I prefer equity research.", namespace="notes",
                    known_at="2025-01-10", source="journal.md")
         s.remember("role", "I now prefer quantitative trading.", namespace="notes",
                    known_at="2025-03-15", source="journal.md")
         s.remember("secret", "prefer the other namespace", namespace="private",
                    known_at="2025-01-01")
+        s.embed_pending()
     return db_path
 
 
@@ -68,6 +70,7 @@ def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
     assert rev["content_hash"] == hashlib.sha256(b"I prefer equity research.").hexdigest()
     assert first["bm25_rank"] == 1 and first["bm25"] > 0 and first["score"] > 0
     assert first["cosine_rank"] == 1 and 0 < first["cosine"] <= 1
+    assert out["unembedded"] == 0 and out["hint"] is None
     r = call(server, "memory_search", {"query": "prefer"}, mode)
     results = r.structured_content["results"]
     assert [x["revision"]["memory_id"] for x in results] == ["role"]  # pinned namespace
@@ -130,8 +133,17 @@ def test_status_tool(notes_db):
     r = call(build_server(config(db=notes_db)), "memory_status")
     s = r.structured_content
     assert s["namespace"] == "notes" and s["revisions"] == 2 and s["memories"] == 1
-    assert s["writes_enabled"] is False and s["vector_backend"] == "sqlite-vec"
+    assert s["writes_enabled"] is False and s["vector_backend"] == "python"
+    assert s["semantic"].startswith("semantic: multilingual-e5-small")
+    assert s["pending_vectors"] == 0 and s["embedding_per_second"] > 0
     assert s["daemon_running"] is False and s["daemon_state"] == "never started"
+
+
+def test_nothing_fits_gives_zero_results_and_a_hint(notes_db):
+    r = call(build_server(config(db=notes_db)), "memory_search", {"query": "xyzzyplugh"})
+    out = r.structured_content
+    assert not r.is_error and out["count"] == 0 and out["results"] == []
+    assert out["hint"].startswith("Nothing matched: no visible memory contains a word")
 
 
 def test_tools_are_plain_functions(notes_db):
@@ -193,7 +205,7 @@ def test_startup_errors_are_one_line(notes_db, tmp_path, args, env, fragment):
 def _stdio(db, *extra, env=None):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory.server", "--db", db, *extra],
-                                 env=env or {})
+                                 env={"MEMORY_EMBEDDER": "none", **(env or {})})
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

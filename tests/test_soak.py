@@ -5,7 +5,7 @@ import soak
 
 
 def test_one_minute_soak_matches_the_oracle(tmp_path):
-    result = soak.run(60, seed=3, notes=200, kill_every=20, workdir=tmp_path)
+    result = soak.run(60, seed=3, notes=200, kill_every=20, workdir=tmp_path, embedder="none")
     assert result["operations"] > 100 and result["daemon_kills"] >= 1
     assert result["reader_searches"] > 100 and result["reader_errors"] == 0, result
     assert result["differences"] == 0, result["difference_samples"]

@@ -13,7 +13,7 @@ import pytest
 from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.folders import Folder
-from support import ROOT, keyword_ids, run_memory
+from support import ROOT, keyword_ids, run_memory, user_env
 
 
 def live(store, namespace="notes") -> dict[str, str]:
@@ -239,7 +239,7 @@ def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
     db = tmp_path / "m.db"
     for i in range(30):
         run_memory("--db", db, "remember", f"m{i}", f"pipe test line {i} " * 20)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env = user_env()
     for _ in range(5):
         p = subprocess.run(f"{sys.executable} -m personal_memory --db {db} search pipe "
                            "--limit 30 | head -c 1 >/dev/null; echo \"${PIPESTATUS[0]}\"",
@@ -311,7 +311,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         s.remember("x", "aardvark fact", namespace="notes", known_at="2024-02-01")
     conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
     conn.execute("""
-        DROP TABLE problems; DROP TABLE purges; DROP INDEX revisions_note;
+        DROP TABLE vectors; DROP TABLE problems; DROP TABLE purges; DROP INDEX revisions_note;
         DROP INDEX revisions_valid_from; DROP INDEX revisions_valid_to;
         DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;
         ALTER TABLE revisions DROP COLUMN purged_at;
@@ -329,7 +329,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         history = [r.to_dict() for r in ro.history("x", namespace="notes")]
         assert ro.status()["problems"] == [] and ro.health()["schema_version"] == 1
     with MemoryStore.open(db) as rw:
-        assert rw.health()["schema_version"] == 4
+        assert rw.health()["schema_version"] == 5
         assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
                                                as_of="2024-03-01")] == before
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

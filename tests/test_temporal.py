@@ -148,7 +148,10 @@ def test_revisions_are_append_only(store, db_path):
 def test_results_carry_provenance_and_scores(store):
     rec = store.remember("a", "alpha beta", namespace=NS, title="Greek", source="notes/a.md",
                          known_at="2025-01-01")
-    (r,) = store.search("alpha", namespace=NS)
+    assert store.search("alpha", namespace=NS).unembedded == 1
+    store.embed_pending()
+    (r,) = found = store.search("alpha", namespace=NS)
+    assert found.unembedded == 0 and found.semantic == "toy/1"
     d = r.to_dict()
     expected = {k: v for k, v in rec.to_dict().items() if k != "created"}
     assert d == expected | {"score": r.score, "bm25": r.bm25, "bm25_rank": 1,
@@ -157,7 +160,8 @@ def test_results_carry_provenance_and_scores(store):
     assert r.revision_id == rec.revision_id and r.content_hash == rec.content_hash
     assert len(r.content_hash) == 64 and r.source == "notes/a.md" and r.title == "Greek"
     assert r.bm25 > 0 and r.bm25_rank == 1 and r.cosine_rank == 1 and 0 < r.cosine <= 1
-    assert r.score == pytest.approx(2 / 61)
+    # One row: it is its own best keyword match (0.6) and its own median cosine (+0).
+    assert r.score == pytest.approx(0.6)
 
 
 def test_unmatched_rows_have_no_bm25(store):
@@ -201,13 +205,23 @@ def test_schema_guards(tmp_path, db_path):
         MemoryStore.open(db_path, read_only=True)
 
 
-def test_embedding_version_mismatch_is_refused(db_path):
-    MemoryStore.open(db_path).close()
-    conn = apsw.Connection(db_path)
-    conn.execute("UPDATE meta SET value = 'other-embedding' WHERE key = 'embedding_version'")
-    conn.close()
-    with pytest.raises(SchemaError, match="embedding"):
-        MemoryStore.open(db_path)
+def test_vectors_of_another_model_version_are_never_compared(db_path):
+    from ground_truth import ToyEmbedder
+
+    class NextVersion(ToyEmbedder):
+        version = "2"
+    with MemoryStore.open(db_path, embedder=ToyEmbedder()) as old:
+        for i in range(3):
+            old.remember(f"m{i}", f"alpha text {i}", namespace=NS)
+        assert old.embed_pending()["embedded"] == 3
+    with MemoryStore.open(db_path, embedder=NextVersion()) as new:
+        found = new.search("alpha", namespace=NS)
+        assert found.unembedded == 3 and all(r.cosine is None for r in found)
+        assert new.pending_vectors() == 3
+        rebuilt = new.reembed()
+        assert rebuilt["dropped"] == 3 and rebuilt["embedded"] == 3
+        assert rebuilt["remaining"] == 0 and new.health()["vectors"] == {"toy/2": 3}
+        assert all(r.cosine is not None for r in new.search("alpha", namespace=NS))
 
 
 def test_read_only_store(db_path, tmp_path):

@@ -36,6 +36,7 @@ def test_ties_share_ranks_and_order_by_memory_id(store):
     for mid in ("c", "a", "b"):
         store.remember(mid, "identical words here", namespace=NS)
     store.remember("d", "identical but longer words here and more besides", namespace=NS)
+    store.embed_pending()
     results = store.search("identical", namespace=NS)
     assert ids(results)[:3] == ["a", "b", "c"]
     assert {r.bm25_rank for r in results[:3]} == {1}

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from daemon_harness import Daemon
-from support import run_memory, wait_for
+from support import run_memory, user_env, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")),
                                 reason="the daemon needs inotify or FSEvents")
@@ -88,8 +88,9 @@ def test_create_delete_rename(daemon, notes):
     wait_for(lambda: daemon.search_ids("kumquat") == [], what="delete")
     with daemon.store() as s:  # history stays searchable at earlier cutoffs
         (rec,) = [h for h in s.history("notes/renamed.md", namespace="notes") if not h.deleted]
-        assert s.search("kumquat", namespace="notes", as_of=rec.known_at)[0].memory_id == \
-            "notes/renamed.md"
+        found = s.search("kumquat", namespace="notes", as_of=rec.known_at)
+        # (the old name's tombstone may come a batch later: both can be visible then)
+        assert "notes/renamed.md" in [r.memory_id for r in found]
 
 
 def test_folder_moved_in_and_out(daemon, notes, tmp_path):
@@ -201,7 +202,7 @@ def test_sigkill_during_a_large_batch_then_restart(tmp_path, notes):
     subprocess.run([sys.executable, "-c", KILL_WRITER, big, "vone", str(n)], check=True)
     db = tmp_path / "m.db"
     subprocess.run([sys.executable, "-m", "personal_memory", "--db", db, "sync", notes],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=user_env())
     d = Daemon(db, notes)
     try:
         d.start()
@@ -303,7 +304,7 @@ def test_watch_flags_win_over_the_config_file(tmp_path, notes):
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'settle_ms = 1234\nrescan_interval = 77\n\n[[folders]]\npath = "{notes}"\n')
     log = tmp_path / "watch.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
+    env = user_env()
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "personal_memory", "--db",
                                  tmp_path / "m.db", "watch", "--config", cfg,

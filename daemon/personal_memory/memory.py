@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import unicodedata
 from typing import Any, Callable, Iterator
 
+from . import embedders
 from . import search as _search
 from . import writes
 from .folders import Folder, SyncReport
@@ -31,15 +33,26 @@ class MemoryStore:
     """A point-in-time memory store in one SQLite file. One object per thread; readers
     on several threads share one search index through :meth:`share_search_index`."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, embedder: embedders.Embedder | None = None,
+                 embedder_note: str = ""):
         self._db = db
         self._index = None  # the fast search path's in-memory state, built on first search
+        self._embedder = embedder
+        self._embedder_note = embedder_note or (f"semantic: {embedder.key}" if embedder
+                                                else "keyword-only")
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
-             vector_backend: str = "auto", create: bool = True) -> "MemoryStore":
+             vector_backend: str = "auto", create: bool = True,
+             embedder: "str | embedders.Embedder" = "auto") -> "MemoryStore":
+        """Open (or create) a store. ``embedder``: ``auto`` (the semantic model where it is
+        installed, else keyword-only), ``e5``, ``none``, or an :class:`Embedder` object."""
+        if isinstance(embedder, str):
+            model, note = embedders.load(embedder)
+        else:
+            model, note = embedder, ""
         return cls(Database.open(path, read_only=read_only, vector_backend=vector_backend,
-                                 create=create))
+                                 create=create), model, note)
 
     def __enter__(self) -> "MemoryStore":
         return self
@@ -61,6 +74,17 @@ class MemoryStore:
     @property
     def vector_backend(self) -> str:
         return self._db.vector_backend
+
+    @property
+    def embedder(self) -> str | None:
+        """The key (model and version) of the vectors this store searches and writes, or
+        None when search is keyword-only."""
+        return self._embedder.key if self._embedder is not None else None
+
+    @property
+    def embedder_note(self) -> str:
+        """One line: semantic (which model) or keyword-only (and why)."""
+        return self._embedder_note
 
     @staticmethod
     def capabilities(vector_backend: str = "auto") -> dict:
@@ -124,24 +148,37 @@ class MemoryStore:
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         wanted = _search.validate_tags(tags)
+        semantic = self._semantic(query)
         with self._db.errors():
             found = self._search_index().search(self._db, query, namespace=namespace,
                                                 as_of=cutoff, valid_at=at, limit=limit,
-                                                tags=wanted)
-        return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
+                                                tags=wanted, semantic=semantic)
+        return self._results(found, cutoff, at)
+
+    def _semantic(self, query: str) -> _search.Semantic | None:
+        model = self._embedder
+        if model is None:
+            return None
+        return _search.Semantic(model.key, model.query(query), model.no_answer_below)
+
+    def _results(self, found: "_search.Ranked", cutoff: int | None, at: int) -> SearchResults:
+        return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
+                             semantic=self.embedder, unembedded=found.unembedded,
+                             no_answer=found.no_answer)
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
                          valid_at: Any = None, limit: int = 10,
                          tags: list[str] | None = None) -> SearchResults:
         """The same search by the slow, obviously correct path: the visible rows are copied
-        into a fresh FTS5 index and ranked there, and cosine uses the configured vector
-        backend. For audits: its answers must equal :meth:`search`'s."""
+        into a fresh FTS5 index and ranked there, and cosine is computed row by row from
+        the stored vectors. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         found = _search.search_reference(self._db, query, namespace=namespace, as_of=cutoff,
                                          valid_at=at, limit=limit,
-                                         tags=_search.validate_tags(tags))
-        return SearchResults(found, as_of=format_time(cutoff), valid_at=format_time(at))
+                                         tags=_search.validate_tags(tags),
+                                         semantic=self._semantic(query))
+        return self._results(found, cutoff, at)
 
     def warm(self) -> None:
         """Build the in-memory search index now rather than on the first search, and fetch
@@ -282,7 +319,7 @@ class MemoryStore:
         return {"path": os.path.abspath(self.path), "namespace": namespace, **counts,
                 "namespaces": namespaces, "bytes": size,
                 "vector_backend": self.vector_backend,
-                "embedding": self._db.meta("embedding_version")}
+                **self._vector_status(namespace)}
 
     def status(self, namespace: str | None = None) -> dict[str, Any]:
         """Counts (of one namespace, or all), the vector backend, and the sync daemon's
@@ -290,7 +327,7 @@ class MemoryStore:
         with self._db.snapshot():
             return {"namespace": namespace, **self._db.counts(namespace),
                     "vector_backend": self.vector_backend,
-                    "embedding": self._db.meta("embedding_version"),
+                    **self._vector_status(namespace),
                     **daemon_status(self._db, namespace)}
 
     def sync_status(self, namespace: str | None = None) -> dict[str, Any]:
@@ -308,6 +345,83 @@ class MemoryStore:
             for key in ("started_at", "finished_at"):
                 run[key] = format_time(run[key])
         return runs
+
+    # -- vectors ------------------------------------------------------------------------
+
+    def pending_vectors(self, namespace: str | None = None) -> int:
+        """Revisions a search can rank that have no vector from this store's model yet
+        (all of them when search is keyword-only)."""
+        with self._db.snapshot():
+            return self._db.count_missing_vectors(self.embedder or "", namespace)
+
+    def embed_pending(self, *, batch_size: int = 32, max_rows: int | None = None,
+                      below: int | None = None,
+                      progress: Callable[[int, int], None] | None = None,
+                      cancel: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """Give vectors to revisions that lack them, newest first, one transaction per
+        batch: stopping (``cancel``, Ctrl-C, kill) loses at most the batch in hand and the
+        next call resumes. ``progress(done, total)`` after each batch. Returns the number
+        embedded, the lowest revision id handled (``below``: pass it back to continue from
+        there), what remains (counted unless ``max_rows`` bounds the call) and the rate in
+        passages per second."""
+        from .errors import InvalidArgument
+        from .text import normalize_text
+        model = self._embedder
+        if model is None:
+            raise InvalidArgument("embedder: search is keyword-only here "
+                                  f"({self._embedder_note}); there is nothing to embed with")
+        key = model.key
+        with self._db.errors():
+            total = self.pending_vectors() if max_rows is None else max_rows
+            done = 0
+            seconds = 0.0
+            while done < total and not (cancel and cancel()):
+                with self._db.snapshot():
+                    rows = self._db.missing_vectors(key, min(batch_size, total - done), below)
+                if not rows:
+                    break
+                below = rows[-1][0]
+                t0 = time.perf_counter()
+                vectors = model.passages([embedders.passage_text(
+                    normalize_text(title) if title else None, normalize_text(content))
+                    for _, title, content in rows])
+                seconds += time.perf_counter() - t0
+                with self._db.transaction():
+                    self._db.add_vectors(key, [(rid, embedders.to_blob(v))
+                                               for (rid, _, _), v in zip(rows, vectors)])
+                    if seconds > 0:
+                        self._db.set_meta("embedding_rate", f"{(done + len(rows)) / seconds:.2f}")
+                done += len(rows)
+                if progress:
+                    progress(done, total)
+            remaining = self.pending_vectors() if max_rows is None else None
+        return {"embedder": key, "embedded": done, "below": below, "remaining": remaining,
+                "per_second": round(done / seconds, 2) if seconds else None}
+
+    def reembed(self, *, everything: bool = False, batch_size: int = 32,
+                progress: Callable[[int, int], None] | None = None,
+                cancel: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """Rebuild vectors for this store's model: vectors of other models or versions are
+        deleted (they cannot be compared with this model's queries), then every revision
+        without a vector is embedded. ``everything`` also drops this model's own vectors
+        first. Revisions are never touched."""
+        key = self.embedder
+        if key is None:
+            return self.embed_pending()  # raises the keyword-only error
+        with self._db.errors(), self._db.transaction():
+            dropped = self._db.drop_vectors(keep=key)
+            if everything:
+                dropped += self._db.drop_vectors(embedder=key)
+                self._db.bump_index_generation()  # readers reload their vectors
+        return {"dropped": dropped} | self.embed_pending(batch_size=batch_size,
+                                                          progress=progress, cancel=cancel)
+
+    def _vector_status(self, namespace: str | None) -> dict[str, Any]:
+        rate = self._db.meta("embedding_rate")
+        return {"semantic": self._embedder_note, "embedder": self.embedder,
+                "pending_vectors": self._db.count_missing_vectors(self.embedder or "",
+                                                                  namespace),
+                "embedding_per_second": float(rate) if rate else None}
 
     # -- erasure ------------------------------------------------------------------------
 
@@ -414,13 +528,15 @@ class MemoryStore:
         return [p | {"purged_at": format_time(p["purged_at"])} for p in out]
 
     def health(self) -> dict[str, Any]:
-        """Integrity check, revision count, schema version and stored embedding."""
+        """Integrity check, revision count, schema version and the vectors stored."""
         with self._db.snapshot():
             return {"integrity": self._db.integrity(),
                     "revisions": self._db.counts(None)["revisions"],
                     "schema_version": self._db.schema_version(),
                     "supported_schema_version": SCHEMA_VERSION,
-                    "embedding": self._db.meta("embedding_version")}
+                    "vectors": self._db.vector_counts(),
+                    "pending_vectors": self._db.count_missing_vectors(self.embedder or "",
+                                                                      None)}
 
     def backup(self, dest: str) -> None:
         """A consistent copy to a new file (0600), safe while the daemon writes."""

@@ -1,17 +1,28 @@
-"""Ranking maths: tie-aware component ranks and reciprocal rank fusion. Pure functions.
+"""Ranking maths: tie-aware component ranks and the fusion of the two arms. Pure functions.
+
+Fusion (chosen on LoCoMo with ``benchmarks/locomo.py``; docs/data-model.md): each visible
+row scores ``0.6 * bm25 / best bm25 + 0.4 * (cosine - median) / (best cosine - median)``,
+the statistics taken over the rows visible at the cutoff alone. A row with no keyword
+match scores nothing on the first term; a row not yet embedded scores nothing on the
+second (it counts as the median).
 
 Tie rules: BM25 scores within a relative 1e-9 share a rank (maths libraries differ in the
 last bit), cosine similarities within 1e-6 share a rank (sqlite-vec computes in float32,
-the numpy backend in float64). Ties use competition ranking: 1, 1, 3.
+numpy in float64), fused scores within 1e-9 are ordered by memory ID. Ties use
+competition ranking: 1, 1, 3.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Hashable, Iterable
 
-RRF_K = 60
 BM25_REL_TOL = 1e-9
 COSINE_ABS_TOL = 1e-6
+FUSED_ABS_TOL = 1e-9
+KEYWORD_WEIGHT = 0.6
+SEMANTIC_WEIGHT = 1.0 - KEYWORD_WEIGHT
+# Results report their rank in the semantic arm down to this rank (None below it).
+SEMANTIC_RANKS = 100
 
 
 def bm25_tied(a: float, b: float) -> bool:
@@ -37,18 +48,42 @@ def competition_ranks(
     return ranks
 
 
-def rrf(*rank_maps: dict[Hashable, int], k: int = RRF_K) -> dict[Hashable, float]:
-    """Reciprocal rank fusion: sum of 1 / (k + rank) over the components that rank a key."""
-    fused: dict[Hashable, float] = {}
-    for ranks in rank_maps:
-        for key, rank in ranks.items():
-            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
-    return fused
+def median(sorted_values) -> float:
+    """The median of ascending values (the mean of the middle two for an even count),
+    computed the one way both search paths use."""
+    n = len(sorted_values)
+    mid = n // 2
+    if n % 2:
+        return float(sorted_values[mid])
+    return (float(sorted_values[mid - 1]) + float(sorted_values[mid])) / 2.0
+
+
+def fused_score(bm25: float | None, best_bm25: float, cosine: float | None,
+                median_cosine: float, best_cosine: float) -> float:
+    """One row's fused score from its two arms and the visible rows' statistics."""
+    score = 0.0
+    if bm25 is not None and best_bm25 > 0.0:
+        score += KEYWORD_WEIGHT * (bm25 / best_bm25)
+    spread = best_cosine - median_cosine
+    if cosine is not None and spread > 0.0:
+        score += SEMANTIC_WEIGHT * ((cosine - median_cosine) / spread)
+    return score
 
 
 def fused_order(fused: dict[str, float]) -> list[str]:
-    """Highest fused score first; equal scores in memory ID order."""
-    return sorted(fused, key=lambda key: (-fused[key], key))
+    """Highest fused score first; scores within :data:`FUSED_ABS_TOL` of the first of
+    their group are tied and ordered by memory ID."""
+    ordered = sorted(fused, key=lambda key: (-fused[key], key))
+    out: list[str] = []
+    group: list[str] = []
+    anchor = None
+    for key in ordered:
+        if anchor is None or anchor - fused[key] > FUSED_ABS_TOL:
+            out.extend(sorted(group))
+            group, anchor = [], fused[key]
+        group.append(key)
+    out.extend(sorted(group))
+    return out
 
 
 def competition_ranks_array(scores, tied: Callable[[float, float], bool]):

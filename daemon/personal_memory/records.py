@@ -65,12 +65,20 @@ class SearchResult:
 
 class SearchResults(list):
     """The ranked results of one search (a list), with the times it resolved: ``as_of``
-    (None: everything known) and ``valid_at``, as ISO 8601 strings."""
+    (None: everything known) and ``valid_at``, as ISO 8601 strings; ``semantic``, the model
+    whose vectors ranked it (None: keyword-only); ``unembedded``, how many visible memories
+    had no vector yet (ranked by keywords alone); ``no_answer``, why the list is empty when
+    nothing matched."""
 
-    def __init__(self, results=(), *, as_of: str | None, valid_at: str):
+    def __init__(self, results=(), *, as_of: str | None, valid_at: str,
+                 semantic: str | None = None, unembedded: int = 0,
+                 no_answer: str | None = None):
         super().__init__(results)
         self.as_of = as_of
         self.valid_at = valid_at
+        self.semantic = semantic
+        self.unembedded = unembedded
+        self.no_answer = no_answer
 
 
 @dataclass(frozen=True)

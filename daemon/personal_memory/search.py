@@ -1,17 +1,18 @@
 """Point-in-time retrieval: resolve visibility first, then rank only what was visible.
 
 Pipeline: visible revisions at (as_of, valid_at) -> BM25 over exactly those rows ->
-exact cosine over the same rows -> tie-aware ranks -> reciprocal rank fusion -> order by
-fused score, then memory ID.
+exact cosine of the same rows' vectors -> fused scores from statistics of those rows
+alone (:mod:`ranking`) -> order by fused score, then memory ID. When no query word occurs
+in any visible row and no row is semantically close enough, there is no answer.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import embedding, ranking
+from . import ranking
 from .errors import InvalidArgument
 from .front_matter import normalise_tag
 from .limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS
@@ -77,34 +78,68 @@ def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
     return rows
 
 
-def cosine_python(db: Database, revision_ids: list[int], query: bytes) -> dict[int, float]:
-    """Cosine in float64 with numpy: the fallback when sqlite-vec is absent. The stored
-    vectors are integer counts, so the dot products and squared norms are exact."""
-    blobs = db.embeddings(revision_ids)
-    ids = [rid for rid in revision_ids if blobs.get(rid) is not None]
+@dataclass(frozen=True)
+class Semantic:
+    """The semantic arm of one search: which vectors (embedder key), the query's vector,
+    and the similarity below which a search with no keyword match has no answer."""
+    key: str
+    query: np.ndarray
+    no_answer_below: float
+
+
+@dataclass
+class Ranked:
+    """What a search path returns: the results, how many visible rows it could rank only
+    by keywords (no vector yet), and why there is no answer when there is none."""
+    results: list[SearchResult] = field(default_factory=list)
+    unembedded: int = 0
+    no_answer: str | None = None
+
+
+def no_answer(keyword_matches: int, best_cosine: float | None,
+              semantic: Semantic | None) -> str | None:
+    """Why a search has no answer, or None when it has one: no visible row holds a query
+    word, and none is semantically closer than the embedder's calibrated threshold."""
+    if keyword_matches:
+        return None
+    if semantic is None or best_cosine is None:
+        return "no visible memory contains a word of the query"
+    if best_cosine < semantic.no_answer_below:
+        return (f"no visible memory contains a word of the query, and the closest in meaning "
+                f"(similarity {best_cosine:.3f}) is below {semantic.no_answer_below:.3f}")
+    return None
+
+
+def cosine_reference(db: Database, revision_ids: list[int], semantic: Semantic | None,
+                     ) -> dict[int, float]:
+    """Cosine of every given row that has a vector: numpy in float64 over the stored
+    float32 vectors (the exact rule), or sqlite-vec in float32 when that backend is chosen."""
+    if semantic is None or not revision_ids:
+        return {}
+    q32 = np.asarray(semantic.query, dtype="<f4")
+    if db.vector_backend == "sqlite-vec":
+        return db.cosine_sqlite_vec(semantic.key, revision_ids, q32.tobytes())
+    blobs = db.vector_blobs(semantic.key, revision_ids)
+    ids = [rid for rid in revision_ids if rid in blobs]
     if not ids:
         return {}
     matrix = np.frombuffer(b"".join(blobs[rid] for rid in ids), dtype="<f4")
-    matrix = matrix.reshape(len(ids), embedding.DIMENSIONS).astype(np.float64)
-    q = np.frombuffer(query, dtype="<f4").astype(np.float64)
-    dots = matrix @ q
-    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-    sims = dots / (norms * math.sqrt(float(q @ q)))
-    return dict(zip(ids, sims.tolist()))
+    matrix = matrix.reshape(len(ids), len(q32)).astype(np.float64)
+    return dict(zip(ids, cosines(matrix, q32).tolist()))
 
 
-def cosine_scores(db: Database, revision_ids: list[int], query: bytes | None) -> dict[int, float]:
-    """Cosine of every given row with a vector; only positive similarities take part."""
-    if query is None or not revision_ids:
-        return {}
-    if db.vector_backend == "sqlite-vec":
-        sims = db.cosine_sqlite_vec(revision_ids, query)
-    else:
-        sims = cosine_python(db, revision_ids, query)
-    return {rid: s for rid, s in sims.items() if s > ranking.COSINE_ABS_TOL}
+def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
+    """Cosine of float64 rows (float32 values widened) with a float32 query, in float64:
+    the formula both search paths use."""
+    q = query32.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix64, matrix64))
+    qnorm = float(np.sqrt(q @ q))
+    dots = matrix64 @ q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, dots / (norms * qnorm), 0.0) if qnorm > 0 else dots * 0.0
 
 
-def _result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
+def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
             cosine: float | None, cosine_rank: int | None) -> SearchResult:
     return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
                         cosine=cosine, cosine_rank=cosine_rank)
@@ -112,65 +147,40 @@ def _result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int 
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int) -> list[SearchResult]:
-    """Rank both components (keyed by memory ID), fuse, order and shape the results."""
-    by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
+    """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
+    by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
+    best_bm25 = max(bm25_m.values(), default=0.0)
+    ordered = sorted(cos_m.values())
+    median = ranking.median(ordered) if ordered else 0.0
+    best_cos = ordered[-1] if ordered else 0.0
+    fused = {m: ranking.fused_score(bm25_m.get(m), best_bm25, cos_m.get(m), median, best_cos)
+             for m in by_memory}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
-    fused = ranking.rrf(bm25_ranks, cos_ranks)
-    return [_result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
-                    cos_m.get(m), cos_ranks.get(m))
-            for m in ranking.fused_order(fused)[:limit]]
-
-
-def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
-                bm25: tuple[np.ndarray, np.ndarray], cosine: tuple[np.ndarray, np.ndarray],
-                limit: int, load) -> list[SearchResult]:
-    """:func:`fuse` over numpy arrays of positions and scores; loads only the rows it
-    returns. Same ranks, same fused scores, same order."""
-    bm_pos, bm_score = bm25
-    co_pos, co_score = cosine
-    bm_rank = ranking.competition_ranks_array(bm_score, ranking.bm25_tied)
-    co_rank = ranking.competition_ranks_array(co_score, ranking.cosine_tied)
-    keys = np.union1d(bm_pos, co_pos)
-    if not len(keys):
-        return []
-    fused = np.zeros(len(keys))
-    bi = np.searchsorted(keys, bm_pos)
-    ci = np.searchsorted(keys, co_pos)
-    fused[bi] += 1.0 / (ranking.RRF_K + bm_rank)
-    fused[ci] += 1.0 / (ranking.RRF_K + co_rank)
-    if len(keys) > limit:  # everything that can reach the top `limit`, ties included
-        threshold = -np.partition(-fused, limit - 1)[limit - 1]
-        candidates = np.flatnonzero(fused >= threshold).tolist()
-    else:
-        candidates = range(len(keys))
-    top = sorted(candidates, key=lambda i: (-fused[i], memory_ids[mem[keys[i]]]))[:limit]
-    rows = load([int(ids[keys[i]]) for i in top])
     out = []
-    for i in top:
-        key = keys[i]
-        b = int(np.searchsorted(bm_pos, key))
-        c = int(np.searchsorted(co_pos, key))
-        has_b = b < len(bm_pos) and bm_pos[b] == key
-        has_c = c < len(co_pos) and co_pos[c] == key
-        out.append(_result(rows[int(ids[key])], float(fused[i]),
-                           float(bm_score[b]) if has_b else None,
-                           int(bm_rank[b]) if has_b else None,
-                           float(co_score[c]) if has_c else None,
-                           int(co_rank[c]) if has_c else None))
+    for m in ranking.fused_order(fused)[:limit]:
+        co_rank = cos_ranks.get(m)
+        out.append(result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
+                           cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS
+                           else None))
     return out
 
 
 def search_reference(db: Database, query: str, *, namespace: str, as_of: int | None,
                      valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
-                     ) -> list[SearchResult]:
-    """The straightforward, obviously correct path: a fresh FTS5 index of the visible rows."""
+                     semantic: Semantic | None = None) -> Ranked:
+    """The straightforward, obviously correct path: a fresh FTS5 index of the visible rows,
+    and the cosine of each visible row's stored vector."""
     with db.snapshot():
         db.index_generation()  # takes up a tokenizer another process re-indexed with
         visible = rankable(db.visible_revisions(namespace, as_of, valid_at), tags)
         rows = {r.revision_id: r for r in visible}
         bm25 = db.bm25_over(list(rows), query_terms(db, query))
-        cosine = cosine_scores(db, list(rows), embedding.embed(query))
-    return fuse(rows, bm25, cosine, limit)
+        cosine = cosine_reference(db, list(rows), semantic)
+    unembedded = len(rows) - len(cosine) if semantic is not None else 0
+    why = no_answer(len(bm25), max(cosine.values(), default=None), semantic)
+    if why:
+        return Ranked(unembedded=unembedded, no_answer=why)
+    return Ranked(fuse(rows, bm25, cosine, limit), unembedded)

@@ -5,8 +5,10 @@ A long-running reader keeps revision metadata, vectors and term postings in memo
 log is append-only, so each search first reads only the revisions appended since the last
 one. Visibility is resolved with numpy; BM25 is recomputed exactly as FTS5's ``bm25()``
 computes it, but with N, the average length and every document frequency taken from the
-visible rows only; cosine is an exact scan of the visible rows' vectors. Nothing outside
-the cutoff reaches any statistic.
+visible rows only; cosine is scanned in float32 over every loaded vector and recomputed
+exactly (float64, as the reference path does) for the rows that can decide the answer:
+the best, the median, the top semantic ranks and the fused top. Nothing outside the cutoff
+reaches any statistic.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from . import embedding, ranking
+from . import ranking
 from .records import SearchResult
-from .search import fuse_ranked, has_tag, query_terms
+from .search import Ranked, Semantic, cosines, has_tag, no_answer, query_terms, result
 from .store import Database
 
 K1 = 1.2  # FTS5's bm25() constants
@@ -29,13 +31,18 @@ B = 0.75
 FOREVER = np.iinfo(np.int64).max
 MAX_CACHED_POSTINGS = 8_000_000  # entries (8 bytes each) kept across all cached terms
 WARM_TERMS = 64
+# A float32 dot product of n terms errs by at most about n * 2**-24 of |a| |q| (Higham):
+# for 384 dimensions 2.3e-5 in cosine units. Rows within twice this of a deciding value
+# are recomputed exactly.
+COSINE_MARGIN = 3e-5
 
 
 class _Columns:
     """Growable numpy columns: appends copy only when the capacity doubles."""
 
-    def __init__(self, spec: dict[str, tuple]):
+    def __init__(self, spec: dict[str, tuple], growth: float = 2.0):
         self.spec = spec
+        self.growth = growth
         self.size = 0
         self.cols = {name: np.zeros((0, *shape), dtype=dtype)
                      for name, (dtype, shape) in spec.items()}
@@ -45,7 +52,7 @@ class _Columns:
         capacity = len(next(iter(self.cols.values())))
         if need <= capacity:
             return
-        capacity = max(need, capacity * 2, 1024)
+        capacity = max(need, int(capacity * self.growth), 1024)
         for name, (dtype, shape) in self.spec.items():
             grown = np.zeros((capacity, *shape), dtype=dtype)
             grown[:self.size] = self.cols[name][:self.size]
@@ -76,8 +83,11 @@ class SearchIndex:
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
             "deleted": (np.bool_, ()), "length": (np.int64, ()),
-            "vectors": (np.float32, (embedding.DIMENSIONS,)),
-            "norms": (np.float64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
+            "vpos": (np.int64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
+        # Vectors of one embedder, in the order they were stored; rows.vpos points here.
+        self._vector_key: str | None = None
+        self._vector_seq = 0
+        self._vectors: _Columns | None = None
         # "namespace NUL memory_id" of each memory code; sorts like the memory ID within
         # one namespace, which is all a search ever compares.
         self.memory_ids: list[str] = []
@@ -92,15 +102,44 @@ class SearchIndex:
 
     # -- keeping current ---------------------------------------------------------------------
 
-    def refresh(self, db: Database) -> None:
-        """Read the revisions appended since the last refresh (none: one cheap query)."""
+    def refresh(self, db: Database, vector_key: str | None = None) -> None:
+        """Read the revisions appended since the last refresh (none: one cheap query), then
+        the vectors of ``vector_key`` stored since."""
         generation = db.index_generation()
         if generation != self._generation:  # a purge or a re-index rewrote cached rows
             self._reset()
             self._generation = generation
         top = db.max_revision_id()
-        if top <= self.last_id:
-            return
+        if top > self.last_id:
+            self._load_revisions(db, top)
+        if vector_key is not None:
+            self._load_vectors(db, vector_key)
+
+    def _load_vectors(self, db: Database, key: str) -> None:
+        if key != self._vector_key:
+            self._vector_key, self._vector_seq, self._vectors = key, 0, None
+            self.rows.cols["vpos"][:] = -1
+        for chunk in iter(lambda: list(itertools.islice(
+                db.vectors_since(key, self._vector_seq), self.LOAD_CHUNK)), []):
+            seqs, rids, blobs = zip(*chunk)
+            dims = len(blobs[0]) // 4
+            if self._vectors is None:  # vectors are large: sized once, then grown by 1/4
+                self._vectors = _Columns({"v": (np.float32, (dims,)), "norm": (np.float64, ())},
+                                         growth=1.25)
+                self._vectors.reserve(db.vector_counts().get(key, 0))
+            vec = self._vectors
+            vec.reserve(len(chunk))
+            at = slice(vec.size, vec.size + len(chunk))
+            block = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(chunk), dims)
+            vec.cols["v"][at] = block
+            vec.cols["norm"][at] = np.sqrt(np.einsum("ij,ij->i", block, block,
+                                                     dtype=np.float64))
+            positions = np.searchsorted(self.rows.ids, np.array(rids, dtype=np.int64))
+            self.rows.cols["vpos"][positions] = np.arange(at.start, at.stop)
+            vec.size += len(chunk)
+            self._vector_seq = int(seqs[-1])
+
+    def _load_revisions(self, db: Database, top: int) -> None:
         first_new = self.last_id
         # Room for the new rows plus some growth, so later appends rarely copy the arrays.
         # (Row ids are dense: the log is never deleted from.)
@@ -121,7 +160,7 @@ class SearchIndex:
 
     def _append(self, chunk: list[tuple]) -> None:
         n = len(chunk)
-        (rid, namespace, identity, known, vfrom, vto, deleted, length, vec, note, record,
+        (rid, namespace, identity, known, vfrom, vto, deleted, length, note, record,
          record_meta) = zip(*chunk)
         ns_code = self._ns_code
         mem_code = self._mem_code
@@ -154,16 +193,7 @@ class SearchIndex:
         for i, meta in enumerate(record_meta):
             if meta:  # a purged record has none (and is hidden like a tombstone)
                 self._record_tags[rows.size + i] = tuple(json.loads(meta).get("tags", ()))
-        vectors = cols["vectors"][at]
-        raw = memoryview(vectors).cast("B")
-        width = 4 * embedding.DIMENSIONS
-        for i, blob in enumerate(vec):  # copied straight into place: no temporary matrix
-            if blob is not None:
-                raw[i * width:(i + 1) * width] = blob
-            else:
-                raw[i * width:(i + 1) * width] = bytes(width)
-        # Integer entries: the float64 sum of squares is exact.
-        cols["norms"][at] = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+        cols["vpos"][at] = -1
         rows.size += n
         self.last_id = int(rid[-1])
 
@@ -280,38 +310,152 @@ class SearchIndex:
             score = score + idf * ((freq * (K1 + 1.0)) / (freq + length_norm))
         return matched, score
 
-    def cosine(self, winners: np.ndarray, query: bytes | None):
-        """Exact cosine of the visible rows. The vectors hold small integers, so a float32
-        product is exact while every partial sum stays below 2**24; rows that could exceed
-        that (very long texts) are recomputed in float64."""
-        if query is None or not len(winners):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        q32 = np.frombuffer(query, dtype="<f4")
-        q = q32.astype(np.float64)
-        qnorm = math.sqrt(float(q @ q))
-        dots = (self.rows.vectors @ q32)[winners].astype(np.float64)
-        # |partial sum| <= L1(row) * max|q| <= sqrt(256) * L2(row) * max|q|
-        bound = 16.0 * self.rows.norms[winners] * float(np.abs(q).max())
-        risky = np.flatnonzero(bound >= 2.0 ** 24)
-        if len(risky):
-            dots[risky] = self.rows.vectors[winners[risky]].astype(np.float64) @ q
-        norms = self.rows.norms[winners]
-        has_vector = norms > 0
-        sims = np.where(has_vector, dots / np.where(has_vector, norms * qnorm, 1.0), 0.0)
-        keep = sims > ranking.COSINE_ABS_TOL
-        return winners[keep], sims[keep]
+    def cosine(self, winners: np.ndarray, semantic: Semantic | None) -> "_Cosines | None":
+        """Approximate (float32) cosine of the visible rows that have a vector, with the
+        means to make any of them exact."""
+        if semantic is None or self._vectors is None or not len(winners):
+            return None
+        vpos = self.rows.vpos[winners]
+        has = vpos >= 0
+        if not has.any():
+            return None
+        q32 = np.asarray(semantic.query, dtype=np.float32)
+        qnorm = float(np.sqrt(q32.astype(np.float64) @ q32.astype(np.float64)))
+        if qnorm == 0.0:
+            return None
+        vp = vpos[has]
+        dots = (self._vectors.v @ q32)[vp].astype(np.float64)
+        norms = self._vectors.norm[vp]
+        approx = np.where(norms > 0, dots / np.where(norms > 0, norms * qnorm, 1.0), 0.0)
+        return _Cosines(winners[has], vp, approx, self._vectors.v, q32)
 
     # -- the whole search ----------------------------------------------------------------------
 
     def search(self, db: Database, query: str, *, namespace: str, as_of: int | None,
                valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
-               ) -> list[SearchResult]:
+               semantic: Semantic | None = None) -> Ranked:
         with self._lock, db.snapshot():
-            self.refresh(db)
+            self.refresh(db, semantic.key if semantic else None)
             winners = self.rankable(self.visible(namespace, as_of, valid_at), tags)
             bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query))
-            co_pos, co_score = self.cosine(winners, embedding.embed(query))
-            return fuse_ranked(
+            cos = self.cosine(winners, semantic)
+            unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
+            why = no_answer(len(bm_pos), cos.best() if cos else None, semantic)
+            if why:
+                return Ranked(unembedded=unembedded, no_answer=why)
+            return Ranked(fuse_ranked(
                 memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
-                bm25=(bm_pos, bm_score), cosine=(co_pos, co_score), limit=limit,
-                load=db.revisions_by_id)
+                bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
+                load=db.revisions_by_id), unembedded)
+
+
+class _Cosines:
+    """The semantic arm of one fast search: positions of the rows with a vector (sorted),
+    their float32 cosines, and exact float64 values computed on demand."""
+
+    def __init__(self, pos, vpos, approx, matrix, query32):
+        self.pos, self._vpos, self.approx = pos, vpos, approx
+        self._matrix, self._q = matrix, query32
+        self._exact: dict[int, float] = {}
+        self._stats: tuple[float, float] | None = None
+
+    def exact(self, idx: np.ndarray) -> np.ndarray:
+        """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule)."""
+        todo = [i for i in idx.tolist() if i not in self._exact]
+        if todo:
+            values = cosines(self._matrix[self._vpos[todo]].astype(np.float64), self._q)
+            self._exact.update(zip(todo, values.tolist()))
+        return np.array([self._exact[i] for i in idx.tolist()], dtype=np.float64)
+
+    def best(self) -> float:
+        return self.stats()[1]
+
+    def stats(self) -> tuple[float, float]:
+        """(median, best) of the exact cosines. Each order statistic of the exact values
+        lies within the margin of the same order statistic of the approximate ones, so only
+        rows within twice the margin of it need the exact value."""
+        if self._stats is None:
+            a = self.approx
+            n = len(a)
+            top_band = np.flatnonzero(a >= a.max() - 2 * COSINE_MARGIN)
+            best = float(self.exact(top_band).max())
+            k_lo, k_hi = (n - 1) // 2, n // 2
+            part = np.partition(a, (k_lo, k_hi))
+            low, high = part[k_lo] - 2 * COSINE_MARGIN, part[k_hi] + 2 * COSINE_MARGIN
+            band = np.flatnonzero((a >= low) & (a <= high))
+            below = int(np.count_nonzero(a < low))
+            values = np.sort(self.exact(band))
+            middle = values[k_lo - below:k_hi - below + 1]
+            self._stats = (ranking.median(middle), best)
+        return self._stats
+
+    def top_ranks(self) -> dict[int, int]:
+        """Competition ranks (cosine tie rule) of the rows ranked within
+        :data:`ranking.SEMANTIC_RANKS`, keyed by index into :attr:`pos`."""
+        a = self.approx
+        k = min(ranking.SEMANTIC_RANKS, len(a))
+        kth = -np.partition(-a, k - 1)[k - 1]
+        band = np.flatnonzero(a >= kth - 2 * COSINE_MARGIN)
+        ranks = ranking.competition_ranks(zip(band.tolist(), self.exact(band).tolist()),
+                                          ranking.cosine_tied)
+        return {i: r for i, r in ranks.items() if r <= ranking.SEMANTIC_RANKS}
+
+
+def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
+                bm25: tuple[np.ndarray, np.ndarray], cosine: _Cosines | None, limit: int,
+                load) -> list[SearchResult]:
+    """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
+    cosines, and those that can reach the top ``limit`` (ties included) are recomputed
+    exactly by the same rule as the reference path. Loads only the rows it returns."""
+    bm_pos, bm_score = bm25
+    bm_rank = ranking.competition_ranks_array(bm_score, ranking.bm25_tied)
+    best_bm = float(bm_score.max()) if len(bm_score) else 0.0
+    empty = np.zeros(0, dtype=np.int64)
+    co_pos = cosine.pos if cosine is not None else empty
+    median, best_cos = cosine.stats() if cosine is not None else (0.0, 0.0)
+    keys = np.union1d(bm_pos, co_pos)
+    if not len(keys):
+        return []
+    bi = np.searchsorted(keys, bm_pos)
+    ci = np.searchsorted(keys, co_pos)
+    approx = np.zeros(len(keys))
+    if best_bm > 0.0:
+        approx[bi] += ranking.KEYWORD_WEIGHT * (bm_score / best_bm)
+    spread = best_cos - median
+    error = 0.0
+    if cosine is not None and spread > 0.0:
+        approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
+        error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
+    if len(keys) > limit:  # everything that can reach the top `limit`, ties included
+        threshold = -np.partition(-approx, limit - 1)[limit - 1]
+        candidates = np.flatnonzero(approx >= threshold - 2 * error
+                                    - 2 * ranking.FUSED_ABS_TOL)
+    else:
+        candidates = np.arange(len(keys))
+    cand_keys = keys[candidates]
+    b_at = np.searchsorted(bm_pos, cand_keys)
+    has_b = (b_at < len(bm_pos)) & (bm_pos[np.minimum(b_at, max(len(bm_pos) - 1, 0))]
+                                    == cand_keys) if len(bm_pos) else np.zeros(len(cand_keys), bool)
+    c_at = np.searchsorted(co_pos, cand_keys)
+    has_c = (c_at < len(co_pos)) & (co_pos[np.minimum(c_at, max(len(co_pos) - 1, 0))]
+                                    == cand_keys) if len(co_pos) else np.zeros(len(cand_keys), bool)
+    exact_cos = (dict(zip(c_at[has_c].tolist(), cosine.exact(c_at[has_c]).tolist()))
+                 if cosine is not None else {})
+    fused: dict[str, float] = {}
+    parts: dict[str, tuple] = {}
+    for key, b, hb, c, hc in zip(cand_keys.tolist(), b_at.tolist(), has_b.tolist(),
+                                 c_at.tolist(), has_c.tolist()):
+        name = memory_ids[mem[key]]
+        bm = float(bm_score[b]) if hb else None
+        co = exact_cos[c] if hc else None
+        fused[name] = ranking.fused_score(bm, best_bm, co, median, best_cos)
+        parts[name] = (key, bm, int(bm_rank[b]) if hb else None, co, c if hc else None)
+    top = ranking.fused_order(fused)[:limit]
+    rows = load([int(ids[parts[name][0]]) for name in top])
+    co_ranks = cosine.top_ranks() if cosine is not None else {}
+    out = []
+    for name in top:
+        key, bm, b_rank, co, c = parts[name]
+        out.append(result(rows[int(ids[key])], fused[name], bm, b_rank, co,
+                          co_ranks.get(c) if c is not None else None))
+    return out

@@ -7,6 +7,7 @@ over the configuration file, which wins over the default.
 | namespace | ``--namespace`` | ``MEMORY_NAMESPACE`` | | ``notes`` |
 | writes over MCP | ``--enable-writes`` | ``MEMORY_ENABLE_WRITES`` | | off |
 | vector backend | ``--vector-backend`` | ``MEMORY_VECTOR_BACKEND`` | | ``auto`` |
+| semantic model | ``--embedder`` | ``MEMORY_EMBEDDER`` | | ``auto`` (e5 where installed) |
 | config file | ``--config`` | ``MEMORY_CONFIG`` | | ``config.toml`` in the user config dir |
 | settle time | ``--settle-ms`` | | ``settle_ms`` | 300 |
 | rescan interval | ``--rescan-interval`` | | ``rescan_interval`` | 600 |
@@ -36,6 +37,7 @@ class Settings:
     enable_writes: bool
     vector_backend: str
     config_path: Path
+    embedder: str = "auto"
 
     def load_config(self) -> config_file.Config:
         """The configuration file (defaults when it does not exist)."""
@@ -77,7 +79,7 @@ def _bool(raw: str, name: str) -> bool:
 
 def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None,
             enable_writes: bool | None = None, vector_backend: str | None = None,
-            config: str | os.PathLike | None = None,
+            config: str | os.PathLike | None = None, embedder: str | None = None,
             environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from flags (None: not given) and the environment (default: os.environ)."""
     env = os.environ if environ is None else environ
@@ -90,4 +92,5 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
         namespace=namespace or env.get("MEMORY_NAMESPACE") or DEFAULT_NAMESPACE,
         enable_writes=enable_writes,
         vector_backend=vector_backend or env.get("MEMORY_VECTOR_BACKEND") or "auto",
-        config_path=Path(config_value).expanduser() if config_value else default_config())
+        config_path=Path(config_value).expanduser() if config_value else default_config(),
+        embedder=embedder or env.get("MEMORY_EMBEDDER") or "auto")

@@ -31,6 +31,8 @@ from .times import now_micros
 log = logging.getLogger("personal_memory.watch")
 
 EXIT_LOCKED = 75
+EMBED_BATCH = 16  # memories per embedding step: about a second of work on two cores
+EMBED_RETRY_SECONDS = 30
 # A path that keeps changing is still imported at least this often.
 MAX_DELAY_FACTOR = 10
 # After a busy or full database, retry after 2 s, doubling up to this.
@@ -120,6 +122,13 @@ class Watcher:
         self._last_sync: tuple[str, str, SyncReport] | None = None
         self._retry_at: float | None = None
         self._retry_reason = ""
+        # Vectors are made after the writes commit, a batch at a time between events.
+        self._embed_more = store.embedder is not None
+        self._embed_below: int | None = None  # the cursor: ids below it are still to check
+        self._embed_retry_at: float | None = None
+        self._next_embed_status = 0.0
+        self._embedded = 0
+        self._embed_seconds = 0.0
         # The database's own files never count as note changes (it may live in a notes
         # folder), and a database deleted or replaced under us is detected by its inode.
         db = os.path.abspath(store.path)
@@ -295,8 +304,11 @@ class Watcher:
                 next_rescan = time.monotonic() + self.rescan_interval
             self._flush_settled()
             self._progress(0, 0)
+            if self._next_settle() is None:  # nothing waiting to be imported
+                self._embed_step()
             deadlines = [self._next_beat, self._next_ping, next_rescan, self._next_settle(),
-                         self._retry_at,
+                         self._retry_at, self._embed_retry_at,
+                         time.monotonic() if self._embed_more else None,
                          next_root_check if self._lost else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
             self._wake.wait(timeout)
@@ -316,6 +328,44 @@ class Watcher:
             self._next_ping = now + self._ping_every
         if total:
             notify.notify(f"STATUS=syncing: {done} of {total} changed files")
+
+    def _embed_step(self) -> None:
+        """Embed one batch of memories that have no vector yet. Imports come first: the
+        loop calls this only when no change is waiting, and a batch takes a second or two."""
+        now = time.monotonic()
+        if self._embed_retry_at is not None:
+            if now < self._embed_retry_at:
+                return
+            self._embed_retry_at, self._embed_more = None, True
+        if not self._embed_more or self.stop_event.is_set():
+            return
+        try:
+            done = self.store.embed_pending(max_rows=EMBED_BATCH, batch_size=EMBED_BATCH,
+                                            below=self._embed_below)
+        except (DatabaseBusy, DiskFull) as exc:
+            log.warning("%s while embedding; retrying in %d s", exc, EMBED_RETRY_SECONDS)
+            self._embed_more, self._embed_retry_at = False, now + EMBED_RETRY_SECONDS
+            self._embed_below = None
+            return
+        self._embedded += done["embedded"]
+        self._embed_seconds += time.monotonic() - now
+        self._embed_below = done["below"]
+        # A full batch: more may wait below the cursor. A short one: the scan reached the
+        # oldest revision, and what a later sync writes starts a new scan from the top.
+        self._embed_more = done["embedded"] == EMBED_BATCH
+        if self._embed_more:
+            if now >= self._next_embed_status:
+                self._next_embed_status = now + 30
+                notify.notify(f"STATUS=embedding: {self.store.pending_vectors()} memories "
+                              "to go")
+            return
+        self._embed_below = None
+        if self._embedded:
+            log.info("embedded %d memories in %.1f s (%.1f per second); all are searchable "
+                     "by meaning", self._embedded, self._embed_seconds,
+                     self._embedded / max(self._embed_seconds, 1e-9))
+            self._embedded, self._embed_seconds = 0, 0.0
+            notify.notify("STATUS=" + self.status_line())
 
     def _next_settle(self) -> float | None:
         with self._lock:
@@ -375,6 +425,9 @@ class Watcher:
             notify.notify(f"STATUS={waiting}")
             return
         self._backoff = 0.0
+        if report.changed or what != "change":  # new revisions, or a rescan: look again
+            self._embed_more = self.store.embedder is not None
+            self._embed_below = None
         if report.changed or report.skipped or what != "change":
             skipped = "".join(f"; skipped {s['path']}: {s['reason']}"
                               for s in report.skipped[:20])
@@ -484,10 +537,10 @@ def _read_int(path: Path) -> int | None:
 
 def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_interval: float,
                allow_mass_delete: bool, vector_backend: str = "auto",
-               install_signals: bool = True) -> int:
+               embedder: str = "auto", install_signals: bool = True) -> int:
     """Open the database, lock it and watch until a signal. Returns the exit code."""
     # Open (and so validate) the database first: a foreign file gets no stray lock file.
-    with MemoryStore.open(db_path, vector_backend=vector_backend) as store, \
+    with MemoryStore.open(db_path, vector_backend=vector_backend, embedder=embedder) as store, \
             DaemonLock(lock_path(db_path)):  # LockedError: the CLI exits 75
         watcher = Watcher(store, folders, settle_ms=settle_ms, rescan_interval=rescan_interval,
                           allow_mass_delete=allow_mass_delete)
@@ -497,6 +550,7 @@ def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_i
                  ", ".join(f"{f.root} as {f.namespace}/{f.collection}" for f in folders),
                  db_path, settle_ms,
                  f"rescan every {rescan_interval:g} s" if rescan_interval else "rescans off")
+        log.info("search: %s", store.embedder_note)
         code = watcher.run()
         log.info("stopped")
         return code

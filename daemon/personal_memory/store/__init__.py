@@ -2,7 +2,7 @@
 
 One module per responsibility: ``connection`` (opening, transactions, errors), ``schema``,
 ``revisions`` (the append-only log and the visibility rule), ``retrieval`` (ranking
-primitives), ``folder_state`` (stat cache, sync runs, heartbeat), ``maintenance``, ``purging``.
+primitives), ``folder_state`` (stat cache, sync runs, heartbeat), ``maintenance``, ``purging``, ``vectors`` (a semantic model's vectors).
 :class:`Database` joins them over one connection.
 
 Concurrency contract: one writer per database; every write is one ``BEGIN IMMEDIATE``
@@ -16,9 +16,10 @@ from .purging import Purging, folder_files, scan_files
 from .retrieval import Retrieval, match_expression
 from .revisions import RevisionLog
 from .schema import SCHEMA_VERSION, TOKENIZER
+from .vectors import Vectors
 
 
-class Database(RevisionLog, Retrieval, FolderState, Maintenance, Purging, Connection):
+class Database(RevisionLog, Retrieval, Vectors, FolderState, Maintenance, Purging, Connection):
     """An open database file. Create with :meth:`open`."""
 
 

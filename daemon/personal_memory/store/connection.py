@@ -9,7 +9,7 @@ from typing import Any, Iterator, Sequence
 
 import apsw
 
-from .. import embedding
+from ..text import normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError,
                       DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..paths import ensure_private_dir
@@ -32,7 +32,7 @@ def load_vector_backend(conn: apsw.Connection, requested: str) -> str:
     if requested not in VECTOR_BACKENDS:
         raise BackendError(f"vector backend {requested!r} is unknown; "
                            f"choose one of {', '.join(VECTOR_BACKENDS)}")
-    if requested == "python":
+    if requested in ("python", "auto"):  # numpy in float64: the exact rule
         return "python"
     ext = sqlite_vec_path()
     if ext is not None:
@@ -174,11 +174,6 @@ class Connection:
         if version > SCHEMA_VERSION:
             raise SchemaError(f"{self.path} has schema version {version}, newer than this "
                               f"personal-memory supports ({SCHEMA_VERSION}); upgrade the package")
-        stored = self.meta("embedding_version")
-        if stored != embedding.EMBEDDING_VERSION:
-            raise SchemaError(f"{self.path} was built with embedding {stored!r}, but this "
-                              f"version uses {embedding.EMBEDDING_VERSION!r}; vectors would "
-                              "not be comparable")
         self.schema = version
         self.tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
         if not self.read_only:
@@ -210,8 +205,8 @@ class Connection:
             self.conn.execute(fts_table(TOKENIZER))
             self.conn.executemany(
                 "INSERT INTO revisions_fts (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, embedding.normalize_text(title) if title else "",
-                  embedding.normalize_text(content))
+                ((rid, normalize_text(title) if title else "",
+                  normalize_text(content))
                  for rid, title, content in self.conn.execute(
                      f"SELECT id, {self.index_text} FROM revisions WHERE deleted = 0 "
                      f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()))
@@ -241,10 +236,6 @@ class Connection:
         self.execute("PRAGMA synchronous=NORMAL")
         with self.transaction():
             self.conn.execute(DDL)
-            self.execute("INSERT INTO meta VALUES ('embedding_version', ?)",
-                         (embedding.EMBEDDING_VERSION,))
-            self.execute("INSERT INTO meta VALUES ('embedding_dimensions', ?)",
-                         (str(embedding.DIMENSIONS),))
             self.execute("INSERT INTO meta VALUES ('tokenizer', ?)", (TOKENIZER,))
             self.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -334,6 +325,10 @@ class Connection:
     def meta(self, key: str) -> str | None:
         return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a derived value (never a revision); call inside :meth:`transaction`."""
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     # -- tokenizing as the index does ---------------------------------------------------
 
     @property
@@ -345,7 +340,7 @@ class Connection:
 
     def tokens(self, text: str) -> list[str]:
         """The terms FTS5 sees in ``text``, in order (query-time tokenization)."""
-        data = embedding.normalize_text(text).encode("utf-8")
+        data = normalize_text(text).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
     def document_tokens(self, text: str) -> list[str]:

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from .. import embedding
+from ..text import normalize_text
 from ..notes import legacy_chunk_number, record_id
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
@@ -82,13 +82,16 @@ class Purging:
                     self.conn.execute(
                         "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
                         "VALUES ('delete', ?, ?, ?)",
-                        (rid, embedding.normalize_text(title) if title else "",
-                         embedding.normalize_text(content)))
+                        (rid, normalize_text(title) if title else "",
+                         normalize_text(content)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "
                     f"purged_at = ?{blank_note_columns} WHERE id = ?",
                     (stub, PURGED_HASH, purged_at, rid))
+            if self.at_least(5):  # a vector is made from the text: it goes too
+                self.conn.execute("DELETE FROM vectors WHERE revision_id IN "
+                                  "(SELECT value FROM json_each(?))", (json.dumps(revision_ids),))
             self.conn.execute("DELETE FROM meta WHERE key = 'purge_in_progress'")
             # Merge the index into one b-tree so no old segment keeps a deleted term.
             self.conn.execute("INSERT INTO revisions_fts (revisions_fts) VALUES ('optimize')")

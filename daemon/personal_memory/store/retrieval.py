@@ -1,22 +1,16 @@
-"""SQL primitives of ranking: a fresh FTS5 index over chosen rows (the reference path),
-vectors, and what the in-memory search index reads."""
+"""SQL primitives of ranking: a fresh FTS5 index over chosen rows (the reference path)
+and what the in-memory search index reads."""
 
 from __future__ import annotations
 
-import json
 from typing import Iterator, Sequence
 
-from .. import embedding
+from ..text import normalize_text
 
 
 def match_expression(terms: Sequence[str]) -> str:
     """An FTS5 query that matches rows holding any of ``terms`` (each a quoted string)."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
-def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 class Retrieval:
@@ -44,27 +38,6 @@ class Retrieval:
         finally:
             conn.execute("DROP TABLE temp.rank_fts")
 
-    def embeddings(self, revision_ids: Sequence[int]) -> dict[int, bytes | None]:
-        out: dict[int, bytes | None] = {}
-        for chunk in _chunks(revision_ids, 30_000):
-            ids = json.dumps(list(chunk))
-            for rid, blob in self.conn.execute(
-                    "SELECT id, embedding FROM revisions WHERE id IN "
-                    "(SELECT value FROM json_each(?))", (ids,)):
-                out[rid] = blob
-        return out
-
-    def cosine_sqlite_vec(self, revision_ids: Sequence[int], query: bytes) -> dict[int, float]:
-        """Cosine similarity computed inside SQLite by sqlite-vec (float32)."""
-        out: dict[int, float] = {}
-        for chunk in _chunks(revision_ids, 30_000):
-            for rid, dist in self.conn.execute(
-                    "SELECT id, vec_distance_cosine(embedding, ?) FROM revisions WHERE id IN "
-                    "(SELECT value FROM json_each(?)) AND embedding IS NOT NULL",
-                    (query, json.dumps(list(chunk)))):
-                out[rid] = 1.0 - dist
-        return out
-
     # -- for the in-memory search index ---------------------------------------------------
 
     def max_revision_id(self) -> int:
@@ -72,13 +45,13 @@ class Retrieval:
 
     def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
         """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
-        doc_length, embedding, note, is a note record, metadata of a note record) of every
+        doc_length, note, is a note record, metadata of a note record) of every
         revision appended after ``last_id``, in id order."""
         note = (f"note, {self.note_record}, CASE WHEN {self.note_record} THEN metadata END"
                 if self.at_least(4) else "NULL, 0, NULL")
         return self.conn.execute(
             "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
-            f"valid_to, deleted OR {self.purged}, doc_length, embedding, {note} "
+            f"valid_to, deleted OR {self.purged}, doc_length, {note} "
             "FROM revisions WHERE id > ? ORDER BY id",
             (last_id,))
 
@@ -91,7 +64,7 @@ class Retrieval:
 
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
-        return [(rid, embedding.normalize_text(title or ""), embedding.normalize_text(content))
+        return [(rid, normalize_text(title or ""), normalize_text(content))
                 for rid, title, content in self.conn.execute(
                     f"SELECT id, {self.index_text} FROM revisions WHERE id > ? AND id <= ? "
                     f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Sequence
 
-from .. import embedding
+from ..text import normalize_text
 from ..notes import is_record, legacy_chunk_number, record_id
 from ..records import RevisionRecord
 from ..times import format_time
@@ -61,11 +61,10 @@ class RevisionLog:
         indexed = not deleted and not is_record(memory_id, note)
         index_title = None if index_title == title else index_title
         index_content = None if index_content == content else index_content
-        ntitle = embedding.normalize_text(index_title if index_title is not None
+        ntitle = normalize_text(index_title if index_title is not None
                                           else title or "")
-        ncontent = embedding.normalize_text(index_content if index_content is not None
+        ncontent = normalize_text(index_content if index_content is not None
                                             else content)
-        vector = embedding.embed(f"{ntitle}\n{ncontent}") if indexed else None
         length = (len(self.document_tokens(ntitle)) + len(self.document_tokens(ncontent))
                   if indexed else 0)
         meta = metadata_json(heading_path, metadata)
@@ -73,10 +72,10 @@ class RevisionLog:
         self.conn.execute(
             "INSERT INTO revisions (namespace, memory_id, known_at, valid_from, valid_to, "
             "deleted, hides_revision, title, content, source, provenance, content_hash, "
-            "doc_length, embedding, note, metadata, index_title, index_content) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "doc_length, note, metadata, index_title, index_content) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (namespace, memory_id, known_at, valid_from, valid_to, int(deleted),
-             hides_revision, title, content, source, prov, content_hash, length, vector,
+             hides_revision, title, content, source, prov, content_hash, length,
              note, meta, index_title, index_content))
         rowid = self.conn.last_insert_rowid()
         if indexed:
@@ -100,8 +99,8 @@ class RevisionLog:
             for rid, title, content in self.conn.execute(
                     f"SELECT id, {self.index_text} FROM revisions WHERE id IN "
                     "(SELECT value FROM json_each(?))", (ids,)):
-                out[rid] = (embedding.normalize_text(title or ""),
-                            embedding.normalize_text(content))
+                out[rid] = (normalize_text(title or ""),
+                            normalize_text(content))
         return out
 
     def _one(self, sql: str, params: Sequence[Any]) -> RevisionRecord | None:

@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -66,6 +66,19 @@ CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace, me
 BEGIN SELECT RAISE(ABORT, 'a purge may only blank the text of a revision'); END;
 """
 
+# Schema 5: vectors of a semantic model, one per (revision, embedder). Derived data like the
+# full-text index: re-embedding deletes and adds here and never touches a revision. ``seq``
+# only grows (AUTOINCREMENT), so a reader loads what was added since it last looked.
+# (The ``embedding`` column of revisions held the hashed vectors of schemas 1-4; unused.)
+VECTORS = """CREATE TABLE vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    revision_id INTEGER NOT NULL REFERENCES revisions(id),
+    embedder TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (embedder, revision_id)
+) STRICT;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -126,7 +139,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}{NOTE_INDEX}CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}{VECTORS}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -143,4 +156,5 @@ MIGRATIONS = {
     3: "ALTER TABLE revisions ADD COLUMN purged_at INTEGER;\n"
        "DROP TRIGGER revisions_no_update;\n" + APPEND_ONLY,
     4: NOTE_MODEL + NOTE_INDEX,
+    5: VECTORS,
 }

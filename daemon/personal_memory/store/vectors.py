@@ -1,0 +1,97 @@
+"""Vectors of a semantic model: which revisions still need one, storing them, reading them."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator, Sequence
+
+
+class Vectors:
+    """Mixin of :class:`~personal_memory.store.Database`: the ``vectors`` table (schema 5).
+    A revision needs a vector when a search can rank it: not a tombstone, not purged, not a
+    note's record."""
+
+    @property
+    def _needs_vector(self) -> str:
+        return f"deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}"
+
+    _MISSING = ("NOT EXISTS (SELECT 1 FROM vectors v WHERE v.embedder = ? AND "
+                "v.revision_id = revisions.id)")
+
+    def vectors_ready(self) -> bool:
+        return self.at_least(5)
+
+    def missing_vectors(self, embedder: str, limit: int, below: int | None = None,
+                        ) -> list[tuple[int, str | None, str]]:
+        """(id, title, content as indexed) of up to ``limit`` revisions without a vector from
+        ``embedder``, newest first (what was just written is searched most), with ids below
+        ``below`` when given (a cursor: the next batch never rescans the last)."""
+        bound = "" if below is None else f"id < {int(below)} AND "
+        return self.execute(
+            f"SELECT id, {self.index_text} FROM revisions WHERE {bound}{self._needs_vector} "
+            f"AND {self._MISSING} ORDER BY id DESC LIMIT ?", (embedder, limit))
+
+    def count_missing_vectors(self, embedder: str, namespace: str | None = None) -> int:
+        where = " AND namespace = ?" if namespace else ""
+        params = (namespace,) if namespace else ()
+        if not self.vectors_ready():  # a reader of a file not yet upgraded: none stored
+            return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
+                               f"{where}", params)
+        return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
+                           f"{where} AND {self._MISSING}", params + (embedder,))
+
+    def add_vectors(self, embedder: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        """Store vectors (call inside :meth:`transaction`); one already there is kept,
+        and a revision purged since it was read gets none."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO vectors (revision_id, embedder, vector) SELECT id, ?, ? "
+            f"FROM revisions WHERE id = ? AND NOT ({self.purged})",
+            ((embedder, blob, rid) for rid, blob in rows))
+
+    def vector_counts(self) -> dict[str, int]:
+        """Vectors stored per embedder."""
+        if not self.vectors_ready():
+            return {}
+        return dict(self.execute("SELECT embedder, count(*) FROM vectors GROUP BY embedder"))
+
+    def drop_vectors(self, embedder: str | None = None, keep: str | None = None) -> int:
+        """Delete the vectors of one embedder, or of every embedder but ``keep``."""
+        if embedder is not None:
+            self.conn.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
+        else:
+            self.conn.execute("DELETE FROM vectors WHERE embedder != ?", (keep,))
+        return self.conn.changes()
+
+    def vectors_since(self, embedder: str, seq: int) -> Iterator[tuple[int, int, bytes]]:
+        """(seq, revision id, vector) added after ``seq``, in seq order."""
+        if not self.vectors_ready():
+            return iter(())
+        return self.conn.execute(
+            "SELECT seq, revision_id, vector FROM vectors WHERE embedder = ? AND seq > ? "
+            "ORDER BY seq", (embedder, seq))
+
+    def vector_blobs(self, embedder: str, revision_ids: Sequence[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        if not self.vectors_ready():
+            return out
+        for start in range(0, len(revision_ids), 30_000):
+            ids = json.dumps(list(revision_ids[start:start + 30_000]))
+            out.update(self.conn.execute(
+                "SELECT revision_id, vector FROM vectors WHERE embedder = ? AND revision_id "
+                "IN (SELECT value FROM json_each(?))", (embedder, ids)))
+        return out
+
+    def cosine_sqlite_vec(self, embedder: str, revision_ids: Sequence[int], query: bytes,
+                          ) -> dict[int, float]:
+        """Cosine similarity computed inside SQLite by sqlite-vec (float32)."""
+        out: dict[int, float] = {}
+        if not self.vectors_ready():
+            return out
+        for start in range(0, len(revision_ids), 30_000):
+            ids = json.dumps(list(revision_ids[start:start + 30_000]))
+            for rid, dist in self.conn.execute(
+                    "SELECT revision_id, vec_distance_cosine(vector, ?) FROM vectors WHERE "
+                    "embedder = ? AND revision_id IN (SELECT value FROM json_each(?))",
+                    (query, embedder, ids)):
+                out[rid] = 1.0 - dist
+        return out

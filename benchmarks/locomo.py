@@ -176,6 +176,7 @@ def run(paths: list[str], cache: str | None = None) -> dict:
     stored = questions = 0
     embedder = CachedEmbedder(cache)
     made_up = gibberish(40)
+    pooled: list[np.ndarray] = []
     with tempfile.TemporaryDirectory() as tmp, \
             MemoryStore.open(Path(tmp) / "m.db", embedder=embedder) as store:
         for path in paths:
@@ -195,6 +196,7 @@ def run(paths: list[str], cache: str | None = None) -> dict:
                     for m, spec in TOKENIZERS.items()}
             ids = [d for d, _, _ in rows]
             vectors = embedder.passages([normalize_text(t) for _, _, t in rows])
+            pooled.append(vectors)
             for q in made_up:
                 best_made_up.append(float((vectors @ embedder.query(q)).max()))
             for item in conversation["qa"]:
@@ -222,19 +224,30 @@ def run(paths: list[str], cache: str | None = None) -> dict:
     def mean(rows: list[dict]) -> dict[str, float]:
         return {k: round(statistics.fmean(r[k] for r in rows), 3) for k in rows[0]}
 
-    def quantiles(values: list[float]) -> dict[str, float]:
-        v = sorted(values)
-        return {f"p{p}": round(v[min(len(v) - 1, int(len(v) * p / 100))], 4)
-                for p in (1, 5, 50, 95, 99)} | {"max": round(v[-1], 4), "min": round(v[0], 4)}
-
     table = {}
     for method, cats in per.items():
         overall = [r for c in (1, 2, 3, 4) for r in cats.get(c, [])]
         table[method] = {"overall": mean(overall) | {"questions": len(overall)},
                          **{CATEGORIES[c]: mean(rows) | {"questions": len(rows)}
                             for c, rows in sorted(cats.items())}}
+
+    def quantiles(values: list[float]) -> dict[str, float]:
+        v = sorted(values)
+        return {f"p{p}": round(v[min(len(v) - 1, int(len(v) * p / 100))], 4)
+                for p in (1, 5, 50, 95, 99)} | {"max": round(v[-1], 4), "min": round(v[0], 4)}
+
     latencies.sort()
     threshold = embedder.no_answer_below
+    # How close made-up words get as a store grows: random subsets of all the turns.
+    everything = np.concatenate(pooled)
+    made_up_vectors = np.array([embedder.query(q) for q in made_up])
+    rng = np.random.default_rng(0)
+    by_size = {}
+    for n in (10, 100, 1000, len(everything)):
+        best = np.concatenate([
+            (made_up_vectors @ everything[rng.choice(len(everything), n, replace=False)].T)
+            .max(axis=1) for _ in range(20 if n < len(everything) else 1)])
+        by_size[n] = quantiles(best.tolist())
     return {"conversations": [Path(p).stem for p in paths], "turns": stored,
             "questions_with_evidence": questions, "embedder": embedder.key,
             "methods": table,
@@ -244,10 +257,12 @@ def run(paths: list[str], cache: str | None = None) -> dict:
                 "threshold": threshold,
                 "best_similarity_real_questions": quantiles(best_real),
                 "best_similarity_made_up_words": quantiles(best_made_up),
+                # what the threshold would cost a real question that matched no word
                 "real_questions_below_threshold": round(
                     sum(b < threshold for b in best_real) / len(best_real), 4),
                 "made_up_at_or_above_threshold": round(
                     sum(b >= threshold for b in best_made_up) / len(best_made_up), 4),
+                "best_similarity_made_up_words_by_store_size": by_size,
                 "made_up_searches_answered": answered,
                 "made_up_searches": len(made_up) * len(paths)}}
 

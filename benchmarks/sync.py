@@ -3,9 +3,14 @@
     .venv/bin/python benchmarks/sync.py [--files 10000] [--edits 40] [--burst 1000]
 
 Measures, each in a fresh process where it matters: the first `memory sync` (files and MB
-per second, peak memory), a no-change rescan, and with `memory watch` running: the time from
-a save to the note being searchable for single edits and for a burst, and the daemon's CPU
-time while idle. Saves JSON to benchmarks/results/sync.json.
+per second, peak memory) up to keyword-searchable (`--no-embed`), a no-change rescan, and
+with `memory watch` running: the time from a save to the note being searchable for single
+edits and for a burst, and the daemon's CPU time while idle. Then search by meaning, on a
+smaller folder of the same notes (`--embed-files`, default 1,000: embedding all 10,000
+takes most of an hour on two cores): the keyword import, then `memory reembed` until every
+section has a vector (passages per second), and the save-to-searchable time of single
+edits while the daemon embeds that folder in the background. Saves JSON to
+benchmarks/results/sync.json.
 """
 
 from __future__ import annotations
@@ -71,19 +76,19 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def run(files: int, edits: int, burst: int) -> dict:
+def run(files: int, edits: int, burst: int, embed_files: int = 1000) -> dict:
     out: dict = {"files": files, "python": sys.version.split()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         root = tmp / "notes"
         size = make_folder(root, files)
         db = tmp / "memory.db"
-        seconds, rss, report = timed_cli(db, "sync", str(root))
+        seconds, rss, report = timed_cli(db, "sync", "--no-embed", str(root))
         out["first_sync"] = {"seconds": round(seconds, 2), "files_per_s": round(files / seconds),
                              "mb_per_s": round(size / 1e6 / seconds, 2),
                              "bytes": size, "peak_rss_mb": round(rss),
                              "chunks": report["chunks_added"]}
-        seconds, rss, report = timed_cli(db, "sync", str(root))
+        seconds, rss, report = timed_cli(db, "sync", "--no-embed", str(root))
         assert report["chunks_added"] == report["chunks_changed"] == 0
         out["no_change_rescan"] = {"seconds": round(seconds, 3), "peak_rss_mb": round(rss)}
 
@@ -128,6 +133,49 @@ def run(files: int, edits: int, burst: int) -> dict:
             raise
         finally:
             d.close()
+        out["semantic"] = embedding_run(tmp / "embed", embed_files, edits=10)
+    return out
+
+
+def embedding_run(tmp: Path, files: int, edits: int) -> dict:
+    """Keyword-searchable, then fully embedded; and edits saved while the daemon embeds."""
+    root = tmp / "notes"
+    root.mkdir(parents=True)
+    make_folder(root, files, seed=2)
+    db = tmp / "memory.db"
+    keyword_s, _, report = timed_cli(db, "sync", "--no-embed", str(root))
+    embed_s, rss, done = timed_cli(db, "reembed")
+    out = {"files": files, "sections": report["chunks_added"],
+           "keyword_searchable_s": round(keyword_s, 2),
+           "embedding_s": round(embed_s, 2),
+           "fully_embedded_s": round(keyword_s + embed_s, 2),
+           "passages_per_s": round(done["embedded"] / embed_s, 1),
+           "embedder": done["embedder"], "reembed_peak_rss_mb": round(rss)}
+    # The same folder again, with the daemon embedding it in the background.
+    db2 = tmp / "memory2.db"
+    timed_cli(db2, "sync", "--no-embed", str(root))
+    d = Daemon(db2, root, "--settle-ms", "300", env={"MEMORY_EMBEDDER": "e5"})
+    d.start()
+    try:
+        rng = random.Random(7)
+        latencies = []
+        for n in range(edits):
+            i = rng.randrange(files)
+            path = root / f"area{i % 40:02d}" / f"note{i:05d}.md"
+            token = f"semedit{n}x{rng.randrange(10**9)}"
+            path.write_text(path.read_text() + f"\n{token}\n")
+            t0 = time.perf_counter()
+            wait_for(lambda: d.search_ids(token), timeout=60, interval=0.01)
+            latencies.append(time.perf_counter() - t0)
+            time.sleep(0.5)
+        with MemoryStore.open(db2, read_only=True, embedder="e5") as s:
+            pending = s.pending_vectors()
+        out["edit_latency_while_embedding_s"] = {
+            "p50": round(statistics.median(latencies), 3),
+            "p95": round(percentile(latencies, 0.95), 3), "edits": edits,
+            "still_pending_after": pending}
+    finally:
+        d.close()
     return out
 
 
@@ -141,9 +189,10 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--edits", type=int, default=40)
     ap.add_argument("--burst", type=int, default=1000)
+    ap.add_argument("--embed-files", type=int, default=1000)
     ap.add_argument("--out", default=str(HERE / "results" / "sync.json"))
     args = ap.parse_args()
-    result = run(args.files, args.edits, args.burst)
+    result = run(args.files, args.edits, args.burst, args.embed_files)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0

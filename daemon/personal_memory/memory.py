@@ -353,9 +353,11 @@ class MemoryStore:
 
     def pending_vectors(self, namespace: str | None = None) -> int:
         """Revisions a search can rank that have no vector from this store's model yet
-        (all of them when search is keyword-only)."""
+        (0 when search is keyword-only: there is no model to wait for)."""
+        if self._embedder is None:
+            return 0
         with self._db.snapshot():
-            return self._db.count_missing_vectors(self.embedder or "", namespace)
+            return self._db.count_missing_vectors(self._embedder.key, namespace)
 
     def embed_pending(self, *, batch_size: int = 32, max_rows: int | None = None,
                       below: int | None = None,
@@ -422,8 +424,7 @@ class MemoryStore:
     def _vector_status(self, namespace: str | None) -> dict[str, Any]:
         rate = self._db.meta("embedding_rate")
         return {"semantic": self._embedder_note, "embedder": self.embedder,
-                "pending_vectors": self._db.count_missing_vectors(self.embedder or "",
-                                                                  namespace),
+                "pending_vectors": self.pending_vectors(namespace),
                 "embedding_per_second": float(rate) if rate else None}
 
     # -- erasure ------------------------------------------------------------------------
@@ -538,8 +539,7 @@ class MemoryStore:
                     "schema_version": self._db.schema_version(),
                     "supported_schema_version": SCHEMA_VERSION,
                     "vectors": self._db.vector_counts(),
-                    "pending_vectors": self._db.count_missing_vectors(self.embedder or "",
-                                                                      None)}
+                    "pending_vectors": self.pending_vectors()}
 
     def backup(self, dest: str) -> None:
         """A consistent copy to a new file (0600), safe while the daemon writes."""

@@ -119,8 +119,10 @@ class SearchIndex:
         if key != self._vector_key:
             self._vector_key, self._vector_seq, self._vectors = key, 0, None
             self.rows.cols["vpos"][:] = -1
-        for chunk in iter(lambda: list(itertools.islice(
-                db.vectors_since(key, self._vector_seq), self.LOAD_CHUNK)), []):
+        if db.max_vector_seq() <= self._vector_seq:
+            return
+        # Small chunks: each is copied twice on its way in, and the peak memory counts.
+        for chunk in iter(lambda: db.vectors_since(key, self._vector_seq, 2048), []):
             seqs, rids, blobs = zip(*chunk)
             dims = len(blobs[0]) // 4
             if self._vectors is None:  # vectors are large: sized once, then grown by 1/4
@@ -344,7 +346,7 @@ class SearchIndex:
                 return Ranked(unembedded=unembedded, no_answer=why)
             return Ranked(fuse_ranked(
                 memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
-                bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
+                winners=winners, bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
                 load=db.revisions_by_id), unembedded)
 
 
@@ -401,23 +403,26 @@ class _Cosines:
 
 
 def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
-                bm25: tuple[np.ndarray, np.ndarray], cosine: _Cosines | None, limit: int,
-                load) -> list[SearchResult]:
+                winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
+                cosine: _Cosines | None, limit: int, load) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
-    exactly by the same rule as the reference path. Loads only the rows it returns."""
+    exactly by the same rule as the reference path. Loads only the rows it returns.
+    ``winners`` are the sorted positions of the rankable rows; both arms' positions are
+    among them."""
     bm_pos, bm_score = bm25
-    bm_rank = ranking.competition_ranks_array(bm_score, ranking.bm25_tied)
-    best_bm = float(bm_score.max()) if len(bm_score) else 0.0
-    empty = np.zeros(0, dtype=np.int64)
-    co_pos = cosine.pos if cosine is not None else empty
-    median, best_cos = cosine.stats() if cosine is not None else (0.0, 0.0)
-    keys = np.union1d(bm_pos, co_pos)
-    if not len(keys):
+    n = len(winners)
+    if not n:
         return []
-    bi = np.searchsorted(keys, bm_pos)
-    ci = np.searchsorted(keys, co_pos)
-    approx = np.zeros(len(keys))
+    best_bm = float(bm_score.max()) if len(bm_score) else 0.0
+    co_pos = cosine.pos if cosine is not None else np.zeros(0, dtype=np.int64)
+    median, best_cos = cosine.stats() if cosine is not None else (0.0, 0.0)
+    slot = np.empty(int(winners[-1]) + 1, dtype=np.int64)  # position -> index in winners
+    slot[winners] = np.arange(n)
+    bi, ci = slot[bm_pos], slot[co_pos]
+    approx = np.full(n, -np.inf)  # rows neither arm scored are no result
+    approx[bi] = 0.0
+    approx[ci] = 0.0
     if best_bm > 0.0:
         approx[bi] += ranking.KEYWORD_WEIGHT * (bm_score / best_bm)
     spread = best_cos - median
@@ -425,40 +430,49 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if cosine is not None and spread > 0.0:
         approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
         error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
-    if len(keys) > limit:  # everything that can reach the top `limit`, ties included
+    scored = np.isfinite(approx)
+    if np.count_nonzero(scored) <= limit:
+        candidates = np.flatnonzero(scored)
+    else:  # everything that can reach the top `limit`, ties included
         threshold = -np.partition(-approx, limit - 1)[limit - 1]
         candidates = np.flatnonzero(approx >= threshold - 2 * error
                                     - 2 * ranking.FUSED_ABS_TOL)
-    else:
-        candidates = np.arange(len(keys))
-    cand_keys = keys[candidates]
-    b_at, has_b = _find(bm_pos, cand_keys)
-    c_at, has_c = _find(co_pos, cand_keys)
-    exact_cos = (dict(zip(c_at[has_c].tolist(), cosine.exact(c_at[has_c]).tolist()))
-                 if cosine is not None else {})
+    bm_at = np.full(n, -1, dtype=np.int64)
+    bm_at[bi] = np.arange(len(bi))
+    co_at = np.full(n, -1, dtype=np.int64)
+    co_at[ci] = np.arange(len(ci))
+    c_idx = co_at[candidates]
+    exact = (dict(zip(c_idx[c_idx >= 0].tolist(), cosine.exact(c_idx[c_idx >= 0]).tolist()))
+             if cosine is not None else {})
     fused: dict[str, float] = {}
-    parts: dict[str, tuple] = {}
-    for key, b, hb, c, hc in zip(cand_keys.tolist(), b_at.tolist(), has_b.tolist(),
-                                 c_at.tolist(), has_c.tolist()):
-        name = memory_ids[mem[key]]
-        bm = float(bm_score[b]) if hb else None
-        co = exact_cos[c] if hc else None
-        fused[name] = ranking.fused_score(bm, best_bm, co, median, best_cos)
-        parts[name] = (key, bm, int(bm_rank[b]) if hb else None, co, c if hc else None)
+    parts: dict[str, tuple[int, int, int]] = {}
+    for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
+        name = memory_ids[mem[winners[w]]]
+        fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, best_bm,
+                                          exact[c] if c >= 0 else None, median, best_cos)
+        parts[name] = (int(winners[w]), b, c)
     top = ranking.fused_order(fused)[:limit]
     rows = load([int(ids[parts[name][0]]) for name in top])
+    bm_ranks = _top_bm25_ranks(bm_score, [parts[name][1] for name in top])
     co_ranks = cosine.top_ranks() if cosine is not None else {}
     out = []
     for name in top:
-        key, bm, b_rank, co, c = parts[name]
-        out.append(result(rows[int(ids[key])], fused[name], bm, b_rank, co,
-                          co_ranks.get(c) if c is not None else None))
+        pos, b, c = parts[name]
+        out.append(result(rows[int(ids[pos])], fused[name],
+                          float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
+                          exact.get(c), co_ranks.get(c)))
     return out
 
 
-def _find(sorted_positions: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each key sits in ``sorted_positions``, and whether it is there at all."""
-    at = np.searchsorted(sorted_positions, keys)
-    if not len(sorted_positions):
-        return at, np.zeros(len(keys), dtype=bool)
-    return at, sorted_positions[np.minimum(at, len(sorted_positions) - 1)] == keys
+def _top_bm25_ranks(scores: np.ndarray, wanted: list[int]) -> dict[int, int]:
+    """Competition ranks (BM25 tie rule) of the rows at ``wanted`` indices (-1: none).
+    Only the rows scoring at least the lowest wanted one can change those ranks, so only
+    they are ranked."""
+    wanted = [b for b in wanted if b >= 0]
+    if not wanted:
+        return {}
+    floor = float(scores[wanted].min())
+    sel = np.flatnonzero(scores >= floor * (1 - 4 * ranking.BM25_REL_TOL))
+    ranks = ranking.competition_ranks_array(scores[sel], ranking.bm25_tied)
+    at = dict(zip(sel.tolist(), ranks.tolist()))
+    return {b: at[b] for b in wanted}

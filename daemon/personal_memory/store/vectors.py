@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterator, Sequence
+from typing import Sequence
 
 
 class Vectors:
@@ -62,13 +62,21 @@ class Vectors:
             self.conn.execute("DELETE FROM vectors WHERE embedder != ?", (keep,))
         return self.conn.changes()
 
-    def vectors_since(self, embedder: str, seq: int) -> Iterator[tuple[int, int, bytes]]:
-        """(seq, revision id, vector) added after ``seq``, in seq order."""
+    def max_vector_seq(self) -> int:
         if not self.vectors_ready():
-            return iter(())
-        return self.conn.execute(
-            "SELECT seq, revision_id, vector FROM vectors WHERE embedder = ? AND seq > ? "
-            "ORDER BY seq", (embedder, seq))
+            return 0
+        return self.scalar("SELECT coalesce(max(seq), 0) FROM vectors")
+
+    def vectors_since(self, embedder: str, seq: int, limit: int,
+                      ) -> list[tuple[int, int, bytes]]:
+        """Up to ``limit`` (seq, revision id, vector) of ``embedder`` added after ``seq``,
+        in seq order. (The unary + keeps SQLite on the seq range rather than the index of
+        every vector of that embedder.)"""
+        if not self.vectors_ready():
+            return []
+        return self.execute(
+            "SELECT seq, revision_id, vector FROM vectors WHERE seq > ? AND +embedder = ? "
+            "ORDER BY seq LIMIT ?", (seq, embedder, limit))
 
     def vector_blobs(self, embedder: str, revision_ids: Sequence[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}

@@ -58,6 +58,12 @@ echo
 echo "-- only notes tagged 'work':"
 "$memory" search "team" --tag work --limit 3
 echo
+echo "-- found by meaning: no word of the query is in the note"
+"$memory" search growing vegetables --limit 1
+echo
+echo "-- nothing fits: no answer rather than a guess"
+"$memory" search xyzzyplugh
+echo
 echo "-- what changed since before the edit:"
 "$memory" changes --since "$before"
 kill -TERM "$daemon_pid"

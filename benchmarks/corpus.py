@@ -145,7 +145,10 @@ class SyntheticEmbedder:
     name = "synthetic"
     version = "1"
     dimensions = 384
-    no_answer_below = 0.0
+
+    @staticmethod
+    def no_answer_below(rows: int) -> float:
+        return 0.0
     key = "synthetic/1"
 
     def __init__(self, seed: int = 5):

@@ -41,3 +41,12 @@ def test_bad_toml(tmp_path):
     f.write_text("folders = [\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load(f)
+
+
+def test_embedder_setting_is_validated_and_names_the_variable():
+    from personal_memory import embedders, settings
+    assert settings.EMBEDDERS == embedders.CHOICES
+    assert settings.resolve(environ={"MEMORY_EMBEDDER": "none"}).embedder == "none"
+    assert settings.resolve(environ={}, embedder="e5").embedder == "e5"
+    with pytest.raises(ConfigError, match="MEMORY_EMBEDDER: 'bert' is not one of auto"):
+        settings.resolve(environ={"MEMORY_EMBEDDER": "bert"})

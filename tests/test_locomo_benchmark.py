@@ -13,10 +13,12 @@ DATA = ROOT.parent / "shared" / "data" / "locomo" / "30.json"
 def test_locomo_runs_on_one_conversation():
     result = locomo.run([str(DATA)])
     assert result["turns"] > 100 and result["questions_with_evidence"] > 50
-    for method in ("shipped", "bm25", "bm25_porter"):
+    for method in ("shipped", "semantic", "bm25", "bm25_porter"):
         overall = result["methods"][method]["overall"]
         assert 0 < overall["R@5"] <= overall["R@10"] <= 1
         assert overall["Hit@5"] >= overall["R@5"]
+    no_answer = result["no_answer"]
+    assert no_answer["made_up_searches"] == 40 and no_answer["best_similarity_real_questions"]
 
 
 def test_evidence_ids_are_mended():

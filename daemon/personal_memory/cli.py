@@ -320,7 +320,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 f"tombstones    {d['tombstones']}\n"
                 f"namespaces    {ns}\n"
                 f"search        {d['semantic']}\n"
-                f"pending       {d['pending_vectors']} memories without a vector\n"
+                + (f"pending       {d['pending_vectors']} memories without a vector\n"
+                   if d["embedder"] else "") +
                 f"database      {d['path']} ({d['bytes'] / 1024:.1f} KiB)")
     _emit(args, data, human)
     return 0

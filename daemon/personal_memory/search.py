@@ -9,6 +9,7 @@ in any visible row and no row is semantically close enough, there is no answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -81,10 +82,11 @@ def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
 @dataclass(frozen=True)
 class Semantic:
     """The semantic arm of one search: which vectors (embedder key), the query's vector,
-    and the similarity below which a search with no keyword match has no answer."""
+    and the similarity below which a search with no keyword match has no answer (a
+    function of how many visible rows have a vector)."""
     key: str
     query: np.ndarray
-    no_answer_below: float
+    no_answer_below: Callable[[int], float]
 
 
 @dataclass
@@ -96,17 +98,19 @@ class Ranked:
     no_answer: str | None = None
 
 
-def no_answer(keyword_matches: int, best_cosine: float | None,
+def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               semantic: Semantic | None) -> str | None:
     """Why a search has no answer, or None when it has one: no visible row holds a query
-    word, and none is semantically closer than the embedder's calibrated threshold."""
+    word, and none is semantically closer than the embedder's calibrated threshold for
+    ``embedded`` visible rows with a vector."""
     if keyword_matches:
         return None
     if semantic is None or best_cosine is None:
         return "no visible memory contains a word of the query"
-    if best_cosine < semantic.no_answer_below:
+    threshold = semantic.no_answer_below(embedded)
+    if best_cosine < threshold:
         return (f"no visible memory contains a word of the query, and the closest in meaning "
-                f"(similarity {best_cosine:.3f}) is below {semantic.no_answer_below:.3f}")
+                f"(similarity {best_cosine:.3f}) is below {threshold:.3f}")
     return None
 
 
@@ -180,7 +184,7 @@ def search_reference(db: Database, query: str, *, namespace: str, as_of: int | N
         bm25 = db.bm25_over(list(rows), query_terms(db, query))
         cosine = cosine_reference(db, list(rows), semantic)
     unembedded = len(rows) - len(cosine) if semantic is not None else 0
-    why = no_answer(len(bm25), max(cosine.values(), default=None), semantic)
+    why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic)
     if why:
         return Ranked(unembedded=unembedded, no_answer=why)
     return Ranked(fuse(rows, bm25, cosine, limit), unembedded)

@@ -341,7 +341,8 @@ class SearchIndex:
             bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query))
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
-            why = no_answer(len(bm_pos), cos.best() if cos else None, semantic)
+            why = no_answer(len(bm_pos), cos.best() if cos else None,
+                            len(cos.pos) if cos else 0, semantic)
             if why:
                 return Ranked(unembedded=unembedded, no_answer=why)
             return Ranked(fuse_ranked(

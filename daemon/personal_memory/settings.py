@@ -27,6 +27,7 @@ from .folders import DEFAULT_NAMESPACE, Folder
 from .paths import default_config, default_db
 
 _TRUE = ("1", "true", "yes", "on")
+EMBEDDERS = ("auto", "e5", "none")  # the same choices as embedders.CHOICES
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -87,10 +88,15 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
     config_value = config or env.get("MEMORY_CONFIG") or None
     if enable_writes is None:
         enable_writes = _bool(env.get("MEMORY_ENABLE_WRITES", ""), "MEMORY_ENABLE_WRITES")
+    if embedder is None:
+        embedder = env.get("MEMORY_EMBEDDER") or "auto"
+        if embedder not in EMBEDDERS:
+            raise ConfigError(f"MEMORY_EMBEDDER: {embedder!r} is not one of "
+                              f"{', '.join(EMBEDDERS)}")
     return Settings(
         db=Path(db_value).expanduser() if db_value else default_db(),
         namespace=namespace or env.get("MEMORY_NAMESPACE") or DEFAULT_NAMESPACE,
         enable_writes=enable_writes,
         vector_backend=vector_backend or env.get("MEMORY_VECTOR_BACKEND") or "auto",
         config_path=Path(config_value).expanduser() if config_value else default_config(),
-        embedder=embedder or env.get("MEMORY_EMBEDDER") or "auto")
+        embedder=embedder)

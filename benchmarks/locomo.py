@@ -157,7 +157,8 @@ class CachedEmbedder:
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             keys = list(self.cache)
-            np.savez(self.path, keys=np.array(keys), vectors=np.array([self.cache[k] for k in keys]))
+            np.savez(self.path, keys=np.array(keys),
+                     vectors=np.array([self.cache[k] for k in keys]))
 
 
 def gibberish(n: int, seed: int = 7) -> list[str]:

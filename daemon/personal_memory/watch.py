@@ -31,7 +31,7 @@ from .times import now_micros
 log = logging.getLogger("personal_memory.watch")
 
 EXIT_LOCKED = 75
-EMBED_BATCH = 16  # memories per embedding step: about a second of work on two cores
+EMBED_BATCH = 4  # memories per embedding step: at most about a second of work (long sections)
 EMBED_RETRY_SECONDS = 30
 # A path that keeps changing is still imported at least this often.
 MAX_DELAY_FACTOR = 10

@@ -3,7 +3,6 @@ tags, and the property that a note's pieces give back its text."""
 
 import string
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

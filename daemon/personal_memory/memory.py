@@ -414,9 +414,8 @@ class MemoryStore:
         if key is None:
             return self.embed_pending()  # raises the keyword-only error
         with self._db.errors(), self._db.transaction():
-            dropped = self._db.drop_vectors(keep=key)
+            dropped = self._db.drop_vectors(keep=None if everything else key)
             if everything:
-                dropped += self._db.drop_vectors(embedder=key)
                 self._db.bump_index_generation()  # readers reload their vectors
         return {"dropped": dropped} | self.embed_pending(batch_size=batch_size,
                                                           progress=progress, cancel=cancel)

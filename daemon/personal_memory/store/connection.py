@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -347,6 +348,13 @@ class Connection:
         """Tokens exactly as the FTS5 index stores them for a column of NFKC text."""
         return self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
                                include_offsets=False, include_colocated=False)
+
+
+def id_batches(ids: Sequence[int], size: int = 30_000) -> Iterator[str]:
+    """The ids as JSON arrays of at most ``size``, for ``IN (SELECT value FROM
+    json_each(?))`` (one bound parameter, whatever the count)."""
+    for start in range(0, len(ids), size):
+        yield json.dumps(list(ids[start:start + size]))
 
 
 def cutoff(as_of: int | None) -> int:

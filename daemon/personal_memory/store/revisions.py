@@ -9,7 +9,7 @@ from ..text import normalize_text
 from ..notes import is_record, legacy_chunk_number, record_id
 from ..records import RevisionRecord
 from ..times import format_time
-from .connection import cutoff
+from .connection import cutoff, id_batches
 
 _BASE = ("id, namespace, memory_id, known_at, valid_from, valid_to, deleted, hides_revision, "
          "title, content, source, provenance, content_hash")
@@ -94,8 +94,7 @@ class RevisionLog:
     def index_texts(self, revision_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """(title, content) each revision is indexed by, NFKC as indexed."""
         out = {}
-        for start in range(0, len(revision_ids), 30_000):
-            ids = json.dumps(list(revision_ids[start:start + 30_000]))
+        for ids in id_batches(revision_ids):
             for rid, title, content in self.conn.execute(
                     f"SELECT id, {self.index_text} FROM revisions WHERE id IN "
                     "(SELECT value FROM json_each(?))", (ids,)):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Sequence
+
+from .connection import id_batches
 
 
 class Vectors:
@@ -34,11 +35,10 @@ class Vectors:
     def count_missing_vectors(self, embedder: str, namespace: str | None = None) -> int:
         where = " AND namespace = ?" if namespace else ""
         params = (namespace,) if namespace else ()
-        if not self.vectors_ready():  # a reader of a file not yet upgraded: none stored
-            return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
-                               f"{where}", params)
+        if self.vectors_ready():  # a reader of a file not yet upgraded: none stored
+            where, params = f"{where} AND {self._MISSING}", params + (embedder,)
         return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
-                           f"{where} AND {self._MISSING}", params + (embedder,))
+                           f"{where}", params)
 
     def add_vectors(self, embedder: str, rows: Sequence[tuple[int, bytes]]) -> None:
         """Store vectors (call inside :meth:`transaction`); one already there is kept,
@@ -54,12 +54,9 @@ class Vectors:
             return {}
         return dict(self.execute("SELECT embedder, count(*) FROM vectors GROUP BY embedder"))
 
-    def drop_vectors(self, embedder: str | None = None, keep: str | None = None) -> int:
-        """Delete the vectors of one embedder, or of every embedder but ``keep``."""
-        if embedder is not None:
-            self.conn.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
-        else:
-            self.conn.execute("DELETE FROM vectors WHERE embedder != ?", (keep,))
+    def drop_vectors(self, keep: str | None) -> int:
+        """Delete the vectors of every embedder but ``keep`` (None: all of them)."""
+        self.conn.execute("DELETE FROM vectors WHERE embedder IS NOT ?", (keep,))
         return self.conn.changes()
 
     def max_vector_seq(self) -> int:
@@ -82,8 +79,7 @@ class Vectors:
         out: dict[int, bytes] = {}
         if not self.vectors_ready():
             return out
-        for start in range(0, len(revision_ids), 30_000):
-            ids = json.dumps(list(revision_ids[start:start + 30_000]))
+        for ids in id_batches(revision_ids):
             out.update(self.conn.execute(
                 "SELECT revision_id, vector FROM vectors WHERE embedder = ? AND revision_id "
                 "IN (SELECT value FROM json_each(?))", (embedder, ids)))
@@ -95,8 +91,7 @@ class Vectors:
         out: dict[int, float] = {}
         if not self.vectors_ready():
             return out
-        for start in range(0, len(revision_ids), 30_000):
-            ids = json.dumps(list(revision_ids[start:start + 30_000]))
+        for ids in id_batches(revision_ids):
             for rid, dist in self.conn.execute(
                     "SELECT revision_id, vec_distance_cosine(vector, ?) FROM vectors WHERE "
                     "embedder = ? AND revision_id IN (SELECT value FROM json_each(?))",

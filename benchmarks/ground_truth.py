@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from personal_memory.text import normalize_text
+from personal_memory.search.text import normalize_text
 
 
 class ToyEmbedder:

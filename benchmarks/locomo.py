@@ -47,8 +47,8 @@ sys.path.insert(0, str(HERE.parent / "daemon"))
 import numpy as np  # noqa: E402
 
 from personal_memory import MemoryStore  # noqa: E402
-from personal_memory.embedders import E5Small  # noqa: E402
-from personal_memory.text import normalize_text  # noqa: E402
+from personal_memory.embedding.models import E5Small  # noqa: E402
+from personal_memory.search.text import normalize_text  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
               5: "adversarial"}

@@ -37,7 +37,8 @@ from daemon_harness import Daemon  # noqa: E402
 from sync import WORDS  # noqa: E402  (benchmarks/sync.py: the same vocabulary)
 
 from personal_memory import MemoryStore  # noqa: E402
-from personal_memory.folders import Folder  # noqa: E402
+from personal_memory.notes.folders import Folder  # noqa: E402
+from personal_memory.limits import EMBEDDER_CHOICES  # noqa: E402
 
 
 def text(rng: random.Random) -> str:
@@ -145,7 +146,7 @@ class Reader(threading.Thread):
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "personal_memory.server", "--db", str(self.db)],
+            command=sys.executable, args=["-m", "personal_memory.mcp_server", "--db", str(self.db)],
             env={"PYTHONPATH": os.environ.get("PYTHONPATH", ""), "MEMORY_EMBEDDER": self.embedder})
         async with Client(params, mode="legacy") as client:
             while not self.stop_event.is_set():
@@ -228,8 +229,8 @@ def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.
         m for m in set(got) & set(want) if got[m] != want[m])
     with MemoryStore.open(db, read_only=True, embedder=embedder) as store:
         health = store.health()
-        integrity = health["integrity"]
-        revisions = store.stats()["revisions"]
+        integrity = health.integrity
+        revisions = store.stats().counts.revisions
     result = {
         "seconds": round(time.monotonic() - started, 1), "seed": seed, "notes_at_start": notes,
         "notes_at_end": len(vault.notes()), "operations": sum(ops.values()),
@@ -238,8 +239,8 @@ def run(seconds: float, seed: int = 1, notes: int = 300, kill_every: float = 45.
         "reader_error_samples": reader.error_samples, "revisions": revisions,
         "live_memories": len(got), "differences": len(differences),
         "difference_samples": differences[:10], "integrity": integrity,
-        "embedder": embedder, "vectors": health["vectors"],
-        "pending_vectors": health["pending_vectors"],
+        "embedder": embedder, "vectors": health.vectors,
+        "pending_vectors": health.pending_vectors,
     }
     if workdir is None:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -253,7 +254,7 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=300)
     ap.add_argument("--kill-every", type=float, default=45.0,
                     help="mean seconds between kill -9 of the daemon")
-    ap.add_argument("--embedder", default="auto", choices=["auto", "e5", "none"],
+    ap.add_argument("--embedder", default="auto", choices=EMBEDDER_CHOICES,
                     help="semantic model of the daemon and the server (default auto)")
     ap.add_argument("--out", default=str(HERE / "results" / "soak.json"))
     args = ap.parse_args()

@@ -35,6 +35,9 @@ class Daemon:
         while self.recv(0.01) is not None:  # drop what an earlier run sent
             pass
         self.messages = []
+        if not self.db.exists():  # the daemon never creates a database by itself
+            subprocess.run([sys.executable, "-m", "personal_memory", "--db", str(self.db),
+                            "init"], env=env, check=True, capture_output=True)
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "personal_memory", "--db", str(self.db), "watch",

@@ -14,9 +14,9 @@ from mcp.client.stdio import StdioServerParameters
 
 import ground_truth as gt
 from personal_memory import MemoryStore
-from personal_memory.diffs import word_diff
+from personal_memory.timeline.diffs import word_diff
 from personal_memory.errors import InvalidArgument, InvalidTime
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from personal_memory.times import format_time, parse_moment, parse_time
 from support import run_memory
 from test_properties import DAY, T0, apply, event, revs_of, text
@@ -96,8 +96,8 @@ def test_notes_changed_in_a_week(tmp_path):
 
         week = store.changes(namespace="notes", since="2025-01-02", until="2025-01-08")
         assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T00:00:00Z"
-        assert week.counts == {"notes": 3, "notes_added": 1, "notes_deleted": 1, "added": 2,
-                               "revised": 1, "retracted": 2}
+        assert week.counts == {"notes": 3, "notes_added": 1, "notes_deleted": 1,
+                               "notes_moved": 0, "added": 2, "revised": 1, "retracted": 2}
         by_note = {n.note: n for n in week.notes}
         assert by_note["v/old.md"].change == "deleted" and by_note["v/new.md"].change == "added"
         plan = by_note["v/plan.md"]
@@ -180,7 +180,7 @@ def test_cli_and_mcp(tmp_path):
 
     async def go():
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "personal_memory.server", "--db", str(db)],
+                                       args=["-m", "personal_memory.mcp_server", "--db", str(db)],
                                        env={})
         async with Client(params) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}

@@ -28,7 +28,7 @@ def test_full_cycle(tmp_path):
     assert oct(db.stat().st_mode & 0o777) == "0o600"
     out = ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p",
              "--known-at", "2025-01-01", "--json").stdout
-    assert json.loads(out)["created"] is True
+    assert json.loads(out)["created"] is True and json.loads(out)["current"] is True
     out = ok("--db", db, "remember", "role", "-", "-n", "p", "--known-at", "2025-03-01",
              input="I prefer quantitative trading.").stdout
     assert "Remembered role as revision #2" in out
@@ -39,10 +39,10 @@ def test_full_cycle(tmp_path):
     out = ok("--db", db, "history", "role", "-n", "p").stdout
     assert out.count("known 2025-") == 2
     out = ok("--db", db, "forget", "role", "-n", "p", "--json").stdout
-    assert json.loads(out)["deleted"] is True
+    assert json.loads(out)["revision"]["deleted"] is True
     assert json.loads(ok("--db", db, "search", "prefer", "-n", "p", "--json").stdout) == []
     stats = json.loads(ok("--db", db, "stats", "--json").stdout)
-    assert stats["revisions"] == 3 and stats["tombstones"] == 1
+    assert stats["counts"]["revisions"] == 3 and stats["counts"]["tombstones"] == 1
     assert "revisions" in ok("--db", db, "stats").stdout
 
 
@@ -109,13 +109,13 @@ def test_doctor(tmp_path):
     db = tmp_path / "m.db"
     report = json.loads(ok("--db", db, "doctor", "--json").stdout)
     names = {c["name"]: c for c in report["checks"]}
-    assert names["vector backend"]["active"] == "python"  # auto: numpy, exact
+    assert names["vector backend"]["detail"].startswith("numpy")  # auto: numpy, exact
     assert names["semantic model"]["detail"].startswith("keyword-only (embedder set to none)")
     assert names["database"]["status"] == "warn" and report["ok"] is True
     native = json.loads(ok("--db", db, "--vector-backend", "sqlite-vec", "--embedder", "e5",
                            "doctor", "--json").stdout)
     names = {c["name"]: c for c in native["checks"]}
-    assert names["vector backend"]["active"] == "sqlite-vec"
+    assert names["vector backend"]["detail"].startswith("sqlite-vec")
     assert names["semantic model"]["status"] == "ok"
     assert "multilingual-e5-small" in names["semantic model"]["detail"]
     ok("--db", db, "init")
@@ -145,7 +145,7 @@ def test_vector_backend_flag(tmp_path):
 
 def test_every_command_is_documented():
     """A command missing from the README or its --help fails here."""
-    from personal_memory.cli import COMMANDS
+    from personal_memory.cli.context import COMMANDS
     readme = (ROOT / "README.md").read_text()
     for name in COMMANDS:
         assert f"memory {name}" in readme or f"`{name}`" in readme, name
@@ -178,8 +178,8 @@ def test_client_config_has_absolute_paths(tmp_path):
 def test_library_warnings_in_the_daemon_log_are_one_short_line(caplog):
     import logging
     import warnings
-    from personal_memory import cli
-    cli._configure_logging(long_running=True)
+    from personal_memory.cli import app as cli
+    cli.configure_logging(long_running=True)
     with caplog.at_level(logging.WARNING, logger="py.warnings"):
         for _ in range(5):
             warnings.warn("x" * 5000 + "\nsecond line", RuntimeWarning)

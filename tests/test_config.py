@@ -44,8 +44,7 @@ def test_bad_toml(tmp_path):
 
 
 def test_embedder_setting_is_validated_and_names_the_variable():
-    from personal_memory import embedders, settings
-    assert settings.EMBEDDERS == embedders.CHOICES
+    from personal_memory import settings
     assert settings.resolve(environ={"MEMORY_EMBEDDER": "none"}).embedder == "none"
     assert settings.resolve(environ={}, embedder="e5").embedder == "e5"
     with pytest.raises(ConfigError, match="MEMORY_EMBEDDER: 'bert' is not one of auto"):

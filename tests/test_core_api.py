@@ -10,7 +10,7 @@ import pytest
 from personal_memory import MemoryStore
 from personal_memory.errors import (DatabaseBusy, DiskFull, InvalidArgument, NotFound,
                                     ReadOnlyError)
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import ids, keyword_ids
 
 NS = "notes"
@@ -20,12 +20,12 @@ def test_batch_is_all_or_nothing(store):
     with store.batch():
         store.remember("a", "apple", namespace=NS, known_at="2025-01-01")
         store.remember("b", "banana", namespace=NS, known_at="2025-01-02")
-    assert store.stats()["revisions"] == 2
+    assert store.stats().counts.revisions == 2
     with pytest.raises(InvalidArgument):
         with store.batch():
             store.remember("c", "cherry", namespace=NS, known_at="2025-01-03")
             store.remember("d", "", namespace=NS)  # invalid: the whole batch is undone
-    assert store.stats()["revisions"] == 2 and store.get("c", namespace=NS) is None
+    assert store.stats().counts.revisions == 2 and store.get("c", namespace=NS) is None
 
 
 def test_warm_builds_the_index_that_search_then_uses(store, db_path):
@@ -75,9 +75,9 @@ def test_a_cancelled_sync_stops_between_batches_and_resumes(store, tmp_path):
     checks = iter([False, True])  # go for the first batch, stop before the second
     report = store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
     assert report.files_imported == 1000 and report.transactions == 1
-    assert store.status()["files_indexed"] == 1000
+    assert store.status().daemon.files_indexed == 1000
     rest = store.sync([Folder.of(root)])
-    assert rest.files_imported == 500 and store.status()["files_indexed"] == 1500
+    assert rest.files_imported == 500 and store.status().daemon.files_indexed == 1500
 
 
 def test_status_names_the_files_the_last_sync_skipped(store, tmp_path):
@@ -87,9 +87,9 @@ def test_status_names_the_files_the_last_sync_skipped(store, tmp_path):
     (root / "bad.md").write_bytes(b"\xff\xfe not utf-8")
     store.sync([Folder.of(root)])
     status = store.status(NS)
-    assert status["files_indexed"] == 1
-    assert [e["path"] for e in status["last_sync_errors"]] == ["bad.md"]
-    assert "UTF-8" in status["last_sync_errors"][0]["reason"]
+    assert status.daemon.files_indexed == 1
+    assert [e.path for e in status.daemon.last_sync_errors] == ["bad.md"]
+    assert "UTF-8" in status.daemon.last_sync_errors[0].reason
     assert keyword_ids(store, "fine") == ["v/good.md"]
 
 
@@ -118,7 +118,7 @@ def test_full_disk_is_a_named_error_and_writes_nothing(db_path):
             with s.batch():
                 for i in range(200):
                     s.remember(f"big{i}", "word " * 2000, namespace=NS)
-        assert s.stats()["revisions"] == 1 and s.get("a", namespace=NS) is not None
+        assert s.stats().counts.revisions == 1 and s.get("a", namespace=NS) is not None
         s.remember("small", "still works", namespace=NS)  # no dangling transaction
 
 

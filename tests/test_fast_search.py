@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ground_truth import ToyEmbedder
 from personal_memory import MemoryStore
-from personal_memory.ranking import bm25_tied, competition_ranks, competition_ranks_array, cosine_tied
+from personal_memory.search.ranking import bm25_tied, competition_ranks, competition_ranks_array, cosine_tied
 from personal_memory.times import format_time
 from test_properties import DAY, T0, apply, event, text
 
@@ -106,7 +106,7 @@ def test_fast_path_equals_reference_on_synced_notes_with_tags(steps, queries):
     """Note records are never ranked, and the tags filter picks the same rows on both
     paths, at every cutoff (a tag added or removed later changes nothing before)."""
     from pathlib import Path
-    from personal_memory.folders import Folder
+    from personal_memory.notes.folders import Folder
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "v"
         vault.mkdir()

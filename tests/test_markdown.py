@@ -1,7 +1,7 @@
 import pytest
 
-from personal_memory import markdown as md
-from personal_memory import notes
+from personal_memory.notes.model import markdown as md
+from personal_memory.notes import model as notes
 
 
 def test_decode_normalises_and_rejects():

@@ -13,7 +13,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from personal_memory import MemoryStore
-from personal_memory.mcp_server import MemoryTools, build_server
+from personal_memory.mcp_server.server import build_server
+from personal_memory.mcp_server.tools import MemoryTools
 from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
@@ -103,11 +104,11 @@ def test_write_tools_only_with_writes_enabled(notes_db):
             assert prop.get("description")
     assert tools["memory_remember"].annotations.read_only_hint is False
     r = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
-    assert r.structured_content["created"] is True
-    assert call(server, "memory_remember",
-                {"memory_id": "new", "content": "fresh fact"}).structured_content["created"] is False
+    assert r.structured_content["result"]["created"] is True
+    again = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
+    assert again.structured_content["result"]["created"] is False
     r = call(server, "memory_forget", {"memory_id": "new"})
-    assert r.structured_content["revision"]["deleted"] is True
+    assert r.structured_content["result"]["revision"]["deleted"] is True
     r = call(server, "memory_history", {"memory_id": "new"})
     assert [x["deleted"] for x in r.structured_content["revisions"]] == [False, True]
 
@@ -131,12 +132,14 @@ def test_tool_errors_say_what_to_fix(notes_db, name, args, fragment):
 
 def test_status_tool(notes_db):
     r = call(build_server(config(db=notes_db)), "memory_status")
-    s = r.structured_content
-    assert s["namespace"] == "notes" and s["revisions"] == 2 and s["memories"] == 1
-    assert s["writes_enabled"] is False and s["vector_backend"] == "python"
-    assert s["semantic"].startswith("semantic: multilingual-e5-small")
-    assert s["pending_vectors"] == 0 and s["embedding_per_second"] > 0
-    assert s["daemon_running"] is False and s["daemon_state"] == "never started"
+    assert r.structured_content["writes_enabled"] is False
+    s = r.structured_content["status"]
+    assert s["namespace"] == "notes" and s["vector_backend"] == "python"
+    assert s["counts"]["revisions"] == 2 and s["counts"]["memories"] == 1
+    v, d = s["vectors"], s["daemon"]
+    assert v["semantic"].startswith("semantic: multilingual-e5-small")
+    assert v["pending_vectors"] == 0 and v["embedding_per_second"] > 0
+    assert d["daemon_running"] is False and d["daemon_state"] == "never started"
 
 
 def test_nothing_fits_gives_zero_results_and_a_hint(notes_db):
@@ -204,7 +207,7 @@ def test_startup_errors_are_one_line(notes_db, tmp_path, args, env, fragment):
 
 def _stdio(db, *extra, env=None):
     return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "personal_memory.server", "--db", db, *extra],
+                                 args=["-m", "personal_memory.mcp_server", "--db", db, *extra],
                                  env={"MEMORY_EMBEDDER": "none", **(env or {})})
 
 
@@ -232,7 +235,7 @@ def test_stdout_carries_only_json_rpc(notes_db):
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "memory_search", "arguments": {"query": "x", "as_of": "bad"}}},
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.server", "--db", notes_db],
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.mcp_server", "--db", notes_db],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     responses = []
@@ -279,7 +282,7 @@ def test_searches_while_a_writer_appends(notes_db, tmp_path):
                 r = await c.call_tool("memory_search", {"query": "kiwi", "limit": 50})
                 assert not r.is_error, r.content
                 if i % 20 == 0:
-                    seen.append((await c.call_tool("memory_status")).structured_content["revisions"])
+                    seen.append((await c.call_tool("memory_status")).structured_content["status"]["counts"]["revisions"])
             stop.touch()
             written = int(writer.communicate(timeout=30)[0])
             last = await c.call_tool("memory_search", {"query": f"number{written - 1}"})
@@ -318,11 +321,11 @@ def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
         f"c{i:02d}" for i in range(60)]
     assert [r.structured_content["memory_id"] for r in histories] == [
         f"c{i:02d}" for i in range(0, 60, 6)]
-    assert status.structured_content["memories"] == 61
+    assert status.structured_content["status"]["counts"]["memories"] == 61
 
 
 def test_a_lone_surrogate_gets_an_error_reply_and_the_server_goes_on(notes_db):
-    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.server", "--db", notes_db],
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.mcp_server", "--db", notes_db],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -347,7 +350,7 @@ def test_a_lone_surrogate_gets_an_error_reply_and_the_server_goes_on(notes_db):
 
 
 def test_guard_line_passes_ordinary_lines_unchanged():
-    from personal_memory.mcp_server import guard_line
+    from personal_memory.mcp_server.stdio import guard_line
     for line in (b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', b"not json \\ud800\n",
                  '{"q":"caf\u00e9 \\ud83d\\ude00"}\n'.encode()):
         assert guard_line(line) == line

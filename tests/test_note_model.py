@@ -6,8 +6,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from personal_memory import links, markdown as md
-from personal_memory.notes import parse_note, reassemble
+from personal_memory.notes import links, markdown as md
+from personal_memory.notes.model import parse_note, reassemble
 
 
 def note(text, path="Note.md"):
@@ -19,8 +19,8 @@ def section_ids(text, path="Note.md"):
 
 
 def rebuilt(n) -> str:
-    return reassemble((n.front_matter, n.head_lines),
-                      [(s.text, s.context, s.lines) for s in n.sections])
+    return reassemble(md.Piece(n.front_matter, 0, n.head_lines),
+                      [md.Piece(s.text, s.context, s.lines) for s in n.sections])
 
 
 def test_sections_follow_headings_with_obsidian_style_ids():

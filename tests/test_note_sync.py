@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from personal_memory.errors import InvalidArgument, NotFound
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import ids, keyword_ids, run_memory
 
 
@@ -24,7 +24,7 @@ def sections(n: int, edit: dict | None = None) -> str:
 
 
 def revision_count(store) -> int:
-    return store.stats()["revisions"]
+    return store.stats().counts.revisions
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_links_and_front_matter_do_not_flood_the_index(store, vault):
                                 "[docs](https://docs.example.com/permalink).\n")
     (vault / "b.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
     r = store.sync([Folder.of(vault)])
-    assert r.warnings == [{"path": "b.md", "reason": "front matter is not valid YAML "
+    assert [w.to_dict() for w in r.warnings] == [{"path": "b.md", "reason": "front matter is not valid YAML "
                            "(line 2: expected ',' or ']', but got '<stream end>'); "
                            "imported as text"}]
     assert keyword_ids(store, "permalink") == []  # not in the YAML, not in a link's URL
@@ -171,7 +171,7 @@ def test_cli_read_tag_and_mcp_read(tmp_path, vault):
 
     async def go():
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "personal_memory.server", "--db", str(db)],
+                                       args=["-m", "personal_memory.mcp_server", "--db", str(db)],
                                        env={})
         async with Client(params) as c:
             read = await c.call_tool("memory_read", {"note": "vault/plan.md"})

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from personal_memory import MemoryStore
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import ids
 
 FIXTURE = Path(__file__).parent / "fixtures" / "legacy-v3"
@@ -44,7 +44,7 @@ def test_the_old_model_is_reidentified_once_and_past_answers_stay(tmp_path, capl
                      for m, hist in expected["histories"].items()}
     # Read by this version before any upgrade (a reader cannot migrate).
     with MemoryStore.open(db, read_only=True, vector_backend="python") as ro:
-        assert ro.health()["schema_version"] == 3
+        assert ro.health().schema_version == 3
         want = answers_now(ro, expected)
         assert want[1] == old_histories
         for old, new in zip(expected["searches"], want[0]):
@@ -52,12 +52,12 @@ def test_the_old_model_is_reidentified_once_and_past_answers_stay(tmp_path, capl
             found = keyword_part(new["results"])
             for key, row in keyword_part(old_shape_dicts(old)).items():
                 assert found.get(key) == row, (old["query"], old["as_of"], key)
-        assert ro.status()["notes_to_reidentify"] == 2
+        assert ro.status().daemon.notes_to_reidentify == 2
     with caplog.at_level(logging.INFO, logger="personal_memory.sync"):
         with MemoryStore.open(db, vector_backend="python") as rw:
             report = rw.sync([Folder.of(vault, "notes")])
             assert report.files_reidentified == 2 and report.chunks_tombstoned == 2
-            assert rw.status()["notes_to_reidentify"] == 0
+            assert rw.status().daemon.notes_to_reidentify == 0
             again = rw.sync([Folder.of(vault, "notes")])
             assert again.files_imported == 0 and not again.changed  # once only
             assert answers_now(rw, expected) == want

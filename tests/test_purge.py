@@ -7,7 +7,7 @@ import pytest
 
 from personal_memory import MemoryStore
 from personal_memory.errors import PurgeRefused
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import ids, keyword_ids, run_memory
 
 SECRET = "sk-live-4f9c2e7a1bd05e88"
@@ -44,14 +44,15 @@ def test_a_synced_secret_is_gone_from_every_byte_after_purge(vault, db):
         assert keyword_ids(store, "billing") == ["notes/keys.md#Keys", "notes/other.md#Other"]
 
         report = store.purge(namespace="notes", matching=SECRET, reason="leaked key")
-        assert len(report["revision_ids"]) == 2 and report["occurrences"] == 0
-        assert report["bytes_scanned"] > 0 and report["wal_checkpoint_blocked"] is False
-        assert report["memory_ids"] == ["notes/keys.md#Keys", "pasted"]
+        assert len(report.revision_ids) == 2 and report.occurrences == 0
+        assert report.bytes_scanned > 0 and report.wal_checkpoint_blocked is False
+        assert report.memory_ids == ["notes/keys.md#Keys", "pasted"]
 
         history = store.history("notes/keys.md#Keys", namespace="notes")
         stub = history[0]
         assert stub.content == "" and stub.title is None and stub.content_hash == "purged"
-        assert stub.provenance["reason"] == "leaked key" and stub.provenance["purged_at"]
+        assert stub.purged.reason == "leaked key" and stub.purged.at and stub.hidden
+        assert stub.provenance is None
         assert stub.known_at == "2025-01-01T00:00:00Z"  # the times stay: an honest gap
         assert "lives in the vault" in history[1].content
         # Past answers change: at the old cutoff the purged section is a hole.
@@ -60,7 +61,7 @@ def test_a_synced_secret_is_gone_from_every_byte_after_purge(vault, db):
         assert ids(store.search_reference("billing", namespace="notes",
                                           as_of="2025-01-02")) == ["notes/other.md#Other"]
         (audit,) = store.purges()
-        assert audit["revision_ids"] == report["revision_ids"] and audit["revisions"] == 2
+        assert audit.revision_ids == report.revision_ids and audit.revisions == 2
         assert SECRET not in str(audit)
     assert SECRET.encode() not in every_byte(db.parent)
 
@@ -81,8 +82,8 @@ def test_dry_run_lists_and_erases_nothing(vault, db):
         before = every_byte(db.parent)
         report = store.purge(namespace="notes", note="notes/keys.md", dry_run=True)
         # the note's section and its record (front matter, tags, section order)
-        assert report["memory_ids"] == ["notes/keys.md#", "notes/keys.md#Keys"]
-        assert len(report["revision_ids"]) == 2
+        assert report.memory_ids == ["notes/keys.md#", "notes/keys.md#Keys"]
+        assert len(report.revision_ids) == 2
         assert store.history("notes/keys.md#Keys", namespace="notes")[0].content.startswith("# Keys")
     assert SECRET.encode() in before
 
@@ -117,7 +118,7 @@ def test_revisions_stay_append_only_outside_a_purge(db):
         conn.execute("UPDATE revisions SET content = 'x'")
     conn.execute("INSERT INTO meta VALUES ('purge_in_progress', '1')")
     with pytest.raises(apsw.ConstraintError, match="only blank the text"):
-        conn.execute("UPDATE revisions SET memory_id = 'b'")  # identity never changes
+        conn.execute("UPDATE revisions SET known_at = 1")  # its times never change
     conn.close()
 
 
@@ -137,7 +138,7 @@ def test_cli_purge_asks_then_proves(tmp_path, vault, db):
 
 
 def test_purge_is_never_offered_over_mcp(db):
-    from personal_memory.mcp_server import build_server
+    from personal_memory.mcp_server.server import build_server
     from personal_memory.settings import resolve
     import asyncio
     from mcp import Client

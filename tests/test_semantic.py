@@ -9,7 +9,7 @@ import pytest
 
 from daemon_harness import Daemon
 from personal_memory import MemoryStore
-from personal_memory.embedders import MAX_PASSAGE_CHARS, load, passage_cut
+from personal_memory.embedding.models import MAX_PASSAGE_CHARS, load, passage_cut
 from personal_memory.errors import InvalidArgument
 from support import MEMORY, run_memory, user_env, wait_for
 
@@ -42,7 +42,8 @@ def test_sync_embeds_and_search_finds_by_meaning_or_says_nothing_fits(tmp_path, 
     out = ok("--db", db, "sync", vault).stdout
     assert "Embedded 3 memories" in out
     status = json.loads(ok("--db", db, "status", "--json").stdout)
-    assert status["pending_vectors"] == 0 and status["embedder"].startswith("multilingual")
+    vectors = status["vectors"]
+    assert vectors["pending_vectors"] == 0 and vectors["embedder"].startswith("multilingual")
     # No word in common with the note: found by meaning alone, unquoted words.
     found = json.loads(ok("--db", db, "search", "kitty", "snoozing", "sunlight", "--json").stdout)
     assert found[0]["memory_id"] == "vault/cat.md#Cat" and found[0]["bm25"] is None
@@ -65,14 +66,14 @@ def test_unembedded_rows_are_searched_by_keywords_and_reembed_finishes(tmp_path,
     assert "no vector yet" not in ok("--db", db, "search", "oat", "milk").stdout
     # Keyword-only readers still work on the same file, and say so.
     status = json.loads(ok("--db", db, "status", "--json", env={}).stdout)
-    assert status["semantic"] == "keyword-only (embedder set to none)"
+    assert status["vectors"]["semantic"] == "keyword-only (embedder set to none)"
 
 
 def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
     root = tmp_path / "vault"
     root.mkdir()
-    for i in range(400):
-        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\nA short note about topic {i}.\n")
+    for i in range(60):  # long enough that the interrupt lands in the middle
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About topic {i}. " * 80)
     db = tmp_path / "m.db"
     ok("--db", db, "sync", "--no-embed", root)
     proc = subprocess.Popen(MEMORY + ["--db", str(db), "reembed"], env=user_env(E5),
@@ -80,7 +81,7 @@ def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
 
     def some_embedded():
         with MemoryStore.open(db, read_only=True, embedder="e5") as s:
-            return s.pending_vectors() < 400
+            return s.pending_vectors() < 60
     wait_for(some_embedded, timeout=120, what="a first batch")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -88,7 +89,8 @@ def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
     assert "Embedding interrupted" in err
     with MemoryStore.open(db, read_only=True, embedder="e5") as s:
         left = s.pending_vectors()
-        assert 0 < left < 400 and s.health()["integrity"] == "ok"
+        assert 0 < left < 60 and s.health().integrity == "ok"
+    assert "Stopping after the work in hand" in err
     done = json.loads(ok("--db", db, "reembed", "--json").stdout)
     assert done["embedded"] == left and done["remaining"] == 0
 
@@ -110,7 +112,7 @@ def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault
         d.start()
         with MemoryStore.open(db, read_only=True, embedder="e5") as s:
             wait_for(lambda: s.pending_vectors() == 0, timeout=240, what="all embedded")
-            assert s.health()["vectors"] == {s.embedder: 123}  # one per revision, no more
+            assert s.health().vectors == {s.embedder: 123}  # one per revision, no more
             # A note saved now is imported at once and embedded soon after.
             (vault / "new.md").write_text("# Bird\n\nA robin builds a nest in the hedge.\n")
             wait_for(lambda: s.search("robin", namespace="notes"), what="new note")

@@ -101,7 +101,7 @@ def test_install_and_uninstall_write_the_unit(tmp_path):
 
 def test_checked_in_service_files_match_the_generator():
     """service-files/ holds examples for /home/you; they must be what the code writes."""
-    from personal_memory import service
+    from personal_memory.service import units as service
     home = Path("/home/you")
     linux = service.ServiceSpec(home / ".local/bin/memory",
                                 home / ".local/share/personal-memory/memory.db",

@@ -41,7 +41,7 @@ def test_an_unstemmed_file_is_reindexed_once_and_readers_follow(tmp_path):
         assert not [r for r in reader.search("prefers", namespace="n") if r.bm25 is not None]
         history = [r.to_dict() for r in reader.export()]
         with MemoryStore.open(db) as writer:  # re-indexes
-            assert writer.health()["revisions"] == 3
+            assert writer.health().revisions == 3
         # The long-running reader notices and takes up the new tokenizer.
         hits = [r for r in reader.search("prefers", namespace="n") if r.bm25 is not None]
         assert [r.memory_id for r in hits] == ["role"]

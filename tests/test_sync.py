@@ -7,7 +7,7 @@ import time
 import pytest
 
 from personal_memory.errors import MassDelete, RootUnavailable
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import keyword_ids as ids, run_memory
 
 
@@ -55,17 +55,17 @@ def test_edit_shrink_and_restore(store, folder):
 def test_dry_run_writes_nothing(store, folder):
     r = store.sync([Folder.of(folder)], dry_run=True)
     assert r.chunks_added == 2 and r.dry_run
-    assert store.stats()["revisions"] == 0 and store.status()["files_indexed"] == 0
+    assert store.stats().counts.revisions == 0 and store.status().daemon.files_indexed == 0
     assert store.sync_runs(5) == []
 
 
 def test_bad_file_skipped_whole_and_reported(store, folder):
     (folder / "bad.md").write_bytes(b"good start\n\n\xff\xfe bad end")
     r = store.sync([Folder.of(folder)])
-    assert r.skipped == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12"}]
+    assert [s.to_dict() for s in r.skipped] == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12"}]
     assert ids(store, "good") == []
     run = store.sync_runs(1)[0]
-    assert run["status"] == "ok" and run["errors"][0]["path"] == "bad.md"
+    assert run.status == "ok" and run.errors[0].path == "bad.md"
 
 
 def test_symlinks_are_skipped(store, folder, tmp_path):
@@ -87,8 +87,8 @@ def test_missing_or_emptied_root_writes_no_tombstones(store, folder, tmp_path):
     folder.mkdir()  # an empty mount point
     with pytest.raises(RootUnavailable, match="suddenly empty"):
         store.sync([f])
-    assert store.stats()["tombstones"] == 0
-    assert store.sync_runs(1)[0]["status"] == "refused"
+    assert store.stats().counts.tombstones == 0
+    assert store.sync_runs(1)[0].status == "refused"
 
 
 def test_mass_delete_needs_permission(store, tmp_path):
@@ -102,7 +102,7 @@ def test_mass_delete_needs_permission(store, tmp_path):
         (root / f"n{i}.md").unlink()
     with pytest.raises(MassDelete, match="--allow-mass-delete"):
         store.sync([f])
-    assert store.stats()["tombstones"] == 0
+    assert store.stats().counts.tombstones == 0
     r = store.sync([f], allow_mass_delete=True)
     assert r.files_removed == 6 and r.chunks_tombstoned == 6
 
@@ -163,13 +163,13 @@ def test_cli_sync_json_and_errors(tmp_path, folder):
 
 
 def test_a_file_that_fails_to_store_is_skipped_alone(store, tmp_path, monkeypatch):
-    import personal_memory.writes as writes
+    import personal_memory.arguments as arguments
     root = tmp_path / "v"
     root.mkdir()
     (root / "short.md").write_text("kept kiwi\n")
     (root / ("long-name-" * 5 + ".md")).write_text("lost lime\n")
-    monkeypatch.setattr(writes, "MAX_ID_CHARS", 40)  # the long name's ID is too long
+    monkeypatch.setattr(arguments, "MAX_ID_CHARS", 40)  # the long name's ID is too long
     r = store.sync([Folder.of(root)])
     assert ids(store, "kiwi") == ["v/short.md"] and ids(store, "lime") == []
-    assert len(r.skipped) == 1 and r.skipped[0]["reason"].startswith("memory_id:")
-    assert r.files_imported == 1 and store.status()["files_indexed"] == 1
+    assert len(r.skipped) == 1 and r.skipped[0].reason.startswith("memory_id:")
+    assert r.files_imported == 1 and store.status().daemon.files_indexed == 1

@@ -12,7 +12,7 @@ import pytest
 
 from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
-from personal_memory.folders import Folder
+from personal_memory.notes.folders import Folder
 from support import ROOT, keyword_ids, run_memory, user_env
 
 
@@ -47,8 +47,8 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_named(store, root, tmp_path
         fh.write(b"bad name body\n")
     report = store.sync([Folder.of(root)])
     assert keyword_ids(store, "gooseberry") == ["notes/good.md"]
-    assert [s["path"] for s in report.skipped] == ["bad-\\xff-name.md"]
-    assert "not valid UTF-8" in report.skipped[0]["reason"]
+    assert [s.path for s in report.skipped] == ["bad-\\xff-name.md"]
+    assert "not valid UTF-8" in report.skipped[0].reason
     p = run_memory("--db", tmp_path / "cli.db", "sync", root)
     assert p.returncode == 0 and "bad-\\xff-name.md" in p.stdout, p.stderr
 
@@ -66,21 +66,21 @@ def test_a_symlinked_root_is_followed(store, tmp_path):
 def test_load_refuses_a_fifo_that_replaced_a_file_after_the_scan(store, root, monkeypatch):
     (root / "a.md").write_text("original apricot\n")
     folder = Folder.of(root)
-    from personal_memory import sync as sync_mod
-    original = sync_mod.FolderSync.scan
+    from personal_memory.sync import folder_sync as sync_mod
+    original = sync_mod.scan
 
-    def scan_then_swap(self, *args, **kwargs):
-        found = original(self, *args, **kwargs)
+    def scan_then_swap(*args, **kwargs):
+        found = original(*args, **kwargs)
         os.unlink(root / "a.md")
         os.mkfifo(root / "a.md")
         return found
-    monkeypatch.setattr(sync_mod.FolderSync, "scan", scan_then_swap)
+    monkeypatch.setattr(sync_mod, "scan", scan_then_swap)
     done = {}
     t = threading.Thread(target=lambda: done.setdefault("r", store.sync([folder])))
     t.start()
     t.join(20)
     assert not t.is_alive(), "the sync blocked opening a FIFO"
-    assert [s["reason"] for s in done["r"].skipped] == [
+    assert [s.reason for s in done["r"].skipped] == [
         "not a regular file (a FIFO, socket or device took its name)"]
 
 
@@ -100,8 +100,8 @@ def test_an_unlistable_folder_keeps_its_notes(store, root, monkeypatch):
     report = store.sync([folder])
     assert report.chunks_tombstoned == 0 and report.files_removed == 0
     assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md"]
-    assert [s["path"] for s in report.skipped] == ["sub"]
-    assert "cannot list folder" in report.skipped[0]["reason"]
+    assert [s.path for s in report.skipped] == ["sub"]
+    assert "cannot list folder" in report.skipped[0].reason
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 folder anyway")
@@ -135,7 +135,7 @@ def test_nfd_names_from_events_and_twins(store, root, tmp_path):
     for _ in range(3):
         report = store.sync([folder])
         assert live(store)["notes/café.md"] == "twin two nfc"
-        assert [s["path"] for s in report.skipped] == [nfd]
+        assert [s.path for s in report.skipped] == [nfd]
     assert live(store) == oracle(tmp_path, root)
 
 
@@ -148,7 +148,11 @@ def test_renaming_a_folder_with_most_notes_is_a_move(store, root, tmp_path):
     store.sync([folder])
     os.rename(root / "projects", root / "projects-2025")
     report = store.sync([folder])
-    assert report.files_removed == 8 and report.files_imported == 8
+    assert report.files_moved == 8 and report.files_imported == 8
+    assert report.files_removed == 0
+    moved_at = {r.known_at for r in store.export() if "projects" in r.memory_id
+                and r.known_at != store.history("notes/inbox.md", namespace="notes")[0].known_at}
+    assert len(moved_at) == 1  # arrivals, departures and the records: one instant
     assert keyword_ids(store, "plan3") == ["notes/projects-2025/p3.md"]
     assert live(store) == oracle(tmp_path, root)
 
@@ -166,8 +170,8 @@ def test_a_true_mass_delete_waits_but_new_notes_are_imported(store, root):
     assert keyword_ids(store, "fig") == ["notes/fresh.md"]  # imported regardless
     assert keyword_ids(store, "number1") == ["notes/n1.md"]  # not deleted yet
     status = store.status()
-    assert status["last_sync_status"] == "refused"
-    assert any("--allow-mass-delete" in e["reason"] for e in status["last_sync_errors"])
+    assert status.daemon.last_sync_status == "refused"
+    assert any("--allow-mass-delete" in e.reason for e in status.daemon.last_sync_errors)
     store.sync([folder], allow_mass_delete=True)
     assert keyword_ids(store, "number1") == []
 
@@ -184,12 +188,12 @@ def test_a_sync_that_read_stale_state_leaves_no_chunk_behind(store, root, db_pat
         (root / f"other{i}.md").write_text(f"other note {i}\n")
     folder = Folder.of(root)
     store.sync([folder])
-    from personal_memory import sync as sync_mod
-    original = sync_mod.FolderSync._load
+    from personal_memory.sync import folder_sync as sync_mod
+    original = sync_mod.load
     state = {"done": False}
 
-    def other_writer_runs_first(self, *args, **kwargs):
-        loaded = original(self, *args, **kwargs)
+    def other_writer_runs_first(*args, **kwargs):
+        loaded = original(*args, **kwargs)
         if not state["done"]:
             state["done"] = True
             with MemoryStore.open(db_path) as daemon:
@@ -199,7 +203,7 @@ def test_a_sync_that_read_stale_state_leaves_no_chunk_behind(store, root, db_pat
                 assert len([m for m in live(daemon) if m.startswith("notes/n.md#")]) == 3
         return loaded
     note.write_text("edited once\n")
-    monkeypatch.setattr(sync_mod.FolderSync, "_load", other_writer_runs_first)
+    monkeypatch.setattr(sync_mod, "load", other_writer_runs_first)
     store.sync([folder])
     monkeypatch.undo()
     note.write_text("small again\n")
@@ -213,18 +217,18 @@ def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db
         (root / f"n{i:04d}.md").write_text(f"note number{i}\n")
     checks = iter([False, True])
     store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
-    assert store.sync_runs(1)[0]["status"] == "interrupted"
+    assert store.sync_runs(1)[0].status == "interrupted"
     # A sync killed with -9 leaves a "running" record; the next sync closes it.
     code = ("import os, sys\nfrom personal_memory import MemoryStore\n"
-            "from personal_memory.folders import Folder\n"
+            "from personal_memory.notes.folders import Folder\n"
             "s = MemoryStore.open(sys.argv[1])\n"
             "s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(), 9),"
             " full=True)\n")
     p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
     assert p.returncode == -signal.SIGKILL
-    assert store.sync_runs(1)[0]["status"] == "running"
+    assert store.sync_runs(1)[0].status == "running"
     store.sync([Folder.of(root)])
-    statuses = [r["status"] for r in store.sync_runs(3)]
+    statuses = [r.status for r in store.sync_runs(3)]
     assert statuses[:2] == ["ok", "interrupted"]
 
 
@@ -232,7 +236,7 @@ def test_a_huge_file_is_reported_with_its_real_size(store, root):
     with open(root / "huge.md", "wb") as fh:
         fh.truncate(50_000_000)
     report = store.sync([Folder.of(root)])
-    assert report.skipped[0]["reason"].startswith("too large (50,000,000 bytes")
+    assert report.skipped[0].reason.startswith("too large (50,000,000 bytes")
 
 
 def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
@@ -258,19 +262,19 @@ def test_a_note_that_turns_invalid_stays_stale_and_visible_until_fixed(store, ro
     store.sync([folder])
     (root / "b.md").write_text("other banana, edited\n")
     store.sync_paths({folder: {"b.md"}})  # an unrelated event sync keeps the problem
-    (problem,) = store.status()["problems"]
-    assert (problem["collection"], problem["path"], problem["stale"]) == ("notes", "a.md", True)
-    assert "NUL byte" in problem["reason"]
+    (problem,) = store.status().daemon.problems
+    assert (problem.collection, problem.path, problem.stale) == ("notes", "a.md", True)
+    assert "NUL byte" in problem.reason
     assert keyword_ids(store, "avocado") == ["notes/a.md"]  # the last good text stays
     out = run_memory("--db", store.path, "status")
     assert "problem       notes/a.md: contains a NUL byte" in out.stdout
     assert "last good version stays searchable" in out.stdout
-    first_seen = problem["since"]
+    first_seen = problem.since
     store.sync([folder])
-    assert store.status()["problems"][0]["since"] == first_seen
+    assert store.status().daemon.problems[0].since == first_seen
     (root / "a.md").write_text("fixed avocado\n")
     store.sync_paths({folder: {"a.md"}})
-    assert store.status()["problems"] == []
+    assert store.status().daemon.problems == []
 
 
 def test_a_collection_name_belongs_to_one_folder(store, tmp_path):
@@ -311,7 +315,8 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         s.remember("x", "aardvark fact", namespace="notes", known_at="2024-02-01")
     conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
     conn.execute("""
-        DROP TABLE vectors; DROP TABLE problems; DROP TABLE purges; DROP INDEX revisions_note;
+        DROP TABLE vectors; DROP TABLE problems; DROP TABLE purges; DROP TABLE moves;
+        DROP INDEX revisions_note;
         DROP INDEX revisions_valid_from; DROP INDEX revisions_valid_to;
         DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;
         ALTER TABLE revisions DROP COLUMN purged_at;
@@ -327,9 +332,9 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         before = [r.to_dict() for r in ro.search("aardvark", namespace="notes",
                                                  as_of="2024-03-01")]
         history = [r.to_dict() for r in ro.history("x", namespace="notes")]
-        assert ro.status()["problems"] == [] and ro.health()["schema_version"] == 1
+        assert ro.status().daemon.problems == [] and ro.health().schema_version == 1
     with MemoryStore.open(db) as rw:
-        assert rw.health()["schema_version"] == 5
+        assert rw.health().schema_version == 6
         assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
                                                as_of="2024-03-01")] == before
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

@@ -41,16 +41,16 @@ def test_startup_imports_existing_notes_and_reports_ready(daemon, notes):
     with daemon.store() as s:
         status = s.status("notes")
         runs = s.sync_runs(5)
-    assert status["daemon_running"] is True and status["daemon_pid"] == daemon.proc.pid
-    assert status["watched_folders"] == [str(notes)]
-    assert status["files_indexed"] == len(list(notes.glob("*.md")))
-    assert runs[-1]["kind"] == "startup" and runs[-1]["status"] == "ok"
-    assert runs[-1]["files_scanned"] == status["files_indexed"]
+    assert status.daemon.daemon_running is True and status.daemon.daemon_pid == daemon.proc.pid
+    assert status.daemon.watched_folders == [str(notes)]
+    assert status.daemon.files_indexed == len(list(notes.glob("*.md")))
+    assert runs[-1].kind == "startup" and runs[-1].status == "ok"
+    assert runs[-1].files_scanned == status.daemon.files_indexed
     # systemd's STATUS stays useful: what is watched, how much, and the last sync.
     line = next(x for m in daemon.messages for x in m.splitlines()
                 if x.startswith("STATUS=watching"))
-    assert f"watching {notes}" in line and f"{status['files_indexed']} notes indexed" in line
-    assert "last startup at" in line and f"{status['files_indexed']} added" in line
+    assert f"watching {notes}" in line and f"{status.daemon.files_indexed} notes indexed" in line
+    assert "last startup at" in line and f"{status.daemon.files_indexed} added" in line
 
 
 def test_atomic_save_makes_one_revision(daemon, notes):
@@ -87,10 +87,16 @@ def test_create_delete_rename(daemon, notes):
     (notes / "renamed.md").unlink()
     wait_for(lambda: daemon.search_ids("kumquat") == [], what="delete")
     with daemon.store() as s:  # history stays searchable at earlier cutoffs
-        (rec,) = [h for h in s.history("notes/renamed.md", namespace="notes") if not h.deleted]
-        found = s.search("kumquat", namespace="notes", as_of=rec.known_at)
-        # (the old name's tombstone may come a batch later: both can be visible then)
-        assert "notes/renamed.md" in [r.memory_id for r in found]
+        history = s.history("notes/renamed.md", namespace="notes")
+        # The history follows the rename: the note under its first name, then its second.
+        assert [(h.memory_id, h.deleted) for h in (history[0], history[-1])] == [
+            ("notes/new.md", False), ("notes/renamed.md", True)]
+        moved = history[1:3]  # the old name's tombstone and the new name's text, at once
+        assert {(h.memory_id, h.deleted) for h in moved} == {
+            ("notes/new.md", True), ("notes/renamed.md", False)}
+        assert moved[0].known_at == moved[1].known_at
+        found = s.search("kumquat", namespace="notes", as_of=moved[0].known_at)
+        assert [r.memory_id for r in found] == ["notes/renamed.md"]  # the move is one instant
 
 
 def test_folder_moved_in_and_out(daemon, notes, tmp_path):
@@ -141,7 +147,7 @@ def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path)
     notes.rename(moved)  # like an unmounted drive: the whole folder disappears
     # The barrier: the daemon has seen the loss and recorded that it waits for the folder.
     with daemon.store() as s:
-        wait_for(lambda: s.status()["daemon_state"] == "waiting for folder",
+        wait_for(lambda: s.status().daemon.daemon_state == "waiting for folder",
                  what="waiting for the folder")
     assert "missing" in daemon.log()
     assert daemon.search_ids("anchor") == ["notes/keep.md#Keep"]
@@ -164,7 +170,7 @@ def test_emptied_root_is_refused_by_one_shot_sync(tmp_path, notes):
     assert p.returncode == 2 and "suddenly empty" in p.stderr
     from personal_memory import MemoryStore
     with MemoryStore.open(db, read_only=True) as s:
-        assert s.stats()["tombstones"] == 0
+        assert s.stats().counts.tombstones == 0
 
 
 def test_burst_of_5000_files_is_batched(daemon, notes):
@@ -175,7 +181,7 @@ def test_burst_of_5000_files_is_batched(daemon, notes):
     wait_for(lambda: len(daemon.search_ids("mango", limit=1000)) == 1000, timeout=120,
              what="burst imported")
     with daemon.store() as s:
-        wait_for(lambda: s.status("notes")["files_indexed"] >= 5005, timeout=120, what="all files")
+        wait_for(lambda: s.status("notes").daemon.files_indexed >= 5005, timeout=120, what="all files")
         assert s.search("idx4999", namespace="notes")[0].memory_id == "notes/burst/n4999.md"
         assert s.search("idx0", namespace="notes")[0].memory_id == "notes/burst/n0000.md"
     daemon.cookie()
@@ -232,10 +238,10 @@ def test_sigterm_exits_zero_and_records_the_stop(daemon):
     assert daemon.signal(signal.SIGTERM) == 0
     daemon.wait_message("STOPPING=1")
     with daemon.store() as s:
-        assert s.status()["daemon_state"] == "stopped"
+        assert s.status().daemon.daemon_state == "stopped"
     out = run_memory("--db", daemon.db, "status", "--json")
     import json
-    assert json.loads(out.stdout)["daemon_running"] is False
+    assert json.loads(out.stdout)["daemon"]["daemon_running"] is False
 
 
 def test_systemd_watchdog_pings_while_healthy(tmp_path, notes):
@@ -251,7 +257,7 @@ def test_systemd_watchdog_pings_while_healthy(tmp_path, notes):
 
 def test_status_reports_a_running_daemon(daemon):
     import json
-    out = json.loads(run_memory("--db", daemon.db, "status", "--json").stdout)
+    out = json.loads(run_memory("--db", daemon.db, "status", "--json").stdout)["daemon"]
     assert out["daemon_running"] is True and out["files_indexed"] == 5
     assert out["last_sync_status"] == "ok" and out["last_successful_sync_at"]
 
@@ -289,8 +295,8 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path, notes):
         else:  # the batch ended in the milliseconds between the two signals: a clean stop
             assert "stopped" in d.log() and code in (0, -signal.SIGTERM), (code, d.log())
         with d.store() as s:
-            assert s.health()["integrity"] == "ok"
-            indexed = s.status()["files_indexed"]
+            assert s.health().integrity == "ok"
+            indexed = s.status().daemon.files_indexed
         assert 0 < indexed < n  # it did stop early, after a whole batch
         paths = [f"big/f{i:04d}.md" for i in range(n)]
         versions = d.versions(paths, chunks=10)
@@ -308,7 +314,8 @@ def test_watch_flags_win_over_the_config_file(tmp_path, notes):
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "personal_memory", "--db",
                                  tmp_path / "m.db", "watch", "--config", cfg,
-                                 "--rescan-interval", "5"], stderr=fh, env=env)
+                                 "--rescan-interval", "5", "--new-database"], stderr=fh,
+                                env=env)
     try:
         wait_for(lambda: "settle" in log.read_text(), timeout=30, what="startup log line")
         line = next(x for x in log.read_text().splitlines() if "settle" in x)
@@ -330,8 +337,8 @@ def test_a_database_inside_the_notes_folder_is_not_a_change(tmp_path, notes):
             runs = s.sync_runs(1000)[: len(s.sync_runs(1000)) - before]
         # One event run per cookie (two if an editor-like double write split it); a daemon
         # that saw its own writes as changes would sync again and again in between.
-        assert len(runs) <= 6, [r["kind"] for r in runs]
-        assert not any(r["files_scanned"] == 0 and r["kind"] == "event" for r in runs)
+        assert len(runs) <= 6, [r.kind for r in runs]
+        assert not any(r.files_scanned == 0 and r.kind == "event" for r in runs)
     finally:
         d.close()
 
@@ -398,7 +405,7 @@ def test_a_note_with_an_undecodable_name_does_not_stop_the_daemon(tmp_path, note
         d.cookie()  # later notes still import
         assert d.proc.poll() is None
         with d.store() as s:
-            errors = [e for r in s.sync_runs(20) for e in r["errors"]]
-        assert any(e["path"] == "bad-\\xff.md" for e in errors), (errors, d.log()[-3000:])
+            errors = [e for r in s.sync_runs(20) for e in r.errors]
+        assert any(e.path == "bad-\\xff.md" for e in errors), (errors, d.log()[-3000:])
     finally:
         d.close()

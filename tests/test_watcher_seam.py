@@ -6,8 +6,8 @@ import threading
 from contextlib import contextmanager
 
 from personal_memory import MemoryStore
-from personal_memory.folders import Folder
-from personal_memory.watch import Watcher
+from personal_memory.notes.folders import Folder
+from personal_memory.watch.daemon import Watcher
 from support import keyword_ids as ids, wait_for
 
 
@@ -60,7 +60,7 @@ def start(tmp_path):
     thread = threading.Thread(target=watcher.run)  # the store now belongs to this thread
     thread.start()
     with MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-        wait_for(lambda: reader.status()["daemon_state"] == "watching")
+        wait_for(lambda: reader.status().daemon.daemon_state == "watching")
     return root, store, watcher, thread
 
 
@@ -106,7 +106,7 @@ def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):
     import pytest
     if not sys.platform.startswith("linux"):
         pytest.skip("inotify watch limits exist on Linux only")
-    import personal_memory.watch as watch_mod
+    import personal_memory.watch.daemon as watch_mod
     limit = tmp_path / "max_user_watches"
     limit.write_text("3\n")
     monkeypatch.setattr(watch_mod, "INOTIFY_WATCHES", limit)
@@ -140,7 +140,7 @@ def test_running_out_of_inotify_watches_falls_back_to_rescans(tmp_path, caplog):
                           observer_factory=FullObserver)
         with caplog.at_level(logging.ERROR, logger="personal_memory.watch"), \
                 running(watcher), MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
-            wait_for(lambda: reader.status()["daemon_state"] == "watching")
+            wait_for(lambda: reader.status().daemon.daemon_state == "watching")
             assert ids(reader, "apple") == ["notes/a.md"]  # the startup sync ran
     assert "inotify watch limit" in caplog.text and "sysctl" in caplog.text
     assert watcher.rescan_interval == 60.0
@@ -190,7 +190,7 @@ def test_an_unreadable_watch_limit_is_reported(tmp_path, monkeypatch, caplog):
     import pytest
     if not sys.platform.startswith("linux"):
         pytest.skip("inotify watch limits exist on Linux only")
-    import personal_memory.watch as watch_mod
+    import personal_memory.watch.daemon as watch_mod
     monkeypatch.setattr(watch_mod, "INOTIFY_WATCHES", tmp_path / "hidden" / "max_user_watches")
     with MemoryStore.open(tmp_path / "m.db") as store:
         watcher = Watcher(store, [Folder.of(tmp_path)], observer_factory=FakeObserver)

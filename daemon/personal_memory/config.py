@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
-from .folders import DEFAULT_NAMESPACE, Folder
+from .notes.folders import DEFAULT_NAMESPACE, Folder
 from .paths import ensure_private_dir
 
 DEFAULT_SETTLE_MS = 300

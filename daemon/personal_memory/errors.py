@@ -41,6 +41,10 @@ class SyncError(PersonalMemoryError):
     """A folder sync refused to proceed (missing root, mass delete...)."""
 
 
+class BackdatedWrite(PersonalMemoryError):
+    """A write asserted a time before what the store already holds of it."""
+
+
 class ConfigError(PersonalMemoryError):
     """The configuration file has a bad field."""
 

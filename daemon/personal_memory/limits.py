@@ -1,7 +1,8 @@
-"""Input limits, declared once: the core enforces them, the MCP layer advertises them."""
+"""Limits and fixed values, declared once: the core enforces them, the edges advertise
+them."""
 
 MAX_ID_CHARS = 4096  # a note's ID holds its path; PATH_MAX is 4096 on Linux
-MAX_TITLE_CHARS = 200
+MAX_TITLE_CHARS = 200  # titles, aliases and heading text are cut here
 MAX_CONTENT_CHARS = 2_000_000
 MAX_NAMESPACE_CHARS = 128
 MAX_SOURCE_CHARS = MAX_ID_CHARS * 4
@@ -16,3 +17,24 @@ MAX_TOOL_SOURCE_CHARS = 2000
 
 # The daemon records a heartbeat at least this often; three missed beats mean it is dead.
 HEARTBEAT_SECONDS = 30
+
+# "No end": an open validity interval, and the cutoff of "everything known". Above every
+# time the store can represent (9999-12-31), below the int64 limit numpy and SQLite share.
+FOREVER_US = 1 << 62
+
+# A write may be stamped at most this far after the machine's clock (two machines' clocks,
+# a clock stepped back by NTP). Anything later is refused; revisions already stored later
+# than this are clock anomalies: ignored by the clock, reported by `memory doctor`.
+CLOCK_TOLERANCE_US = 5 * 60 * 1_000_000
+
+# Settings with a fixed set of values.
+EMBEDDER_CHOICES = ("auto", "e5", "none")
+VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
+
+# Exit codes of the `memory` command.
+EXIT_OK = 0
+EXIT_PROBLEM = 1  # a check failed (doctor, a purge's proof), or the daemon stopped on an error
+EXIT_USAGE = 2  # a bad argument, file or setting: one line on stderr, nothing changed
+EXIT_LOCKED = 75  # EX_TEMPFAIL: another daemon already watches this database
+EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)

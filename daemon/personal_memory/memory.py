@@ -1,24 +1,32 @@
-"""The public Python API: :class:`MemoryStore`. The CLI, the daemon and the MCP server
-are thin adapters over it, so every rule lives here once (or in the modules it calls)."""
+"""The public Python API: :class:`MemoryStore`. The CLI, the daemon, the MCP server and the
+page are thin adapters over it; every method validates its arguments (``arguments``),
+calls one engine function and returns a named record."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
-import time
-import unicodedata
 from typing import Any, Callable, Iterator
 
-from . import embedders
-from . import search as _search
-from . import writes
-from .folders import Folder, SyncReport
-from .reading import read_note
-from .records import Changes, NoteView, RevisionRecord, SearchResults
-from .status import daemon_status
-from .store import SCHEMA_VERSION, Database, capabilities, folder_files, scan_files
-from .sync import FolderSync
+from . import arguments as args
+from .embedding import models as embedders
+from .embedding.runner import embed_pending
+from .errors import InvalidArgument, NotFound
+from .limits import CLOCK_TOLERANCE_US, MAX_QUERY_CHARS
+from .notes.folders import Folder
+from .records import (Capabilities, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
+                      PurgeReport, RevisionRecord, SearchResults, Stats, Status, SyncReport,
+                      SyncRun, VectorStatus, WriteResult)
+from .records import ClockAnomaly, DaemonStatus
+from .search import reference
+from .search.contract import Ranked, Semantic
+from .store import SCHEMA_VERSION, Database, capabilities
+from .sync.folder_sync import FolderSync
+from .sync.status import daemon_status
+from .timeline import moves, writes
+from .timeline.purge import purge as purge_revisions
+from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment
 
 EXPORT_FORMAT = "personal-memory-export"
@@ -54,6 +62,14 @@ class MemoryStore:
         return cls(Database.open(path, read_only=read_only, vector_backend=vector_backend,
                                  create=create), model, note)
 
+    def reopen(self, *, read_only: bool | None = None) -> "MemoryStore":
+        """Another connection to the same file with the same semantic model, for another
+        thread (a store belongs to one thread)."""
+        return MemoryStore(Database.open(self.path, read_only=self.read_only if read_only is None
+                                         else read_only,
+                                         vector_backend=self.vector_backend, create=False),
+                           self._embedder, self._embedder_note)
+
     def __enter__(self) -> "MemoryStore":
         return self
 
@@ -87,7 +103,7 @@ class MemoryStore:
         return self._embedder_note
 
     @staticmethod
-    def capabilities(vector_backend: str = "auto") -> dict:
+    def capabilities(vector_backend: str = "auto") -> Capabilities:
         """SQLite version, FTS5 and the vector backend this installation would use."""
         return capabilities(vector_backend)
 
@@ -101,10 +117,10 @@ class MemoryStore:
     def remember(self, memory_id: str, content: str, *, namespace: str,
                  title: str | None = None, source: str | None = None,
                  known_at: Any = None, valid_from: Any = None, valid_to: Any = None,
-                 provenance: dict | None = None) -> RevisionRecord:
+                 provenance: dict | None = None) -> WriteResult:
         """Append a revision. An identical, still-visible revision makes this a no-op
-        that returns the existing revision with ``created=False``. Inside :meth:`batch`
-        it joins the batch's transaction."""
+        (``created`` False). A ``known_at`` before the memory's newest revision is stored
+        but not current (``current`` False, ``newer`` the revision that wins now)."""
         with self._db.transaction():
             return writes.remember(self._db, memory_id, content, namespace=namespace,
                                    title=title, source=source, known_at=known_at,
@@ -112,32 +128,22 @@ class MemoryStore:
                                    provenance=provenance)
 
     def forget(self, memory_id: str, *, namespace: str, known_at: Any = None,
-               valid_from: Any = None, valid_to: Any = None) -> RevisionRecord:
+               valid_from: Any = None, valid_to: Any = None) -> WriteResult:
         """Append a tombstone hiding the memory over [valid_from, valid_to) (default: from
         its known_at on). Repeating an identical forget is a no-op; forgetting a memory
-        that is already hidden at that time is an error."""
+        that is already hidden then (by a tombstone or a purge) is an error."""
         with self._db.transaction():
             return writes.forget(self._db, memory_id, namespace=namespace, known_at=known_at,
                                  valid_from=valid_from, valid_to=valid_to)
 
     # -- reads --------------------------------------------------------------------------
 
-    @staticmethod
-    def _moment(as_of: Any, valid_at: Any) -> tuple[int | None, int]:
-        """The cutoff (None: everything known) and the valid time, which defaults to the
-        cutoff, or to now."""
-        cutoff = writes.optional_time(as_of, "as_of")
-        at = writes.optional_time(valid_at, "valid_at")
-        if at is None:
-            at = now_micros() if cutoff is None else cutoff
-        return cutoff, at
-
     def _search_args(self, query, namespace, as_of, valid_at, limit):
         """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
-        query = _search.validate_query(query)
-        limit = _search.validate_limit(limit)
-        namespace = writes.namespace_arg(namespace)
-        return (query, namespace, *self._moment(as_of, valid_at), limit)
+        query = args.query_arg(query)
+        limit = args.limit_arg(limit)
+        namespace = args.namespace_arg(namespace)
+        return (query, namespace, *args.moment(as_of, valid_at), limit)
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
                limit: int = 10, tags: list[str] | None = None) -> SearchResults:
@@ -147,7 +153,7 @@ class MemoryStore:
         carries the resolved ``as_of`` and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        wanted = _search.validate_tags(tags)
+        wanted = args.tags_arg(tags)
         semantic = self._semantic(query)
         with self._db.errors():
             found = self._search_index().search(self._db, query, namespace=namespace,
@@ -155,13 +161,13 @@ class MemoryStore:
                                                 tags=wanted, semantic=semantic)
         return self._results(found, cutoff, at)
 
-    def _semantic(self, query: str) -> _search.Semantic | None:
+    def _semantic(self, query: str) -> Semantic | None:
         model = self._embedder
         if model is None:
             return None
-        return _search.Semantic(model.key, model.query(query), model.no_answer_below)
+        return Semantic(model.key, model.query(query), model.no_answer_below)
 
-    def _results(self, found: "_search.Ranked", cutoff: int | None, at: int) -> SearchResults:
+    def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
                              no_answer=found.no_answer)
@@ -174,10 +180,11 @@ class MemoryStore:
         the stored vectors. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        found = _search.search_reference(self._db, query, namespace=namespace, as_of=cutoff,
-                                         valid_at=at, limit=limit,
-                                         tags=_search.validate_tags(tags),
-                                         semantic=self._semantic(query))
+        with self._db.errors():
+            found = reference.search_reference(self._db, query, namespace=namespace,
+                                               as_of=cutoff, valid_at=at, limit=limit,
+                                               tags=args.tags_arg(tags),
+                                               semantic=self._semantic(query))
         return self._results(found, cutoff, at)
 
     def warm(self) -> None:
@@ -192,7 +199,7 @@ class MemoryStore:
     def _search_index(self):
         with _INDEX_LOCK:
             if self._index is None:
-                from .search_index import SearchIndex
+                from .search.in_memory import SearchIndex
                 self._index = SearchIndex()
             return self._index
 
@@ -206,40 +213,38 @@ class MemoryStore:
     def get(self, memory_id: str, *, namespace: str, as_of: Any = None,
             valid_at: Any = None) -> RevisionRecord | None:
         """The visible revision of one memory at (``as_of``, ``valid_at``), or None when
-        it is unknown or hidden by a tombstone then."""
-        memory_id = writes.memory_id_arg(memory_id)
-        namespace = writes.namespace_arg(namespace)
-        cutoff, at = self._moment(as_of, valid_at)
-        with self._db.snapshot():
-            found = self._db.visible_revision(namespace, memory_id, cutoff, at)
-        return None if found is None or found.deleted else found
+        it is unknown then or hidden (by a tombstone or a purge)."""
+        memory_id = args.memory_id_arg(memory_id)
+        namespace = args.namespace_arg(namespace)
+        cutoff, at = args.moment(as_of, valid_at)
+        with self._db.errors(), self._db.snapshot():
+            return self._db.visible(namespace, memory_id, cutoff, at)
 
     def read(self, note: str, *, namespace: str, as_of: Any = None,
              valid_at: Any = None) -> NoteView:
         """A whole note (``COLLECTION/path.md``) as known at ``as_of`` (default: everything
         known): title, tags, and its sections in document order with their memory IDs,
-        line spans, revisions and times, and the text put back together. A note deleted
-        by then is returned with ``deleted`` set; an unknown one raises NotFound."""
-        from .limits import MAX_ID_CHARS
-        note = writes.text(note, "note", MAX_ID_CHARS)
-        namespace = writes.namespace_arg(namespace)
-        cutoff, at = self._moment(as_of, valid_at)
+        line spans, revisions and times, and the text put back together. A note that has
+        moved since is read under the path it had then (``path_then``). A note deleted by
+        then is returned with ``deleted`` set; an unknown one raises NotFound."""
+        note = args.note_arg(note)
+        namespace = args.namespace_arg(namespace)
+        cutoff, at = args.moment(as_of, valid_at)
         with self._db.errors():
-            return read_note(self._db, namespace, note.rstrip("#"), cutoff, at)
+            return read_note(self._db, namespace, note, cutoff, at)
 
     def changes(self, *, namespace: str, since: Any, until: Any = None,
                 query: str | None = None, limit: int = 20) -> Changes:
         """What changed between ``since`` (excluded) and ``until`` (included; default now).
         Times are as for ``as_of``, or spans back from now (``24h``, ``7d``, ``2w``),
         resolved once. Without a query: the notes whose sections were added, revised (with
-        a word-level diff) or retracted, newest first (at most ``limit`` notes). With one:
-        the results of the query at both times (two exact searches of ``limit`` results),
-        what moved the answer most first; results the same in text and rank are listed by
-        ID in ``unchanged``."""
-        from .changes import knowledge_changes, result_changes
-        from .errors import InvalidArgument
-        namespace = writes.namespace_arg(namespace)
-        limit = _search.validate_limit(limit)
+        a word-level diff) or retracted, and notes moved, newest first (at most ``limit``
+        notes). With one: the results of the query at both times (two exact searches of
+        ``limit`` results), what moved the answer most first; results the same in text and
+        rank are listed by ID in ``unchanged``."""
+        from .timeline.changes import knowledge_changes, result_changes
+        namespace = args.namespace_arg(namespace)
+        limit = args.limit_arg(limit)
         now = now_micros()
         start = parse_moment(since, "since", now)
         end = now if until is None else parse_moment(until, "until", now)
@@ -253,7 +258,7 @@ class MemoryStore:
             return Changes(namespace=namespace, since=format_time(start),
                            until=format_time(end), query=None, counts=counts,
                            notes=notes_changed)
-        query = _search.validate_query(query)
+        query = args.query_arg(query)
         # Two exact point-in-time searches: each side is what a search at that time gives.
         before = self.search(query, namespace=namespace, as_of=format_time(start),
                              limit=limit)
@@ -271,28 +276,31 @@ class MemoryStore:
 
     def history(self, memory_id: str, *, namespace: str, as_of: Any = None,
                 ) -> list[RevisionRecord]:
-        memory_id = writes.memory_id_arg(memory_id)
-        namespace = writes.namespace_arg(namespace)
-        cutoff = writes.optional_time(as_of, "as_of")
-        with self._db.snapshot():
-            revisions = self._db.history(namespace, memory_id, cutoff)
+        """Every revision of a memory known by ``as_of``, tombstones and purged stubs
+        included, oldest first; a section of a note that moved includes the revisions it
+        had under the note's earlier paths (each with its own ``memory_id``)."""
+        memory_id = args.memory_id_arg(memory_id)
+        namespace = args.namespace_arg(namespace)
+        cutoff = args.optional_time(as_of, "as_of")
+        with self._db.errors(), self._db.snapshot():
+            revisions = moves.history(self._db, namespace, memory_id, cutoff)
         if not revisions:
-            from .errors import NotFound
-            when = f" as of {as_of}" if as_of is not None else ""
+            when = f" as of {format_time(cutoff)}" if cutoff is not None else ""
             raise NotFound(f"memory {memory_id!r} has no revisions in namespace "
                            f"{namespace!r}{when}")
         return revisions
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:
-        cutoff = writes.optional_time(as_of, "as_of")
+        cutoff = args.optional_time(as_of, "as_of")
         with self._db.snapshot():
             yield from self._db.revisions_in(namespace, cutoff)
 
     def export_document(self, *, namespace: str | None = None, as_of: Any = None) -> dict:
-        """The export file's content: a versioned JSON document of revisions."""
+        """The export file's content: a versioned JSON document of revisions (the file
+        format itself, so a mapping)."""
         records = [r.to_dict() for r in self.export(namespace=namespace, as_of=as_of)]
-        cutoff = writes.optional_time(as_of, "as_of")
+        cutoff = args.optional_time(as_of, "as_of")
         return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                 "exported_at": format_time(now_micros()), "namespace": namespace,
                 "as_of": format_time(cutoff), "revisions": records}
@@ -301,7 +309,6 @@ class MemoryStore:
                   ) -> int:
         """Write :meth:`export_document` to a new file (never overwrites); the number of
         revisions written."""
-        from .errors import InvalidArgument, NotFound
         doc = self.export_document(namespace=namespace, as_of=as_of)
         try:
             with open(path, "x", encoding="utf-8") as fh:
@@ -313,41 +320,63 @@ class MemoryStore:
             raise NotFound(f"export: cannot write {path}: {exc.strerror}") from None
         return len(doc["revisions"])
 
-    def stats(self, namespace: str | None = None) -> dict[str, Any]:
-        with self._db.snapshot():
+    # -- state --------------------------------------------------------------------------
+
+    def stats(self, namespace: str | None = None) -> Stats:
+        with self._db.errors(), self._db.snapshot():
             counts = self._db.counts(namespace)
             namespaces = self._db.namespaces()
+            vectors = self._vector_status(namespace)
         size = sum(os.path.getsize(self.path + suffix) for suffix in ("", "-wal")
                    if os.path.exists(self.path + suffix))
-        return {"path": os.path.abspath(self.path), "namespace": namespace, **counts,
-                "namespaces": namespaces, "bytes": size,
-                "vector_backend": self.vector_backend,
-                **self._vector_status(namespace)}
+        return Stats(path=os.path.abspath(self.path), namespace=namespace, counts=counts,
+                     namespaces=namespaces, bytes=size, vector_backend=self.vector_backend,
+                     vectors=vectors)
 
-    def status(self, namespace: str | None = None) -> dict[str, Any]:
-        """Counts (of one namespace, or all), the vector backend, and the sync daemon's
-        state: running or not, last sync, files indexed, files the last sync skipped."""
-        with self._db.snapshot():
-            return {"namespace": namespace, **self._db.counts(namespace),
-                    "vector_backend": self.vector_backend,
-                    **self._vector_status(namespace),
-                    **daemon_status(self._db, namespace)}
+    def status(self, namespace: str | None = None) -> Status:
+        """Counts (of one namespace, or all), search and vectors, and the sync daemon's
+        state: running or not, last sync, files indexed, problems."""
+        with self._db.errors(), self._db.snapshot():
+            return Status(namespace=namespace, counts=self._db.counts(namespace),
+                          vector_backend=self.vector_backend,
+                          vectors=self._vector_status(namespace),
+                          daemon=daemon_status(self._db, namespace))
 
-    def sync_status(self, namespace: str | None = None) -> dict[str, Any]:
+    def sync_status(self, namespace: str | None = None) -> DaemonStatus:
         """The sync daemon's part of :meth:`status` alone (no revision counts: cheap
         enough to ask after every sync)."""
-        with self._db.snapshot():
+        with self._db.errors(), self._db.snapshot():
             return daemon_status(self._db, namespace)
 
-    def sync_runs(self, limit: int = 10) -> list[dict[str, Any]]:
+    def sync_runs(self, limit: int = 10) -> list[SyncRun]:
         """The most recent folder syncs, newest first: kind, folders, counts, skipped files
-        and status (running, ok, refused, failed)."""
-        with self._db.snapshot():
-            runs = self._db.last_sync_runs(limit)
-        for run in runs:
-            for key in ("started_at", "finished_at"):
-                run[key] = format_time(run[key])
-        return runs
+        and status (running, ok, refused, interrupted, failed)."""
+        with self._db.errors(), self._db.snapshot():
+            return self._db.last_sync_runs(limit)
+
+    def health(self) -> Health:
+        """Integrity check, revision count, schema version, vectors, and clock anomalies:
+        revisions known after now (beyond the tolerance), and how far the newest revision
+        is ahead of the clock."""
+        now = now_micros()
+        with self._db.errors(), self._db.snapshot():
+            future = self._db.known_after(now + CLOCK_TOLERANCE_US)
+            newest = self._db.max_known_at(at_most=now + CLOCK_TOLERANCE_US)
+            return Health(integrity=self._db.integrity(),
+                          revisions=self._db.counts(None).revisions,
+                          schema_version=self._db.schema_version(),
+                          supported_schema_version=SCHEMA_VERSION,
+                          vectors=self._db.vector_counts(),
+                          pending_vectors=self.pending_vectors(),
+                          future_revisions=[ClockAnomaly(r.revision_id, r.namespace,
+                                                         r.memory_id, r.known_at)
+                                            for r in future],
+                          clock_behind_by_seconds=max(0.0, ((newest or now) - now) / 1e6))
+
+    def backup(self, dest: str) -> None:
+        """A consistent copy to a new file (0600), safe while the daemon writes."""
+        with self._db.errors():
+            self._db.backup_to(dest)
 
     # -- vectors ------------------------------------------------------------------------
 
@@ -356,194 +385,90 @@ class MemoryStore:
         (0 when search is keyword-only: there is no model to wait for)."""
         if self._embedder is None:
             return 0
-        with self._db.snapshot():
+        with self._db.errors(), self._db.snapshot():
             return self._db.count_missing_vectors(self._embedder.key, namespace)
+
+    def _model(self) -> embedders.Embedder:
+        if self._embedder is None:
+            raise InvalidArgument("embedder: search is keyword-only here "
+                                  f"({self._embedder_note}); there is nothing to embed with")
+        return self._embedder
 
     def embed_pending(self, *, batch_size: int = 32, max_rows: int | None = None,
                       below: int | None = None,
                       progress: Callable[[int, int], None] | None = None,
-                      cancel: Callable[[], bool] | None = None) -> dict[str, Any]:
+                      cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
         """Give vectors to revisions that lack them, newest first, one transaction per
-        batch: stopping (``cancel``, Ctrl-C, kill) loses at most the batch in hand and the
-        next call resumes. ``progress(done, total)`` after each batch. Returns the number
-        embedded, the lowest revision id handled (``below``: pass it back to continue from
-        there), what remains (counted unless ``max_rows`` bounds the call) and the rate in
-        passages per second."""
-        from .errors import InvalidArgument
-        from .text import normalize_text
-        model = self._embedder
-        if model is None:
-            raise InvalidArgument("embedder: search is keyword-only here "
-                                  f"({self._embedder_note}); there is nothing to embed with")
-        key = model.key
+        batch, reusing the vector of an identical passage. ``cancel`` is asked before each
+        passage: stopping keeps what was embedded, and the next call resumes (``below``:
+        pass the returned one back to continue from there)."""
+        model = self._model()
         with self._db.errors():
-            total = self.pending_vectors() if max_rows is None else max_rows
-            done = 0
-            seconds = 0.0
-            while done < total and not (cancel and cancel()):
-                with self._db.snapshot():
-                    rows = self._db.missing_vectors(key, min(batch_size, total - done), below)
-                if not rows:
-                    break
-                below = rows[-1][0]
-                t0 = time.perf_counter()
-                vectors = model.passages([embedders.passage_text(
-                    normalize_text(title) if title else None, normalize_text(content))
-                    for _, title, content in rows])
-                seconds += time.perf_counter() - t0
-                with self._db.transaction():
-                    self._db.add_vectors(key, [(rid, embedders.to_blob(v))
-                                               for (rid, _, _), v in zip(rows, vectors)])
-                    if seconds > 0:
-                        self._db.set_meta("embedding_rate", f"{(done + len(rows)) / seconds:.2f}")
-                done += len(rows)
-                if progress:
-                    progress(done, total)
-            remaining = self.pending_vectors() if max_rows is None else None
-        return {"embedder": key, "embedded": done, "below": below, "remaining": remaining,
-                "per_second": round(done / seconds, 2) if seconds else None}
+            return embed_pending(self._db, model, batch_size=batch_size, max_rows=max_rows,
+                                 below=below, progress=progress, cancel=cancel)
 
     def reembed(self, *, everything: bool = False, batch_size: int = 32,
                 progress: Callable[[int, int], None] | None = None,
-                cancel: Callable[[], bool] | None = None) -> dict[str, Any]:
+                cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
         """Rebuild vectors for this store's model: vectors of other models or versions are
         deleted (they cannot be compared with this model's queries), then every revision
         without a vector is embedded. ``everything`` also drops this model's own vectors
         first. Revisions are never touched."""
-        key = self.embedder
-        if key is None:
-            return self.embed_pending()  # raises the keyword-only error
+        key = self._model().key
         with self._db.errors(), self._db.transaction():
             dropped = self._db.drop_vectors(keep=None if everything else key)
             if everything:
                 self._db.bump_index_generation()  # readers reload their vectors
-        return {"dropped": dropped} | self.embed_pending(batch_size=batch_size,
-                                                          progress=progress, cancel=cancel)
+        run = self.embed_pending(batch_size=batch_size, progress=progress, cancel=cancel)
+        return EmbeddingRun(**{**run.to_dict(), "dropped": dropped})
 
-    def _vector_status(self, namespace: str | None) -> dict[str, Any]:
+    def _vector_status(self, namespace: str | None) -> VectorStatus:
         rate = self._db.meta("embedding_rate")
-        return {"semantic": self._embedder_note, "embedder": self.embedder,
-                "pending_vectors": self.pending_vectors(namespace),
-                "embedding_per_second": float(rate) if rate else None}
+        pending = self.pending_vectors(namespace)
+        per_second = float(rate) if rate else None
+        return VectorStatus(semantic=self._embedder_note, embedder=self.embedder,
+                            pending_vectors=pending, embedding_per_second=per_second,
+                            eta_seconds=round(pending / per_second, 1)
+                            if pending and per_second else None)
 
     # -- erasure ------------------------------------------------------------------------
 
     def purge(self, *, namespace: str, memory_id: str | None = None, note: str | None = None,
               matching: str | None = None, known_before: Any = None,
-              reason: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        """Erase revisions for good: by memory ID, by note (``COLLECTION/path.md``, every
-        section) or by text (every revision whose title or content contains it), in one
-        namespace, optionally only those known before a time. Each becomes a stub (ID,
-        memory ID, times, "purged at T" and the reason); the text leaves the full-text
-        index, the vectors, the WAL and the free pages, and the files are then scanned to
-        prove it. The one operation that changes past answers. Raises
+              reason: str | None = None, dry_run: bool = False) -> PurgeReport:
+        """Erase revisions for good: by memory ID, by note (``COLLECTION/path.md``: every
+        section, and the path itself) or by text (every revision holding it anywhere: text,
+        title, heading path, memory ID, note path, source, metadata), in one namespace,
+        optionally only those known before a time. Each becomes a stub (its ID, times,
+        "purged at T" and the reason); the text leaves the full-text index, the vectors,
+        the bookkeeping tables, the WAL and the free pages, and the files are then scanned
+        to prove it. The one operation that changes past answers. Raises
         :class:`~personal_memory.errors.PurgeRefused` while a note file still holds the
         text (the next sync would import it again)."""
-        from .errors import InvalidArgument
-        from .limits import MAX_ID_CHARS, MAX_QUERY_CHARS
-        namespace = writes.namespace_arg(namespace)
+        namespace = args.namespace_arg(namespace)
         if sum(x is not None for x in (memory_id, note, matching)) != 1:
             raise InvalidArgument("purge: choose exactly one of memory_id, note, matching")
-        before = writes.optional_time(known_before, "known_before")
-        reason = writes.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
+        before = args.optional_time(known_before, "known_before")
+        reason = args.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
         if memory_id is not None:
-            memory_id = writes.memory_id_arg(memory_id)
+            memory_id = args.memory_id_arg(memory_id)
             selector = f"memory_id {memory_id}"
         elif note is not None:
-            note = writes.text(note, "note", MAX_ID_CHARS)
-            selector = f"note {note}"
+            note = args.note_arg(note)
+            selector = "note (its path is not recorded)"
         else:
-            matching = writes.text(matching, "matching", MAX_QUERY_CHARS)
+            matching = args.text(matching, "matching", MAX_QUERY_CHARS)
             selector = "matching (the text is not recorded)"
-        with self._db.snapshot():
-            found = self._db.purge_candidates(namespace, memory_id=memory_id, note=note,
-                                              matching=matching, known_before=before)
-        ids = [c["revision_id"] for c in found]
-        report: dict[str, Any] = {
-            "namespace": namespace, "selector": selector, "dry_run": dry_run,
-            "revision_ids": ids, "memory_ids": sorted({c["memory_id"] for c in found})}
-        if dry_run or not found:
-            return report
-        self._refuse_while_notes_hold(namespace, found, matching)
-        needles = ([matching] if matching is not None else
-                   [t for c in found for t in (c["content"], c["title"]) if t])
-        with self._db.snapshot():
-            needles = [n for n in dict.fromkeys(needles)
-                       if len(n.encode()) >= 4 and (matching is not None
-                                                    or not self._db.text_elsewhere(n, ids))]
-        now = now_micros()
         with self._db.errors():
-            self._db.purge_revisions(ids, namespace=namespace, selector=selector,
-                                     reason=reason, purged_at=now)
-            busy, frames_left = self._db.rewrite_file()
-        forms = [f.encode("utf-8") for n in needles
-                 for f in dict.fromkeys([n, unicodedata.normalize("NFKC", n)])]
-        paths = folder_files(self.path)
-        counts = scan_files(paths, forms)
-        own = paths[:3]
-        report.update(
-            purged_at=format_time(now), reason=reason,
-            bytes_scanned=sum(os.path.getsize(p) for p in own if os.path.exists(p)),
-            occurrences=sum(counts[p] for p in own),
-            files_scanned=[p for p in own if os.path.exists(p)],
-            other_files_with_copies={p: n for p, n in counts.items() if p not in own and n},
-            wal_checkpoint_blocked=bool(busy and frames_left))
-        return report
+            return purge_revisions(self._db, namespace=namespace, selector=selector,
+                                   memory_id=memory_id, note=note, matching=matching,
+                                   known_before=before, reason=reason, dry_run=dry_run)
 
-    def _refuse_while_notes_hold(self, namespace: str, found: list[dict],
-                                 matching: str | None) -> None:
-        from .errors import PurgeRefused
-        texts: dict[tuple[str, str], str | None] = {}
-        for c in found:
-            prov = c["provenance"] or {}
-            if "collection" not in prov or "path" not in prov:
-                continue
-            root = self._db.collection_root(namespace, prov["collection"])
-            if root is None:
-                continue
-            path = os.path.join(root, prov["path"])
-            key = (prov["collection"], prov["path"])
-            if key not in texts:
-                try:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        texts[key] = fh.read().replace("\r\n", "\n")
-                except OSError:
-                    texts[key] = None
-            text = texts[key]
-            if text is None:
-                continue
-            if matching is not None:
-                needle = matching
-            else:  # a section's own lines (not a repeated table header)
-                needle = "\n".join(c["content"].split("\n")[c["metadata"].get("context", 0):])
-            at = text.find(needle) if needle.strip() else -1
-            if at >= 0:
-                line = text[:at].count("\n") + 1
-                raise PurgeRefused(
-                    f"{path}:{line} still contains the text; edit the note and let the sync "
-                    "record the edit first (else the next sync imports it again), then purge")
-
-    def purges(self) -> list[dict[str, Any]]:
-        """The audit record: every purge, when, what selected it, why, and the revision
-        IDs it blanked (never the text)."""
-        with self._db.snapshot():
-            out = self._db.purges()
-        return [p | {"purged_at": format_time(p["purged_at"])} for p in out]
-
-    def health(self) -> dict[str, Any]:
-        """Integrity check, revision count, schema version and the vectors stored."""
-        with self._db.snapshot():
-            return {"integrity": self._db.integrity(),
-                    "revisions": self._db.counts(None)["revisions"],
-                    "schema_version": self._db.schema_version(),
-                    "supported_schema_version": SCHEMA_VERSION,
-                    "vectors": self._db.vector_counts(),
-                    "pending_vectors": self.pending_vectors()}
-
-    def backup(self, dest: str) -> None:
-        """A consistent copy to a new file (0600), safe while the daemon writes."""
-        with self._db.errors():
-            self._db.backup_to(dest)
+    def purges(self) -> list[PurgeAudit]:
+        """The audit record: every purge, when, what kind of selection, why, and the
+        revision IDs it blanked (never the text)."""
+        with self._db.errors(), self._db.snapshot():
+            return self._db.purges()
 
     # -- notes folders ------------------------------------------------------------------
 
@@ -574,5 +499,6 @@ class MemoryStore:
 
     def record_daemon(self, *, state: str, started_at: int, roots: list[str]) -> None:
         """The daemon's heartbeat: its pid, state and folders, stamped now."""
-        self._db.set_daemon(pid=os.getpid(), started_at=started_at, heartbeat_at=now_micros(),
-                            roots=roots, state=state)
+        with self._db.errors():
+            self._db.set_daemon(pid=os.getpid(), started_at=started_at,
+                                heartbeat_at=now_micros(), roots=roots, state=state)

@@ -23,11 +23,11 @@ from typing import Mapping
 
 from . import config as config_file
 from .errors import ConfigError
-from .folders import DEFAULT_NAMESPACE, Folder
+from .limits import EMBEDDER_CHOICES
+from .notes.folders import DEFAULT_NAMESPACE, Folder
 from .paths import default_config, default_db
 
 _TRUE = ("1", "true", "yes", "on")
-EMBEDDERS = ("auto", "e5", "none")  # the same choices as embedders.CHOICES
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -90,9 +90,9 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
         enable_writes = _bool(env.get("MEMORY_ENABLE_WRITES", ""), "MEMORY_ENABLE_WRITES")
     if embedder is None:
         embedder = env.get("MEMORY_EMBEDDER") or "auto"
-        if embedder not in EMBEDDERS:
+        if embedder not in EMBEDDER_CHOICES:
             raise ConfigError(f"MEMORY_EMBEDDER: {embedder!r} is not one of "
-                              f"{', '.join(EMBEDDERS)}")
+                              f"{', '.join(EMBEDDER_CHOICES)}")
     return Settings(
         db=Path(db_value).expanduser() if db_value else default_db(),
         namespace=namespace or env.get("MEMORY_NAMESPACE") or DEFAULT_NAMESPACE,

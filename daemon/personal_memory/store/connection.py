@@ -10,14 +10,11 @@ from typing import Any, Iterator, Sequence
 
 import apsw
 
-from ..text import normalize_text
-from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError,
-                      DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
+from ..search.text import normalize_text
+from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
+from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir
-from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION,
-                     TOKENIZER, fts_table)
-
-VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
+from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION, TOKENIZER, fts_table)
 
 
 def sqlite_vec_path() -> str | None:
@@ -358,7 +355,7 @@ def id_batches(ids: Sequence[int], size: int = 30_000) -> Iterator[str]:
 
 
 def cutoff(as_of: int | None) -> int:
-    return (1 << 62) if as_of is None else as_of
+    return FOREVER_US if as_of is None else as_of
 
 
 def _uri_path(path: str) -> str:

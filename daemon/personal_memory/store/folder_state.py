@@ -7,7 +7,20 @@ import json
 import os
 from typing import Any
 
-from ..folders import FileState
+from typing import NamedTuple
+
+from ..notes.folders import FileState
+from ..records import Problem, SkippedFile, SyncRun
+from ..times import format_time
+
+class DaemonRow(NamedTuple):
+    """The daemon's heartbeat row (times in microseconds)."""
+    pid: int
+    started_at: int
+    heartbeat_at: int
+    roots: list[str]
+    state: str
+
 
 _RUN_KEYS = ("id", "started_at", "finished_at", "pid", "kind", "roots", "files_scanned",
              "chunks_added", "chunks_changed", "chunks_tombstoned", "errors", "status")
@@ -59,10 +72,10 @@ class FolderState:
     # -- problems: files (and folders) that could not be imported, until they can ---------
 
     def replace_problems(self, namespace: str, collection: str, scope: list[str] | None,
-                         problems: list[tuple[str, str, bool]], now: int) -> None:
+                         problems: list[Problem], now: int) -> None:
         """Forget the problems recorded under ``scope`` (None: the whole collection), then
-        record ``problems`` as (path, reason, stale); a problem seen before keeps the time
-        it was first seen. Call inside a transaction."""
+        record ``problems`` (their ``since`` is ignored); a problem seen before keeps the
+        time it was first seen. Call inside a transaction."""
         if self.schema < 2:
             return
         since = dict(self.conn.execute(
@@ -77,12 +90,12 @@ class FolderState:
                     "DELETE FROM problems WHERE namespace = ? AND collection = ? AND (? = '' "
                     "OR path = ? OR substr(path, 1, length(?) + 1) = ? || '/')",
                     (namespace, collection, path, path, path, path))
-        for path, reason, stale in problems:
+        for p in problems:
             self.conn.execute("INSERT OR REPLACE INTO problems VALUES (?,?,?,?,?,?)",
-                              (namespace, collection, path, reason, since.get(path, now),
-                               int(stale)))
+                              (namespace, collection, p.path, p.reason,
+                               since.get(p.path, now), int(p.stale)))
 
-    def problems(self, namespace: str | None = None) -> list[dict]:
+    def problems(self, namespace: str | None = None) -> list[Problem]:
         if self.schema < 2:
             return []
         sql = "SELECT namespace, collection, path, reason, since, stale FROM problems"
@@ -90,9 +103,9 @@ class FolderState:
         if namespace is not None:
             sql += " WHERE namespace = ?"
             params.append(namespace)
-        keys = ("namespace", "collection", "path", "reason", "since", "stale")
-        return [dict(zip(keys, row)) | {"stale": bool(row[5])}
-                for row in self.conn.execute(sql + " ORDER BY collection, path", params)]
+        return [Problem(ns, coll, path, reason, format_time(since), bool(stale))
+                for ns, coll, path, reason, since, stale in self.conn.execute(
+                    sql + " ORDER BY collection, path", params)]
 
     # -- collections: one folder per name ------------------------------------------------
 
@@ -114,14 +127,14 @@ class FolderState:
             return self.conn.last_insert_rowid()
 
     def finish_sync_run(self, run_id: int, *, finished_at: int, files_scanned: int,
-                        added: int, changed: int, tombstoned: int, errors: list[dict],
-                        status: str) -> None:
+                        added: int, changed: int, tombstoned: int,
+                        errors: list[SkippedFile], status: str) -> None:
         with self.transaction():
             self.conn.execute(
                 "UPDATE sync_runs SET finished_at=?, files_scanned=?, chunks_added=?, "
                 "chunks_changed=?, chunks_tombstoned=?, errors=?, status=? WHERE id=?",
                 (finished_at, files_scanned, added, changed, tombstoned,
-                 json.dumps(errors), status, run_id))
+                 json.dumps([e.to_dict() for e in errors]), status, run_id))
 
     def running_sync_runs(self) -> list[tuple[int, int]]:
         """(id, pid) of the sync runs recorded as running."""
@@ -132,7 +145,7 @@ class FolderState:
             self.conn.execute("UPDATE sync_runs SET status = ?, finished_at = ? WHERE id = ?",
                               (status, finished_at, run_id))
 
-    def last_sync_runs(self, limit: int = 1, status: str | None = None) -> list[dict]:
+    def last_sync_runs(self, limit: int = 1, status: str | None = None) -> list[SyncRun]:
         sql = f"SELECT {', '.join(_RUN_KEYS)} FROM sync_runs"
         params: list[Any] = []
         if status:
@@ -141,9 +154,11 @@ class FolderState:
         out = []
         for row in self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", params + [limit]):
             item = dict(zip(_RUN_KEYS, row))
-            item["roots"] = json.loads(item["roots"])
-            item["errors"] = json.loads(item["errors"])
-            out.append(item)
+            item.update(started_at=format_time(item["started_at"]),
+                        finished_at=format_time(item["finished_at"]),
+                        roots=json.loads(item["roots"]),
+                        errors=[SkippedFile(**e) for e in json.loads(item["errors"])])
+            out.append(SyncRun(**item))
         return out
 
     # -- the daemon's row ---------------------------------------------------------------
@@ -154,10 +169,9 @@ class FolderState:
             self.conn.execute("INSERT OR REPLACE INTO daemon VALUES (1,?,?,?,?,?)",
                               (pid, started_at, heartbeat_at, json.dumps(roots), state))
 
-    def daemon(self) -> dict | None:
+    def daemon(self) -> "DaemonRow | None":
         row = next(iter(self.conn.execute(
             "SELECT pid, started_at, heartbeat_at, roots, state FROM daemon")), None)
         if row is None:
             return None
-        return {"pid": row[0], "started_at": row[1], "heartbeat_at": row[2],
-                "roots": json.loads(row[3]), "state": row[4]}
+        return DaemonRow(row[0], row[1], row[2], json.loads(row[3]), row[4])

@@ -7,31 +7,29 @@ import os
 import apsw
 
 from ..errors import InvalidArgument, NotFound, PersonalMemoryError
+from ..records import Capabilities, Counts
 from .connection import create_private_file, load_vector_backend, sqlite_vec_path
 
 
-def capabilities(vector_backend: str = "auto") -> dict:
+def capabilities(vector_backend: str = "auto") -> Capabilities:
     """What this installation's SQLite offers: its version, FTS5, the vector backend."""
     probe = apsw.Connection(":memory:")
     try:
-        out = {"sqlite": apsw.sqlite_lib_version(), "apsw": apsw.apsw_version()}
         try:
             probe.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-            out["fts5"] = None
+            fts5 = None
         except apsw.Error as exc:
-            out["fts5"] = str(exc)
+            fts5 = str(exc)
+        installed = sqlite_vec_path() is not None
         try:
             active = load_vector_backend(probe, vector_backend)
-            out["vector_backend"] = active
-            out["vector_error"] = None
-            out["sqlite_vec_installed"] = sqlite_vec_path() is not None
-            out["sqlite_vec_version"] = (next(probe.execute("SELECT vec_version()"))[0]
-                                         if active == "sqlite-vec" else None)
         except PersonalMemoryError as exc:
-            out.update(vector_backend=None, vector_error=str(exc),
-                       sqlite_vec_installed=sqlite_vec_path() is not None,
-                       sqlite_vec_version=None)
-        return out
+            return Capabilities(apsw.sqlite_lib_version(), apsw.apsw_version(), fts5, None,
+                                str(exc), installed, None)
+        version = (next(probe.execute("SELECT vec_version()"))[0]
+                   if active == "sqlite-vec" else None)
+        return Capabilities(apsw.sqlite_lib_version(), apsw.apsw_version(), fts5, active,
+                            None, installed, version)
     finally:
         probe.close()
 
@@ -39,7 +37,7 @@ def capabilities(vector_backend: str = "auto") -> dict:
 class Maintenance:
     """Mixin of :class:`~personal_memory.store.Database`: counts, checks, backup."""
 
-    def counts(self, namespace: str | None) -> dict[str, int]:
+    def counts(self, namespace: str | None) -> Counts:
         where, params = ("WHERE namespace = ?", (namespace,)) if namespace else ("", ())
         record = self.note_record
         revs, mems, notes, tombs = next(iter(self.conn.execute(
@@ -48,7 +46,7 @@ class Maintenance:
             f"{record} THEN namespace || char(0) || memory_id END), "
             f"coalesce(sum(deleted), 0) FROM revisions {where}", params)))
         # A note's record holds its metadata; memories are what a search can return.
-        return {"revisions": revs, "memories": mems, "notes": notes, "tombstones": tombs}
+        return Counts(revisions=revs, memories=mems, notes=notes, tombstones=tombs)
 
     def namespaces(self) -> dict[str, int]:
         return dict(self.execute("SELECT namespace, count(*) FROM revisions "

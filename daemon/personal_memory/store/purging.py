@@ -1,17 +1,46 @@
-"""SQL of purge: the one audited rewrite of revisions, and proof that a text is gone from
-every byte of the database."""
+"""SQL of purge: the one audited rewrite of revisions, and the byte scan that proves a text
+is gone from the database files."""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import secrets
+from typing import Any, NamedTuple
 
-from ..text import normalize_text
-from ..notes import legacy_chunk_number, record_id
+from ..notes.model import legacy_chunk_number, record_id
+from ..records import Checkpoint, PurgeAudit
+from ..search.text import normalize_text
+from ..times import format_time
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
 PURGED_HASH = "purged"
+# The text columns of a revision a purge by text searches (identity columns included: a
+# secret may sit in a heading, hence a memory ID, or in a file name, hence a note).
+_TEXT_COLUMNS = ("content", "title", "source", "provenance", "metadata", "index_title",
+                 "index_content")
+_IDENTITY_COLUMNS = ("memory_id", "note")
+
+
+class Candidate(NamedTuple):
+    """A revision a purge selected. ``rename``: its memory ID or note holds the erased
+    text, so both are replaced by a placeholder."""
+    revision_id: int
+    memory_id: str
+    note: str | None
+    known_at: int
+    deleted: bool
+    title: str | None
+    content: str
+    provenance: dict | None
+    metadata: dict
+    rename: bool
+
+
+def placeholder() -> str:
+    """A new identity for a memory or note whose name was the erased text: unguessable (a
+    hash of a short secret could be reversed) and unlike any ID a sync writes."""
+    return f"(purged {secrets.token_hex(8)})"
 
 
 class Purging:
@@ -19,105 +48,200 @@ class Purging:
 
     def purge_candidates(self, namespace: str, *, memory_id: str | None = None,
                          note: str | None = None, matching: str | None = None,
-                         known_before: int | None = None) -> list[dict[str, Any]]:
-        """Revisions that still hold text and match the selection, oldest first. A note
-        selects its sections and record, and the numbered chunks of the previous note
-        model (``note#3``)."""
-        note_col = "note" if self.at_least(4) else "NULL"
-        sql = ("SELECT id, memory_id, known_at, title, content, provenance, "
-               f"{note_col}, {self.metadata_col} FROM revisions "
-               f"WHERE namespace = ? AND deleted = 0 AND NOT ({self.purged})")
+                         known_before: int | None = None) -> list[Candidate]:
+        """Revisions that match the selection and still hold text (or a name to erase),
+        oldest first. A memory ID selects its revisions (their ID stays); a note selects
+        its sections, record, tombstones and the numbered chunks of the previous note model,
+        and erases the note's path; a text selects every revision holding it in any column,
+        identity columns included."""
+        v4 = self.at_least(4)
+        note_col = "note" if v4 else "NULL"
+        meta_col = "metadata" if v4 else "NULL"
+        text_cols = [c for c in _TEXT_COLUMNS if v4 or c not in ("metadata", "index_title",
+                                                                "index_content")]
+        sql = (f"SELECT id, memory_id, {note_col}, known_at, deleted, title, content, "
+               f"provenance, {meta_col} FROM revisions WHERE namespace = ? "
+               f"AND NOT ({self.purged})")
         params: list[Any] = [namespace]
         if memory_id is not None:
-            sql += " AND memory_id = ?"
+            sql += " AND memory_id = ? AND deleted = 0"
             params.append(memory_id)
-        if note is not None:
+        elif note is not None:
             prefix = record_id(note)
             sql += f" AND ({note_col} = ? OR (memory_id >= ? AND memory_id < ?))"
             params += [note, prefix, prefix + "\U0010ffff"]
-        if matching is not None:
-            sql += " AND (instr(content, ?) > 0 OR instr(coalesce(title, ''), ?) > 0)"
-            params += [matching, matching]
+        else:
+            in_text = " OR ".join(f"instr(coalesce({c}, ''), :t) > 0" for c in text_cols)
+            in_name = " OR ".join(f"instr(coalesce({c}, ''), :t) > 0"
+                                  for c in _IDENTITY_COLUMNS if v4 or c == "memory_id")
+            sql = sql.replace("namespace = ?", "namespace = :ns")
+            sql += f" AND (({in_text}) AND deleted = 0 OR {in_name})"
+            params = {"ns": namespace, "t": matching}  # type: ignore[assignment]
         if known_before is not None:
-            sql += " AND known_at < ?"
-            params.append(known_before)
-        keys = ("revision_id", "memory_id", "known_at", "title", "content", "provenance",
-                "note", "metadata")
-        found = [dict(zip(keys, row)) | {"provenance": json.loads(row[5]) if row[5] else None,
-                                         "metadata": json.loads(row[7]) if row[7] else {}}
-                 for row in self.conn.execute(sql + " ORDER BY known_at, id", params)]
-        if note is not None:
-            found = [c for c in found if c["note"] == note or c["note"] is None
-                     and legacy_chunk_number(c["memory_id"], note) is not None]
+            if isinstance(params, dict):
+                sql += " AND known_at < :before"
+                params["before"] = known_before
+            else:
+                sql += " AND known_at < ?"
+                params.append(known_before)
+        found = []
+        for rid, mid, nid, known, deleted, title, content, prov, meta in self.conn.execute(
+                sql + " ORDER BY known_at, id", params):
+            if note is not None and nid != note and not (
+                    nid is None and legacy_chunk_number(mid, note) is not None):
+                continue
+            rename = note is not None or (matching is not None and any(
+                matching in (x or "") for x in (mid, nid)))
+            found.append(Candidate(rid, mid, nid, known, bool(deleted), title, content,
+                                   json.loads(prov) if prov else None,
+                                   json.loads(meta) if meta else {}, rename))
         return found
 
-    @property
-    def metadata_col(self) -> str:
-        return "metadata" if self.at_least(4) else "NULL"
-
     def text_elsewhere(self, text: str, excluded: list[int]) -> bool:
-        """Whether a revision not in ``excluded`` still holds ``text``."""
+        """Whether a revision not in ``excluded`` still holds ``text`` (title or content)."""
         return self.scalar(
             "SELECT count(*) FROM revisions WHERE (instr(content, ?) > 0 OR "
             "instr(coalesce(title, ''), ?) > 0) AND id NOT IN (SELECT value FROM json_each(?))",
             (text, text, json.dumps(excluded))) > 0
 
-    def purge_revisions(self, revision_ids: list[int], *, namespace: str, selector: str,
-                        reason: str | None, purged_at: int) -> None:
-        """Blank the revisions' text, title, source, provenance, hash and vector, remove them
-        from the full-text index, and record the purge (counts and IDs, never the text).
-        One transaction; ``secure_delete`` overwrites what SQLite frees."""
+    def purge_revisions(self, candidates: list[Candidate], *, namespace: str, selector: str,
+                        reason: str | None, purged_at: int, erase: list[str]) -> None:
+        """Blank the candidates' text, title, source, provenance, metadata, hash and vectors,
+        take them out of the full-text index, rename the identities that hold the text,
+        scrub ``erase`` (the texts being erased) from the bookkeeping tables, and record
+        the purge (kind of selection and IDs, never the text). One transaction;
+        ``secure_delete`` overwrites what SQLite frees."""
         self.execute("PRAGMA secure_delete = ON")
         stub = json.dumps({"purged_at": purged_at, "reason": reason}, sort_keys=True)
+        ids = [c.revision_id for c in candidates]
+        names: dict[str, str] = {}  # an erased memory ID or note -> its placeholder
+        for c in candidates:
+            if c.rename:
+                for name in (c.memory_id, c.note):
+                    if name is not None and name not in names:
+                        names[name] = placeholder()
         with self.transaction():
             self.conn.execute("INSERT INTO meta VALUES ('purge_in_progress', '1')")
+            v4 = self.at_least(4)
             blank_note_columns = (", metadata = NULL, index_title = NULL, "
-                                  "index_content = NULL") if self.at_least(4) else ""
-            for rid in revision_ids:
-                title, content, record = next(iter(self.conn.execute(
-                    f"SELECT {self.index_text}, {self.note_record} FROM revisions "
-                    "WHERE id = ?", (rid,))))
-                if not record:  # a note's record was never indexed
-                    # A contentless FTS5 table forgets a row only when given what it indexed.
-                    self.conn.execute(
-                        "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
-                        "VALUES ('delete', ?, ?, ?)",
-                        (rid, normalize_text(title) if title else "",
-                         normalize_text(content)))
+                                  "index_content = NULL") if v4 else ""
+            for c in candidates:
+                if not c.deleted:
+                    title, content, record = next(iter(self.conn.execute(
+                        f"SELECT {self.index_text}, {self.note_record} FROM revisions "
+                        "WHERE id = ?", (c.revision_id,))))
+                    if not record:  # a note's record was never indexed
+                        # A contentless FTS5 table forgets a row only when given what it
+                        # indexed.
+                        self.conn.execute(
+                            "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
+                            "VALUES ('delete', ?, ?, ?)",
+                            (c.revision_id, normalize_text(title) if title else "",
+                             normalize_text(content)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "
                     f"purged_at = ?{blank_note_columns} WHERE id = ?",
-                    (stub, PURGED_HASH, purged_at, rid))
+                    (stub, PURGED_HASH, purged_at, c.revision_id))
+                if c.rename:
+                    self.conn.execute("UPDATE revisions SET memory_id = ? WHERE id = ?",
+                                      (names[c.memory_id], c.revision_id))
+                    if v4 and c.note is not None:
+                        self.conn.execute("UPDATE revisions SET note = ? WHERE id = ?",
+                                          (names[c.note], c.revision_id))
             if self.at_least(5):  # a vector is made from the text: it goes too
                 self.conn.execute("DELETE FROM vectors WHERE revision_id IN "
-                                  "(SELECT value FROM json_each(?))", (json.dumps(revision_ids),))
+                                  "(SELECT value FROM json_each(?))", (json.dumps(ids),))
+            if self.at_least(6):
+                for old, new in names.items():
+                    self.conn.execute("UPDATE moves SET old_note = ? WHERE old_note = ?",
+                                      (new, old))
+                    self.conn.execute("UPDATE moves SET new_note = ? WHERE new_note = ?",
+                                      (new, old))
+            self._scrub_bookkeeping(erase)
             self.conn.execute("DELETE FROM meta WHERE key = 'purge_in_progress'")
             # Merge the index into one b-tree so no old segment keeps a deleted term.
             self.conn.execute("INSERT INTO revisions_fts (revisions_fts) VALUES ('optimize')")
-            self.conn.execute(
-                "INSERT INTO purges (purged_at, namespace, selector, reason, revision_ids, "
-                "revisions) VALUES (?,?,?,?,?,?)",
-                (purged_at, namespace, selector, reason, json.dumps(revision_ids),
-                 len(revision_ids)))
+            if self.at_least(3):
+                self.conn.execute(
+                    "INSERT INTO purges (purged_at, namespace, selector, reason, revision_ids, "
+                    "revisions) VALUES (?,?,?,?,?,?)",
+                    (purged_at, namespace, selector, reason, json.dumps(ids), len(ids)))
             self.bump_index_generation()
 
-    def rewrite_file(self) -> tuple[int, int]:
+    def _scrub_bookkeeping(self, erase: list[str]) -> None:
+        """The erased texts out of what the sync and the daemon record (paths in the stat
+        cache, problems, sync runs, the daemon's folders, collection bindings)."""
+        texts = [t for t in erase if t]
+        if not texts:
+            return
+
+        def holds(value: str | None) -> bool:
+            return value is not None and any(t in value for t in texts)
+
+        for path, coll, ns in self.execute("SELECT path, collection, namespace FROM files"):
+            if holds(path):
+                self.conn.execute("DELETE FROM files WHERE namespace = ? AND collection = ? "
+                                  "AND path = ?", (ns, coll, path))
+        if self.at_least(2):
+            for rowid, path, reason in self.execute(
+                    "SELECT rowid, path, reason FROM problems"):
+                if holds(path) or holds(reason):
+                    self.conn.execute("DELETE FROM problems WHERE rowid = ?", (rowid,))
+        for run_id, roots, errors in self.execute("SELECT id, roots, errors FROM sync_runs"):
+            new_roots, new_errors = _scrubbed(roots, texts), _scrubbed(errors, texts)
+            if (new_roots, new_errors) != (roots, errors):
+                self.conn.execute("UPDATE sync_runs SET roots = ?, errors = ? WHERE id = ?",
+                                  (new_roots, new_errors, run_id))
+        for (roots,) in self.execute("SELECT roots FROM daemon"):
+            if _scrubbed(roots, texts) != roots:
+                self.conn.execute("UPDATE daemon SET roots = ?", (_scrubbed(roots, texts),))
+        for key, value in self.execute("SELECT key, value FROM meta"):
+            if key.startswith("collection-root:") and (holds(key) or holds(value)):
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def residue(self, needle: str) -> list[str]:
+        """Where ``needle`` still occurs in the database's tables: ``table.column (N
+        rows)`` for each, so that a failed proof can name the cause."""
+        out = []
+        for table, in self.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                   "AND name NOT LIKE 'revisions_fts%' "
+                                   "AND name NOT LIKE 'sqlite_%'"):
+            columns = [c[1] for c in self.execute(f"PRAGMA table_info({table})")
+                       if c[2].upper() in ("TEXT", "")]
+            for col in columns:
+                n = self.scalar(f"SELECT count(*) FROM {table} WHERE instr({col}, ?) > 0",
+                                (needle,))
+                if n:
+                    out.append(f"{table}.{col} ({n} rows)")
+        return out
+
+    def rewrite_file(self) -> Checkpoint:
         """Rewrite the whole file (VACUUM, with secure_delete on) and empty the WAL into
-        it. (busy, frames left): busy is 1 when a reader kept the checkpoint from finishing."""
+        it; ``busy`` when a reader kept the checkpoint from finishing."""
         self.execute("PRAGMA secure_delete = ON")
         self.execute("VACUUM")
         busy, log, done = next(iter(self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")))
-        return busy, log - done if log > 0 else 0
+        return Checkpoint(bool(busy), log - done if log > 0 else 0)
 
-    def purges(self) -> list[dict[str, Any]]:
+    def purges(self) -> list[PurgeAudit]:
         if self.schema < 3:
             return []
-        keys = ("id", "purged_at", "namespace", "selector", "reason", "revision_ids",
-                "revisions")
-        return [dict(zip(keys, row)) | {"revision_ids": json.loads(row[5])}
-                for row in self.conn.execute(f"SELECT {', '.join(keys)} FROM purges "
-                                             "ORDER BY id")]
+        return [PurgeAudit(id=row[0], purged_at=format_time(row[1]), namespace=row[2],
+                           selector=row[3], reason=row[4], revision_ids=json.loads(row[5]),
+                           revisions=row[6])
+                for row in self.conn.execute(
+                    "SELECT id, purged_at, namespace, selector, reason, revision_ids, "
+                    "revisions FROM purges ORDER BY id")]
+
+
+def _scrubbed(value: str, texts: list[str]) -> str:
+    """A JSON bookkeeping value with every erased text (as written or JSON-escaped)
+    replaced by ``[purged]``."""
+    for t in texts:
+        for form in dict.fromkeys([t, json.dumps(t)[1:-1]]):
+            value = value.replace(form, "[purged]")
+    return value
 
 
 def scan_files(paths: list[str], needles: list[bytes]) -> dict[str, int]:

@@ -3,9 +3,25 @@ and what the in-memory search index reads."""
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
-from ..text import normalize_text
+from ..search.text import normalize_text
+from . import visibility
+
+
+class MetaRow(NamedTuple):
+    """What the in-memory search index keeps of each revision."""
+    id: int
+    namespace: str
+    identity: str  # namespace NUL memory_id
+    known_at: int
+    valid_from: int
+    valid_to: int | None
+    hidden: bool  # a tombstone or a purged stub (store.visibility.hidden)
+    doc_length: int
+    note: str | None
+    is_record: bool  # a note's record (never ranked)
+    record_metadata: str | None  # a note record's metadata JSON (its tags)
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -44,16 +60,15 @@ class Retrieval:
         return self.scalar("SELECT coalesce(max(id), 0) FROM revisions")
 
     def revision_meta_since(self, last_id: int) -> Iterator[tuple]:
-        """(id, namespace, namespace NUL memory_id, known_at, valid_from, valid_to, deleted,
-        doc_length, note, is a note record, metadata of a note record) of every
-        revision appended after ``last_id``, in id order."""
+        """A :class:`MetaRow` of every revision appended after ``last_id``, in id order."""
         note = (f"note, {self.note_record}, CASE WHEN {self.note_record} THEN metadata END"
                 if self.at_least(4) else "NULL, 0, NULL")
-        return self.conn.execute(
+        cursor = self.conn.execute(
             "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
-            f"valid_to, deleted OR {self.purged}, doc_length, {note} "
+            f"valid_to, {visibility.hidden(self.purged)}, doc_length, {note} "
             "FROM revisions WHERE id > ? ORDER BY id",
             (last_id,))
+        return (MetaRow(*row) for row in cursor)
 
     def most_frequent_terms(self, limit: int) -> list[str]:
         """The indexed terms held by the most revisions."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Sequence
 
-from ..text import normalize_text
-from ..notes import is_record, legacy_chunk_number, record_id
-from ..records import RevisionRecord
+from ..search.text import normalize_text
+from ..notes.model import is_record, legacy_chunk_number, record_id
+from ..records import PurgeMark, RevisionRecord
 from ..times import format_time
+from . import visibility
 from .connection import cutoff, id_batches
 
 _BASE = ("id, namespace, memory_id, known_at, valid_from, valid_to, deleted, hides_revision, "
@@ -17,16 +18,20 @@ _BASE = ("id, namespace, memory_id, known_at, valid_from, valid_to, deleted, hid
 
 def record(row: Sequence[Any]) -> RevisionRecord:
     (rid, namespace, memory_id, known_at, valid_from, valid_to, deleted, hides, title,
-     content, source, provenance, digest, note, metadata) = row
+     content, source, provenance, digest, note, metadata, purged_at) = row
     meta = json.loads(metadata) if metadata else None
     heading_path = meta.pop("heading_path", None) if meta else None
+    prov = json.loads(provenance) if provenance else None
+    purged = None
+    if purged_at is not None:  # the stub's provenance holds only the purge's reason
+        purged = PurgeMark(at=format_time(purged_at), reason=(prov or {}).get("reason"))
+        prov = None
     return RevisionRecord(
         revision_id=rid, namespace=namespace, memory_id=memory_id,
         known_at=format_time(known_at), valid_from=format_time(valid_from),
         valid_to=format_time(valid_to), deleted=bool(deleted), hides_revision=hides,
-        title=title, content=content, source=source,
-        provenance=json.loads(provenance) if provenance else None, content_hash=digest,
-        note=note, heading_path=heading_path, metadata=meta or None)
+        title=title, content=content, source=source, provenance=prov, content_hash=digest,
+        note=note, heading_path=heading_path, metadata=meta or None, purged=purged)
 
 
 def metadata_json(heading_path: list[str] | None, metadata: dict | None) -> str | None:
@@ -42,10 +47,33 @@ class RevisionLog:
     @property
     def columns(self) -> str:
         """The columns :func:`record` reads (files before schema 4 have no note columns)."""
-        return _BASE + (", note, metadata" if self.at_least(4) else ", NULL, NULL")
+        return (_BASE + (", note, metadata" if self.at_least(4) else ", NULL, NULL")
+                + (", purged_at" if self.at_least(3) else ", NULL"))
 
-    def max_known_at(self) -> int | None:
-        return self.scalar("SELECT max(known_at) FROM revisions")
+    def max_known_at(self, at_most: int | None = None) -> int | None:
+        """The newest ``known_at`` (not after ``at_most``, when given)."""
+        if at_most is None:
+            return self.scalar("SELECT max(known_at) FROM revisions")
+        return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
+                           (at_most,))
+
+    def newest_in_note(self, namespace: str, note: str) -> int | None:
+        """The newest ``known_at`` of any revision of a note (its sections, record and the
+        previous note model's numbered chunks)."""
+        if not self.at_least(4):
+            return self.scalar("SELECT max(known_at) FROM revisions WHERE namespace = ? AND "
+                               "memory_id >= ? AND memory_id < ?",
+                               (namespace, note + "#", note + "#\U0010ffff"))
+        return self.scalar(
+            "SELECT max(known_at) FROM revisions WHERE namespace = ? AND (note = ? OR "
+            "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
+            (namespace, note, note + "#", note + "#\U0010ffff"))
+
+    def known_after(self, moment: int, limit: int = 20) -> list[RevisionRecord]:
+        """Revisions known after ``moment`` (clock anomalies when it is now), oldest first."""
+        return [record(r) for r in self.conn.execute(
+            f"SELECT {self.columns} FROM revisions WHERE known_at > ? ORDER BY known_at, id "
+            "LIMIT ?", (moment, limit))]
 
     def insert_revision(self, *, namespace: str, memory_id: str, known_at: int,
                         valid_from: int, valid_to: int | None, deleted: bool,
@@ -82,7 +110,8 @@ class RevisionLog:
             self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) VALUES (?,?,?)",
                               (rowid, ntitle, ncontent))
         return record((rowid, namespace, memory_id, known_at, valid_from, valid_to, deleted,
-                       hides_revision, title, content, source, prov, content_hash, note, meta))
+                       hides_revision, title, content, source, prov, content_hash, note, meta,
+                       None))
 
     def indexed_as(self, revision_id: int) -> tuple[str | None, str | None]:
         """The (index_title, index_content) stored with a revision (None: its own)."""
@@ -109,31 +138,30 @@ class RevisionLog:
     def latest_revision(self, namespace: str, memory_id: str) -> RevisionRecord | None:
         return self._one(
             f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND memory_id = ? "
-            "ORDER BY known_at DESC, id DESC LIMIT 1", (namespace, memory_id))
+            f"ORDER BY {visibility.NEWEST_FIRST} LIMIT 1", (namespace, memory_id))
 
-    def visible_revision(self, namespace: str, memory_id: str, as_of: int | None,
-                         valid_at: int) -> RevisionRecord | None:
-        """The winning revision (possibly a tombstone) of one memory at a point in time."""
+    def winner(self, namespace: str, memory_id: str, as_of: int | None,
+               valid_at: int) -> RevisionRecord | None:
+        """The winning revision of one memory at a point in time: None when nothing is
+        eligible; a winner whose ``hidden`` is set hides the memory."""
         return self._one(
             f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND memory_id = ? "
-            "AND known_at <= ? AND valid_from <= ? AND (valid_to IS NULL OR ? < valid_to) "
-            "ORDER BY known_at DESC, id DESC LIMIT 1",
+            f"AND {visibility.eligible()} ORDER BY {visibility.NEWEST_FIRST} LIMIT 1",
             (namespace, memory_id, cutoff(as_of), valid_at, valid_at))
+
+    def visible(self, namespace: str, memory_id: str, as_of: int | None,
+                valid_at: int) -> RevisionRecord | None:
+        """The memory's revision visible at a point in time, or None when it is unknown
+        then or hidden (by a tombstone or a purge)."""
+        found = self.winner(namespace, memory_id, as_of, valid_at)
+        return None if found is None or found.hidden else found
 
     def visible_revisions(self, namespace: str, as_of: int | None,
                           valid_at: int) -> list[RevisionRecord]:
-        """Every visible, non-deleted revision: the visibility rule, as one query."""
+        """Every visible revision of a namespace: the rule, as one query."""
+        sql = visibility.winners(self.columns, "namespace = ?")
         rows = self.conn.execute(
-            f"""WITH eligible AS (
-                  SELECT id, deleted, ROW_NUMBER() OVER (
-                    PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
-                  FROM revisions
-                  WHERE namespace = ? AND known_at <= ? AND valid_from <= ?
-                    AND (valid_to IS NULL OR ? < valid_to))
-                SELECT {self.columns} FROM revisions
-                WHERE id IN (SELECT id FROM eligible WHERE rn = 1 AND deleted = 0)
-                  AND NOT ({self.purged})
-                ORDER BY id""",
+            f"SELECT * FROM ({sql}) WHERE NOT {visibility.hidden(self.purged)} ORDER BY id",
             (namespace, cutoff(as_of), valid_at, valid_at))
         return [record(r) for r in rows]
 
@@ -141,12 +169,8 @@ class RevisionLog:
                         ) -> list[tuple[str, int | None, int | None]]:
         """(memory ID, winning revision at ``since``, at ``until``) of every memory whose
         winner (each side at valid time = its cutoff) may differ: one with a revision known
-        in (since, until], or whose validity starts or ends in it. Winners may be tombstones
-        or purged; None when nothing is visible."""
-        win = ("(SELECT id FROM revisions r WHERE r.namespace = :ns AND r.memory_id = "
-               "t.memory_id AND r.known_at <= :{0} AND r.valid_from <= :{0} AND "
-               "(r.valid_to IS NULL OR :{0} < r.valid_to) ORDER BY r.known_at DESC, r.id DESC "
-               "LIMIT 1)")
+        in (since, until], or whose validity starts or ends in it. Winners may be hidden;
+        None when nothing is eligible."""
         return self.execute(
             f"""WITH t AS (
                   SELECT memory_id FROM revisions
@@ -157,15 +181,9 @@ class RevisionLog:
                   UNION
                   SELECT memory_id FROM revisions WHERE namespace = :ns
                     AND valid_to > :since AND valid_to <= :until AND known_at <= :until)
-                SELECT memory_id, {win.format("since")}, {win.format("until")} FROM t""",
+                SELECT memory_id, {visibility.winner_id("t.memory_id", ":since", ":since")},
+                       {visibility.winner_id("t.memory_id", ":until", ":until")} FROM t""",
             {"ns": namespace, "since": since, "until": until})
-
-    def purged_among(self, ids: Sequence[int]) -> set[int]:
-        if not self.at_least(3) or not ids:
-            return set()
-        return {rid for (rid,) in self.conn.execute(
-            "SELECT id FROM revisions WHERE id IN (SELECT value FROM json_each(?)) "
-            f"AND {self.purged}", (json.dumps(list(ids)),))}
 
     def note_states(self, namespace: str, note: str) -> dict[str, bool]:
         """Every memory ID of a note (its sections and its record): True when its newest
@@ -187,12 +205,13 @@ class RevisionLog:
                                    (namespace, prefix, prefix + "\U0010ffff"))
 
     def _latest_states(self, where: str, params: tuple) -> dict[str, bool]:
-        """memory ID -> whether its newest revision is live, for the memories of one
-        namespace (the first parameter) selected by ``where``."""
-        return {m: not deleted for m, deleted in self.conn.execute(
-            f"""SELECT memory_id, deleted FROM (
-                 SELECT memory_id, deleted, ROW_NUMBER() OVER (
-                   PARTITION BY memory_id ORDER BY known_at DESC, id DESC) AS rn
+        """memory ID -> whether its newest revision is live (not hidden), for the memories
+        of one namespace (the first parameter) selected by ``where``."""
+        return {m: not hidden for m, hidden in self.conn.execute(
+            f"""SELECT memory_id, hidden FROM (
+                 SELECT memory_id, {visibility.hidden(self.purged)} AS hidden,
+                   ROW_NUMBER() OVER (PARTITION BY memory_id
+                                      ORDER BY {visibility.NEWEST_FIRST}) AS rn
                  FROM revisions WHERE namespace = ? AND {where})
                WHERE rn = 1""", params)}
 

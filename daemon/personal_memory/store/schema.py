@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -79,6 +79,36 @@ VECTORS = """CREATE TABLE vectors (
 ) STRICT;
 """
 
+# Schema 6: moves and reuse. A detected move (a renamed file or folder) is recorded, so that
+# reading, history and changes follow a note to its earlier path; append-only like revisions
+# (a purge may blank a path). A vector records the hash of the exact passage it was made
+# from, so that a moved, reverted or duplicated passage reuses it instead of running the
+# model again. A purge may now also replace a revision's memory ID and note, when they hold
+# the erased text (a secret in a heading or a file name); its times and kind never change.
+MOVES = """CREATE TABLE moves (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    old_note TEXT NOT NULL,
+    new_note TEXT NOT NULL,
+    known_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX moves_new ON moves (namespace, new_note, known_at);
+CREATE INDEX moves_old ON moves (namespace, old_note, known_at);
+CREATE INDEX moves_known ON moves (namespace, known_at);
+CREATE TRIGGER moves_no_update BEFORE UPDATE ON moves
+WHEN (SELECT value FROM meta WHERE key = 'purge_in_progress') IS NULL
+BEGIN SELECT RAISE(ABORT, 'moves are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER moves_no_delete BEFORE DELETE ON moves
+BEGIN SELECT RAISE(ABORT, 'moves are append-only: DELETE is not allowed'); END;
+"""
+PASSAGE_REUSE = """ALTER TABLE vectors ADD COLUMN passage_hash TEXT;
+CREATE INDEX vectors_passage ON vectors (embedder, passage_hash) WHERE passage_hash IS NOT NULL;
+DROP TRIGGER revisions_purge_keeps_identity;
+CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace,
+    known_at, valid_from, valid_to, deleted, hides_revision ON revisions
+BEGIN SELECT RAISE(ABORT, 'a purge may only blank the text of a revision'); END;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -139,7 +169,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}{NOTE_INDEX}{VECTORS}CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -157,4 +187,5 @@ MIGRATIONS = {
        "DROP TRIGGER revisions_no_update;\n" + APPEND_ONLY,
     4: NOTE_MODEL + NOTE_INDEX,
     5: VECTORS,
+    6: MOVES + PASSAGE_REUSE,
 }

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from .connection import id_batches
+
+
+class PendingPassage(NamedTuple):
+    """A revision without a vector: its id and the text it is indexed by."""
+    id: int
+    title: str | None
+    content: str
+
+
+class StoredVector(NamedTuple):
+    seq: int
+    revision_id: int
+    vector: bytes
 
 
 class Vectors:
@@ -23,14 +36,14 @@ class Vectors:
         return self.at_least(5)
 
     def missing_vectors(self, embedder: str, limit: int, below: int | None = None,
-                        ) -> list[tuple[int, str | None, str]]:
+                        ) -> list[PendingPassage]:
         """(id, title, content as indexed) of up to ``limit`` revisions without a vector from
         ``embedder``, newest first (what was just written is searched most), with ids below
         ``below`` when given (a cursor: the next batch never rescans the last)."""
         bound = "" if below is None else f"id < {int(below)} AND "
-        return self.execute(
+        return [PendingPassage(*row) for row in self.conn.execute(
             f"SELECT id, {self.index_text} FROM revisions WHERE {bound}{self._needs_vector} "
-            f"AND {self._MISSING} ORDER BY id DESC LIMIT ?", (embedder, limit))
+            f"AND {self._MISSING} ORDER BY id DESC LIMIT ?", (embedder, limit))]
 
     def count_missing_vectors(self, embedder: str, namespace: str | None = None) -> int:
         where = " AND namespace = ?" if namespace else ""
@@ -40,13 +53,23 @@ class Vectors:
         return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
                            f"{where}", params)
 
-    def add_vectors(self, embedder: str, rows: Sequence[tuple[int, bytes]]) -> None:
-        """Store vectors (call inside :meth:`transaction`); one already there is kept,
-        and a revision purged since it was read gets none."""
+    def add_vectors(self, embedder: str, rows: Sequence[tuple[int, bytes, str]]) -> None:
+        """Store (revision id, vector, passage hash) rows (call inside
+        :meth:`transaction`); one already there is kept, and a revision purged since it was
+        read gets none."""
         self.conn.executemany(
-            "INSERT OR IGNORE INTO vectors (revision_id, embedder, vector) SELECT id, ?, ? "
-            f"FROM revisions WHERE id = ? AND NOT ({self.purged})",
-            ((embedder, blob, rid) for rid, blob in rows))
+            "INSERT OR IGNORE INTO vectors (revision_id, embedder, vector, passage_hash) "
+            f"SELECT id, ?, ?, ? FROM revisions WHERE id = ? AND NOT ({self.purged})",
+            ((embedder, blob, digest, rid) for rid, blob, digest in rows))
+
+    def vectors_of_passages(self, embedder: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """A stored vector of ``embedder`` for each passage hash that has one."""
+        out: dict[str, bytes] = {}
+        for batch in id_batches(list(hashes)):
+            out.update(self.conn.execute(
+                "SELECT passage_hash, vector FROM vectors WHERE embedder = ? AND passage_hash "
+                "IN (SELECT value FROM json_each(?)) GROUP BY passage_hash", (embedder, batch)))
+        return out
 
     def vector_counts(self) -> dict[str, int]:
         """Vectors stored per embedder."""
@@ -65,15 +88,15 @@ class Vectors:
         return self.scalar("SELECT coalesce(max(seq), 0) FROM vectors")
 
     def vectors_since(self, embedder: str, seq: int, limit: int,
-                      ) -> list[tuple[int, int, bytes]]:
+                      ) -> list[StoredVector]:
         """Up to ``limit`` (seq, revision id, vector) of ``embedder`` added after ``seq``,
         in seq order. (The unary + keeps SQLite on the seq range rather than the index of
         every vector of that embedder.)"""
         if not self.vectors_ready():
             return []
-        return self.execute(
+        return [StoredVector(*row) for row in self.conn.execute(
             "SELECT seq, revision_id, vector FROM vectors WHERE seq > ? AND +embedder = ? "
-            "ORDER BY seq LIMIT ?", (seq, embedder, limit))
+            "ORDER BY seq LIMIT ?", (seq, embedder, limit))]
 
     def vector_blobs(self, embedder: str, revision_ids: Sequence[int]) -> dict[int, bytes]:
         out: dict[int, bytes] = {}

@@ -1,0 +1,91 @@
+"""Argument rules shared by every reader and writer: non-blank strings within their limits,
+valid Unicode, times, result limits, tag filters. Each raises a one-line
+:class:`~personal_memory.errors.InvalidArgument` (or ``InvalidTime``) naming the field."""
+
+from __future__ import annotations
+
+from .errors import InvalidArgument
+from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
+                     MAX_TAGS)
+from .notes.front_matter import normalise_tag
+from .times import now_micros, parse_time
+
+
+def text(value: object, field: str, limit: int, *, optional: bool = False) -> str | None:
+    """A validated string argument: non-blank, at most ``limit`` characters, no NUL."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"{field}: must be a non-empty string")
+    if len(value) > limit:
+        raise InvalidArgument(f"{field}: {len(value)} characters; the limit is {limit}")
+    if "\x00" in value:
+        raise InvalidArgument(f"{field}: contains a NUL character")
+    return unicode_checked(value, field)
+
+
+def unicode_checked(value: str, field: str) -> str:
+    """``value``, if it can be stored as UTF-8 (no lone surrogates from a bad decode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{field}: not valid Unicode (a lone surrogate "
+                              f"U+{ord(value[exc.start]):04X} at position {exc.start})") from None
+    return value
+
+
+def namespace_arg(value: object) -> str:
+    return text(value, "namespace", MAX_NAMESPACE_CHARS)
+
+
+def memory_id_arg(value: object) -> str:
+    return text(value, "memory_id", MAX_ID_CHARS)
+
+
+def note_arg(value: object) -> str:
+    """A note's ID (``COLLECTION/path.md``); a trailing ``#`` (its record's ID) is dropped."""
+    return text(value, "note", MAX_ID_CHARS).rstrip("#")
+
+
+def optional_time(value: object, field: str) -> int | None:
+    return None if value is None else parse_time(value, field)
+
+
+def query_arg(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument("query: must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query: {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return unicode_checked(query, "query")
+
+
+def limit_arg(limit: object, maximum: int = MAX_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidArgument(f"limit: {limit!r} is not a whole number from 1 to {maximum}")
+    return limit
+
+
+def tags_arg(tags: object) -> tuple[str, ...] | None:
+    """The tags filter, normalised (None or empty: no filter)."""
+    if tags is None:
+        return None
+    if isinstance(tags, str) or not isinstance(tags, (list, tuple, set, frozenset)):
+        raise InvalidArgument("tags: must be a list of tag names")
+    if len(tags) > MAX_TAGS:
+        raise InvalidArgument(f"tags: {len(tags)} given; the limit is {MAX_TAGS}")
+    out: dict[str, None] = {}
+    for tag in tags:
+        if not isinstance(tag, str) or not normalise_tag(tag):
+            raise InvalidArgument(f"tags: {tag!r} is not a tag name")
+        out.setdefault(normalise_tag(unicode_checked(tag, "tags")), None)
+    return tuple(out) or None
+
+
+def moment(as_of: object, valid_at: object) -> tuple[int | None, int]:
+    """The cutoff (None: everything known) and the valid time, which defaults to the
+    cutoff, or to now."""
+    cutoff = optional_time(as_of, "as_of")
+    at = optional_time(valid_at, "valid_at")
+    if at is None:
+        at = now_micros() if cutoff is None else cutoff
+    return cutoff, at

@@ -1,0 +1,75 @@
+"""The ``memory`` command: parse, dispatch to one command, turn library errors into one
+line on stderr. Only this module configures logging. Heavy modules are imported inside
+the commands that need them, so a search starts quickly."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from ..limits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE
+from . import commands, operations  # noqa: F401  (they register the commands)
+from .context import COMMANDS, CommandError
+from .parser import build_parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, default in (("db", None), ("json", False), ("vector_backend", None),
+                          ("embedder", None)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    configure_logging(long_running=args.command in ("watch", "serve"))
+    from ..errors import PersonalMemoryError
+    try:
+        return COMMANDS[args.command](args)
+    except BrokenPipeError:
+        return _reader_went_away()
+    except (PersonalMemoryError, CommandError) as exc:
+        print(f"memory: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"memory: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+class _OneLineWarnings(logging.Filter):
+    """Python warnings from libraries, as one short log line each."""
+
+    LIMIT = 300
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = " ".join(record.getMessage().split())
+        record.msg = text if len(text) <= self.LIMIT else text[:self.LIMIT] + "…"
+        record.args = ()
+        return True
+
+
+def configure_logging(long_running: bool) -> None:
+    import warnings
+    logging.basicConfig(level=logging.INFO if long_running else logging.WARNING,
+                        stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if long_running:  # a daemon must not repeat a library's warning for ever
+        logging.captureWarnings(True)
+        warnings.simplefilter("once")
+        logging.getLogger("py.warnings").addFilter(_OneLineWarnings())
+
+
+def _reader_went_away() -> int:
+    """Output piped into ``head`` or ``grep -q`` that stopped reading: exit quietly, with
+    the status a process killed by SIGPIPE has, like other Unix tools."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the final flush must not fail again
+    except OSError:
+        pass
+    return EXIT_BROKEN_PIPE

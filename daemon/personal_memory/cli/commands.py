@@ -1,0 +1,139 @@
+"""The commands over the store's knowledge: each a few lines over one API call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..limits import EXIT_OK, EXIT_PROBLEM
+from . import output
+from .context import CommandError, command, emit, note, open_store, settings
+
+
+@command
+def cmd_init(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=False) as store:
+        emit(args, {"path": os.path.abspath(store.path), "vector_backend": store.vector_backend,
+                    "semantic": store.embedder_note},
+             lambda d: f"Database ready at {d['path']} ({d['semantic']}).")
+    return EXIT_OK
+
+
+@command
+def cmd_remember(args: argparse.Namespace) -> int:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    with open_store(args, read_only=False, embedder="none") as store:
+        done = store.remember(args.memory_id, content, namespace=settings(args).namespace,
+                              title=args.title, source=args.source, known_at=args.known_at,
+                              valid_from=args.valid_from, valid_to=args.valid_to)
+    emit(args, done, output.write)
+    return EXIT_OK
+
+
+@command
+def cmd_forget(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=False, embedder="none") as store:
+        done = store.forget(args.memory_id, namespace=settings(args).namespace,
+                            known_at=args.known_at, valid_from=args.valid_from,
+                            valid_to=args.valid_to)
+    emit(args, done, output.write)
+    return EXIT_OK
+
+
+@command
+def cmd_search(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True) as store:
+        found = store.search(" ".join(args.query), namespace=settings(args).namespace,
+                             as_of=args.as_of, valid_at=args.valid_at, limit=args.limit,
+                             tags=args.tag)
+    emit(args, list(found), lambda _: output.results(found))
+    if found.no_answer:
+        note(args, f"Nothing matched: {found.no_answer}.")
+    if found.unembedded:
+        note(args, f"{found.unembedded} visible memories have no vector yet and were ranked "
+             "by keywords alone (the daemon embeds them; or run 'memory sync').")
+    return EXIT_OK
+
+
+@command
+def cmd_read(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True, embedder="none") as store:
+        view = store.read(args.note, namespace=settings(args).namespace, as_of=args.as_of)
+    emit(args, view, output.note)
+    return EXIT_OK
+
+
+@command
+def cmd_changes(args: argparse.Namespace) -> int:
+    words = " ".join(args.query) or None
+    with open_store(args, read_only=True, embedder=None if words else "none") as store:
+        found = store.changes(namespace=settings(args).namespace, since=args.since,
+                              until=args.until, query=words, limit=args.limit)
+    emit(args, found, output.changes)
+    return EXIT_OK
+
+
+@command
+def cmd_history(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True, embedder="none") as store:
+        revisions = store.history(args.memory_id, namespace=settings(args).namespace,
+                                  as_of=args.as_of)
+    emit(args, revisions, output.history)
+    return EXIT_OK
+
+
+@command
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True, embedder="none") as store:
+        if args.file == "-":
+            doc = store.export_document(namespace=args.namespace, as_of=args.as_of)
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+            return EXIT_OK
+        count = store.export_to(args.file, namespace=args.namespace, as_of=args.as_of)
+    emit(args, {"file": args.file, "revisions": count},
+         lambda d: f"Exported {d['revisions']} revisions to {d['file']}.")
+    return EXIT_OK
+
+
+@command
+def cmd_purge(args: argparse.Namespace) -> int:
+    chosen = [x for x in (args.id, args.note, args.matching) if x is not None]
+    if len(chosen) != 1:
+        raise CommandError("purge: give exactly one of --id, --note, --matching")
+    selection = dict(namespace=settings(args).namespace, memory_id=args.id, note=args.note,
+                     matching=args.matching, known_before=args.known_before,
+                     reason=args.reason)
+    with open_store(args, read_only=False, embedder="none") as store:
+        preview = store.purge(**selection, dry_run=True)
+        if args.dry_run or not preview.revision_ids:
+            emit(args, preview, output.purge)
+            return EXIT_OK
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise CommandError("purge: erases for good; confirm with --yes (no terminal "
+                                   "to ask on)")
+            print(output.purge(preview), file=sys.stderr)
+            answer = input("Erase these revisions for good? This cannot be undone [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("Nothing purged.", file=sys.stderr)
+                return EXIT_PROBLEM
+        report = store.purge(**selection)
+    emit(args, report, output.purge)
+    return EXIT_OK if report.occurrences == 0 else EXIT_PROBLEM
+
+
+@command
+def cmd_stats(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True) as store:
+        emit(args, store.stats(args.namespace), output.stats)
+    return EXIT_OK
+
+
+@command
+def cmd_backup(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True, embedder="none") as store:
+        store.backup(args.file)
+    emit(args, {"file": args.file}, lambda d: f"Backed up to {d['file']}.")
+    return EXIT_OK

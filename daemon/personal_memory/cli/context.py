@@ -1,0 +1,94 @@
+"""What every command shares: the registry, the resolved settings, opening the store,
+printing a record (text or ``--json``), and Ctrl-C handling for long work."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from typing import Any, Callable
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+class CommandError(Exception):
+    """A usage problem found by the CLI itself."""
+
+
+def command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    COMMANDS[fn.__name__.removeprefix("cmd_").replace("_", "-")] = fn
+    return fn
+
+
+def settings(args: argparse.Namespace):
+    from .. import settings as resolved
+    return resolved.resolve(db=args.db, namespace=getattr(args, "namespace", None),
+                            enable_writes=getattr(args, "enable_writes", None),
+                            vector_backend=args.vector_backend,
+                            config=getattr(args, "config", None), embedder=args.embedder)
+
+
+def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None):
+    from ..memory import MemoryStore
+    s = settings(args)
+    return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,
+                            embedder=embedder or s.embedder)
+
+
+def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> None:
+    """Print a record: ``human(record)`` for a person, its JSON with ``--json``."""
+    if args.json:
+        data = record.to_dict() if hasattr(record, "to_dict") else record
+        if isinstance(data, list):
+            data = [x.to_dict() if hasattr(x, "to_dict") else x for x in data]
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        text = human(record)
+        if text:
+            print(text)
+
+
+def note(args: argparse.Namespace, line: str) -> None:
+    """A remark beside the output: on stdout for a person, stderr with ``--json``."""
+    print(line, file=sys.stderr if args.json else sys.stdout)
+
+
+class Interrupt:
+    """Ctrl-C during long work: the first asks it to stop after the passage or batch in
+    hand (what is done is kept), a second stops at once. Use as ``cancel``."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nStopping after the work in hand (Ctrl-C again to stop now)...",
+              file=sys.stderr)
+
+    def __enter__(self) -> "Interrupt":
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
+def progress_bar(unit: str, desc: str):
+    """A tqdm bar on a terminal (stderr), with the update function work calls back:
+    ``update(done, total)``. Nothing when stderr is not a terminal."""
+    from tqdm import tqdm
+    bar = tqdm(total=0, unit=unit, desc=desc, disable=not sys.stderr.isatty(),
+               file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+    return bar, update

@@ -1,0 +1,93 @@
+"""Health checks behind ``memory doctor``: each a named check with a status (ok, warn,
+fail) and one line of detail."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass
+
+from ..embedding import models as embedders
+from ..errors import PersonalMemoryError
+from ..memory import MemoryStore
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok, warn or fail
+    detail: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto",
+               ) -> list[Check]:
+    checks = []
+    ok_python = sys.version_info >= (3, 11)
+    checks.append(Check("python", "ok" if ok_python else "fail",
+                        f"{platform.python_version()} ({sys.executable})"))
+    caps = MemoryStore.capabilities(vector_backend)
+    checks.append(Check("sqlite", "ok", f"{caps.sqlite} via apsw {caps.apsw}"))
+    checks.append(Check("fts5", "ok", "available") if caps.fts5 is None
+                  else Check("fts5", "fail", f"unavailable: {caps.fts5}"))
+    if caps.vector_backend is None:
+        checks.append(Check("vector backend", "fail", caps.vector_error or "unavailable"))
+    else:
+        detail = (f"sqlite-vec {caps.sqlite_vec_version} (float32, in SQLite)"
+                  if caps.vector_backend == "sqlite-vec" else "numpy (float64, exact)")
+        checks.append(Check("vector backend", "ok", detail))
+    try:
+        model, note = embedders.load(embedder)
+    except PersonalMemoryError as exc:
+        checks.append(Check("semantic model", "fail", str(exc)))
+        model, note = None, ""
+    else:
+        # Keyword-only because the user chose it is fine; because no wheel exists, a warning.
+        checks.append(Check("semantic model", "ok" if model or embedder == "none" else "warn",
+                            note))
+    if not os.path.exists(db_path):
+        checks.append(Check("database", "warn", f"{db_path} does not exist yet; "
+                            "'memory init' or 'memory sync' creates it"))
+        return checks
+    try:
+        with MemoryStore.open(db_path, read_only=True, vector_backend="python",
+                              embedder=model if model is not None else "none") as store:
+            health = store.health()
+    except PersonalMemoryError as exc:
+        checks.append(Check("database", "fail", str(exc)))
+        return checks
+    integrity = health.integrity
+    checks.append(Check("database", "ok" if integrity == "ok" else "fail",
+                        f"{db_path} ({health.revisions} revisions, integrity {integrity})"))
+    checks.append(Check("schema", "ok", f"v{health.schema_version} "
+                        f"(current is v{health.supported_schema_version})"))
+    checks.append(_clock(health))
+    if model is not None:
+        pending = health.pending_vectors
+        checks.append(Check("vectors", "ok" if not pending else "warn",
+                            f"{health.vectors.get(model.key, 0)} stored, {pending} pending"
+                            + (" (the daemon embeds them; or run 'memory reembed')"
+                               if pending else "")))
+    return checks
+
+
+def _clock(health) -> Check:
+    """Revisions stamped after now (a wrong clock, or a future --known-at of an older
+    version) and a clock that stepped back."""
+    if health.future_revisions:
+        first = health.future_revisions[0]
+        more = len(health.future_revisions) - 1
+        return Check("clock", "fail",
+                     f"revision #{first.revision_id} ({first.namespace}/{first.memory_id}) is "
+                     f"known at {first.known_at}, after now"
+                     + (f", and {more} more" if more else "")
+                     + "; new writes are stamped now and do not wait for it; searches see it "
+                     "only from that time on")
+    if health.clock_behind_by_seconds > 0:
+        return Check("clock", "warn",
+                     f"the newest revision is {health.clock_behind_by_seconds:.1f} s ahead of "
+                     "this machine's clock (it stepped back); writes continue just after it")
+    return Check("clock", "ok", "no revision is known after now")

@@ -1,0 +1,184 @@
+"""The commands that run things: syncing and watching folders, the vectors, the service,
+the MCP server, status and checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from ..limits import EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
+from . import output
+from .context import (CommandError, Interrupt, command, emit, open_store, progress_bar,
+                      settings)
+
+
+@command
+def cmd_sync(args: argparse.Namespace) -> int:
+    folders = settings(args).folders(args.folders, collection=args.collection,
+                                     namespace=args.namespace)
+    with open_store(args, read_only=False) as store, Interrupt() as interrupt:
+        bar, update = progress_bar("file", "importing")
+        with bar:
+            report = store.sync(folders, dry_run=args.dry_run, full=args.full,
+                                allow_mass_delete=args.allow_mass_delete,
+                                known_at=args.known_at, progress=update, cancel=interrupt)
+        embedded, remark = None, None
+        if interrupt.requested:
+            remark = "Import interrupted; the next sync (or the daemon) continues."
+        elif not args.dry_run and not args.no_embed and store.embedder is not None:
+            daemon = store.sync_status()
+            if daemon.daemon_running:
+                remark = (f"The daemon (pid {daemon.daemon_pid}) gives the new memories their "
+                          "vectors; 'memory status' shows how far it is.")
+            else:
+                bar, update = progress_bar("memory", "embedding")
+                with bar:
+                    embedded = store.embed_pending(progress=update, cancel=interrupt)
+                if embedded.interrupted:
+                    remark = (f"Embedding interrupted; {embedded.remaining} memories still "
+                              "without a vector (searched by keywords; run again or let the "
+                              "daemon finish).")
+    data = report.to_dict() | {"folders": [str(f.root) for f in folders],
+                               "vectors": embedded.to_dict() if embedded else None,
+                               "note": remark}
+    emit(args, data, lambda _: output.sync(report, embedded, remark))
+    return EXIT_INTERRUPTED if interrupt.requested else EXIT_OK
+
+
+@command
+def cmd_reembed(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=False) as store, Interrupt() as interrupt:
+        bar, update = progress_bar("memory", "embedding")
+        with bar:
+            run = store.reembed(everything=args.everything, progress=update, cancel=interrupt)
+    emit(args, run, output.embedding)
+    if run.interrupted:
+        print(f"Embedding interrupted; {run.remaining} memories still without a vector (they "
+              "are searched by keywords; run again or let the daemon finish).",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+@command
+def cmd_watch(args: argparse.Namespace) -> int:
+    from ..errors import LockedError, PersonalMemoryError
+    from ..watch.daemon import run_daemon
+    s = settings(args)
+    folders = s.folders(args.folders, collection=args.collection, namespace=args.namespace)
+    settle_ms, rescan = s.watch_options(settle_ms=args.settle_ms,
+                                        rescan_interval=args.rescan_interval)
+    try:
+        return run_daemon(s.db, folders, settle_ms=settle_ms, rescan_interval=rescan,
+                          allow_mass_delete=args.allow_mass_delete,
+                          vector_backend=s.vector_backend, embedder=s.embedder,
+                          new_database=args.new_database)
+    except LockedError as exc:
+        print(f"memory: error: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    except PersonalMemoryError:
+        raise  # a setup problem: exit code 2, which the service does not restart
+    except Exception as exc:  # a runtime failure: exit 1, so the service restarts us
+        logging.getLogger("personal_memory.watch").exception("stopped by an error: %s", exc)
+        return EXIT_PROBLEM
+
+
+@command
+def cmd_status(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True) as store:
+        emit(args, store.status(), output.status)
+    return EXIT_OK
+
+
+@command
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_checks
+    s = settings(args)
+    checks = run_checks(str(s.db), s.vector_backend, s.embedder)
+    failed = any(c.status == "fail" for c in checks)
+    emit(args, {"ok": not failed, "checks": [c.to_dict() for c in checks]},
+         lambda d: output.checks(d["checks"]))
+    return EXIT_PROBLEM if failed else EXIT_OK
+
+
+@command
+def cmd_service(args: argparse.Namespace) -> int:
+    from ..service import units as service
+    s = settings(args)
+    kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
+    if args.system:
+        if kind != "systemd" or not args.user:
+            raise CommandError("--system makes a systemd system unit; name the user it runs "
+                               "as with --user NAME")
+        explicit_db = Path(args.db) if args.db or os.environ.get("MEMORY_DB") else None
+        spec = service.ServiceSpec.for_system_user(
+            args.user, s.db if explicit_db else None,
+            s.config_path if args.config or os.environ.get("MEMORY_CONFIG") else None)
+    elif args.user:
+        raise CommandError("--user NAME goes with --system")
+    else:
+        spec = service.ServiceSpec.for_this_machine(s.db, s.config_path)
+    if args.action == "print":
+        print(service.render(kind, spec), end="")
+        return EXIT_OK
+    if args.action == "install":
+        added = []
+        if args.folders:
+            from .. import config
+            added = config.add_folders(spec.config, s.folders(
+                args.folders, collection=args.collection, namespace=args.namespace))
+        outcome = service.install(kind, spec, [f"added {f.root} to {spec.config}"
+                                               for f in added])
+    else:
+        outcome = service.uninstall(kind, system=args.system)
+    emit(args, outcome, lambda d: "\n".join(d.messages))
+    if outcome.error:
+        print(f"memory: error: {outcome.error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+@command
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..mcp_server.server import run
+    return run(settings(args))
+
+
+@command
+def cmd_client_config(args: argparse.Namespace) -> int:
+    """Print MCP client settings with this machine's absolute paths."""
+    from ..paths import memory_executable
+    s = settings(args)
+    exe = str(memory_executable())
+    db = os.path.abspath(s.db)
+    env = {"MEMORY_DB": db, "MEMORY_NAMESPACE": s.namespace}
+    desktop = {"mcpServers": {"personal-memory": {"command": exe, "args": ["serve"],
+                                                  "env": env}}}
+    claude = (f"claude mcp add personal-memory --env MEMORY_DB={db} "
+              f"--env MEMORY_NAMESPACE={s.namespace} -- {exe} serve")
+    emit(args, {"claude_desktop": desktop, "claude_code": claude},
+         lambda d: "Claude Desktop (claude_desktop_config.json):\n"
+         + json.dumps(d["claude_desktop"], indent=2) + "\n\nClaude Code:\n" + d["claude_code"])
+    return EXIT_OK
+
+
+@command
+def cmd_demo(args: argparse.Namespace) -> int:
+    import tempfile
+    from ..memory import MemoryStore
+    from .demo import run_demo
+    if args.db or os.environ.get("MEMORY_DB"):
+        with open_store(args, read_only=False) as store:
+            data = run_demo(store)
+    else:  # never put fictional notes into the user's real database
+        s = settings(args)
+        with tempfile.TemporaryDirectory() as tmp, \
+                MemoryStore.open(os.path.join(tmp, "demo.db"), vector_backend=s.vector_backend,
+                                 embedder=s.embedder) as store:
+            data = run_demo(store)
+    emit(args, data, lambda d: d["text"])
+    return EXIT_OK

@@ -1,0 +1,231 @@
+"""How the ``memory`` command prints the API's records for a person. (``--json`` prints
+their ``to_dict()``.) Pure functions: a record in, text out."""
+
+from __future__ import annotations
+
+import os
+
+from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, RevisionRecord,
+                       SearchResults, Stats, Status, SyncReport, WriteResult)
+
+
+def short(text: str, width: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def results(found: SearchResults) -> str:
+    if not found:
+        return "No results."  # the reason follows on its own line
+    lines = []
+    for i, r in enumerate(found, 1):
+        title = f" — {r.title}" if r.title else ""
+        bm25 = f"bm25 #{r.bm25_rank} {r.bm25:.4g}" if r.bm25 is not None else "bm25 -"
+        rank = f"#{r.cosine_rank} " if r.cosine_rank is not None else ""
+        cos = f"cosine {rank}{r.cosine:.3f}" if r.cosine is not None else "cosine -"
+        lines.append(f"{i:>2}. {r.memory_id}{title}")
+        if r.heading_path:
+            lines.append(f"    in {' › '.join(r.heading_path)}")
+        lines.append(f"    {short(r.content)}")
+        valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
+        src = f" · source {r.source}" if r.source else ""
+        lines.append(f"    score {r.score:.5f} ({bm25}, {cos}) · known {r.known_at}"
+                     f" · valid {valid}{src}")
+    return "\n".join(lines)
+
+
+def note(view: NoteView) -> str:
+    when = f" as of {view.as_of}" if view.as_of else ""
+    then = f" (then {view.path_then})" if view.path_then else ""
+    if view.deleted:
+        return f"{view.note}{then}: deleted at {view.known_at}{when}."
+    lines = [f"{view.note} — {view.title}{when}{then} (changed {view.known_at})"]
+    for key in ("aliases", "tags"):
+        if getattr(view, key):
+            lines.append(f"{key:<8} {', '.join(getattr(view, key))}")
+    for m in view.moves:
+        lines.append(f"moved    from {m.old_note} to {m.new_note} at {m.known_at}")
+    lines.append("sections")
+    for sec in view.sections:
+        lines.append(f"  lines {sec.line_start}-{sec.line_end}  {sec.memory_id}  "
+                     f"(#{sec.revision_id}, known {sec.known_at})")
+    lines.append("")
+    lines.append(view.text)
+    return "\n".join(lines)
+
+
+_MARK = {"added": "+", "revised": "~", "retracted": "-"}
+
+
+def changes(found: Changes) -> str:
+    span = f"from {found.since} to {found.until}"
+    c = found.counts
+    if found.query is None:
+        if not found.notes:
+            return f"Nothing changed {span}."
+        notes = f"{c['notes']} note" + ("" if c["notes"] == 1 else "s")
+        moved = f", {c['notes_moved']} moved" if c.get("notes_moved") else ""
+        lines = [f"Changes {span}: {notes} ({c['notes_added']} new, "
+                 f"{c['notes_deleted']} deleted{moved}); sections {c['added']} added, "
+                 f"{c['revised']} revised, {c['retracted']} retracted"]
+        for n in found.notes:
+            title = f" — {n.title}" if n.title else ""
+            what = f"moved from {n.moved_from}" if n.moved_from else n.change
+            lines.append(f"{n.note or n.sections[0].memory_id}{title} ({what}"
+                         + (f", {n.latest}" if n.latest else "") + ")")
+            for sec in n.sections:
+                when = f" ({sec.known_at})" if sec.known_at else " (validity ended)"
+                lines.append(f"  {_MARK[sec.change]} {sec.memory_id}{when}")
+                if sec.diff:
+                    lines.append(f"      {short(sec.diff, 400)}")
+        if len(found.notes) < c["notes"]:
+            lines.append(f"... and {c['notes'] - len(found.notes)} more notes (--limit)")
+        return "\n".join(lines)
+    head = (f"{found.query!r} {span}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v)
+            if any(c.values()) else f"{found.query!r} {span}: no results either time.")
+    lines = [head]
+    for r in found.results:
+        ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
+        what = r.change + (", retracted" if r.retracted else "") + (
+            ", text changed" if r.text_changed and r.change != "changed" else "")
+        lines.append(f"  {what:<22} {ranks:<12} {r.memory_id}")
+        if r.diff:
+            lines.append(f"      {short(r.diff, 400)}")
+    if found.unchanged:
+        lines.append(f"  unchanged: {', '.join(found.unchanged)}")
+    return "\n".join(lines)
+
+
+def revision(r: RevisionRecord) -> str:
+    valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
+    head = f"#{r.revision_id} {r.memory_id} known {r.known_at} · valid {valid}"
+    if r.purged is not None:
+        why = f" ({r.purged.reason})" if r.purged.reason else ""
+        return f"{head} · PURGED at {r.purged.at}{why}: its text was erased"
+    if r.deleted:
+        what = "deleted" if r.note else "forgotten"
+        return f"{head} · {what} (hides #{r.hides_revision})"
+    title = f" — {r.title}" if r.title else ""
+    src = f" · source {r.source}" if r.source else ""
+    return f"{head}{src}\n    {short(r.content)}{title}"
+
+
+def history(revisions: list[RevisionRecord]) -> str:
+    return "\n".join(revision(r) for r in revisions)
+
+
+def write(done: WriteResult) -> str:
+    r = done.revision
+    if not done.created:
+        text = (f"Unchanged: {r.memory_id} already has this revision "
+                f"(#{r.revision_id}, known {r.known_at}).")
+    else:
+        verb = "Forgot" if r.deleted else "Remembered"
+        text = f"{verb} {r.memory_id} as revision #{r.revision_id} (known {r.known_at})."
+    if not done.current and done.newer is not None:
+        text += (f"\nNot current: revision #{done.newer.revision_id} of {r.memory_id} is known "
+                 f"later ({done.newer.known_at}), so answers from then on still see it.")
+    return text
+
+
+def purge(d: PurgeReport) -> str:
+    n, m = len(d.revision_ids), len(d.memory_ids)
+    if not n:
+        return f"Nothing to purge: no revision in {d.namespace!r} matches {d.selector}."
+    head = (f"{'Would purge' if d.dry_run else 'Purged'} {n} revisions of {m} memories "
+            f"({d.selector}):")
+    lines = [head] + [f"  {mid}" for mid in d.memory_ids[:50]]
+    if len(d.memory_ids) > 50:
+        lines.append(f"  … and {len(d.memory_ids) - 50} more")
+    if d.dry_run:
+        return "\n".join(lines)
+    proof = (f"Proof: {d.occurrences} occurrences in {d.bytes_scanned:,} bytes "
+             f"({', '.join(os.path.basename(p) for p in d.files_scanned)}).")
+    lines.append(proof if d.occurrences == 0 else f"FAILED {proof} Why: {d.advice}.")
+    for path, count in d.other_files_with_copies.items():
+        lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
+    lines.append("Copies made before now (memory backup files, file-system snapshots, "
+                 "other backups, replicas) still hold the text: delete or re-make them.")
+    return "\n".join(lines)
+
+
+def stats(d: Stats) -> str:
+    ns = ", ".join(f"{k} ({v})" for k, v in d.namespaces.items()) or "-"
+    scope = f" in {d.namespace}" if d.namespace else ""
+    c, v = d.counts, d.vectors
+    return (f"revisions     {c.revisions}{scope}\n"
+            f"memories      {c.memories}\n"
+            f"notes         {c.notes}\n"
+            f"tombstones    {c.tombstones}\n"
+            f"namespaces    {ns}\n"
+            f"search        {v.semantic}\n"
+            + (f"pending       {v.pending_vectors} memories without a vector\n"
+               if v.embedder else "") +
+            f"database      {d.path} ({d.bytes / 1024:.1f} KiB)")
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 90:
+        return f", about {seconds:.0f} s to go"
+    if seconds < 5400:
+        return f", about {seconds / 60:.0f} min to go"
+    return f", about {seconds / 3600:.1f} h to go"
+
+
+def status(d: Status) -> str:
+    s, c, v = d.daemon, d.counts, d.vectors
+    lines = [f"daemon        {'running' if s.daemon_running else 'not running'} "
+             f"({s.daemon_state}"
+             + (f", pid {s.daemon_pid}, heartbeat {s.daemon_heartbeat_at}"
+                if s.daemon_pid else "") + ")",
+             f"folders       {', '.join(s.watched_folders) or '-'}",
+             f"last sync     {s.last_sync_started_at or 'never'} "
+             f"({s.last_sync_status or '-'})",
+             f"last success  {s.last_successful_sync_at or 'never'}",
+             f"files         {s.files_indexed} indexed"
+             + (f", {s.notes_to_reidentify} to re-identify for note model "
+                f"{s.note_model_version} (the next sync does it)"
+                if s.notes_to_reidentify else ""),
+             f"revisions     {c.revisions} ({c.memories} memories in "
+             f"{c.notes} notes, {c.tombstones} tombstones)",
+             f"search        {v.semantic}"]
+    if v.embedder:
+        rate = (f", {v.embedding_per_second:.1f} per second"
+                if v.embedding_per_second else "")
+        lines.append(f"vectors       {v.pending_vectors} memories waiting for one{rate}"
+                     f"{_eta(v.eta_seconds)}" if v.pending_vectors
+                     else f"vectors       all embedded{rate}")
+    problems = {(p.collection, p.path) for p in s.problems}
+    lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {p.since}"
+              + ("; its last good version stays searchable)" if p.stale else ")")
+              for p in s.problems]
+    lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
+              if not any(e.path == path for _, path in problems)]
+    return "\n".join(lines)
+
+
+def sync(report: SyncReport, embedded: EmbeddingRun | None, note: str | None) -> str:
+    text = report.summary()
+    text += "".join(f"\n  skipped {x.path}: {x.reason}" for x in report.skipped)
+    text += "".join(f"\n  warning {x.path}: {x.reason}" for x in report.warnings)
+    if embedded is not None:
+        text += "\n" + embedding(embedded)
+    if note:
+        text += "\n" + note
+    return text
+
+
+def embedding(d: EmbeddingRun) -> str:
+    rate = f" at {d.per_second:.1f}/s" if d.per_second else ""
+    reused = f" ({d.reused} reused from identical passages)" if d.reused else ""
+    left = f"; {d.remaining} still pending" if d.remaining else ""
+    dropped = f"Dropped {d.dropped} vectors of other models. " if d.dropped else ""
+    return f"{dropped}Embedded {d.embedded} memories{rate}{reused}{left}."
+
+
+def checks(rows: list[dict]) -> str:
+    failed = any(c["status"] == "fail" for c in rows)
+    return ("\n".join(f"[{c['status']:>4}] {c['name']:<14} {c['detail']}" for c in rows)
+            + ("\n\nProblems found." if failed else "\n\nAll good."))

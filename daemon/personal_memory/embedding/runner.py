@@ -1,0 +1,80 @@
+"""Giving revisions their vectors: newest first, a passage at a time, one transaction per
+batch, reusing the vector of an identical passage instead of running the model again.
+
+A vector belongs to (embedder, passage): the exact text the model reads, hashed. A moved
+or renamed note, a reverted edit and duplicated text cost no model time; the reused
+vector is the same bytes the model gave the first time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Callable
+
+from ..records import EmbeddingRun
+from ..search.text import normalize_text
+from ..store import Database
+from .models import Embedder, passage_text, to_blob
+
+
+def passage_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
+                  max_rows: int | None = None, below: int | None = None,
+                  progress: Callable[[int, int], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
+    """Vectors for revisions that lack one, newest first. ``cancel`` is asked before each
+    passage the model reads: when it says stop, what was embedded is committed and the
+    call returns (``interrupted``). ``progress(done, total)`` after each batch."""
+    key = model.key
+    stop = cancel or (lambda: False)
+    with db.snapshot():
+        total = db.count_missing_vectors(key) if max_rows is None else max_rows
+    done = reused = 0
+    seconds = 0.0
+    interrupted = False
+    while done < total and not interrupted:
+        if stop():
+            interrupted = True
+            break
+        with db.snapshot():
+            rows = db.missing_vectors(key, min(batch_size, total - done), below)
+        if not rows:
+            break
+        passages = [passage_text(normalize_text(r.title) if r.title else None,
+                                 normalize_text(r.content)) for r in rows]
+        hashes = [passage_hash(p) for p in passages]
+        with db.snapshot():
+            blobs = db.vectors_of_passages(key, hashes)
+        handled = 0
+        for row, text, digest in zip(rows, passages, hashes):
+            if digest not in blobs:
+                if stop():
+                    interrupted = True
+                    break
+                t0 = time.perf_counter()
+                (vector,) = model.passages([text])
+                seconds += time.perf_counter() - t0
+                blobs[digest] = to_blob(vector)
+            else:
+                reused += 1
+            handled += 1
+        kept = list(zip(rows, hashes))[:handled]
+        if kept:
+            with db.transaction():
+                db.add_vectors(key, [(row.id, blobs[digest], digest) for row, digest in kept])
+                if seconds > 0:
+                    db.set_meta("embedding_rate", f"{(done + handled - reused) / seconds:.2f}")
+            below = kept[-1][0].id
+        done += handled
+        if progress:
+            progress(done, total)
+    with db.snapshot():
+        remaining = db.count_missing_vectors(key) if max_rows is None else None
+    model_runs = done - reused
+    return EmbeddingRun(embedder=key, embedded=done, below=below, remaining=remaining,
+                        per_second=round(model_runs / seconds, 2) if seconds else None,
+                        reused=reused, interrupted=interrupted)

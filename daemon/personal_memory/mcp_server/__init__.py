@@ -1,0 +1,1 @@
+"""The MCP stdio server (``memory serve``): an edge over :class:`MemoryStore`."""

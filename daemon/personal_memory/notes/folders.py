@@ -1,0 +1,54 @@
+"""Plain data about notes folders: what a folder is and a file's stat signature. No I/O
+beyond path arithmetic."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from .markdown import normalise_path
+
+DEFAULT_NAMESPACE = "notes"
+
+
+@dataclass(frozen=True)
+class Folder:
+    root: Path
+    collection: str
+    namespace: str
+
+    @classmethod
+    def of(cls, root: str | os.PathLike, collection: str | None = None,
+           namespace: str = DEFAULT_NAMESPACE) -> "Folder":
+        path = Path(root).expanduser().absolute()
+        return cls(path, collection or normalise_path(path.name) or "notes", namespace)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> "FileStat":
+        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class FileState(NamedTuple):
+    """What the last import of a file recorded (the stat cache)."""
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    file_hash: str
+    chunks: int
+    synced_at: int  # microseconds
+    chunker: int = 1  # the note model version it was imported with (notes.CHUNKER_VERSION)
+
+    @property
+    def stat(self) -> FileStat:
+        return FileStat(self.size, self.mtime_ns, self.ctime_ns, self.inode)

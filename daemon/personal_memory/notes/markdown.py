@@ -1,0 +1,326 @@
+"""Markdown structure: a note's text cut into sections, with line spans. Pure functions.
+
+A note is decoded strictly (UTF-8, no NUL), line endings are normalised and a BOM dropped.
+It is parsed with markdown-it-py (CommonMark, tables, front matter). A section is a
+top-level heading and the blocks under it, up to the next heading of any level; text
+before the first heading is its own section. A heading with nothing under it is joined to
+the section that follows it (to the one before it when it is last), so no section is a
+bare heading. A section longer than :data:`MAX_CHUNK_CHARS` is cut into parts at block
+boundaries (top-level blocks, list items, block quote children, table rows, a paragraph's
+lines), never inside a fenced block or a table row; a part that starts inside a table
+repeats the table's header rows.
+
+Every line of the note belongs to exactly one part (or to the front matter). A part's
+text is its lines with trailing blank lines removed; :func:`reassemble` gives back the
+note, except that whitespace-only lines at the end of a part come back empty.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+from ..limits import MAX_TITLE_CHARS
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_CHUNK_CHARS = 1800
+NOTE_SUFFIXES = (".md", ".markdown")
+
+
+class BadNote(ValueError):
+    """A note that cannot be imported; the message is the reason."""
+
+
+def decode(data: bytes) -> str:
+    """Bytes of a note to normalised text, or :class:`BadNote` saying why not."""
+    if len(data) > MAX_FILE_BYTES:
+        raise BadNote(f"too large ({len(data)} bytes; the limit is {MAX_FILE_BYTES})")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise BadNote(f"contains a NUL byte at offset {nul} (binary file?)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadNote(f"invalid UTF-8 at byte {exc.start}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading (``level`` 1-6, ``heading`` its plain text) or the text before the first
+    heading (level 0), as the 0-based line range [start, end)."""
+    level: int
+    heading: str | None
+    start: int
+    end: int
+    parents: tuple[str, ...]  # the plain text of the enclosing headings, outermost first
+
+
+@dataclass(frozen=True)
+class Part:
+    """A section, or one part of a long one: source lines [start, end) (0-based), the
+    text (``context`` repeated header lines first, then the source lines without trailing
+    blank lines), and its number within the section (1-based)."""
+    section: Section
+    number: int
+    start: int
+    end: int
+    text: str
+    context: int = 0
+
+
+@dataclass(frozen=True)
+class Structure:
+    """A parsed note. The head is lines [0, ``body_start``): the front matter block (fences
+    included, ``front_matter_lines`` of them) and the blank lines after it."""
+    front_matter_lines: int
+    front_matter_yaml: str | None
+    body_start: int
+    parts: tuple[Part, ...]
+    lines: int
+    first_heading: tuple[int, str] | None  # (level, text) of a heading on the first body line
+
+    def head_text(self, text: str) -> str:
+        return "\n".join(text.split("\n")[:self.front_matter_lines])
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A line a part may start at. ``heading``: a heading starts here (a part never ends
+    right after one); ``header``: the header rows of the table whose body row this is."""
+    start: int
+    heading: bool = False
+    header: tuple[int, int] | None = None
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+    # Only the block structure is needed: inline parsing (the slowest part) is skipped and
+    # done for heading text alone.
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(
+        ["inline", "text_join"])
+
+
+@lru_cache(maxsize=1)
+def _inline_parser():
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
+
+
+_ID_UNSAFE = re.compile(r"[#^|\[\]]+")
+
+
+def heading_text(source: str) -> str:
+    """A heading as plain text: what a reader sees (no emphasis marks, link text without
+    its URL), with the characters that separate heading links (#, ^, |, brackets) made
+    spaces, and whitespace collapsed."""
+    parts: list[str] = []
+    inline = _inline_parser().parseInline(source)[0] if source.strip() else None
+    for child in (inline.children or ()) if inline is not None else ():
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    text = _ID_UNSAFE.sub(" ", "".join(parts))
+    return " ".join(text.split())[:MAX_TITLE_CHARS]
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
+    """The front matter and the sections (cut into parts) of a note's text. With
+    ``front_matter_as_text`` (unreadable YAML) the block is ordinary text of the first
+    section."""
+    lines = text.split("\n")
+    tokens = _parser().parse(text)
+    front: tuple[int, int] | None = None
+    yaml_text: str | None = None
+    headings: list[tuple[int, int, int, str]] = []  # (start, end, level, text)
+    units: dict[int, _Unit] = {}
+    protected: list[tuple[int, int]] = []  # fenced and indented code, HTML blocks
+    container = ""  # the type of the open top-level block
+    table_header: tuple[int, int] | None = None
+    for i, tok in enumerate(tokens):
+        if tok.level == 0 and tok.nesting == 1:
+            container = tok.type
+        if tok.type == "thead_open" and tok.map:
+            table_header = (tok.map[0], tok.map[1] + 1)  # header rows and the delimiter row
+        if tok.map is None:
+            continue
+        start, end = tok.map
+        if tok.type == "front_matter":
+            front, yaml_text = (start, end), tok.content
+            continue
+        if tok.type in ("fence", "code_block", "html_block"):
+            protected.append((start, end))
+        if tok.level == 0 and tok.type == "heading_open":
+            headings.append((start, end, int(tok.tag[1]), heading_text(tokens[i + 1].content)))
+            units[start] = _Unit(start, heading=True)
+        elif tok.level == 0 and tok.nesting >= 0:
+            units.setdefault(start, _Unit(start))
+        elif tok.level == 1 and tok.nesting >= 0 and (
+                tok.type == "list_item_open" or container == "blockquote_open"):
+            units.setdefault(start, _Unit(start))
+        elif tok.type == "tr_open" and table_header and start >= table_header[1]:
+            units.setdefault(start, _Unit(start, header=table_header))
+    front_lines = front[1] if front and not front_matter_as_text else 0
+    body_start = front_lines
+    while body_start < len(lines) and _blank(lines[body_start]):
+        body_start += 1
+    parts: list[Part] = []
+    for section in _sections(lines, headings, body_start):
+        parts.extend(_split(lines, section, units, protected))
+    first = next(((level, text) for start, _, level, text in headings if start == body_start),
+                 None)
+    return Structure(front_lines, yaml_text, body_start, tuple(parts), len(lines), first)
+
+
+def _sections(lines: list[str], headings: list[tuple[int, int, int, str]],
+              body_start: int) -> list[Section]:
+    """Sections with their parents; bare headings joined to a neighbour."""
+    raw: list[tuple[int, int, Section]] = []  # (start, end of the heading lines, section)
+    first = headings[0][0] if headings else len(lines)
+    if any(not _blank(x) for x in lines[body_start:first]):
+        raw.append((body_start, body_start, Section(0, None, body_start, first, ())))
+    stack: list[tuple[int, str]] = []
+    for n, (start, head_end, level, text) in enumerate(headings):
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        raw.append((start, head_end,
+                    Section(level, text, start, end, tuple(t for _, t in stack))))
+        stack.append((level, text))
+    out: list[Section] = []
+    pending: int | None = None  # start of bare headings waiting for the next section
+    for n, (start, head_end, section) in enumerate(raw):
+        if pending is not None:
+            section = _with(section, start=pending)
+            pending = None
+        if n == 0 and section.start > body_start:
+            section = _with(section, start=body_start)  # blank lines before it
+        bare = section.level > 0 and all(_blank(x) for x in lines[head_end:section.end])
+        if bare and n + 1 < len(raw):
+            pending = section.start
+        elif bare and out:
+            out[-1] = _with(out[-1], end=section.end)
+        else:
+            out.append(section)
+    return out
+
+
+def _with(section: Section, **changes) -> Section:
+    values = {"level": section.level, "heading": section.heading, "start": section.start,
+              "end": section.end, "parents": section.parents} | changes
+    return Section(**values)
+
+
+def _strip_trailing_blank(lines: list[str]) -> list[str]:
+    end = len(lines)
+    while end and _blank(lines[end - 1]):
+        end -= 1
+    return lines[:end]
+
+
+def _split(lines: list[str], section: Section, units: dict[int, _Unit],
+           protected: list[tuple[int, int]]) -> list[Part]:
+    whole = _strip_trailing_blank(lines[section.start:section.end])
+    if len("\n".join(whole)) <= MAX_CHUNK_CHARS:
+        return [Part(section, 1, section.start, section.end, "\n".join(whole))]
+    starts = [section.start] + [s for s in sorted(units) if section.start < s < section.end]
+    starts = _add_line_starts(lines, starts, section.end)
+    inside = {line for a, b in protected if a < section.end and b > section.start
+              for line in range(a + 1, b)}
+    kept = [section.start]
+    first = units.get(section.start)
+    glue = first is not None and first.heading  # a heading never ends a part
+    for s in starts[1:]:
+        if s in inside:
+            continue  # never inside a fenced block
+        if _blank(lines[s]):
+            continue  # blank lines end the part before them
+        unit = units.get(s)
+        heading = unit is not None and unit.heading
+        if glue or all(_blank(x) for x in lines[kept[-1]:s]):
+            glue = heading
+            continue
+        kept.append(s)
+        glue = heading
+    starts = kept
+    parts: list[Part] = []
+    begin = 0
+    while begin < len(starts):
+        unit = units.get(starts[begin]) if begin else None
+        context = (lines[unit.header[0]:unit.header[1]]
+                   if unit is not None and unit.header is not None else [])
+        stop = begin + 1
+        while stop < len(starts):
+            nxt = starts[stop + 1] if stop + 1 < len(starts) else section.end
+            size = len("\n".join(context + _strip_trailing_blank(lines[starts[begin]:nxt])))
+            if size > MAX_CHUNK_CHARS:
+                break
+            stop += 1
+        end = starts[stop] if stop < len(starts) else section.end
+        source = _strip_trailing_blank(lines[starts[begin]:end])
+        parts.append(Part(section, len(parts) + 1, starts[begin], end,
+                          "\n".join(context + source), len(context)))
+        begin = stop
+    return parts
+
+
+def _add_line_starts(lines: list[str], starts: list[int], end: int) -> list[int]:
+    """Line boundaries inside a run longer than the limit that no block boundary divides
+    (a long paragraph): better a cut between lines than one oversized part."""
+    out: list[int] = []
+    bounds = starts + [end]
+    for a, b in zip(bounds, bounds[1:]):
+        out.append(a)
+        if b - a > 1 and len("\n".join(lines[a:b])) > MAX_CHUNK_CHARS:
+            out.extend(range(a + 1, b))
+    return out
+
+
+class Piece(NamedTuple):
+    """What a stored part gives back to its note: its text, how many of its first lines
+    repeat earlier ones (a table's header), and how many source lines it stands for."""
+    text: str
+    context: int
+    lines: int
+
+
+def reassemble(pieces: list[Piece]) -> str:
+    """The note's text from its pieces in document order: the front matter (context 0)
+    and each part."""
+    out: list[str] = []
+    for text, context, count in pieces:
+        lines = text.split("\n")[context:] if text else []
+        out.extend(lines + [""] * (count - len(lines)))
+    return "\n".join(out)
+
+
+
+def normalise_path(relpath: str) -> str:
+    """NFC and forward slashes, so one note has one ID on every platform."""
+    return unicodedata.normalize("NFC", relpath.replace("\\", "/"))
+
+
+def is_note_name(name: str) -> bool:
+    """A visible Markdown file; editors' swap, backup, lock and temp files are not notes."""
+    if name.startswith((".", "#", "~")) or name.endswith(("~", "#")):
+        return False
+    return name.lower().endswith(NOTE_SUFFIXES)
+
+
+def is_watched_dir(name: str) -> bool:
+    """Hidden folders (.git, .obsidian, .trash...) are never walked."""
+    return not name.startswith(".")

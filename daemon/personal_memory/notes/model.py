@@ -1,0 +1,198 @@
+"""The note model: a Markdown note as the store keeps it. Pure functions, no I/O.
+
+A note (``COLLECTION/path.md``) becomes one memory per section part, identified by its
+heading path the way Obsidian links to headings (``notes/Setup.md#Install#On Linux``),
+plus one note record (``notes/Setup.md#``) holding what belongs to the whole note: its
+front matter, title, aliases, tags, links and the order of its sections. See
+docs/data-model.md for the identity rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from ..limits import MAX_TITLE_CHARS
+from . import front_matter, links, markdown
+from .markdown import Piece
+
+# The version of these rules (sections, identities, indexed text). A database records the
+# version each file was imported with; a sync re-identifies files of an older version once.
+CHUNKER_VERSION = 2
+PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
+
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class ParsedSection:
+    """One memory of a note: a section, or a part of a long one."""
+    memory_id: str
+    heading_path: tuple[str, ...]  # enclosing headings then its own; () before the first
+    text: str  # as stored: the section's lines (after any repeated table header)
+    index_text: str  # the words indexed: links as read, no URLs or icon codes
+    line_start: int  # 1-based, inclusive
+    line_end: int  # 1-based, inclusive (blank lines after the text included)
+    lines: int  # source lines it stands for (the last also the empty one after a final \n)
+    context: int  # leading lines of text repeated from earlier (a table's header)
+    tags: tuple[str, ...]
+    links: tuple[str, ...]
+
+    def metadata(self) -> dict:
+        meta: dict = {"lines": self.lines}
+        if self.context:
+            meta["context"] = self.context
+        if self.tags:
+            meta["tags"] = list(self.tags)
+        if self.links:
+            meta["links"] = list(self.links)
+        return meta
+
+
+@dataclass(frozen=True)
+class Note:
+    note_id: str  # COLLECTION/path.md
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]  # front matter and inline, normalised
+    links: tuple[str, ...]
+    dates: dict[str, str]
+    front_matter: str  # the block as written, fences included ("" without one)
+    head_lines: int  # lines before the first section: the front matter and blank lines
+    front_matter_error: str | None
+    sections: tuple[ParsedSection, ...] = field(default=())
+
+    @property
+    def record_id(self) -> str:
+        return record_id(self.note_id)
+
+    def index_title(self, heading_path: tuple[str, ...]) -> str:
+        """The title text indexed with a section: note title, aliases, heading path."""
+        return " \n".join([self.title, *self.aliases, *heading_path])
+
+    def metadata(self) -> dict:
+        meta: dict = {"sections": [s.memory_id for s in self.sections],
+                      "lines": self.head_lines}
+        for key in ("aliases", "tags", "links"):
+            if getattr(self, key):
+                meta[key] = list(getattr(self, key))
+        if self.dates:
+            meta["dates"] = dict(self.dates)
+        if self.front_matter_error:
+            meta["front_matter_error"] = self.front_matter_error
+        return meta
+
+
+def note_id(collection: str, relpath: str) -> str:
+    return f"{collection}/{relpath}"
+
+
+def record_id(note: str) -> str:
+    """The memory ID of a note's record: the note ID and an empty heading link."""
+    return note + "#"
+
+
+def legacy_chunk_number(memory_id: str, note: str) -> int | None:
+    """N when ``memory_id`` is ``note#N``, a numbered chunk of the previous note model
+    (a note named ``a.md#3.md`` shares the prefix of ``a.md`` but not those IDs)."""
+    prefix = record_id(note)
+    rest = memory_id[len(prefix):] if memory_id.startswith(prefix) else ""
+    return int(rest) if rest.isdecimal() else None
+
+
+def is_record(memory_id: str, note: str | None) -> bool:
+    """Whether a revision (its memory ID and note) is a note's record. (The store has
+    the same test in SQL: ``Connection.note_record``.)"""
+    return note is not None and memory_id == record_id(note)
+
+
+def file_title(relpath: str) -> str:
+    name = PurePosixPath(relpath).name
+    for suffix in markdown.NOTE_SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return (name or relpath)[:MAX_TITLE_CHARS]
+
+
+def _without_headings(text: str) -> str:
+    if "#" not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not _HEADING_LINE.match(line))
+
+
+def parse_note(text: str, collection: str, relpath: str) -> Note:
+    """A note's text (decoded) as the store keeps it."""
+    structure = markdown.parse(text)
+    meta = front_matter.FrontMatter()
+    if structure.front_matter_yaml is not None:
+        meta = front_matter.parse(structure.front_matter_yaml)
+    if meta.error:  # kept as plain text: the block becomes part of the first section
+        structure = markdown.parse(text, front_matter_as_text=True)
+    if meta.title:
+        title = meta.title
+    elif structure.first_heading and structure.first_heading[0] == 1 \
+            and structure.first_heading[1]:
+        title = structure.first_heading[1]
+    else:
+        title = file_title(relpath)
+    nid = note_id(collection, relpath)
+    used: set[str] = {record_id(nid)}
+    sections = []
+    first_id = nid
+    spans = line_spans(structure.body_start, [p.end - p.start for p in structure.parts],
+                       text.endswith("\n"))
+    for part, (line_start, line_end) in zip(structure.parts, spans):
+        sec = part.section
+        path = sec.parents + (sec.heading,) if sec.level else ()
+        if part.number == 1:
+            base = nid + "".join("#" + (c or "(untitled)") for c in path)
+        elif sec.level:
+            base = f"{first_id} (part {part.number})"
+        else:  # parts of the text before the first heading
+            base = f"{nid}#(part {part.number})"
+        memory_id = base
+        n = 2
+        while memory_id in used:
+            memory_id = f"{base} ({n})"
+            n += 1
+        if part.number == 1:
+            first_id = memory_id
+        used.add(memory_id)
+        source = part.text.split("\n")[part.context:]
+        plain = "\n".join(source)
+        index_text, outgoing, tags = links.read(part.text, _without_headings(plain))
+        sections.append(ParsedSection(
+            memory_id=memory_id, heading_path=path, text=part.text, index_text=index_text,
+            line_start=line_start, line_end=line_end, lines=part.end - part.start,
+            context=part.context,
+            tags=tuple(tags), links=tuple(outgoing)))
+    all_tags = dict.fromkeys(meta.tags)
+    all_links: dict[str, None] = {}
+    for s in sections:
+        all_tags.update(dict.fromkeys(s.tags))
+        all_links.update(dict.fromkeys(s.links))
+    return Note(note_id=nid, title=title, aliases=meta.aliases, tags=tuple(all_tags),
+                links=tuple(all_links), dates=meta.dates,
+                front_matter=structure.head_text(text), head_lines=structure.body_start,
+                front_matter_error=meta.error, sections=tuple(sections))
+
+
+def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,
+               ) -> list[tuple[int, int]]:
+    """1-based (first, last) lines of each section from the sections' line counts in
+    document order, as an editor numbers them (no line after a final newline)."""
+    total = head_lines + sum(counts) - (1 if ends_with_newline else 0)
+    spans = []
+    line = head_lines + 1
+    for count in counts:
+        spans.append((line, max(line, min(line + count - 1, total))))
+        line += count
+    return spans
+
+
+def reassemble(head: Piece, sections: list[Piece]) -> str:
+    """A note's text from its head (the record's front matter and head lines) and its
+    sections, in document order."""
+    return markdown.reassemble([head, *sections])

@@ -1,0 +1,70 @@
+"""What changed between two cutoffs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .base import Record
+from .revisions import RevisionRecord
+
+
+@dataclass(frozen=True)
+class SectionChange(Record):
+    """How one memory moved between two cutoffs: ``added`` (not visible at ``since``),
+    ``revised`` (another text), ``retracted`` (deleted, renamed away, or no longer valid)."""
+    memory_id: str
+    change: str
+    heading_path: list[str] | None
+    known_at: str | None  # when the change became known (None: validity ended by itself)
+    before: RevisionRecord | None
+    after: RevisionRecord | None
+    diff: str = ""  # word-level, for a revision: [-removed-] {+added+}
+    moved_from: str | None = None  # the memory's ID before its note moved
+
+
+@dataclass(frozen=True)
+class NoteChange(Record):
+    """The changes of one note (``note`` None: a memory written through the API, alone).
+    ``change``: added, revised, deleted or moved (``moved_from`` the note's old ID)."""
+    note: str | None
+    title: str | None
+    change: str
+    latest: str | None  # the newest change's time
+    sections: list[SectionChange]
+    moved_from: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultChange(Record):
+    """One result of a query at two cutoffs: ``new``, ``gone``, ``up``, ``down`` or
+    ``changed`` (same rank, other text); ``impact`` orders them (see data-model.md)."""
+    memory_id: str
+    note: str | None
+    title: str | None
+    heading_path: list[str] | None
+    change: str
+    rank_before: int | None
+    rank_after: int | None
+    score_before: float | None
+    score_after: float | None
+    text_changed: bool
+    retracted: bool  # gone because it is no longer visible at all
+    impact: float
+    diff: str
+    before: RevisionRecord | None
+    after: RevisionRecord | None
+
+
+@dataclass(frozen=True)
+class Changes(Record):
+    """What changed between two cutoffs (``since`` excluded, ``until`` included), as ISO
+    times. Without a query: ``notes``, newest first, and ``counts``. With one: ``results``
+    (what moved the answer most first) and ``unchanged`` (IDs same in text and rank)."""
+    namespace: str
+    since: str
+    until: str
+    query: str | None
+    counts: dict[str, int]
+    notes: list[NoteChange] = field(default_factory=list)
+    results: list[ResultChange] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)

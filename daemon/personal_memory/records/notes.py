@@ -1,0 +1,53 @@
+"""A whole note as read at a cutoff, and a recorded move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .base import Record
+
+
+@dataclass(frozen=True)
+class SectionView(Record):
+    """One section of a note as read: where it sits in the note and which revision it is."""
+    memory_id: str
+    heading_path: list[str]
+    line_start: int  # 1-based, inclusive, in the note as reassembled
+    line_end: int
+    revision_id: int
+    known_at: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Move(Record):
+    """A note that left one path for another in one instant (a rename or a folder move)."""
+    namespace: str
+    old_note: str
+    new_note: str
+    known_at: str
+
+
+@dataclass(frozen=True)
+class NoteView(Record):
+    """A whole note as known at ``as_of`` (None: everything known). A note deleted by
+    then has ``deleted`` set, ``known_at`` the time of its deletion, and nothing else.
+    ``path_then`` is the note's ID at that time when it has moved since (the note is read
+    under the path it had then); ``moves`` lists every move of the note known by ``as_of``
+    and after it (oldest first)."""
+    note: str
+    namespace: str
+    as_of: str | None
+    deleted: bool
+    known_at: str  # when the note (its record) last changed, or was deleted
+    title: str | None
+    aliases: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    dates: dict[str, str] = field(default_factory=dict)
+    front_matter: str = ""
+    sections: list[SectionView] = field(default_factory=list)
+    text: str = ""
+    model: str = "sections"  # "numbered chunks": stored by the previous note model
+    path_then: str | None = None
+    moves: list[Move] = field(default_factory=list)

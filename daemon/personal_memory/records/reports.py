@@ -1,0 +1,235 @@
+"""Reports of the store's state and of operations: counts, status, syncs, embedding runs,
+purges, health."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .base import Record
+
+
+@dataclass(frozen=True)
+class SkippedFile(Record):
+    """A file (or folder) a sync could not import, and why."""
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Problem(Record):
+    """What could not be imported, kept until it can be. ``stale``: a note imported before,
+    whose last good version stays searchable."""
+    namespace: str
+    collection: str
+    path: str
+    reason: str
+    since: str
+    stale: bool
+
+
+@dataclass
+class SyncReport(Record):
+    """What one sync did (mutable while the sync runs; merged batch by batch)."""
+    files_scanned: int = 0
+    files_imported: int = 0
+    files_removed: int = 0
+    files_moved: int = 0
+    chunks_added: int = 0
+    chunks_changed: int = 0
+    chunks_tombstoned: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    warnings: list[SkippedFile] = field(default_factory=list)  # imported, not all of it read
+    files_reidentified: int = 0  # imported again for a new note model version
+    transactions: int = 0
+    dry_run: bool = False
+
+    def merge(self, other: "SyncReport") -> None:
+        for name in ("files_scanned", "files_imported", "files_removed", "files_moved",
+                     "chunks_added", "chunks_changed", "chunks_tombstoned",
+                     "files_reidentified", "transactions"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped.extend(other.skipped)
+        self.warnings.extend(other.warnings)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.chunks_added or self.chunks_changed or self.chunks_tombstoned)
+
+    def summary(self) -> str:
+        text = (f"{self.files_scanned} files scanned, {self.files_imported} imported, "
+                f"{self.files_removed} removed")
+        if self.files_moved:
+            text += f", {self.files_moved} moved"
+        text += (f"; chunks: {self.chunks_added} added, {self.chunks_changed} changed, "
+                 f"{self.chunks_tombstoned} tombstoned; {len(self.skipped)} skipped")
+        if self.warnings:
+            text += f"; {len(self.warnings)} with warnings"
+        if self.files_reidentified:
+            text += f"; {self.files_reidentified} re-identified for the new note model"
+        return ("dry run (nothing written): " + text) if self.dry_run else text
+
+
+@dataclass(frozen=True)
+class SyncRun(Record):
+    """One recorded sync: kind (sync, startup, event...), folders, counts, status
+    (running, ok, refused, interrupted, failed)."""
+    id: int
+    started_at: str
+    finished_at: str | None
+    pid: int
+    kind: str
+    roots: list[str]
+    files_scanned: int
+    chunks_added: int
+    chunks_changed: int
+    chunks_tombstoned: int
+    errors: list[SkippedFile]
+    status: str
+
+
+@dataclass(frozen=True)
+class EmbeddingRun(Record):
+    """One call that gave revisions their vectors. ``below``: the lowest revision id it
+    handled (pass it back to continue from there); ``remaining``: what is still without a
+    vector (None when not counted); ``reused``: vectors copied from an identical passage
+    instead of running the model; ``dropped``: vectors of other models deleted first."""
+    embedder: str
+    embedded: int
+    below: int | None
+    remaining: int | None
+    per_second: float | None
+    reused: int = 0
+    dropped: int = 0
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class Counts(Record):
+    revisions: int
+    memories: int  # what a search can return: sections and lone memories
+    notes: int  # note records
+    tombstones: int
+
+
+@dataclass(frozen=True)
+class VectorStatus(Record):
+    semantic: str  # one line: which model, or keyword-only and why
+    embedder: str | None
+    pending_vectors: int
+    embedding_per_second: float | None
+    eta_seconds: float | None = None  # pending / rate, when both are known
+
+
+@dataclass(frozen=True)
+class DaemonStatus(Record):
+    """The sync daemon's state, as it records it in the database."""
+    daemon_running: bool
+    daemon_state: str
+    daemon_pid: int | None
+    daemon_heartbeat_at: str | None
+    watched_folders: list[str]
+    last_sync_started_at: str | None
+    last_sync_status: str | None
+    last_successful_sync_at: str | None
+    files_indexed: int
+    notes_to_reidentify: int  # imported by an older note model; the next sync does them
+    note_model_version: int
+    last_sync_errors: list[SkippedFile]
+    problems: list[Problem]
+
+
+@dataclass(frozen=True)
+class Status(Record):
+    """Counts (of one namespace, or all), search, vectors and the daemon."""
+    namespace: str | None
+    counts: Counts
+    vector_backend: str
+    vectors: VectorStatus
+    daemon: DaemonStatus
+
+
+@dataclass(frozen=True)
+class Stats(Record):
+    path: str
+    namespace: str | None
+    counts: Counts
+    namespaces: dict[str, int]
+    bytes: int
+    vector_backend: str
+    vectors: VectorStatus
+
+
+@dataclass(frozen=True)
+class ClockAnomaly(Record):
+    """A revision known after now (beyond the tolerance): written by a wrong clock or a
+    future ``--known-at`` of an older version. The clock ignores it; ``memory doctor``
+    names it."""
+    revision_id: int
+    namespace: str
+    memory_id: str
+    known_at: str
+
+
+@dataclass(frozen=True)
+class Health(Record):
+    integrity: str
+    revisions: int
+    schema_version: int
+    supported_schema_version: int
+    vectors: dict[str, int]
+    pending_vectors: int
+    future_revisions: list[ClockAnomaly] = field(default_factory=list)
+    clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
+
+
+@dataclass(frozen=True)
+class PurgeAudit(Record):
+    """One entry of the purge audit: when, what kind of selection, why, which revisions
+    (never the text, never the selected ID or path)."""
+    id: int
+    purged_at: str
+    namespace: str
+    selector: str
+    reason: str | None
+    revision_ids: list[int]
+    revisions: int
+
+
+@dataclass(frozen=True)
+class PurgeReport(Record):
+    """What a purge selected and, unless a dry run, the proof: occurrences of the purged
+    text, in every form the store may hold it, in the database file and its WAL (0 for a
+    proven purge), copies in other files beside it, and advice when the proof failed."""
+    namespace: str
+    selector: str
+    dry_run: bool
+    revision_ids: list[int]
+    memory_ids: list[str]
+    purged_at: str | None = None
+    reason: str | None = None
+    bytes_scanned: int = 0
+    occurrences: int = 0
+    files_scanned: list[str] = field(default_factory=list)
+    other_files_with_copies: dict[str, int] = field(default_factory=dict)
+    wal_checkpoint_blocked: bool = False
+    advice: str | None = None
+
+
+class Checkpoint(NamedTuple):
+    """The result of emptying the WAL: ``busy`` when a reader kept it from finishing."""
+    busy: bool
+    frames_left: int
+
+
+@dataclass(frozen=True)
+class Capabilities(Record):
+    """What this installation's SQLite offers. ``fts5``/``vector_error``: None when fine,
+    else why not."""
+    sqlite: str
+    apsw: str
+    fts5: str | None
+    vector_backend: str | None
+    vector_error: str | None
+    sqlite_vec_installed: bool
+    sqlite_vec_version: str | None

@@ -1,0 +1,109 @@
+"""A revision as every reader sees it, the result of a write, and search results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from .base import Record
+
+
+@dataclass(frozen=True)
+class PurgeMark(Record):
+    """When a revision was erased by ``memory purge``, and why (its text is gone)."""
+    at: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class RevisionRecord(Record):
+    """One stored revision (a tombstone when ``deleted``; a stub when ``purged``)."""
+    revision_id: int
+    namespace: str
+    memory_id: str
+    known_at: str
+    valid_from: str
+    valid_to: str | None
+    deleted: bool
+    hides_revision: int | None
+    title: str | None
+    content: str
+    source: str | None
+    provenance: dict | None
+    content_hash: str
+    note: str | None = None  # COLLECTION/path.md of the note it belongs to, if any
+    heading_path: list[str] | None = None  # a note section's enclosing headings and its own
+    metadata: dict | None = None  # tags, links, line count; a note record's sections
+    purged: PurgeMark | None = None
+
+    @property
+    def hidden(self) -> bool:
+        """Whether this revision, as a memory's winner, hides the memory: a tombstone or a
+        purged stub. (The same rule in SQL: ``store.visibility.HIDDEN``.)"""
+        return self.deleted or self.purged is not None
+
+    def but(self, **changes: Any) -> "RevisionRecord":
+        return replace(self, **changes)
+
+
+_REVISION_FIELDS = frozenset(f.name for f in fields(RevisionRecord))
+
+
+class _Revision:
+    """Read the revision's fields on the wrapper directly (``result.content``)."""
+
+    revision: RevisionRecord
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _REVISION_FIELDS:
+            return getattr(self.revision, name)
+        raise AttributeError(name)
+
+
+@dataclass(frozen=True)
+class WriteResult(_Revision, Record):
+    """What a write did: the revision it appended (or the identical one it found, with
+    ``created`` False), and whether that revision is now the memory's current one. A
+    backdated write (``known_at`` before the memory's newest revision) is stored but not
+    current: ``newer`` is the revision that still wins now."""
+    revision: RevisionRecord
+    created: bool
+    current: bool = True
+    newer: RevisionRecord | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult(_Revision, Record):
+    """A visible revision with its fused score and the two components' scores and ranks.
+    The revision's fields can be read directly (``result.content``)."""
+    revision: RevisionRecord
+    score: float
+    bm25: float | None
+    bm25_rank: int | None
+    cosine: float | None
+    cosine_rank: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """One flat mapping: the revision's fields and the scores."""
+        out = self.revision.to_dict()
+        out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
+                   cosine=self.cosine, cosine_rank=self.cosine_rank)
+        return out
+
+
+class SearchResults(list):
+    """The ranked results of one search (a list), with the times it resolved: ``as_of``
+    (None: everything known) and ``valid_at``, as ISO 8601 strings; ``semantic``, the model
+    whose vectors ranked it (None: keyword-only); ``unembedded``, how many visible memories
+    had no vector yet (ranked by keywords alone); ``no_answer``, why the list is empty when
+    nothing matched."""
+
+    def __init__(self, results=(), *, as_of: str | None, valid_at: str,
+                 semantic: str | None = None, unembedded: int = 0,
+                 no_answer: str | None = None):
+        super().__init__(results)
+        self.as_of = as_of
+        self.valid_at = valid_at
+        self.semantic = semantic
+        self.unembedded = unembedded
+        self.no_answer = no_answer

@@ -1,0 +1,121 @@
+"""What both search paths compute, defined once: which visible rows a search ranks, how the
+two arms are fused, when there is no answer, and the shapes they return.
+
+Pipeline: visible revisions at (as_of, valid_at) -> the rankable ones (no notes' records;
+the tags filter) -> BM25 over exactly those rows -> exact cosine of the same rows' vectors
+-> fused scores from statistics of those rows alone (:mod:`ranking`) -> order by fused
+score, then memory ID. When no query word occurs in any visible row and no row is
+semantically close enough, there is no answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..notes.model import is_record
+from ..records import RevisionRecord, SearchResult
+from . import ranking
+
+
+def query_terms(db, query: str) -> list[str]:
+    """Distinct FTS5 terms of the query (as ``db`` tokenizes), in first-seen order."""
+    seen: dict[str, None] = {}
+    for token in db.tokens(query):
+        seen.setdefault(token, None)
+    return list(seen)
+
+
+def has_tag(note_tags, wanted: tuple[str, ...]) -> bool:
+    """Whether a note's tags include any wanted tag, or a tag nested under one
+    (``project`` matches ``project/alpha``)."""
+    return any(t == w or t.startswith(w + "/") for t in note_tags for w in wanted)
+
+
+def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
+             ) -> list[RevisionRecord]:
+    """The visible revisions a search ranks: notes' records are metadata, not results;
+    with ``tags``, only sections of notes whose record (at the same time) has one."""
+    rows = [r for r in visible if not is_record(r.memory_id, r.note)]
+    if tags:
+        allowed = {r.note for r in visible if is_record(r.memory_id, r.note)
+                   and has_tag((r.metadata or {}).get("tags", ()), tags)}
+        rows = [r for r in rows if r.note in allowed]
+    return rows
+
+
+@dataclass(frozen=True)
+class Semantic:
+    """The semantic arm of one search: which vectors (embedder key), the query's vector,
+    and the similarity below which a search with no keyword match has no answer (a
+    function of how many visible rows have a vector)."""
+    key: str
+    query: np.ndarray
+    no_answer_below: Callable[[int], float]
+
+
+@dataclass
+class Ranked:
+    """What a search path returns: the results, how many visible rows it could rank only
+    by keywords (no vector yet), and why there is no answer when there is none."""
+    results: list[SearchResult] = field(default_factory=list)
+    unembedded: int = 0
+    no_answer: str | None = None
+
+
+def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
+              semantic: Semantic | None) -> str | None:
+    """Why a search has no answer, or None when it has one: no visible row holds a query
+    word, and none is semantically closer than the embedder's calibrated threshold for
+    ``embedded`` visible rows with a vector."""
+    if keyword_matches:
+        return None
+    if semantic is None or best_cosine is None:
+        return "no visible memory contains a word of the query"
+    threshold = semantic.no_answer_below(embedded)
+    if best_cosine < threshold:
+        return (f"no visible memory contains a word of the query, and the closest in meaning "
+                f"(similarity {best_cosine:.3f}) is below {threshold:.3f}")
+    return None
+
+
+def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
+    """Cosine of float64 rows (float32 values widened) with a float32 query, in float64:
+    the formula both search paths use."""
+    q = query32.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix64, matrix64))
+    qnorm = float(np.sqrt(q @ q))
+    dots = matrix64 @ q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, dots / (norms * qnorm), 0.0) if qnorm > 0 else dots * 0.0
+
+
+def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
+           cosine: float | None, cosine_rank: int | None) -> SearchResult:
+    return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
+                        cosine=cosine, cosine_rank=cosine_rank)
+
+
+def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
+         limit: int) -> list[SearchResult]:
+    """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped."""
+    bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
+    cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
+    by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
+    best_bm25 = max(bm25_m.values(), default=0.0)
+    ordered = sorted(cos_m.values())
+    median = ranking.median(ordered) if ordered else 0.0
+    best_cos = ordered[-1] if ordered else 0.0
+    fused = {m: ranking.fused_score(bm25_m.get(m), best_bm25, cos_m.get(m), median, best_cos)
+             for m in by_memory}
+    bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
+    cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
+    out = []
+    for m in ranking.fused_order(fused)[:limit]:
+        co_rank = cos_ranks.get(m)
+        out.append(result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
+                          cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS
+                          else None))
+    return out

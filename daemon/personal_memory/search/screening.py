@@ -1,0 +1,145 @@
+"""The float32 screen of the in-memory path, made exact: cosines are computed for every
+visible row in float32 (one matrix product), and only the rows within the float32 error
+bound of a value that decides the answer are recomputed in float64 by the reference
+path's formula. The answer is the reference path's, not an approximation of it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..records import SearchResult
+from . import ranking
+from .contract import cosines, result
+
+# A float32 dot product of n terms errs by at most about n * 2**-24 of |a| |q| (Higham):
+# for 384 dimensions 2.3e-5 in cosine units. Rows within twice this of a deciding value
+# are recomputed exactly.
+COSINE_MARGIN = 3e-5
+
+
+class CosineScreen:
+    """The semantic arm of one fast search: positions of the rows with a vector (sorted),
+    their float32 cosines, and exact float64 values computed on demand."""
+
+    def __init__(self, pos, vpos, approx, matrix, query32):
+        self.pos, self._vpos, self.approx = pos, vpos, approx
+        self._matrix, self._q = matrix, query32
+        self._exact: dict[int, float] = {}
+        self._stats: tuple[float, float] | None = None
+
+    def exact(self, idx: np.ndarray) -> np.ndarray:
+        """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule)."""
+        todo = [i for i in idx.tolist() if i not in self._exact]
+        if todo:
+            values = cosines(self._matrix[self._vpos[todo]].astype(np.float64), self._q)
+            self._exact.update(zip(todo, values.tolist()))
+        return np.array([self._exact[i] for i in idx.tolist()], dtype=np.float64)
+
+    def best(self) -> float:
+        return self.stats()[1]
+
+    def stats(self) -> tuple[float, float]:
+        """(median, best) of the exact cosines. Each order statistic of the exact values
+        lies within the margin of the same order statistic of the approximate ones, so only
+        rows within twice the margin of it need the exact value."""
+        if self._stats is None:
+            a = self.approx
+            n = len(a)
+            top_band = np.flatnonzero(a >= a.max() - 2 * COSINE_MARGIN)
+            best = float(self.exact(top_band).max())
+            k_lo, k_hi = (n - 1) // 2, n // 2
+            part = np.partition(a, (k_lo, k_hi))
+            low, high = part[k_lo] - 2 * COSINE_MARGIN, part[k_hi] + 2 * COSINE_MARGIN
+            band = np.flatnonzero((a >= low) & (a <= high))
+            below = int(np.count_nonzero(a < low))
+            values = np.sort(self.exact(band))
+            middle = values[k_lo - below:k_hi - below + 1]
+            self._stats = (ranking.median(middle), best)
+        return self._stats
+
+    def top_ranks(self) -> dict[int, int]:
+        """Competition ranks (cosine tie rule) of the rows ranked within
+        :data:`ranking.SEMANTIC_RANKS`, keyed by index into :attr:`pos`."""
+        a = self.approx
+        k = min(ranking.SEMANTIC_RANKS, len(a))
+        kth = -np.partition(-a, k - 1)[k - 1]
+        band = np.flatnonzero(a >= kth - 2 * COSINE_MARGIN)
+        ranks = ranking.competition_ranks(zip(band.tolist(), self.exact(band).tolist()),
+                                          ranking.cosine_tied)
+        return {i: r for i, r in ranks.items() if r <= ranking.SEMANTIC_RANKS}
+
+
+def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
+                winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
+                cosine: CosineScreen | None, limit: int, load) -> list[SearchResult]:
+    """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
+    cosines, and those that can reach the top ``limit`` (ties included) are recomputed
+    exactly by the same rule as the reference path. Loads only the rows it returns.
+    ``winners`` are the sorted positions of the rankable rows; both arms' positions are
+    among them."""
+    bm_pos, bm_score = bm25
+    n = len(winners)
+    if not n:
+        return []
+    best_bm = float(bm_score.max()) if len(bm_score) else 0.0
+    co_pos = cosine.pos if cosine is not None else np.zeros(0, dtype=np.int64)
+    median, best_cos = cosine.stats() if cosine is not None else (0.0, 0.0)
+    slot = np.empty(int(winners[-1]) + 1, dtype=np.int64)  # position -> index in winners
+    slot[winners] = np.arange(n)
+    bi, ci = slot[bm_pos], slot[co_pos]
+    approx = np.full(n, -np.inf)  # rows neither arm scored are no result
+    approx[bi] = 0.0
+    approx[ci] = 0.0
+    if best_bm > 0.0:
+        approx[bi] += ranking.KEYWORD_WEIGHT * (bm_score / best_bm)
+    spread = best_cos - median
+    error = 0.0
+    if cosine is not None and spread > 0.0:
+        approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
+        error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
+    scored = np.isfinite(approx)
+    if np.count_nonzero(scored) <= limit:
+        candidates = np.flatnonzero(scored)
+    else:  # everything that can reach the top `limit`, ties included
+        threshold = -np.partition(-approx, limit - 1)[limit - 1]
+        candidates = np.flatnonzero(approx >= threshold - 2 * error
+                                    - 2 * ranking.FUSED_ABS_TOL)
+    bm_at = np.full(n, -1, dtype=np.int64)
+    bm_at[bi] = np.arange(len(bi))
+    co_at = np.full(n, -1, dtype=np.int64)
+    co_at[ci] = np.arange(len(ci))
+    c_idx = co_at[candidates]
+    exact = (dict(zip(c_idx[c_idx >= 0].tolist(), cosine.exact(c_idx[c_idx >= 0]).tolist()))
+             if cosine is not None else {})
+    fused: dict[str, float] = {}
+    parts: dict[str, tuple[int, int, int]] = {}
+    for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
+        name = memory_ids[mem[winners[w]]]
+        fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, best_bm,
+                                          exact[c] if c >= 0 else None, median, best_cos)
+        parts[name] = (int(winners[w]), b, c)
+    top = ranking.fused_order(fused)[:limit]
+    rows = load([int(ids[parts[name][0]]) for name in top])
+    bm_ranks = _top_bm25_ranks(bm_score, [parts[name][1] for name in top])
+    co_ranks = cosine.top_ranks() if cosine is not None else {}
+    out = []
+    for name in top:
+        pos, b, c = parts[name]
+        out.append(result(rows[int(ids[pos])], fused[name],
+                          float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
+                          exact.get(c), co_ranks.get(c)))
+    return out
+
+
+def _top_bm25_ranks(scores: np.ndarray, wanted: list[int]) -> dict[int, int]:
+    """Competition ranks (BM25 tie rule) of the rows at ``wanted`` indices (-1: none).
+    Only the rows scoring at least the lowest wanted one can change those ranks, so only
+    they are ranked."""
+    wanted = [b for b in wanted if b >= 0]
+    if not wanted:
+        return {}
+    floor = float(scores[wanted].min())
+    sel = np.flatnonzero(scores >= floor * (1 - 4 * ranking.BM25_REL_TOL))
+    ranks = ranking.competition_ranks_array(scores[sel], ranking.bm25_tied)
+    at = dict(zip(sel.tolist(), ranks.tolist()))
+    return {b: at[b] for b in wanted}

@@ -1,0 +1,1 @@
+"""Running the daemon as a service: systemd units and launchd agents."""

@@ -1,0 +1,470 @@
+"""Reconcile a folder of Markdown notes with the store. Used by ``memory sync`` and by the
+daemon, so a one-shot sync and a watched folder behave identically.
+
+Each file is read and validated in full before anything is written, so a bad file is
+skipped whole, never half-imported. Files are written in batches, one transaction each,
+and every revision of a batch has the batch's ``known_at``. A move (a file or folder
+renamed: the same inode and size, or the same content, at a new path) is written whole
+in one batch: the new path's revisions, the old path's tombstones and the recorded move
+share one instant. Nothing is tombstoned when the folder looks lost (missing, unreadable,
+suddenly empty), and a sync that would tombstone more than half of a collection stops
+unless allowed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from ..errors import (BackdatedWrite, CollectionTaken, MassDelete, PersonalMemoryError,
+                      RootUnavailable, SyncError)
+from ..notes import markdown, model as notes
+from ..notes.folders import FileStat, FileState, Folder
+from ..records import Problem, SkippedFile, SyncReport
+from ..store import Database
+from ..timeline import writes
+from ..times import format_time, now_micros, parse_time
+from .scan import (Found, LoadedFile, check_root, in_scope, load, os_path, printable,
+                   same_dir, scan)
+from .status import pid_alive
+
+log = logging.getLogger("personal_memory.sync")
+
+# A file modified this close to its last import may have changed again within the
+# filesystem's timestamp granularity (the "racy git" problem), so it is re-hashed.
+RACY_WINDOW_NS = 2_000_000_000
+BATCH_FILES = 1000
+
+
+class _DryRun(Exception):
+    """Raised to roll back a dry-run batch after counting."""
+
+
+@dataclass
+class _Step:
+    """One batch: files to import, moves (new path, old path), files to tombstone."""
+    changed: list[str] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.changed) + len(self.moves) + len(self.removed)
+
+
+def _note_states(db: Database, namespace: str, note: str, legacy: bool = True,
+                 ) -> dict[str, bool]:
+    """Every memory of one note ever stored, True for the live ones: its sections and
+    record, and with ``legacy`` the numbered chunks of the previous note model (``note#3``;
+    a note named ``a.md#3.md`` shares that prefix but not those IDs). Only a file imported
+    by that model can have them: a file that left the folder had all of them tombstoned."""
+    states = db.legacy_chunk_states(namespace, note) if legacy else {}
+    states.update(db.note_states(namespace, note))
+    return states
+
+
+class FolderSync:
+    """Reconciles folders with one store. Not thread-safe: one per writer thread.
+
+    Safe beside another writer of the same database (the daemon and a ``memory sync``):
+    each batch re-reads, inside its own write transaction, the state it compares against
+    (the stat cache and the live chunks of each file) and re-checks that a file it is
+    about to tombstone is really gone."""
+
+    def __init__(self, db: Database, *, allow_mass_delete: bool = False,
+                 known_at: str | None = None, batch_files: int = BATCH_FILES,
+                 progress: Callable[[int, int], None] | None = None,
+                 cancel: Callable[[], bool] | None = None):
+        self.db = db
+        self.allow_mass_delete = allow_mass_delete
+        # A backdated import (historical datasets): validated once, the same for every batch.
+        explicit = writes.known_at_arg(known_at)
+        self.known_at = format_time(explicit) if explicit is not None else None
+        self.batch_files = batch_files
+        self.progress = progress
+        # Checked between batches: a stop request finishes the current transaction only.
+        self.cancel = cancel or (lambda: False)
+        self.cancelled = False
+
+    @staticmethod
+    def check_root(folder: Folder) -> None:
+        check_root(folder)
+
+    def sync(self, folders: list[Folder], *, dry_run: bool = False,
+             full: bool = False, kind: str = "sync") -> SyncReport:
+        """Reconcile whole folders. Raises RootUnavailable/MassDelete for a refused folder
+        after the others are done."""
+        return self._run(folders, {f: None for f in folders}, dry_run=dry_run, full=full,
+                         kind=kind)
+
+    def sync_paths(self, scopes: dict[Folder, set[str]], *, kind: str = "event") -> SyncReport:
+        """Reconcile only the given relative paths (files or folders) of each folder."""
+        scopes = {f: {markdown.normalise_path(p) for p in s} for f, s in scopes.items()}
+        return self._run(list(scopes), scopes, dry_run=False, full=False, kind=kind)
+
+    def close_stale_runs(self) -> None:
+        """Runs still recorded as running by a process that is gone (kill -9, power cut)
+        are recorded as interrupted."""
+        for run_id, pid in self.db.running_sync_runs():
+            if pid != os.getpid() and not pid_alive(pid):
+                self.db.mark_sync_run(run_id, "interrupted", now_micros())
+
+    def _run(self, folders, scopes, *, dry_run, full, kind) -> SyncReport:
+        report = SyncReport(dry_run=dry_run)
+        started = now_micros()
+        run_id = None
+        if not dry_run:
+            self.close_stale_runs()
+            run_id = self.db.start_sync_run(kind, [printable(str(f.root)) for f in folders],
+                                            started)
+        refusals: list[SyncError] = []
+        status = "ok"
+        try:
+            for folder in folders:
+                try:
+                    report.merge(self._reconcile(folder, scopes[folder], dry_run=dry_run,
+                                                 full=full))
+                except SyncError as exc:
+                    refusals.append(exc)
+                    report.skipped.append(SkippedFile(str(folder.root), str(exc)))
+                if self.cancelled:
+                    break
+        except BaseException:
+            status = "failed"
+            raise
+        finally:
+            if self.cancelled and status == "ok":
+                status = "interrupted"
+            if refusals and status == "ok":
+                status = "refused"
+            if run_id is not None:
+                self.db.finish_sync_run(run_id, finished_at=now_micros(),
+                                        files_scanned=report.files_scanned,
+                                        added=report.chunks_added,
+                                        changed=report.chunks_changed,
+                                        tombstoned=report.chunks_tombstoned,
+                                        errors=report.skipped, status=status)
+        if refusals:
+            raise refusals[0]
+        return report
+
+    # -- one folder ---------------------------------------------------------------------
+
+    def _reconcile(self, folder: Folder, scope: set[str] | None, *, dry_run: bool,
+                   full: bool) -> SyncReport:
+        report = SyncReport(dry_run=dry_run)
+        check_root(folder)
+        self._claim_collection(folder, dry_run)
+        known_all = self.db.file_states(folder.namespace, folder.collection)
+        unlisted: list[str] = []
+        found = scan(folder, scope, report.skipped, unlisted)
+        report.files_scanned = len(found)
+        root = os.path.realpath(folder.root)
+        known = {p: s for p, s in known_all.items() if in_scope(p, scope)}
+        # Notes in a folder that cannot be listed are kept: unreadable is not deleted.
+        removed = sorted(p for p in set(known) - set(found) if not in_scope(p, unlisted))
+        if scope is None and not found and known_all and not unlisted:
+            raise RootUnavailable(f"{folder.root}: folder is suddenly empty but "
+                                  f"{len(known_all)} notes were indexed (unmounted drive or "
+                                  "sync hiccup?); nothing was tombstoned")
+        arrivals = sorted(p for p in found if p not in known_all)
+        arriving = set(arrivals)
+        if scope is not None and arrivals:  # a move whose old path lies outside the scope
+            wanted = {(found[p].stat.inode, found[p].stat.size) for p in arrivals}
+            removed = sorted(set(removed) | {
+                p for p, s in known_all.items() if p not in known
+                and (s.inode, s.size) in wanted and os_path(root, p) is None})
+        moves = _moves_by_inode(arrivals, found, removed, known_all)
+        moved_from = set(moves.values())
+        lost = [p for p in removed if p not in moved_from]
+        guard = None
+        if lost and len(lost) * 2 > len(known_all) and not self.allow_mass_delete:
+            guard = MassDelete(f"{folder.root}: this sync would tombstone {len(lost)} of "
+                               f"{len(known_all)} notes in collection {folder.collection!r}; "
+                               f"new and changed notes were imported; run 'memory sync "
+                               f"{folder.root} --allow-mass-delete' if the deletion is "
+                               "intended")
+            lost = []
+        stale = sum(1 for p in found if p in known and known[p].chunker < notes.CHUNKER_VERSION)
+        if stale and not dry_run:
+            log.info("re-identifying %d notes of collection %s for note model version %d "
+                     "(once; answers at earlier times do not change)", stale,
+                     folder.collection, notes.CHUNKER_VERSION)
+        changed = [p for p, f in sorted(found.items())
+                   if p not in moves and (full or self._changed(known.get(p), f.stat))]
+        # Removed files whose content may reappear at a new path (a copy and a delete,
+        # across file systems): matched by hash when that path is read.
+        by_hash = {} if guard else {known_all[p].file_hash: p for p in lost}
+        pending_removals = set(lost)
+        size = self.batch_files
+        pairs = sorted(moves.items())
+        steps = ([_Step(moves=pairs[i:i + size]) for i in range(0, len(pairs), size)]
+                 + [_Step(changed=changed[i:i + size]) for i in range(0, len(changed), size)])
+        total = len(pairs) + len(changed) + len(lost)
+        done = 0
+        while True:
+            if not steps and pending_removals:
+                rest = sorted(pending_removals)
+                pending_removals.clear()
+                steps = [_Step(removed=rest[i:i + size]) for i in range(0, len(rest), size)]
+            if not steps:
+                break
+            step = steps.pop(0)
+            if self.cancel():
+                self.cancelled = True
+                return report
+            loaded = self._load_all(folder, found, step.changed + [n for n, _ in step.moves],
+                                    report)
+            for rel in list(step.changed):  # the same content left another path: a move
+                old = by_hash.get(loaded[rel].digest) if rel in loaded and rel in arriving \
+                    else None
+                if old is not None and old in pending_removals:
+                    pending_removals.discard(old)
+                    del by_hash[loaded[rel].digest]
+                    step.changed.remove(rel)
+                    step.moves.append((rel, old))
+            self._write(folder, root, step, loaded, report, dry_run, full)
+            done += step.size
+            if self.progress:
+                self.progress(done, total)
+        if not dry_run:
+            self._record_problems(folder, scope, report, known_all, guard)
+        if guard is not None:
+            raise guard
+        return report
+
+    def _load_all(self, folder: Folder, found: dict[str, Found], rels: list[str],
+                  report: SyncReport) -> dict[str, LoadedFile]:
+        out = {}
+        for rel in rels:
+            got = load(found[rel].path, rel, now_micros())
+            if isinstance(got, SkippedFile):
+                self._skip(folder, report, got)
+            elif got is not None:
+                out[rel] = got
+        return out
+
+    def _claim_collection(self, folder: Folder, dry_run: bool) -> None:
+        """A collection name belongs to one folder; a folder that moved takes it along."""
+        root = printable(str(folder.root))
+        bound = self.db.collection_root(folder.namespace, folder.collection)
+        if bound == root:
+            return
+        if bound is not None and os.path.isdir(bound) and not same_dir(bound, root):
+            raise CollectionTaken(
+                f"{root}: collection {folder.collection!r} (namespace {folder.namespace!r}) "
+                f"already holds the notes of {bound}; give this folder its own name with "
+                "--collection NAME (or a collection in config.toml)")
+        if not dry_run:
+            if bound is not None:
+                log.info("collection %s moved from %s to %s", folder.collection, bound, root)
+            self.db.bind_collection(folder.namespace, folder.collection, root)
+
+    def _record_problems(self, folder: Folder, scope: set[str] | None, report: SyncReport,
+                         known_all: dict[str, FileState], guard: MassDelete | None) -> None:
+        """Keep what could not be imported visible in ``memory status`` until it is fixed;
+        a note imported before and now unreadable is stale: its last good text stays."""
+        ns, coll = folder.namespace, folder.collection
+        problems = [Problem(ns, coll, s.path, s.reason, "", s.path in known_all)
+                    for s in report.skipped]
+        if guard is not None:
+            problems.append(Problem(ns, coll, "", str(guard), "", False))
+        with self.db.transaction():
+            self.db.replace_problems(ns, coll,
+                                     None if scope is None else sorted(map(printable, scope)),
+                                     problems, now_micros())
+
+    @staticmethod
+    def _changed(state: FileState | None, st: FileStat) -> bool:
+        if state is None or state.stat != st or state.chunker < notes.CHUNKER_VERSION:
+            return True
+        return st.mtime_ns >= state.synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
+
+    def _skip(self, folder: Folder, report: SyncReport, skipped: SkippedFile) -> None:
+        report.skipped.append(skipped)
+        log.warning("skipped %s/%s: %s", folder.collection, skipped.path, skipped.reason)
+
+    # -- writing one batch --------------------------------------------------------------
+
+    def _write(self, folder: Folder, root: str, step: _Step, loaded: dict[str, LoadedFile],
+               report: SyncReport, dry_run: bool, full: bool) -> None:
+        if not loaded and not step.removed:
+            return
+        batch = SyncReport()
+        ns, coll = folder.namespace, folder.collection
+        try:
+            with self.db.transaction():
+                # One time for the whole batch: a cutoff sees all of it or none of it.
+                known_at = self.known_at or format_time(writes.next_known_at(self.db))
+                plain = [loaded[rel] for rel in step.changed if rel in loaded]
+                for rel, old in step.moves:
+                    if rel not in loaded:
+                        continue
+                    if os_path(root, old) is not None:  # the old path is back: no move
+                        plain.append(loaded[rel])
+                        continue
+                    self._move(folder, loaded[rel], old, known_at, batch)
+                for f in plain:
+                    self._update(folder, f, known_at, batch, full)
+                for rel in step.removed:
+                    if os_path(root, rel) is not None:
+                        continue  # it is back (or was never gone): not a deletion
+                    self._remove(folder, rel, known_at, batch)
+                if dry_run:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        batch.transactions = 0 if dry_run else 1
+        report.merge(batch)
+
+    def _update(self, folder: Folder, f: LoadedFile, known_at: str, batch: SyncReport,
+                full: bool) -> None:
+        ns, coll = folder.namespace, folder.collection
+        # Read again inside the transaction: another writer may have moved on.
+        state = self.db.file_state(ns, coll, f.rel)
+        chunks = state.chunks if state else 0
+        older_model = state is not None and state.chunker < notes.CHUNKER_VERSION
+        if full or state is None or state.file_hash != f.digest or older_model:
+            one = SyncReport()
+            try:
+                with self.db.savepoint():  # a file that fails is skipped whole
+                    self._check_not_backdated(folder, [f.rel])
+                    chunks = self._import_file(folder, f, one, known_at, legacy=older_model)
+            except PersonalMemoryError as exc:
+                self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
+                return
+            one.files_imported = 1
+            one.files_reidentified = int(older_model)
+            batch.merge(one)
+        self._put_state(folder, f, chunks)
+
+    def _move(self, folder: Folder, f: LoadedFile, old: str, known_at: str,
+              batch: SyncReport) -> None:
+        """The new path's note, the old path's tombstones and the move, at one instant."""
+        ns, coll = folder.namespace, folder.collection
+        one = SyncReport()
+        try:
+            with self.db.savepoint():
+                self._check_not_backdated(folder, [old, f.rel])
+                chunks = self._import_file(folder, f, one, known_at, legacy=False)
+                one.chunks_tombstoned += self._tombstone(folder, old, keep=(),
+                                                         known_at=known_at)
+                self.db.drop_file_state(ns, coll, old)
+                self.db.record_move(ns, notes.note_id(coll, old), notes.note_id(coll, f.rel),
+                                    parse_time(known_at))
+        except PersonalMemoryError as exc:
+            self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
+            return
+        one.files_imported = one.files_moved = 1
+        batch.merge(one)
+        self._put_state(folder, f, chunks)
+
+    def _remove(self, folder: Folder, rel: str, known_at: str, batch: SyncReport) -> None:
+        """Tombstone a deleted note; when that cannot be done, its record is kept (and the
+        file named) so that a later sync tries again."""
+        try:
+            with self.db.savepoint():
+                self._check_not_backdated(folder, [rel])
+                tombstoned = self._tombstone(folder, rel, keep=(), known_at=known_at)
+                self.db.drop_file_state(folder.namespace, folder.collection, rel)
+        except PersonalMemoryError as exc:
+            self._skip(folder, batch, SkippedFile(printable(rel), f"its deletion was not "
+                                                  f"recorded: {exc}"))
+            return
+        batch.chunks_tombstoned += tombstoned
+        batch.files_removed += 1
+
+    def _put_state(self, folder: Folder, f: LoadedFile, chunks: int) -> None:
+        st = f.stat
+        self.db.put_file_state(folder.namespace, folder.collection, f.rel,
+                               FileState(st.size, st.mtime_ns, st.ctime_ns, st.inode, f.digest,
+                                         chunks, f.read_at, notes.CHUNKER_VERSION))
+
+    def _check_not_backdated(self, folder: Folder, rels: list[str]) -> None:
+        """A sync with ``--known-at`` adds history only after what the store holds of a
+        note: a time before the note's newest revision would be stored but never current
+        (or tombstone nothing), so the file is refused instead."""
+        if self.known_at is None:
+            return
+        asserted = parse_time(self.known_at)
+        for rel in rels:
+            newest = self.db.newest_in_note(folder.namespace,
+                                            notes.note_id(folder.collection, rel))
+            if newest is not None and asserted < newest:
+                raise BackdatedWrite(
+                    f"--known-at {self.known_at} is before this note's newest revision "
+                    f"(known {format_time(newest)}); sync without --known-at, or with a "
+                    "later time")
+
+    def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport,
+                     known_at: Any, legacy: bool) -> int:
+        """Write one note: a revision for each section that changed, tombstones for the
+        sections that are gone, then the note's record (last, so that whoever sees the
+        record sees every section it lists)."""
+        note = notes.parse_note(f.text, folder.collection, f.rel)
+        if note.front_matter_error:
+            report.warnings.append(SkippedFile(printable(f.rel),
+                                               note.front_matter_error + "; imported as text"))
+            log.warning("%s/%s: %s; imported as text", folder.collection, printable(f.rel),
+                        note.front_matter_error)
+        ns = folder.namespace
+        before = _note_states(self.db, ns, note.note_id, legacy)
+        provenance = {"collection": folder.collection, "path": f.rel, "file_hash": f.digest}
+        for s in note.sections:
+            done = writes.remember_note_part(
+                self.db, s.memory_id, s.text, namespace=ns, title=note.title,
+                note=note.note_id, known_at=known_at, provenance=provenance,
+                heading_path=list(s.heading_path), metadata=s.metadata(),
+                index_title=note.index_title(s.heading_path), index_content=s.index_text)
+            if done.created:
+                if s.memory_id in before:  # a new revision of a section stored before
+                    report.chunks_changed += 1
+                else:
+                    report.chunks_added += 1
+        keep = {s.memory_id for s in note.sections} | {note.record_id}
+        report.chunks_tombstoned += self._tombstone(folder, f.rel, keep=keep, states=before,
+                                                    known_at=known_at)
+        writes.remember_note_part(
+            self.db, note.record_id, note.front_matter, namespace=ns, title=note.title,
+            note=note.note_id, known_at=known_at, provenance=provenance, heading_path=None,
+            metadata=note.metadata(), index_title=None, index_content=None)
+        return len(note.sections)
+
+    def _tombstone(self, folder: Folder, rel: str, keep: Iterable[str], known_at: Any,
+                   states: dict[str, bool] | None = None) -> int:
+        """Tombstone every live memory of note ``rel`` not in ``keep``: whatever exists,
+        not what a counter says, so nothing is ever left behind. ``states`` are the states
+        read earlier in the same transaction, if the caller has them. A deleted note's
+        record goes first, so no cutoff sees a record whose sections are gone. A failed
+        tombstone raises (the caller's savepoint undoes the file's writes)."""
+        note = notes.note_id(folder.collection, rel)
+        keep = set(keep)
+        count = 0
+        if states is None:
+            states = _note_states(self.db, folder.namespace, note)
+        record = notes.record_id(note)
+        for memory_id in sorted(states, key=lambda m: (m != record, m)):
+            if not states[memory_id] or memory_id in keep:
+                continue
+            done = writes.forget(self.db, memory_id, namespace=folder.namespace,
+                                 known_at=known_at)
+            count += done.created and memory_id != record
+        return count
+
+
+def _moves_by_inode(arrivals: list[str], found: dict[str, Found], removed: list[str],
+                    known_all: dict[str, FileState]) -> dict[str, str]:
+    """New path -> old path for each arrival with the inode and size of a removed file: a
+    rename keeps both. (An edit that changes the size in the same moment is not matched
+    here; its content hash may still match, else it is a deletion and an addition.)"""
+    by_identity: dict[tuple[int, int], str] = {}
+    for p in removed:
+        by_identity.setdefault((known_all[p].inode, known_all[p].size), p)
+    out = {}
+    for p in arrivals:
+        old = by_identity.pop((found[p].stat.inode, found[p].stat.size), None)
+        if old is not None:
+            out[p] = old
+    return out

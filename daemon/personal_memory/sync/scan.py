@@ -1,0 +1,219 @@
+"""Finding the notes of a folder on disk: a walk that skips hidden folders and symlinks,
+names what it cannot read, and maps NFD names (as macOS writes them) to one NFC path."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..errors import RootUnavailable
+from ..notes import markdown
+from ..notes.folders import FileStat, Folder
+from ..records import SkippedFile
+
+
+@dataclass(frozen=True)
+class Found:
+    """A note found by a scan: its OS path (which may be NFD) and stat signature."""
+    path: str
+    stat: FileStat
+    os_rel: str
+
+
+def in_scope(relpath: str, scope: Iterable[str] | None) -> bool:
+    if scope is None:
+        return True
+    return any(p == "" or relpath == p or relpath.startswith(p + "/") for p in scope)
+
+
+def _hidden(relpath: str) -> bool:
+    """True when the path is inside a hidden folder (or is one)."""
+    parts = relpath.split("/")
+    return any(not markdown.is_watched_dir(part) for part in parts[:-1]) or (
+        parts[-1].startswith("."))
+
+
+def printable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 shown as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _permission_hint(root: os.PathLike) -> str:
+    if sys.platform == "darwin":
+        return (" (macOS privacy protection: grant Full Disk Access, or Files and Folders "
+                "access, to the program running personal-memory in System Settings > "
+                "Privacy & Security)")
+    return ""
+
+
+def same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_root(folder: Folder) -> None:
+    root = folder.root
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        raise RootUnavailable(f"{root}: folder is missing (unmounted or moved?); "
+                              "nothing was tombstoned") from None
+    except PermissionError:
+        raise RootUnavailable(f"{root}: permission denied{_permission_hint(root)}; "
+                              "nothing was tombstoned") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise RootUnavailable(f"{root}: not a folder; nothing was tombstoned")
+    try:
+        with os.scandir(root):
+            pass
+    except PermissionError:
+        raise RootUnavailable(f"{root}: cannot list the folder{_permission_hint(root)}; "
+                              "nothing was tombstoned") from None
+
+def scan(folder: Folder, scope: Iterable[str] | None = None,
+         skipped: list[SkippedFile] | None = None,
+         unlisted: list[str] | None = None) -> dict[str, Found]:
+    """relpath (NFC) -> :class:`Found` for every note in scope. Folders that could not
+    be listed are added to ``unlisted`` (their notes must not look deleted)."""
+    found: dict[str, Found] = {}
+    skipped = [] if skipped is None else skipped
+    unlisted = [] if unlisted is None else unlisted
+    root = os.path.realpath(folder.root)  # a symlinked root is followed, once
+    starts = [""] if scope is None or "" in scope else sorted(set(scope))
+    for start in starts:
+        covered = any(p != start and start.startswith(p + "/") for p in starts)
+        if covered or (start and _hidden(start)):
+            continue
+        _walk(root, start, found, skipped, unlisted)
+    return found
+
+def os_path(root: str, rel: str) -> str | None:
+    """The OS path of the note whose NFC relative path is ``rel``, or None. Each
+    component is taken as given when it exists, else matched by its NFC form (a name
+    stored NFD, as macOS writes them)."""
+    current = root
+    for part in rel.split("/") if rel else []:
+        candidate = os.path.join(current, part)
+        if not os.path.lexists(candidate):
+            try:
+                names = os.listdir(current)
+            except OSError:
+                return None
+            matches = sorted(n for n in names if markdown.normalise_path(n) == part)
+            if not matches:
+                return None
+            candidate = os.path.join(current, matches[0])
+        current = candidate
+    return current
+
+def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
+          unlisted: list[str]) -> None:
+    top = os_path(root, start) if start else root
+    if top is None:
+        return
+    try:
+        st = os.lstat(top)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        name = os.path.basename(top)
+        if markdown.is_note_name(name):
+            _add(found, skipped, os.path.relpath(top, root), top, st)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    stack = [top]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError as exc:
+            rel = markdown.normalise_path(os.path.relpath(current, root))
+            rel = "" if rel == "." else rel
+            unlisted.append(rel)
+            skipped.append(SkippedFile(printable(rel or "."),
+                                       f"cannot list folder: {exc.strerror}; its notes "
+                                       "are kept as they were"))
+            continue
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if markdown.is_watched_dir(entry.name):
+                        stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False) and markdown.is_note_name(entry.name):
+                    _add(found, skipped, os.path.relpath(entry.path, root), entry.path,
+                              entry.stat(follow_symlinks=False))
+            except OSError:
+                continue  # vanished while listing: the next event or rescan sees it
+
+def _add(found: dict, skipped: list[SkippedFile], rel: str, path: str,
+         st: os.stat_result) -> None:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes in the name, kept as surrogates
+        skipped.append(SkippedFile(printable(rel), "file name is not valid UTF-8; rename "
+                                   "the file to import it"))
+        return
+    key = markdown.normalise_path(rel)
+    other = found.get(key)
+    if other is not None:
+        # Twins (NFC and NFD spellings of one name): keep the NFC one, else the first
+        # in code point order, so the choice never flips between scans.
+        keep_new = (rel == key, other.os_rel > rel) > (other.os_rel == key, False)
+        loser = other.os_rel if keep_new else rel
+        skipped.append(SkippedFile(printable(loser), "another file has the same name "
+                                   "after Unicode normalisation; rename one of them"))
+        if not keep_new:
+            return
+    found[key] = Found(path, FileStat.of(st), rel)
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A file read and validated outside any transaction, ready to be written."""
+    rel: str
+    text: str
+    digest: str
+    stat: FileStat
+    read_at: int
+
+
+def load(path: str, rel: str, read_at: int) -> LoadedFile | SkippedFile | None:
+    """Read and validate one note completely (outside any transaction): the file, why it
+    cannot be imported, or None when it vanished (its deletion is handled by its own event
+    or scan). Opened without blocking (a FIFO renamed over a note must not hang the
+    daemon) and checked to be a regular file once open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return SkippedFile(printable(rel), f"unreadable: {exc.strerror}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return SkippedFile(printable(rel), "not a regular file (a FIFO, socket or "
+                               "device took its name)")
+        if st.st_size > markdown.MAX_FILE_BYTES:
+            return SkippedFile(printable(rel), f"too large ({st.st_size:,} bytes; the "
+                               f"limit is {markdown.MAX_FILE_BYTES:,})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(markdown.MAX_FILE_BYTES + 1)
+        after = os.fstat(fd)
+    except OSError as exc:
+        return SkippedFile(printable(rel), f"unreadable: {exc.strerror}")
+    finally:
+        os.close(fd)
+    try:
+        text = markdown.decode(data)
+    except markdown.BadNote as exc:
+        return SkippedFile(printable(rel), str(exc))
+    return LoadedFile(rel, text, hashlib.sha256(data).hexdigest(), FileStat.of(after), read_at)

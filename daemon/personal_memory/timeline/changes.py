@@ -1,0 +1,228 @@
+"""What changed between two cutoffs: the memories whose visible revision differs (each
+side resolved exactly as a search at that cutoff resolves it), grouped by note, with a
+note that moved shown as one move; or, for a query, the two exact searches compared
+result by result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..notes.model import is_record, record_id
+from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
+from ..store import Database
+from ..times import parse_time
+from .diffs import word_diff
+
+# A text change counts as half of moving from absent to the better of its two ranks.
+TEXT_CHANGE_WEIGHT = 0.5
+
+
+def _same_text(a: RevisionRecord, b: RevisionRecord) -> bool:
+    return (a.content == b.content and a.title == b.title
+            and a.heading_path == b.heading_path)
+
+
+@dataclass
+class _Group:
+    """One note's (or lone memory's) changes while they are collected."""
+    key: str
+    is_note: bool = False
+    sections: list[SectionChange] = field(default_factory=list)
+    record_before: RevisionRecord | None = None
+    record_after: RevisionRecord | None = None
+    record_time: str | None = None
+    record_changed: bool = False
+    moved_from: str | None = None
+    moved_at: str | None = None
+    order: dict[str, int] = field(default_factory=dict)
+
+
+def knowledge_changes(db: Database, namespace: str, since: int, until: int, limit: int,
+                      ) -> tuple[list[NoteChange], dict[str, int]]:
+    """The notes (and lone memories) whose visible text differs between ``since`` and
+    ``until``, newest change first, at most ``limit`` of them, and the counts of all."""
+    with db.snapshot():
+        rows = db.changed_between(namespace, since, until)
+        recs = db.revisions_by_id([i for _, b, a in rows for i in (b, a) if i is not None])
+        moves = db.moves_between(namespace, since, until)
+        groups = _collect(rows, recs)
+        for move in moves:
+            _merge_move(groups, move.old_note, move.new_note, move.known_at)
+        ordered = sorted(groups.values(), key=lambda g: (_time_key(_latest(g)), g.key),
+                         reverse=True)
+        for g in ordered[:limit]:  # document order, read while the snapshot is open
+            if g.is_note:
+                record = db.visible(namespace, record_id(g.key), until, until)
+                if record is None:
+                    record = db.visible(namespace, record_id(g.moved_from or g.key), since,
+                                        since)
+                ids = (record.metadata or {}).get("sections", []) if record else []
+                g.order = {m: i for i, m in enumerate(ids)}
+    notes = [_note_change(g) for g in ordered]
+    counts = {"notes": len(notes),
+              "notes_added": sum(n.change == "added" for n in notes),
+              "notes_deleted": sum(n.change == "deleted" for n in notes),
+              "notes_moved": sum(n.change == "moved" for n in notes),
+              "added": 0, "revised": 0, "retracted": 0}
+    for n in notes:
+        for s in n.sections:
+            counts[s.change] += 1
+    return [_shown(n, g) for n, g in zip(notes[:limit], ordered)], counts
+
+
+def _collect(rows, recs: dict[int, RevisionRecord]) -> dict[str, _Group]:
+    groups: dict[str, _Group] = {}
+
+    def shown(rid: int | None) -> RevisionRecord | None:
+        r = recs.get(rid) if rid is not None else None
+        return None if r is None or r.hidden else r
+
+    for memory_id, b, a in rows:
+        before, after = shown(b), shown(a)
+        any_rev = recs.get(a) if a is not None else recs.get(b)
+        note = any_rev.note if any_rev is not None else None
+        if is_record(memory_id, note):
+            g = groups.setdefault(note, _Group(note, is_note=True))
+            g.record_before, g.record_after = before, after
+            g.record_time = recs[a].known_at if a is not None else None
+            g.record_changed = (before is None) != (after is None) or (
+                before is not None and (before.content != after.content
+                                        or before.title != after.title
+                                        or before.metadata != after.metadata))
+            continue
+        if before is None and after is None:
+            continue
+        if before is not None and after is not None and _same_text(before, after):
+            continue
+        if before is None:
+            kind, when = "added", after.known_at
+        elif after is None:
+            kind = "retracted"
+            when = recs[a].known_at if a is not None else None  # None: validity ended
+        else:
+            kind, when = "revised", after.known_at
+        shape = after or before
+        g = groups.setdefault(note or memory_id, _Group(note or memory_id))
+        g.is_note = g.is_note or note is not None
+        g.sections.append(SectionChange(memory_id=memory_id, change=kind,
+                                        heading_path=shape.heading_path, known_at=when,
+                                        before=before, after=after))
+    # A note whose record alone is unchanged and that has no section change is no change.
+    return {k: g for k, g in groups.items() if g.sections or g.record_changed}
+
+
+def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
+    """The old note's retractions and the new note's additions become one move: a section
+    found at both paths with the same text is no change, with another text a revision."""
+    gone, came = groups.get(old), groups.get(new)
+    if came is None and gone is None:
+        return
+    if came is None:
+        came = groups[new] = _Group(new, is_note=True)
+    groups.pop(old, None)
+    came.moved_from = (gone.moved_from if gone and gone.moved_from else old)
+    came.moved_at = at
+    if gone is not None:
+        came.record_before = gone.record_before
+    retracted = {s.memory_id[len(old):]: s for s in (gone.sections if gone else [])
+                 if s.change == "retracted"}
+    sections = []
+    for s in came.sections:
+        was = retracted.pop(s.memory_id[len(new):], None) if s.change == "added" else None
+        if was is None:
+            sections.append(s)
+        elif not _same_text(was.before, s.after):
+            sections.append(SectionChange(memory_id=s.memory_id, change="revised",
+                                          heading_path=s.heading_path, known_at=s.known_at,
+                                          before=was.before, after=s.after,
+                                          moved_from=was.memory_id))
+    others = [s for s in (gone.sections if gone else []) if s.change != "retracted"]
+    came.sections = sections + others + list(retracted.values())
+
+
+def _latest(g: _Group) -> str | None:
+    times = [s.known_at for s in g.sections if s.known_at]
+    times += [t for t in (g.record_time, g.moved_at) if t]
+    return max(times, key=_time_key) if times else None
+
+
+def _time_key(iso: str | None) -> int:
+    return -1 if iso is None else parse_time(iso)
+
+
+def _note_change(g: _Group) -> NoteChange:
+    if g.moved_from is not None:
+        change = "moved"
+    elif g.record_changed and g.record_before is None:
+        change = "added"
+    elif g.record_changed and g.record_after is None:
+        change = "deleted"
+    elif not g.is_note and g.sections[0].change in ("added", "retracted"):
+        change = "added" if g.sections[0].change == "added" else "deleted"
+    else:
+        change = "revised"
+    titles = [r.title for r in (g.record_after, g.record_before) if r is not None and r.title]
+    titles += [r.title for s in g.sections for r in (s.after, s.before)
+               if r is not None and r.title]
+    return NoteChange(note=g.key if g.is_note else None, title=titles[0] if titles else None,
+                      change=change, latest=_latest(g), sections=list(g.sections),
+                      moved_from=g.moved_from)
+
+
+def _shown(n: NoteChange, g: _Group) -> NoteChange:
+    """A returned note's sections in document order (retractions last), with diffs: new
+    records, nothing mutated."""
+    order = g.order
+    sections = sorted(n.sections, key=lambda s: (s.change == "retracted",
+                                                 order.get(s.memory_id, len(order)),
+                                                 s.memory_id))
+    with_diffs = [s if s.change != "revised" else SectionChange(
+        memory_id=s.memory_id, change=s.change, heading_path=s.heading_path,
+        known_at=s.known_at, before=s.before, after=s.after,
+        diff=word_diff(s.before.content, s.after.content), moved_from=s.moved_from)
+        for s in sections]
+    return NoteChange(note=n.note, title=n.title, change=n.change, latest=n.latest,
+                      sections=with_diffs, moved_from=n.moved_from)
+
+
+def result_changes(before: list[SearchResult], after: list[SearchResult],
+                   visible_at_until) -> tuple[list[ResultChange], list[str]]:
+    """Compare two ranked lists of one query. ``visible_at_until(memory_id)`` tells a
+    result that fell out of the list from one that was retracted."""
+    rank_b = {r.memory_id: (i, r) for i, r in enumerate(before, 1)}
+    rank_a = {r.memory_id: (i, r) for i, r in enumerate(after, 1)}
+    changed: list[ResultChange] = []
+    unchanged: list[str] = []
+    for memory_id in list(dict.fromkeys([*rank_a, *rank_b])):
+        rb, b = rank_b.get(memory_id, (None, None))
+        ra, a = rank_a.get(memory_id, (None, None))
+        text_changed = a is not None and b is not None and not _same_text(a.revision,
+                                                                          b.revision)
+        if ra == rb and not text_changed:
+            unchanged.append(memory_id)
+            continue
+        if rb is None:
+            change = "new"
+        elif ra is None:
+            change = "gone"
+        elif ra < rb:
+            change = "up"
+        elif ra > rb:
+            change = "down"
+        else:
+            change = "changed"
+        impact = abs((1.0 / rb if rb else 0.0) - (1.0 / ra if ra else 0.0))
+        if text_changed:
+            impact += TEXT_CHANGE_WEIGHT / min(ra, rb)
+        shape = (a or b).revision
+        changed.append(ResultChange(
+            memory_id=memory_id, note=shape.note, title=shape.title,
+            heading_path=shape.heading_path, change=change, rank_before=rb, rank_after=ra,
+            score_before=b.score if b else None, score_after=a.score if a else None,
+            text_changed=text_changed,
+            retracted=ra is None and not visible_at_until(memory_id), impact=impact,
+            diff=word_diff(b.content, a.content) if text_changed else "",
+            before=b.revision if b else None, after=a.revision if a else None))
+    changed.sort(key=lambda c: (-c.impact, c.rank_after or 10**9, c.memory_id))
+    return changed, unchanged
+

@@ -1,0 +1,71 @@
+"""Following a note across its moves: which path it had at a cutoff, and a memory's
+revisions under every ID it had. A move is one instant (``known_at`` of the move): before
+it the note lived at its old path, from it at the new one."""
+
+from __future__ import annotations
+
+from ..limits import FOREVER_US
+from ..notes.model import record_id
+from ..records import Move, RevisionRecord
+from ..store import Database
+from ..times import format_time, parse_time
+
+
+def path_at(db: Database, namespace: str, note: str, cutoff: int | None) -> str:
+    """The ID the note ``note`` (its path now) had at ``cutoff``: walk back along the moves
+    into it that happened after the cutoff, latest first."""
+    if cutoff is None:
+        return note
+    at = cutoff
+    current, before = note, FOREVER_US
+    for _ in range(10_000):  # a chain of moves; bounded against a cycle of renames
+        step = db.move_into(namespace, current, at, before)
+        if step is None:
+            return current
+        current, before = step.old_note, step.known_at
+    return current
+
+
+def chain(db: Database, namespace: str, note: str) -> list[Move]:
+    """Every move that brought the note to ``note``, oldest first."""
+    out = []
+    current, before = note, FOREVER_US
+    for _ in range(10_000):
+        step = db.move_into(namespace, current, -1, before)
+        if step is None:
+            break
+        out.append(Move(namespace, step.old_note, current, format_time(step.known_at)))
+        current, before = step.old_note, step.known_at
+    return out[::-1]
+
+
+def former_ids(db: Database, namespace: str, memory_id: str, note: str,
+               ) -> list[tuple[str, int]]:
+    """(ID, the time it stopped being the memory's ID) for each earlier ID of a note's
+    memory, newest first: the same heading path under each former path of the note."""
+    suffix = memory_id[len(note):]
+    out = []
+    current, before = note, FOREVER_US
+    for _ in range(10_000):
+        step = db.move_into(namespace, current, -1, before)
+        if step is None:
+            break
+        current, before = step.old_note, step.known_at
+        out.append((current + suffix, step.known_at))
+    return out
+
+
+def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
+            ) -> list[RevisionRecord]:
+    """Every revision of a memory known by ``cutoff``, oldest first, following its note
+    back across moves: the revisions of each former ID known before the move away from it
+    (its tombstone by the move included)."""
+    revisions = db.history(namespace, memory_id, cutoff)
+    note = next((r.note for r in reversed(revisions) if r.note), None)
+    if note is None or not (memory_id == note or memory_id.startswith(record_id(note))):
+        return revisions
+    earlier = []
+    for old_id, left_at in former_ids(db, namespace, memory_id, note):
+        bound = left_at if cutoff is None else min(cutoff, left_at)
+        earlier.extend(db.history(namespace, old_id, bound))
+    return sorted(earlier + revisions, key=lambda r: (parse_time(r.known_at), r.revision_id))

@@ -1,0 +1,137 @@
+"""Purge: the one operation that rewrites history, with proof.
+
+A purge selects revisions (by memory ID, by note, or by a text found anywhere in them),
+refuses while a note file still holds the text (the next sync would import it again),
+blanks every place the text can live (see ``store.purging``), rewrites the file and
+empties its WAL, then scans the database's bytes for the text in every form the store may
+hold it. A failed proof names where the text still is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+
+from ..errors import PurgeRefused
+from ..records import PurgeReport
+from ..store import Database, folder_files, scan_files
+from ..store.purging import Candidate
+from ..times import format_time, now_micros
+
+MIN_NEEDLE_BYTES = 4  # shorter texts occur by chance in any file
+
+
+def forms(text: str) -> list[bytes]:
+    """The byte strings under which the store may hold ``text``: as written, NFC and NFKC
+    normalised (the full-text index reads NFKC), lower-cased, and inside JSON (ASCII
+    escapes, as provenance and metadata are written)."""
+    variants = [text, unicodedata.normalize("NFC", text), unicodedata.normalize("NFKC", text)]
+    variants += [v.casefold() for v in variants] + [v.lower() for v in variants]
+    variants += [json.dumps(v)[1:-1] for v in variants]
+    return [v.encode("utf-8") for v in dict.fromkeys(variants)
+            if len(v.encode("utf-8")) >= MIN_NEEDLE_BYTES]
+
+
+def refuse_while_notes_hold(db: Database, namespace: str, found: list[Candidate],
+                            matching: str | None, note: str | None) -> None:
+    """Raise :class:`PurgeRefused` while a synced note still holds the text, or still
+    exists at a path being erased."""
+    texts: dict[tuple[str, str], str | None] = {}
+    for c in found:
+        prov = c.provenance or {}
+        if c.deleted or "collection" not in prov or "path" not in prov:
+            continue
+        root = db.collection_root(namespace, prov["collection"])
+        if root is None:
+            continue
+        path = os.path.join(root, prov["path"])
+        key = (prov["collection"], prov["path"])
+        if key not in texts:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    texts[key] = fh.read().replace("\r\n", "\n")
+            except OSError:
+                texts[key] = None
+        text = texts[key]
+        if text is None:
+            continue
+        if note is not None or (matching is not None and matching in prov["path"]):
+            raise PurgeRefused(f"{path} still exists; delete or rename the file and let the "
+                               "sync record it first (else the next sync imports it again), "
+                               "then purge")
+        if matching is not None:
+            needle = matching
+        else:  # a section's own lines (not a repeated table header)
+            needle = "\n".join(c.content.split("\n")[c.metadata.get("context", 0):])
+        at = text.find(needle) if needle.strip() else -1
+        if at >= 0:
+            line = text[:at].count("\n") + 1
+            raise PurgeRefused(
+                f"{path}:{line} still contains the text; edit the note and let the sync "
+                "record the edit first (else the next sync imports it again), then purge")
+
+
+def needles(db: Database, found: list[Candidate], matching: str | None, note: str | None,
+            ) -> list[str]:
+    """The texts whose absence proves the purge: the matched text; or the purged
+    revisions' own texts that no other revision holds (and a note's path)."""
+    if matching is not None:
+        return [matching]
+    ids = [c.revision_id for c in found]
+    texts = [t for c in found for t in (c.content, c.title) if t]
+    out = [n for n in dict.fromkeys(texts)
+           if len(n.encode()) >= MIN_NEEDLE_BYTES and not db.text_elsewhere(n, ids)]
+    if note is not None:
+        out.append(note)
+    return out
+
+
+def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
+          note: str | None, matching: str | None, known_before: int | None,
+          reason: str | None, dry_run: bool) -> PurgeReport:
+    with db.snapshot():
+        found = db.purge_candidates(namespace, memory_id=memory_id, note=note,
+                                    matching=matching, known_before=known_before)
+    report = PurgeReport(namespace=namespace, selector=selector, dry_run=dry_run,
+                         revision_ids=[c.revision_id for c in found],
+                         memory_ids=sorted({c.memory_id for c in found}))
+    if dry_run or not found:
+        return report
+    refuse_while_notes_hold(db, namespace, found, matching, note)
+    with db.snapshot():
+        erased = needles(db, found, matching, note)
+    now = now_micros()
+    with db.errors():
+        db.purge_revisions(found, namespace=namespace, selector=selector, reason=reason,
+                           purged_at=now, erase=[matching] if matching else
+                           ([note] if note else []))
+        checkpoint = db.rewrite_file()
+    patterns = [f for n in erased for f in forms(n)]
+    paths = folder_files(db.path)
+    counts = scan_files(paths, patterns)
+    own = paths[:3]
+    occurrences = sum(counts[p] for p in own)
+    advice = None
+    if occurrences:
+        with db.snapshot():
+            where = [w for n in erased for w in db.residue(n)]
+        if where:
+            advice = ("the text is still in " + ", ".join(dict.fromkeys(where))
+                      + ": revisions that hold it were not selected; purge them too (for "
+                      "example with --matching)")
+        elif checkpoint.busy and checkpoint.frames_left:
+            advice = ("a reader holds an old snapshot, so the WAL could not be emptied: stop "
+                      "the readers (the daemon, the MCP server, the page), then purge again")
+        else:
+            advice = ("the text is in the file's free space or index pages: run the purge "
+                      "again, and report this if it stays")
+    return PurgeReport(
+        namespace=namespace, selector=selector, dry_run=False,
+        revision_ids=report.revision_ids, memory_ids=report.memory_ids,
+        purged_at=format_time(now), reason=reason,
+        bytes_scanned=sum(os.path.getsize(p) for p in own if os.path.exists(p)),
+        occurrences=occurrences, files_scanned=[p for p in own if os.path.exists(p)],
+        other_files_with_copies={p: n for p, n in counts.items() if p not in own and n},
+        wal_checkpoint_blocked=bool(checkpoint.busy and checkpoint.frames_left),
+        advice=advice)

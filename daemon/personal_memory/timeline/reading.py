@@ -1,0 +1,101 @@
+"""A whole note as it was known at a time: its record, then each section it lists, each at
+the same cutoff. Notes stored by the previous note model (numbered paragraph chunks,
+``note.md#3``) are read from those chunks."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..notes import model as notes
+from ..errors import NotFound
+from ..records import NoteView, RevisionRecord, SectionView
+from ..store import Database
+from ..times import format_time
+from .moves import chain, path_at
+
+
+def read_note(db: Database, namespace: str, note: str, as_of: int | None,
+              valid_at: int) -> NoteView:
+    """The note known now as ``note``, as it was at ``as_of``: under the path it had then
+    when it has moved since (``path_then``)."""
+    with db.snapshot():
+        then = path_at(db, namespace, note, as_of)
+        view = _read(db, namespace, then, as_of, valid_at)
+        if view is None and then != note:  # nothing under the old path: try the new one
+            then, view = note, _read(db, namespace, note, as_of, valid_at)
+        if view is None:
+            when = "" if as_of is None else f" as of {format_time(as_of)}"
+            raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when} "
+                           "(give COLLECTION/path.md, as in memory IDs)")
+        moves = chain(db, namespace, note)
+    return replace(view, note=note, path_then=then if then != note else None, moves=moves)
+
+
+def _read(db: Database, namespace: str, note: str, as_of: int | None,
+          valid_at: int) -> NoteView | None:
+    record = db.winner(namespace, notes.record_id(note), as_of, valid_at)
+    if record is None:
+        return _legacy(db, namespace, note, as_of, valid_at)
+    if record.hidden:
+        return NoteView(note=note, namespace=namespace, as_of=format_time(as_of),
+                        deleted=True, known_at=record.known_at, title=None)
+    meta = record.metadata or {}
+    revisions = []
+    for memory_id in meta.get("sections", []):
+        rev = db.visible(namespace, memory_id, as_of, valid_at)
+        if rev is not None:  # always, for a record written last
+            revisions.append(rev)
+    return _assemble(namespace, note, as_of, record, meta, revisions)
+
+
+def _assemble(namespace: str, note: str, as_of: int | None, record: RevisionRecord,
+              meta: dict, revisions: list[RevisionRecord]) -> NoteView:
+    pieces = [notes.Piece(rev.content, (rev.metadata or {}).get("context", 0),
+                          (rev.metadata or {}).get("lines", rev.content.count("\n") + 1))
+              for rev in revisions]
+    text = notes.reassemble(notes.Piece(record.content, 0, meta.get("lines", 0)), pieces)
+    spans = notes.line_spans(meta.get("lines", 0), [p.lines for p in pieces],
+                             text.endswith("\n"))
+    sections = [_section(rev, first, last, piece.context)
+                for rev, (first, last), piece in zip(revisions, spans, pieces)]
+    return NoteView(note=note, namespace=namespace, as_of=format_time(as_of), deleted=False,
+                    known_at=record.known_at, title=record.title,
+                    aliases=meta.get("aliases", []), tags=meta.get("tags", []),
+                    links=meta.get("links", []), dates=meta.get("dates", {}),
+                    front_matter=record.content, sections=sections, text=text,
+                    model="sections")
+
+
+def _section(rev: RevisionRecord, first_line: int, last_line: int,
+             context: int) -> SectionView:
+    return SectionView(memory_id=rev.memory_id, heading_path=rev.heading_path or [],
+                       line_start=first_line, line_end=last_line,
+                       revision_id=rev.revision_id, known_at=rev.known_at,
+                       content="\n".join(rev.content.split("\n")[context:]))
+
+
+def _legacy(db: Database, namespace: str, note: str, as_of: int | None,
+            valid_at: int) -> NoteView | None:
+    """The note from the previous model's numbered chunks, or None if it had none."""
+    numbered = sorted((notes.legacy_chunk_number(m, note), m)
+                      for m in db.legacy_chunk_states(namespace, note))
+    if not numbered:
+        return None
+    seen = [r for r in (db.winner(namespace, m, as_of, valid_at)
+                        for _, m in numbered) if r is not None]
+    if not seen:
+        return None
+    live = [r for r in seen if not r.hidden]
+    if not live:
+        return NoteView(note=note, namespace=namespace, as_of=format_time(as_of),
+                        deleted=True, known_at=max(r.known_at for r in seen), title=None,
+                        model="numbered chunks")
+    sections = [SectionView(memory_id=r.memory_id, heading_path=[],
+                            line_start=(r.provenance or {}).get("line_start", 0),
+                            line_end=(r.provenance or {}).get("line_end", 0),
+                            revision_id=r.revision_id, known_at=r.known_at, content=r.content)
+                for r in live]
+    return NoteView(note=note, namespace=namespace, as_of=format_time(as_of), deleted=False,
+                    known_at=max(r.known_at for r in live), title=live[0].title,
+                    sections=sections, text="\n\n".join(r.content for r in live),
+                    model="numbered chunks")

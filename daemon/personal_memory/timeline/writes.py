@@ -1,0 +1,170 @@
+"""The write rules: the clock, validated times, no-op detection, tombstones and backdating.
+Each function runs inside a write transaction its caller holds, so the public API and the
+folder sync apply the very same rules.
+
+The clock: a write's ``known_at`` is now, made strictly increasing within the database (a
+clock that steps back a little writes just after the newest revision). An explicit
+``known_at`` (a historical import) is trusted, but never after now plus
+:data:`~personal_memory.limits.CLOCK_TOLERANCE_US`; revisions already stored beyond that
+(written by a wrong clock) are anomalies the clock ignores and ``memory doctor`` names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ..arguments import memory_id_arg, namespace_arg, optional_time, text, unicode_checked
+from ..errors import AlreadyHidden, InvalidArgument, InvalidTime, NotFound
+from ..limits import CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS, MAX_TITLE_CHARS
+from ..notes.model import is_record
+from ..records import RevisionRecord, WriteResult
+from ..store import Database
+from ..times import format_time, now_micros
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def _location(provenance: dict | None) -> dict | None:
+    """Provenance minus the whole-file hash: editing one chunk of a note must not
+    make a new revision of every other chunk."""
+    if not provenance:
+        return None
+    return {k: v for k, v in provenance.items() if k != "file_hash"}
+
+
+def latest_allowed(now: int) -> int:
+    """The latest ``known_at`` a write may have, given the machine's clock."""
+    return now + CLOCK_TOLERANCE_US
+
+
+def known_at_arg(value: Any, now: int | None = None) -> int | None:
+    """An explicit ``known_at``, validated: a time that is not after now (plus the
+    tolerance). None when not given (the clock decides)."""
+    known = optional_time(value, "known_at")
+    if known is None:
+        return None
+    now = now_micros() if now is None else now
+    if known > latest_allowed(now):
+        raise InvalidTime(f"known_at: {format_time(known)} is in the future (the clock says "
+                          f"{format_time(now)}); a revision cannot be known before it is "
+                          "written")
+    return known
+
+
+def next_known_at(db: Database) -> int:
+    """The clock: now, or just after the newest revision when that is later (a clock that
+    stepped back); revisions beyond the tolerance do not count (see the module doc)."""
+    now = now_micros()
+    last = db.max_known_at(at_most=latest_allowed(now))
+    return now if last is None or now > last else last + 1
+
+
+def _interval(db: Database, known_at: Any, valid_from: Any, valid_to: Any,
+              ) -> tuple[int, int | None, int, int | None]:
+    """(known_at, valid_from as given, effective start, valid_to). known_at comes from the
+    clock unless asserted; the interval must be non-empty."""
+    known = known_at_arg(known_at)
+    vfrom = optional_time(valid_from, "valid_from")
+    vto = optional_time(valid_to, "valid_to")
+    known = next_known_at(db) if known is None else known
+    start = known if vfrom is None else vfrom
+    if vto is not None and vto <= start:
+        raise InvalidArgument(f"valid_to: {format_time(vto)} must be after valid_from "
+                              f"{format_time(start)}")
+    return known, vfrom, start, vto
+
+
+def _result(db: Database, rec: RevisionRecord, created: bool) -> WriteResult:
+    """A write's result: current unless a revision of the same memory is known later."""
+    latest = db.latest_revision(rec.namespace, rec.memory_id)
+    if latest is None or latest.revision_id == rec.revision_id:
+        return WriteResult(rec, created)
+    return WriteResult(rec, created, current=False, newer=latest)
+
+
+def remember(db: Database, memory_id: Any, content: Any, *, namespace: Any,
+             title: Any = None, source: Any = None, known_at: Any = None,
+             valid_from: Any = None, valid_to: Any = None,
+             provenance: dict | None = None) -> WriteResult:
+    """Append a revision, or find the identical visible one (``created`` False)."""
+    return _append(db, memory_id_arg(memory_id), text(content, "content", MAX_CONTENT_CHARS),
+                   namespace=namespace_arg(namespace),
+                   title=text(title, "title", MAX_TITLE_CHARS, optional=True),
+                   source=text(source, "source", MAX_SOURCE_CHARS, optional=True),
+                   known_at=known_at, valid_from=valid_from, valid_to=valid_to,
+                   provenance=provenance)
+
+
+def remember_note_part(db: Database, memory_id: str, content: str, *, namespace: str,
+                       title: str, note: str, known_at: Any, provenance: dict,
+                       heading_path: list[str] | None, metadata: dict,
+                       index_title: str | None, index_content: str | None) -> WriteResult:
+    """A section of a note, or (``memory_id`` is ``note#``) its record, whose content is
+    the front matter as written and may be empty. Same no-op rule as :func:`remember`."""
+    memory_id = memory_id_arg(memory_id)
+    if not is_record(memory_id, note):
+        content = text(content, "content", MAX_CONTENT_CHARS)
+    return _append(db, memory_id, unicode_checked(content, "content"), namespace=namespace,
+                   title=text(title, "title", MAX_TITLE_CHARS), source=note,
+                   known_at=known_at, valid_from=None, valid_to=None, provenance=provenance,
+                   note=note, heading_path=heading_path, metadata=metadata,
+                   index_title=index_title, index_content=index_content)
+
+
+def _append(db: Database, memory_id: str, content: str, *, namespace: str,
+            title: str | None, source: str | None, known_at: Any, valid_from: Any,
+            valid_to: Any, provenance: dict | None, note: str | None = None,
+            heading_path: list[str] | None = None, metadata: dict | None = None,
+            index_title: str | None = None, index_content: str | None = None,
+            ) -> WriteResult:
+    known, vfrom, start, vto = _interval(db, known_at, valid_from, valid_to)
+    digest = content_hash(content)
+    index_title = None if index_title == title else index_title  # stored only when it differs
+    index_content = None if index_content == content else index_content
+    current = db.visible(namespace, memory_id, known, start)
+    if (current is not None and current.content_hash == digest
+            and current.title == title and current.source == source
+            and current.valid_to == format_time(vto)
+            and (vfrom is None or current.valid_from == format_time(vfrom))
+            and _location(current.provenance) == _location(provenance)
+            and current.note == note and current.heading_path == heading_path
+            and current.metadata == (metadata or None)
+            and db.indexed_as(current.revision_id) == (index_title, index_content)):
+        return _result(db, current, created=False)
+    rec = db.insert_revision(
+        namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
+        valid_to=vto, deleted=False, hides_revision=None, title=title, content=content,
+        source=source, provenance=provenance, content_hash=digest, note=note,
+        heading_path=heading_path, metadata=metadata, index_title=index_title,
+        index_content=index_content)
+    return _result(db, rec, created=True)
+
+
+def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None,
+           valid_from: Any = None, valid_to: Any = None) -> WriteResult:
+    """Append a tombstone; an identical repeat is a no-op, a memory hidden at that time
+    (by a tombstone or a purge) an error (:class:`AlreadyHidden`), an unknown one
+    :class:`NotFound`."""
+    memory_id = memory_id_arg(memory_id)
+    namespace = namespace_arg(namespace)
+    known, vfrom, start, vto = _interval(db, known_at, valid_from, valid_to)
+    latest = db.latest_revision(namespace, memory_id)
+    if latest is None:
+        raise NotFound(f"memory {memory_id!r} does not exist in namespace {namespace!r}")
+    if (latest.deleted and latest.valid_to == format_time(vto)
+            and (vfrom is None or latest.valid_from == format_time(vfrom))):
+        return _result(db, latest, created=False)
+    current = db.visible(namespace, memory_id, known, start)
+    if current is None:
+        raise AlreadyHidden(f"memory {memory_id!r} is not visible at "
+                            f"{format_time(start)} (known by {format_time(known)}); "
+                            "nothing to forget")
+    rec = db.insert_revision(
+        namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
+        valid_to=vto, deleted=True, hides_revision=current.revision_id, title=None,
+        content="", source=None, provenance=None, content_hash=content_hash(""),
+        note=current.note)
+    return _result(db, rec, created=True)

@@ -1,0 +1,1 @@
+"""The sync daemon (``memory watch``): an edge that turns file events into syncs."""

@@ -1,0 +1,382 @@
+"""The sync daemon: watch folders and keep the store current.
+
+Each event only marks a path (``pending``); once a path has been quiet for the settle
+window the daemon reconciles that path (or folder) against the disk, exactly as ``memory
+sync`` would. A full reconcile runs at start, after an inotify overflow, after the
+observer is restarted and on a periodic safety-net rescan. Vectors are made by a separate
+worker (``embedding``) that steps aside whenever a change is waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..errors import DatabaseBusy, DiskFull, NotFound, RootUnavailable, SyncError
+from ..limits import EXIT_OK, EXIT_PROBLEM, HEARTBEAT_SECONDS
+from ..memory import MemoryStore
+from ..notes.folders import Folder
+from ..notes.markdown import is_watched_dir
+from ..records import SyncReport
+from ..times import now_micros
+from . import notify
+from .embedding import EmbeddingWorker
+from .lock import DaemonLock
+from .observer import (INOTIFY_WATCHES, OBSERVER_LOGGERS, EventFilter, ObserverLifecycle,
+                       OverflowWatch, watchdog_observer)
+from .pending import PendingPaths
+
+log = logging.getLogger("personal_memory.watch")
+
+# After a busy or full database, retry after 2 s, doubling up to this.
+MAX_BACKOFF_SECONDS = 60.0
+ROOT_RETRY_SECONDS = 2.0
+
+
+class Watcher:
+    """Owns the long-running loop; the ``memory watch`` command only wires it."""
+
+    def __init__(self, store: MemoryStore, folders: list[Folder], *, settle_ms: int = 300,
+                 rescan_interval: float = 600.0, allow_mass_delete: bool = False,
+                 observer_factory: Callable[[], object] = watchdog_observer):
+        self.store = store
+        self.folders = folders
+        self.rescan_interval = rescan_interval
+        self.allow_mass_delete = allow_mass_delete
+        self.stop_event = threading.Event()
+        self.pending = PendingPaths(settle_ms / 1000)
+        self._ping_every = notify.watchdog_interval()
+        self._next_ping: float | None = time.monotonic() if self._ping_every else None
+        self._next_beat = time.monotonic() + HEARTBEAT_SECONDS
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._rescan_reason: str | None = None
+        self._lost: set[Folder] = set()
+        self._started_at = now_micros()
+        self._backoff = 0.0
+        self._last_sync: tuple[str, str, SyncReport] | None = None
+        self._retry_at: float | None = None
+        self._retry_reason = ""
+        self._importing = threading.Event()
+        self.filter = EventFilter(store.path)
+        self.observer = ObserverLifecycle(folders, self.filter, self.mark, self._limit_reached,
+                                          observer_factory)
+        # A database deleted or replaced under us is detected by its device and inode.
+        self._db_identity = _identity(os.path.abspath(store.path))
+        self._overflow = OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
+        self.embedder = (EmbeddingWorker(store, busy=self.busy)
+                         if store.embedder is not None else None)
+
+    # -- called from other threads -------------------------------------------------------------
+
+    def mark(self, path: str) -> None:
+        """Note that something happened at ``path``; it is imported once quiet."""
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        for folder in self.folders:
+            root = str(folder.root)
+            if path == root or path.startswith(root + os.sep):
+                rel = os.path.relpath(path, root) if path != root else ""
+                rel = "" if rel == "." else rel.replace(os.sep, "/")
+                self.pending.mark(folder, rel)
+                self._wake.set()
+
+    def relevant(self, path: str | bytes, is_directory: bool) -> bool:
+        return self.filter.relevant(path, is_directory)
+
+    def busy(self) -> bool:
+        """A change is waiting or being imported: the embedding worker steps aside."""
+        return bool(self.pending) or self._importing.is_set() or self._rescan_reason is not None
+
+    def request_rescan(self, reason: str) -> None:
+        with self._lock:
+            self._rescan_reason = self._rescan_reason or reason
+        self._wake.set()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self._wake.set()
+
+    def _limit_reached(self) -> None:
+        self.rescan_interval = min(self.rescan_interval or 60.0, 60.0)
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Watch until :meth:`stop`; returns the process exit code."""
+        for name in OBSERVER_LOGGERS:
+            logging.getLogger(name).addHandler(self._overflow)
+        self._check_watch_limit()
+        try:
+            self._heartbeat("starting")
+            self.observer.start(self._lost)
+            # Ready once watching: a long first sync is progress, not a slow start.
+            notify.notify("READY=1\nSTATUS=initial sync")
+            if self.embedder is not None:
+                self.embedder.start()
+            self._full("startup")
+            notify.notify("STATUS=" + self.status_line())  # also when the startup sync failed
+            self._heartbeat("watching")
+            return self._loop()
+        finally:
+            notify.notify("STOPPING=1")
+            if self.embedder is not None:
+                self.embedder.stop()
+            self.observer.stop()
+            for name in OBSERVER_LOGGERS:
+                logging.getLogger(name).removeHandler(self._overflow)
+            try:
+                self._heartbeat("stopped")
+            except Exception as exc:
+                log.warning("could not record the stop: %s", exc)
+
+    def _loop(self) -> int:
+        now = time.monotonic()
+        next_rescan = now + self.rescan_interval if self.rescan_interval > 0 else None
+        next_root_check = None
+        while not self.stop_event.is_set():
+            now = time.monotonic()
+            if self._database_replaced():
+                log.error("the database %s was deleted or replaced while the daemon ran; "
+                          "exiting so that the service restarts on the current file",
+                          self.store.path)
+                return EXIT_PROBLEM
+            if self._retry_at is not None and now >= self._retry_at:
+                self._retry_at = None
+                self.request_rescan(self._retry_reason)
+            if not self.observer.healthy():
+                log.warning("a file watch stopped; checking the folders and restarting it")
+                self._retry_or_lose(self.folders)
+                self.observer.start(self._lost)
+                if not self.observer.healthy():
+                    log.error("the file observer cannot be restarted; exiting")
+                    return EXIT_PROBLEM
+                self.request_rescan("observer restarted")
+            if self._lost and (next_root_check is None or now >= next_root_check):
+                self._retry_lost_roots()
+                next_root_check = now + ROOT_RETRY_SECONDS
+            with self._lock:
+                reason, self._rescan_reason = self._rescan_reason, None
+            if reason:
+                self._full(reason)
+            elif next_rescan is not None and now >= next_rescan:
+                self._full("periodic rescan")
+            if next_rescan is not None and (reason or now >= next_rescan):
+                next_rescan = time.monotonic() + self.rescan_interval
+            self._flush_settled()
+            self._progress(0, 0)
+            deadlines = [self._next_beat, self._next_ping, next_rescan,
+                         self.pending.next_deadline(), self._retry_at,
+                         next_root_check if self._lost else None]
+            timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
+            self._wake.wait(timeout)
+            self._wake.clear()
+        return EXIT_OK
+
+    def _progress(self, done: int, total: int) -> None:
+        """Keep the heartbeat and systemd's watchdog fed, also between the batches of a long
+        sync. The watchdog is fed only while the file watches are alive."""
+        now = time.monotonic()
+        if now >= self._next_beat:
+            self._heartbeat("waiting for folder" if self._lost else "watching")
+            self._next_beat = now + HEARTBEAT_SECONDS
+        if self._next_ping is not None and now >= self._next_ping:
+            if self.observer.healthy():
+                notify.notify("WATCHDOG=1")
+            self._next_ping = now + self._ping_every
+        if total:
+            notify.notify(f"STATUS=syncing: {done} of {total} changed files")
+
+    def _flush_settled(self) -> None:
+        scopes = self.pending.take_settled()
+        if any("" in s for s in scopes.values()):  # something happened to a root itself
+            self._retry_or_lose([f for f, s in scopes.items() if "" in s])
+        scopes = {f: s for f, s in scopes.items() if f not in self._lost}
+        if not scopes:
+            return
+        self._sync(lambda: self.store.sync_paths(
+            scopes, kind="event", allow_mass_delete=self.allow_mass_delete,
+            progress=self._progress, cancel=self.stop_event.is_set), "change")
+
+    def _full(self, reason: str) -> None:
+        live = [f for f in self.folders if f not in self._lost]
+        self.pending.clear()  # everything pending is covered by the full reconcile
+        if live:
+            self._sync(lambda: self.store.sync(
+                live, kind=reason.replace(" ", "-"), allow_mass_delete=self.allow_mass_delete,
+                progress=self._progress, cancel=self.stop_event.is_set), reason)
+
+    def _sync(self, action: Callable[[], SyncReport], what: str) -> None:
+        t0 = time.monotonic()
+        self._importing.set()
+        try:
+            report = action()
+        except RootUnavailable as exc:
+            log.error("%s", exc)
+            self._retry_or_lose(self.folders)
+            return
+        except SyncError as exc:
+            log.error("%s", exc)
+            return
+        except (DatabaseBusy, DiskFull) as exc:
+            # Nothing was written; a full rescan retries everything, after a back-off.
+            self._backoff = min(MAX_BACKOFF_SECONDS, self._backoff * 2 or 2.0)
+            self._retry_at = time.monotonic() + self._backoff
+            self._retry_reason = ("database was busy" if isinstance(exc, DatabaseBusy)
+                                  else "disk was full")
+            waiting = ("waiting for the database lock (another process is writing)"
+                       if isinstance(exc, DatabaseBusy) else "waiting for disk space")
+            log.warning("%s during %s; %s, retrying in %.0f s", exc, what, waiting,
+                        self._backoff)
+            notify.notify(f"STATUS={waiting}")
+            return
+        finally:
+            self._importing.clear()
+        self._backoff = 0.0
+        if self.embedder is not None and (report.changed or what != "change"):
+            self.embedder.nudge()  # new revisions, or a rescan: look again
+        if report.changed or report.skipped or what != "change":
+            skipped = "".join(f"; skipped {s.path}: {s.reason}" for s in report.skipped[:20])
+            more = len(report.skipped) - 20
+            log.info("%s: %s (%d transactions, %.0f ms)%s%s", what, report.summary(),
+                     report.transactions, (time.monotonic() - t0) * 1000, skipped,
+                     f"; and {more} more" if more > 0 else "")
+        self._last_sync = (time.strftime("%H:%M:%S"), what, report)
+        notify.notify("STATUS=" + self.status_line())
+
+    def status_line(self) -> str:
+        """What systemd shows for the service: folders, notes indexed, the last sync and
+        what it changed, and problems to look at."""
+        watched = [str(f.root) for f in self.folders if f not in self._lost]
+        parts = [f"watching {', '.join(watched) or 'nothing'}"]
+        if self._lost:
+            parts.append(f"waiting for {', '.join(str(f.root) for f in self._lost)}")
+        try:
+            status = self.store.sync_status()
+            parts.append(f"{status.files_indexed} notes indexed")
+            if status.problems:
+                parts.append(f"{len(status.problems)} problems (memory status)")
+        except (DatabaseBusy, DiskFull):
+            pass
+        if self._last_sync is not None:
+            at, what, report = self._last_sync
+            parts.append(f"last {what} at {at}: {report.chunks_added} added, "
+                         f"{report.chunks_changed} changed, {report.chunks_tombstoned} "
+                         "tombstoned")
+        return "; ".join(parts)
+
+    def _retry_or_lose(self, folders: list[Folder]) -> None:
+        for folder in folders:
+            try:
+                self.store.check_folder(folder)
+            except RootUnavailable as exc:
+                if folder not in self._lost:
+                    log.error("%s; waiting for it to come back", exc)
+                    self._lost.add(folder)
+                    self._heartbeat("waiting for folder")
+        self._wake.set()
+
+    def _retry_lost_roots(self) -> None:
+        back = []
+        for folder in list(self._lost):
+            try:
+                self.store.check_folder(folder)
+            except RootUnavailable:
+                continue
+            back.append(folder)
+        if back:
+            for folder in back:
+                self._lost.discard(folder)
+                log.info("%s is back; watching it again", folder.root)
+            self.observer.start(self._lost)  # the old inotify watches died with the folder
+            self.request_rescan("folder returned")
+            self._heartbeat("watching")
+
+    def _heartbeat(self, state: str) -> None:
+        try:
+            self.store.record_daemon(state=state, started_at=self._started_at,
+                                     roots=[str(f.root) for f in self.folders])
+        except (DatabaseBusy, DiskFull) as exc:  # the next beat tries again
+            log.warning("could not record the heartbeat: %s", exc)
+
+    def _database_replaced(self) -> bool:
+        return _identity(os.path.abspath(self.store.path)) != self._db_identity
+
+    def _check_watch_limit(self) -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        try:
+            limit = int(INOTIFY_WATCHES.read_text().strip())
+        except (OSError, ValueError) as exc:
+            # A system unit's sandbox (ProcSubset=pid) hides /proc/sys: say so, don't guess.
+            log.warning("cannot read %s (%s), so the inotify watch limit is not checked; if "
+                        "changes in deep folders go unnoticed, raise it with 'sysctl "
+                        "fs.inotify.max_user_watches=524288'", INOTIFY_WATCHES,
+                        getattr(exc, "strerror", None) or exc)
+            return
+        dirs = 0
+        for folder in self.folders:
+            for _, subdirs, _ in os.walk(folder.root):
+                subdirs[:] = [d for d in subdirs if is_watched_dir(d)]
+                dirs += 1
+        if dirs > limit * 0.9:
+            log.warning("the notes need %d inotify watches but fs.inotify.max_user_watches is "
+                        "%d; raise it with 'sysctl fs.inotify.max_user_watches=524288'",
+                        dirs, limit)
+            self._limit_reached()
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_interval: float,
+               allow_mass_delete: bool, vector_backend: str = "auto",
+               embedder: str = "auto", install_signals: bool = True,
+               new_database: bool = False) -> int:
+    """Open the database, lock it and watch until a signal. Returns the exit code. The
+    daemon never creates a database unless told to (``new_database``): a missing one may
+    be an unmounted drive or a deleted file, and a new one would start a second history."""
+    if not new_database and not os.path.exists(db_path):
+        raise NotFound(f"database {db_path} does not exist, and the daemon does not create "
+                       "one (a missing database may be an unmounted drive or a deleted "
+                       "file); create it with 'memory init' or a first 'memory sync', restore "
+                       "it, or start afresh with 'memory watch --new-database'")
+    # Open (and so validate) the database first: a foreign file gets no stray lock file.
+    with MemoryStore.open(db_path, vector_backend=vector_backend, embedder=embedder) as store, \
+            DaemonLock(db_path):  # LockedError: the CLI exits 75
+        watcher = Watcher(store, folders, settle_ms=settle_ms, rescan_interval=rescan_interval,
+                          allow_mass_delete=allow_mass_delete)
+        if install_signals:
+            _install_signals(watcher)
+        log.info("watching %s into %s (settle %d ms, %s)",
+                 ", ".join(f"{f.root} as {f.namespace}/{f.collection}" for f in folders),
+                 db_path, settle_ms,
+                 f"rescan every {rescan_interval:g} s" if rescan_interval else "rescans off")
+        log.info("search: %s", store.embedder_note)
+        code = watcher.run()
+        log.info("stopped")
+        return code
+
+
+def _install_signals(watcher: Watcher) -> None:
+    import signal
+
+    def handle(signum, frame):
+        if watcher.stop_event.is_set():
+            log.warning("second signal: stopping now")
+            os._exit(EXIT_PROBLEM)  # SQLite rolls back the open transaction; nothing half-written
+        log.info("signal %d: finishing the current transaction, then stopping", signum)
+        watcher.stop()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)

@@ -1,0 +1,145 @@
+"""The operating system's file watcher behind one seam: which events matter (the filter),
+and the observer's life (start, health, restart). watchdog's events are hints, never
+truth: they only mark paths for the daemon to reconcile."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..notes.folders import Folder
+from ..notes.markdown import is_note_name
+
+log = logging.getLogger("personal_memory.watch")
+
+INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+# Where watchdog reports a lost-events overflow (it only logs it).
+OBSERVER_LOGGERS = ("watchdog.observers.inotify", "watchdog.observers.inotify_c",
+                    "watchdog.observers.inotify_buffer", "fsevents")
+
+
+def watchdog_observer():
+    from watchdog.observers import Observer
+    return Observer()
+
+
+class EventFilter:
+    """Whether an event at a path can change what is indexed: a folder, or a file with a
+    note's name, and never the database's own files (it may live in a notes folder)."""
+
+    def __init__(self, db_path: str):
+        db = os.path.abspath(db_path)
+        self.own_files = {db + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
+
+    def relevant(self, path: str | bytes, is_directory: bool) -> bool:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if os.path.abspath(path) in self.own_files:
+            return False
+        return is_directory or is_note_name(os.path.basename(path))
+
+
+class OverflowWatch(logging.Handler):
+    """watchdog only logs an inotify queue overflow; turn that log line into a rescan."""
+
+    def __init__(self, on_overflow: Callable[[], None]):
+        super().__init__(logging.WARNING)
+        self.on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.on_overflow()
+
+
+class ObserverLifecycle:
+    """Starts, checks and replaces the file observer. ``mark(path)`` is called from the
+    observer's thread for every relevant event; ``on_limit`` when inotify has too few
+    watches (the daemon then rescans more often)."""
+
+    def __init__(self, folders: list[Folder], event_filter: EventFilter,
+                 mark: Callable[[str], None], on_limit: Callable[[], None],
+                 factory: Callable[[], object] = watchdog_observer):
+        self.folders = folders
+        self.filter = event_filter
+        self.mark = mark
+        self.on_limit = on_limit
+        self.factory = factory
+        self._observer = None
+
+    def start(self, lost: set[Folder]) -> None:
+        """(Re)start watching every folder not in ``lost``, and each root's parent (inotify
+        says nothing when a root itself moves)."""
+        from watchdog.events import FileSystemEventHandler
+        lifecycle = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                if event.is_directory and event.event_type == "modified":
+                    return  # its entries' own events say what changed
+                for path in (event.src_path, getattr(event, "dest_path", "")):
+                    if path and lifecycle.filter.relevant(path, event.is_directory):
+                        lifecycle.mark(path)
+
+        class RootHandler(FileSystemEventHandler):
+            def __init__(self, root: str):
+                self.root = root
+
+            def on_any_event(self, event) -> None:
+                if self.root in (event.src_path, getattr(event, "dest_path", "")):
+                    lifecycle.mark(self.root)
+
+        self.stop()
+        observer = self.factory()
+        handler = Handler()
+        for folder in self.folders:
+            try:
+                if folder.root.parent.is_dir() and folder.root.parent != folder.root:
+                    observer.schedule(RootHandler(str(folder.root)), str(folder.root.parent),
+                                      recursive=False)
+                if folder not in lost and folder.root.is_dir():
+                    observer.schedule(handler, str(folder.root), recursive=True)
+            except OSError as exc:
+                self._failed(folder, exc)
+        try:
+            observer.start()
+        except OSError as exc:
+            self._failed(None, exc)
+        self._observer = observer
+
+    def _failed(self, folder: Folder | None, exc: OSError) -> None:
+        where = folder.root if folder else "the notes folders"
+        if exc.errno != errno.ENOSPC:  # ENOSPC from inotify: too few watches
+            raise exc
+        log.error("cannot watch %s: the inotify watch limit (fs.inotify.max_user_watches"
+                  "=%s) is reached; raise it with 'sysctl fs.inotify.max_user_watches="
+                  "524288'. Falling back to a rescan every 60 s.", where,
+                  read_int(INOTIFY_WATCHES))
+        self.on_limit()
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            try:
+                self._observer.stop()
+                self._observer.join(timeout=5)
+            except Exception as exc:  # a dead observer may fail to stop; it is replaced
+                log.warning("stopping the file observer failed: %s", exc)
+            self._observer = None
+
+    def healthy(self) -> bool:
+        observer = self._observer
+        if observer is None or not observer.is_alive():
+            return False
+        # An emitter thread dies when its folder is deleted or after a handler error.
+        return all(e.is_alive() for e in getattr(observer, "emitters", ()))
+
+
+def read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None

@@ -65,6 +65,7 @@ class Rev:
     deleted: bool
     title: str | None
     content: str
+    purged: bool = False
 
 
 def visible(revs: list[Rev], namespace: str, as_of: int, valid_at: int) -> list[Rev]:
@@ -77,7 +78,9 @@ def visible(revs: list[Rev], namespace: str, as_of: int, valid_at: int) -> list[
         cur = best.get(r.memory_id)
         if cur is None or (r.known_at, r.id) > (cur.known_at, cur.id):
             best[r.memory_id] = r
-    return sorted((r for r in best.values() if not r.deleted), key=lambda r: r.id)
+    # A winning tombstone or purged stub hides its memory (no older revision shows through).
+    return sorted((r for r in best.values() if not r.deleted and not r.purged),
+                  key=lambda r: r.id)
 
 
 def _nfkc(text: str | None) -> str:

@@ -18,7 +18,8 @@ T0 = 1_735_689_600_000_000  # 2025-01-01
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
 event = st.tuples(
-    st.sampled_from(["remember", "remember", "remember", "forget"]),
+    st.sampled_from(["remember", "remember", "remember", "forget", "remember", "remember",
+                     "remember", "forget", "purge"]),
     st.sampled_from(["m0", "m1", "m2", "m3", "m4", "m5"]),
     st.sampled_from(["a", "a", "b"]),
     text,
@@ -37,6 +38,9 @@ def apply(store, events):
                   valid_from=format_time(start), valid_to=format_time(end))
         if kind == "remember":
             store.remember(mid, body, title=mid.upper(), **kw)
+        elif kind == "purge":  # erase what was known before this day (vf < 0: all of it)
+            store.purge(namespace=ns, memory_id=mid,
+                        known_before=None if vf < 0 else format_time(known))
         else:
             try:
                 store.forget(mid, **kw)
@@ -48,7 +52,7 @@ def revs_of(store):
     def us(t):
         return None if t is None else parse_time(t)
     return [gt.Rev(r.revision_id, r.namespace, r.memory_id, us(r.known_at), us(r.valid_from),
-                   us(r.valid_to), r.deleted, r.title, r.content)
+                   us(r.valid_to), r.deleted, r.title, r.content, r.purged is not None)
             for r in store.export()]
 
 
@@ -72,6 +76,7 @@ def test_appending_after_cutoff_never_changes_answers_at_the_cutoff(
     as_of = T0 + cut_day * DAY
     valid_at = as_of + at_shift * DAY
     early = sorted((e for e in events if e[4] <= cut_day), key=lambda e: e[4])
+    later = [e for e in later if e[0] != "purge"]  # a purge changes past answers: on purpose
     # every later event is known strictly after the cutoff
     late = sorted(((k, m, n, b, cut_day + 1 + d % 30, vf, vl) for k, m, n, b, d, vf, vl in later),
                   key=lambda e: e[4])

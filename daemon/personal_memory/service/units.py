@@ -195,6 +195,22 @@ def _run(cmd: list[str]) -> Ran:
                f"'{' '.join(cmd)}' failed with exit code {done.returncode}: {first}")
 
 
+def _create_database(spec: ServiceSpec) -> list[str]:
+    """The daemon never creates its database (a missing one may be an unmounted drive):
+    installing the service does, once, owned by the user the service runs as."""
+    if spec.db.exists():
+        return []
+    from ..memory import MemoryStore
+    MemoryStore.open(spec.db, embedder="none").close()
+    if spec.system_user:
+        import pwd
+        entry = pwd.getpwnam(spec.system_user)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(str(spec.db) + suffix):
+                os.chown(str(spec.db) + suffix, entry.pw_uid, entry.pw_gid)
+    return [f"created {spec.db}"]
+
+
 def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> Outcome:
     """Write the service file and start it; on failure, the outcome says what failed and
     what to do next. ``messages``: steps already done (printed first)."""
@@ -212,6 +228,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
             for folder in (spec.db.parent, spec.log_dir):
                 ensure_private_dir(folder)
                 os.chown(folder, entry.pw_uid, entry.pw_gid)
+        messages += _create_database(spec)
         path = _unit_path(system)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(systemd_unit(spec))
@@ -220,6 +237,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
         steps = [ctl + ["daemon-reload"], ctl + ["enable", "--now", UNIT_NAME]]
         logs = f"journalctl {'' if system else '--user '}-u {UNIT_NAME} -f"
     else:
+        messages += _create_database(spec)
         path = _plist_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         ensure_private_dir(spec.log_dir)

@@ -124,6 +124,12 @@ class Connection:
             raise NotFound(f"database {path} does not exist; run 'memory init' or a sync first")
         if exists and os.path.isdir(path):
             raise NotFound(f"database {path} is a directory, not a database file")
+        if exists and os.stat(path).st_nlink > 1:
+            # SQLite names its WAL after the path it opened: two names, two WALs, corruption.
+            raise DatabaseError(f"database {path} has {os.stat(path).st_nlink} names (hard "
+                                "links); SQLite keeps its journal beside the name it was "
+                                "opened by, so two names would corrupt it: remove the other "
+                                "link (a symlink is fine)")
         if read_only:
             flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
             uri = "file:" + _uri_path(path) + "?mode=ro"

@@ -13,6 +13,7 @@ unless allowed.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from ..notes.folders import FileStat, FileState, Folder
 from ..records import Problem, SkippedFile, SyncReport
 from ..store import Database
 from ..timeline import writes
+from ..timeline.reading import read_note
 from ..times import format_time, now_micros, parse_time
 from .scan import (Found, LoadedFile, check_root, in_scope, load, os_path, printable,
                    same_dir, scan)
@@ -36,6 +38,9 @@ log = logging.getLogger("personal_memory.sync")
 # filesystem's timestamp granularity (the "racy git" problem), so it is re-hashed.
 RACY_WINDOW_NS = 2_000_000_000
 BATCH_FILES = 1000
+# A file that kept a removed note's inode but not its size is that note moved and edited
+# when at least this share of the text is the same.
+MOVE_SIMILARITY = 0.5
 
 
 class _DryRun(Exception):
@@ -176,17 +181,18 @@ class FolderSync:
             removed = sorted(set(removed) | {
                 p for p, s in known_all.items() if p not in known
                 and (s.inode, s.size) in wanted and os_path(root, p) is None})
-        moves = _moves_by_inode(arrivals, found, removed, known_all)
+        moves, probable = _moves_by_inode(arrivals, found, removed, known_all)
         moved_from = set(moves.values())
         lost = [p for p in removed if p not in moved_from]
+        maybe_moved = set(probable.values())  # not counted as losses by the guard
         guard = None
-        if lost and len(lost) * 2 > len(known_all) and not self.allow_mass_delete:
-            guard = MassDelete(f"{folder.root}: this sync would tombstone {len(lost)} of "
+        losses = [p for p in lost if p not in maybe_moved]
+        if losses and len(losses) * 2 > len(known_all) and not self.allow_mass_delete:
+            guard = MassDelete(f"{folder.root}: this sync would tombstone {len(losses)} of "
                                f"{len(known_all)} notes in collection {folder.collection!r}; "
                                f"new and changed notes were imported; run 'memory sync "
                                f"{folder.root} --allow-mass-delete' if the deletion is "
                                "intended")
-            lost = []
         stale = sum(1 for p in found if p in known and known[p].chunker < notes.CHUNKER_VERSION)
         if stale and not dry_run:
             log.info("re-identifying %d notes of collection %s for note model version %d "
@@ -196,16 +202,16 @@ class FolderSync:
                    if p not in moves and (full or self._changed(known.get(p), f.stat))]
         # Removed files whose content may reappear at a new path (a copy and a delete,
         # across file systems): matched by hash when that path is read.
-        by_hash = {} if guard else {known_all[p].file_hash: p for p in lost}
-        pending_removals = set(lost)
+        by_hash = {known_all[p].file_hash: p for p in lost}
+        pending_removals = set(lost)  # under the guard, only a move may take one
         size = self.batch_files
         pairs = sorted(moves.items())
         steps = ([_Step(moves=pairs[i:i + size]) for i in range(0, len(pairs), size)]
                  + [_Step(changed=changed[i:i + size]) for i in range(0, len(changed), size)])
-        total = len(pairs) + len(changed) + len(lost)
+        total = len(pairs) + len(changed) + (len(lost) if guard is None else 0)
         done = 0
         while True:
-            if not steps and pending_removals:
+            if not steps and pending_removals and guard is None:
                 rest = sorted(pending_removals)
                 pending_removals.clear()
                 steps = [_Step(removed=rest[i:i + size]) for i in range(0, len(rest), size)]
@@ -217,18 +223,24 @@ class FolderSync:
                 return report
             loaded = self._load_all(folder, found, step.changed + [n for n, _ in step.moves],
                                     report)
-            for rel in list(step.changed):  # the same content left another path: a move
-                old = by_hash.get(loaded[rel].digest) if rel in loaded and rel in arriving \
-                    else None
+            for rel in list(step.changed):  # a move found once the new file is read
+                if rel not in loaded or rel not in arriving:
+                    continue
+                old = by_hash.get(loaded[rel].digest)  # the same content at another path
+                if old is None and probable.get(rel) in pending_removals and self._similar(
+                        folder, probable[rel], loaded[rel].text):
+                    old = probable[rel]  # the same inode, mostly the same text: edited too
                 if old is not None and old in pending_removals:
                     pending_removals.discard(old)
-                    del by_hash[loaded[rel].digest]
+                    by_hash.pop(loaded[rel].digest, None)
                     step.changed.remove(rel)
                     step.moves.append((rel, old))
             self._write(folder, root, step, loaded, report, dry_run, full)
             done += step.size
             if self.progress:
                 self.progress(done, total)
+        if guard is not None and not pending_removals:
+            guard = None  # every note it held back turned out to have moved
         if not dry_run:
             self._record_problems(folder, scope, report, known_all, guard)
         if guard is not None:
@@ -376,6 +388,19 @@ class FolderSync:
         batch.chunks_tombstoned += tombstoned
         batch.files_removed += 1
 
+    def _similar(self, folder: Folder, old_rel: str, new_text: str) -> bool:
+        """Whether a file that kept the inode of a removed note kept at least half of its
+        text (as last imported): a move with an edit, not a new note in a reused inode."""
+        try:
+            old = read_note(self.db, folder.namespace, notes.note_id(folder.collection,
+                                                                     old_rel), None,
+                            now_micros()).text
+        except PersonalMemoryError:
+            return False
+        matcher = difflib.SequenceMatcher(None, old, new_text, autojunk=False)
+        return matcher.real_quick_ratio() >= MOVE_SIMILARITY and \
+            matcher.quick_ratio() >= MOVE_SIMILARITY and matcher.ratio() >= MOVE_SIMILARITY
+
     def _put_state(self, folder: Folder, f: LoadedFile, chunks: int) -> None:
         st = f.stat
         self.db.put_file_state(folder.namespace, folder.collection, f.rel,
@@ -455,16 +480,25 @@ class FolderSync:
 
 
 def _moves_by_inode(arrivals: list[str], found: dict[str, Found], removed: list[str],
-                    known_all: dict[str, FileState]) -> dict[str, str]:
-    """New path -> old path for each arrival with the inode and size of a removed file: a
-    rename keeps both. (An edit that changes the size in the same moment is not matched
-    here; its content hash may still match, else it is a deletion and an addition.)"""
+                    known_all: dict[str, FileState],
+                    ) -> tuple[dict[str, str], dict[str, str]]:
+    """New path -> old path for each arrival with the inode and size of a removed file (a
+    rename keeps both), and for each arrival with only the inode of one (a rename and an
+    edit, or an inode the file system gave again: confirmed by the text once read)."""
     by_identity: dict[tuple[int, int], str] = {}
+    by_inode: dict[int, str] = {}
     for p in removed:
         by_identity.setdefault((known_all[p].inode, known_all[p].size), p)
-    out = {}
+        by_inode.setdefault(known_all[p].inode, p)
+    exact, probable = {}, {}
     for p in arrivals:
         old = by_identity.pop((found[p].stat.inode, found[p].stat.size), None)
         if old is not None:
-            out[p] = old
-    return out
+            exact[p] = old
+    taken = set(exact.values())
+    for p in arrivals:
+        old = by_inode.get(found[p].stat.inode)
+        if p not in exact and old is not None and old not in taken:
+            probable[p] = old
+            taken.add(old)
+    return exact, probable

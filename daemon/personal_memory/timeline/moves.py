@@ -64,8 +64,11 @@ def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
     note = next((r.note for r in reversed(revisions) if r.note), None)
     if note is None or not (memory_id == note or memory_id.startswith(record_id(note))):
         return revisions
+    era = {memory_id: 0}  # at the instant of a move, the old ID's tombstone comes first
     earlier = []
-    for old_id, left_at in former_ids(db, namespace, memory_id, note):
+    for n, (old_id, left_at) in enumerate(former_ids(db, namespace, memory_id, note), 1):
         bound = left_at if cutoff is None else min(cutoff, left_at)
+        era[old_id] = -n
         earlier.extend(db.history(namespace, old_id, bound))
-    return sorted(earlier + revisions, key=lambda r: (parse_time(r.known_at), r.revision_id))
+    return sorted(earlier + revisions,
+                  key=lambda r: (parse_time(r.known_at), era[r.memory_id], r.revision_id))

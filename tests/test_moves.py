@@ -1,0 +1,110 @@
+"""A move is one event: a renamed file or folder is at its old path or its new one at every
+cutoff, never both and never neither, and reading, history and changes follow it."""
+
+import os
+import sys
+
+import pytest
+
+from daemon_harness import Daemon
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from support import run_memory, wait_for
+
+
+def test_a_renamed_note_is_read_under_its_old_path_before_the_move(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Teams").mkdir(parents=True)
+    note = vault / "Teams" / "Commercial license.md"
+    note.write_text("# License\n\nThe commercial license costs 50 a year.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        note.write_text("# License\n\nThe commercial license costs 60 a year.\n")
+        store.sync([Folder.of(vault)], known_at="2025-02-01")
+        os.rename(vault / "Teams", vault / "Team docs")
+        report = store.sync([Folder.of(vault)], known_at="2025-03-01")
+        assert report.files_moved == 1 and report.files_removed == 0
+        new = "vault/Team docs/Commercial license.md"
+        then = store.read(new, namespace="notes", as_of="2025-01-15")
+        assert then.path_then == "vault/Teams/Commercial license.md"
+        assert "costs 50" in then.text and then.sections[0].memory_id.startswith("vault/Teams/")
+        assert [(m.old_note, m.new_note) for m in then.moves] == [
+            ("vault/Teams/Commercial license.md", new)]
+        now = store.read(new, namespace="notes")
+        assert now.path_then is None and "costs 60" in now.text
+        history = store.history(f"{new}#License", namespace="notes")
+        assert [h.memory_id.split("/")[1] for h in history] == [
+            "Teams", "Teams", "Teams", "Team docs"]
+        assert "costs 50" in history[0].content and history[2].deleted
+        week = store.changes(namespace="notes", since="2025-02-15", until="2025-03-02")
+        (moved,) = week.notes
+        assert moved.change == "moved" and moved.moved_from == "vault/Teams/Commercial license.md"
+        assert moved.sections == []  # the same text at the new path: nothing else changed
+    out = run_memory("--db", db, "read", new, "--as-of", "2025-01-15").stdout
+    assert "(then vault/Teams/Commercial license.md)" in out and "costs 50" in out
+    out = run_memory("--db", db, "changes", "--since", "2025-02-15", "--until",
+                     "2025-03-02").stdout
+    assert "moved from vault/Teams/Commercial license.md" in out
+
+
+def test_a_move_with_an_edit_is_one_instant_with_a_revision(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nfirst text here\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        os.rename(vault / "a.md", vault / "b.md")
+        with open(vault / "b.md", "a") as fh:  # same inode, other size: edited and moved
+            fh.write("\nmore text\n")
+        os.utime(vault / "b.md", ns=(10**18, 10**18))
+        report = store.sync([Folder.of(vault)], known_at="2025-02-01")
+        assert report.files_moved == 1
+        week = store.changes(namespace="notes", since="2025-01-15", until="2025-02-02")
+        (moved,) = week.notes
+        assert moved.change == "moved" and [s.change for s in moved.sections] == ["revised"]
+        assert moved.sections[0].moved_from == "vault/a.md#A"
+        assert "{+more text+}" in moved.sections[0].diff
+
+
+def test_a_copy_and_delete_with_the_same_content_is_a_move(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nsame bytes\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "c.md").write_bytes((vault / "a.md").read_bytes())  # a new inode
+        (vault / "a.md").unlink()
+        report = store.sync([Folder.of(vault)], known_at="2025-02-01")
+        assert report.files_moved == 1 and report.files_removed == 0
+        assert store.read("vault/c.md", namespace="notes",
+                          as_of="2025-01-15").path_then == "vault/a.md"
+
+
+@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")),
+                    reason="the daemon needs inotify or FSEvents")
+def test_a_folder_of_200_notes_moved_under_the_daemon_is_never_twice_nor_missing(tmp_path):
+    vault = tmp_path / "vault"
+    teams = vault / "Teams"
+    teams.mkdir(parents=True)
+    for i in range(200):
+        (teams / f"n{i:03d}.md").write_text(f"# Note {i}\n\nmarker{i} of the team folder\n")
+    d = Daemon(tmp_path / "m.db", vault)
+    try:
+        d.start()
+        os.rename(teams, vault / "Team docs")
+        with d.store() as s:
+            def all_moved():
+                return all(s.get(f"vault/Team docs/n{i:03d}.md#", namespace="notes")
+                           for i in (0, 99, 199))
+            wait_for(all_moved, timeout=60, what="the move")
+        d.cookie()
+        with d.store() as s:
+            times = sorted({r.known_at for r in s.export(namespace="notes")})
+            for t in times:
+                for i in range(200):
+                    old = s.get(f"vault/Teams/n{i:03d}.md#", namespace="notes", as_of=t)
+                    new = s.get(f"vault/Team docs/n{i:03d}.md#", namespace="notes", as_of=t)
+                    assert (old is None) != (new is None), (t, i, old, new)
+    finally:
+        d.close()

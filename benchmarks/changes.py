@@ -65,7 +65,7 @@ def run(revisions: int, windows: int, seed: int = 5) -> dict:
             store.search(query, namespace="notes", as_of=until, limit=20)
             searched.append(time.perf_counter() - t)
         return {
-            "revisions": store.stats()["revisions"], "load_s": round(load_s, 1),
+            "revisions": store.stats().counts.revisions, "load_s": round(load_s, 1),
             "windows": windows, "window_days": 7,
             "changed_memories_per_week": {"median": statistics.median(listed),
                                           "max": max(listed)},

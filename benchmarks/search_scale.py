@@ -111,10 +111,10 @@ def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
             t = time.perf_counter()
             with MemoryStore.open(db, embedder=SyntheticEmbedder()) as store:
                 load(store, writes[:size])
-                revisions = store.stats()["revisions"]
+                revisions = store.stats().counts.revisions
                 build = time.perf_counter() - t
                 t = time.perf_counter()
-                vectors = store.embed_pending(batch_size=2000)["embedded"]
+                vectors = store.embed_pending(batch_size=2000).embedded
                 embed = time.perf_counter() - t
             out = subprocess.run([sys.executable, "-c", READER, str(db), json.dumps(queries),
                                   str(reference_queries), str(HERE)], capture_output=True,

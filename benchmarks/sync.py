@@ -107,13 +107,13 @@ def run(files: int, edits: int, burst: int, embed_files: int = 1000) -> dict:
                 (burst_dir / f"b{i:04d}.md").write_text(f"burst file bursttoken{i}\n")
             written = time.perf_counter() - t0
             with MemoryStore.open(db, read_only=True) as s:
-                wait_for(lambda: s.status("notes")["files_indexed"] >= files + burst, timeout=120,
+                wait_for(lambda: s.status("notes").daemon.files_indexed >= files + burst, timeout=120,
                          interval=0.02)
             out["burst"] = {"files": burst, "write_s": round(written, 3),
                             "all_searchable_after_first_write_s":
                                 round(time.perf_counter() - t0, 3)}
             with MemoryStore.open(db, read_only=True) as s:  # late events of the burst too
-                wait_for(lambda: s.sync_runs(1)[0]["status"] != "running", timeout=120)
+                wait_for(lambda: s.sync_runs(1)[0].status != "running", timeout=120)
             time.sleep(5)
             before = _cpu_seconds(d.proc.pid)
             time.sleep(10)

@@ -18,7 +18,7 @@ from personal_memory.mcp_server.tools import MemoryTools
 from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
-from support import run_memory
+from support import run_memory, user_env
 
 READ_TOOLS = {"memory_search", "memory_read", "memory_changes", "memory_history", "memory_status"}
 
@@ -324,34 +324,63 @@ def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
     assert status.structured_content["status"]["counts"]["memories"] == 61
 
 
-def test_a_lone_surrogate_gets_an_error_reply_and_the_server_goes_on(notes_db):
-    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.mcp_server", "--db", notes_db],
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}})
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def raw_session(db, lines):
+    """Send lines to a real `memory serve` one by one and read one reply per line that
+    expects one (a request, or anything malformed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory.mcp_server", "--db", db],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                 "protocolVersion": "2025-06-18", "capabilities": {},
-                 "clientInfo": {"name": "t", "version": "1"}}}),
-             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-             '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search",'
-             '"arguments":{"query":"prefer \\ud800"}}}',
-             '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_search",'
-             '"arguments":{"query":"prefer \\ud83d\\ude00"}}}']
+                            stderr=subprocess.PIPE, text=True, env=user_env())
     replies = []
-    for line in lines:
-        proc.stdin.write(line + "\n")
-        proc.stdin.flush()
-        if '"id"' in line:
-            replies.append(json.loads(proc.stdout.readline()))
-    proc.stdin.close()
-    proc.wait(timeout=20)
-    assert [r["id"] for r in replies] == [1, 2, 3]
-    assert "not valid Unicode" in replies[1]["error"]["data"]
-    assert replies[2]["result"]["structuredContent"]["count"] == 1  # a valid pair is fine
+    try:
+        for line, answered in lines:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            if answered:
+                replies.append(json.loads(proc.stdout.readline()))
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return replies
 
 
-def test_guard_line_passes_ordinary_lines_unchanged():
-    from personal_memory.mcp_server.stdio import guard_line
-    for line in (b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', b"not json \\ud800\n",
-                 '{"q":"caf\u00e9 \\ud83d\\ude00"}\n'.encode()):
-        assert guard_line(line) == line
-    assert guard_line(b'{"jsonrpc":"2.0","method":"x","params":{"a":"\\udc00"}}\n') == b""
+def test_every_request_with_an_id_gets_an_answer_and_the_server_goes_on(notes_db):
+    search = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_search",'
+              '"arguments":{"query":"%s"}}}')
+    replies = raw_session(notes_db, [
+        (INIT, True), (INITIALIZED, False),
+        ("this is not json", True),
+        ('[{"jsonrpc":"2.0","id":5,"method":"ping"}]', True),
+        ('{"jsonrpc":"2.0","id":6}', True),
+        ('{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[1,2]}', True),
+        (search % (8, "prefer \\ud800"), True),
+        ('{"jsonrpc":"2.0","method":"x","params":{"a":"\\udc00"}}', False),  # dropped
+        ('"just a string"', True),
+        (search % (9, "prefer \\ud83d\\ude00"), True),  # a valid pair is fine
+        ('{"jsonrpc":"2.0","id":10,"method":"ping"}', True),
+    ])
+    codes = [(r.get("id"), r.get("error", {}).get("code")) for r in replies]
+    assert codes == [(1, None), (None, -32700), (None, -32600), (6, -32600), (7, -32602),
+                     (8, -32602), (None, -32600), (9, None), (10, None)]
+    assert "not JSON" in replies[1]["error"]["message"]
+    assert "batches" in replies[2]["error"]["message"]
+    assert "needs a method" in replies[3]["error"]["message"]
+    assert "params must be an object" in replies[4]["error"]["message"]
+    assert "not valid Unicode" in replies[5]["error"]["message"]
+    assert replies[7]["result"]["structuredContent"]["count"] == 1
+
+
+def test_check_line_forwards_ordinary_lines():
+    from personal_memory.mcp_server.stdio import check_line
+    assert check_line(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n') == (None, 1)
+    assert check_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n') == (
+        None, None)
+    assert check_line(b'{"jsonrpc":"2.0","id":"a","result":{}}\n') == (None, None)
+    assert check_line(b"\n") == (None, None)

@@ -1,6 +1,7 @@
 """Purge: erasure with proof. The text leaves every byte of the database folder, history
 keeps an honest stub, and long-running readers notice."""
 
+import json
 import os
 
 import pytest
@@ -151,3 +152,51 @@ def test_purge_is_never_offered_over_mcp(db):
             return {t.name for t in (await c.list_tools()).tools}
     assert not any("purge" in n for n in asyncio.run(names()))
     assert os.path.exists(db)
+
+
+def test_a_secret_in_a_heading_and_a_file_name_is_purged_from_every_place(tmp_path, db):
+    token = "KZQPASS-7788"
+    vault = tmp_path / "n"
+    vault.mkdir()
+    (vault / "plain.md").write_text(f"# Keys\n\n## Token {token}\n\nuse it with care\n")
+    (vault / f"{token}-file.md").write_text("# File\n\nsomething\n")
+    (vault / "links.md").write_text(f"# Links\n\nsee [[{token}-file]]\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        # Edited away: the heading renamed, the file renamed, the link changed.
+        (vault / "plain.md").write_text("# Keys\n\n## Token\n\nuse it with care\n")
+        os.rename(vault / f"{token}-file.md", vault / "renamed-file.md")
+        (vault / "links.md").write_text("# Links\n\nsee [[renamed-file]]\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        assert token.encode() in every_byte(db.parent)
+        report = store.purge(namespace="notes", matching=token, reason="leak")
+        assert report.occurrences == 0, report.advice
+        assert report.advice is None
+        for r in store.export():
+            assert token not in json.dumps(r.to_dict(), ensure_ascii=False)
+        assert token not in str([p.to_dict() for p in store.purges()])
+        assert token not in str(store.status().to_dict())
+        # What was not secret is still there, and the live notes read as before.
+        assert "use it with care" in store.read("n/plain.md", namespace="notes").text
+        assert store.read("n/renamed-file.md", namespace="notes").text.startswith("# File")
+        assert store.purge(namespace="notes", matching=token, dry_run=True).revision_ids == []
+    assert token.encode() not in every_byte(db.parent)
+    assert token.lower().encode() not in every_byte(db.parent)
+
+
+def test_purge_of_a_note_erases_its_path_and_proves_it(tmp_path, db):
+    vault = tmp_path / "n"
+    vault.mkdir()
+    secret_name = "Project Zeta-4711 plans.md"
+    (vault / secret_name).write_text("# Plans\n\nthe zeta plans\n")
+    (vault / "other.md").write_text("# Other\n\nunrelated\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        with pytest.raises(PurgeRefused, match="still exists"):
+            store.purge(namespace="notes", note=f"n/{secret_name}")
+        (vault / secret_name).unlink()
+        store.sync([Folder.of(vault)])
+        report = store.purge(namespace="notes", note=f"n/{secret_name}")
+        assert report.occurrences == 0 and len(report.revision_ids) >= 2
+        assert report.selector == "note (its path is not recorded)"
+    assert b"Zeta-4711" not in every_byte(db.parent)

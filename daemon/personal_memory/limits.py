@@ -35,6 +35,7 @@ VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
 EXIT_OK = 0
 EXIT_PROBLEM = 1  # a check failed (doctor, a purge's proof), or the daemon stopped on an error
 EXIT_USAGE = 2  # a bad argument, file or setting: one line on stderr, nothing changed
+EXIT_RESTART = 3  # the MCP server's worker: the database changed, start a fresh one
 EXIT_LOCKED = 75  # EX_TEMPFAIL: another daemon already watches this database
 EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)

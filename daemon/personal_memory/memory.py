@@ -48,6 +48,7 @@ class MemoryStore:
         self._embedder = embedder
         self._embedder_note = embedder_note or (f"semantic: {embedder.key}" if embedder
                                                 else "keyword-only")
+        self._opened_as = tuple(db.fingerprint())
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -186,6 +187,17 @@ class MemoryStore:
                                                tags=args.tags_arg(tags),
                                                semantic=self._semantic(query))
         return self._results(found, cutoff, at)
+
+    def changed_under_us(self, since: "tuple | None" = None) -> bool:
+        """Whether the file was replaced or rewritten (purged, re-indexed) since this store
+        opened it (or since ``since``, a fingerprint from :meth:`fingerprint`)."""
+        now = self.fingerprint()
+        return now != (since or self._opened_as)
+
+    def fingerprint(self) -> tuple:
+        """The file's identity and the generation of its derived data."""
+        with self._db.errors():
+            return tuple(self._db.fingerprint())
 
     def warm(self) -> None:
         """Build the in-memory search index now rather than on the first search (vectors

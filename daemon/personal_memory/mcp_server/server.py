@@ -4,6 +4,7 @@ marked read-only or not. Read-only unless writes are enabled; purge is never off
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import NamedTuple
 
@@ -14,7 +15,7 @@ from ..errors import PersonalMemoryError
 from ..limits import EXIT_OK, EXIT_USAGE
 from ..settings import Settings
 from ..version import __version__
-from .stdio import guard_stdin
+from .stdio import Relay, is_worker
 from .tools import INSTRUCTIONS, MemoryTools
 
 log = logging.getLogger("personal_memory.mcp")
@@ -42,10 +43,13 @@ WRITE_TOOLS = (
 )
 
 
-def build_server(config: Settings, *, warm: bool = False) -> MCPServer:
+def build_server(config: Settings, *, warm: bool = False,
+                 restart_on_change: bool = False) -> MCPServer:
     tools = MemoryTools(config)
     if warm:
         tools.warm_in_background()
+    if restart_on_change:
+        tools.exit_when_changed()
     server = MCPServer("personal-memory", title="Personal memory", version=__version__,
                        instructions=INSTRUCTIONS)
     for tool in READ_TOOLS + (WRITE_TOOLS if config.enable_writes else ()):
@@ -58,15 +62,29 @@ def build_server(config: Settings, *, warm: bool = False) -> MCPServer:
 
 
 def serve(config: Settings) -> None:
-    server = build_server(config, warm=True)
+    """The SDK's server on stdio, in the worker process the relay starts: it exits with
+    EXIT_RESTART when its database is purged or replaced, and the relay starts a fresh one."""
+    server = build_server(config, warm=True, restart_on_change=True)
     log.info("serving %s (namespace %s, %s)", config.db, config.namespace,
              "writes enabled" if config.enable_writes else "read-only")
-    guard_stdin()
     server.run("stdio")
+
+
+def relay(config: Settings) -> int:
+    """The relay in front of the worker (see ``stdio``): the worker gets the resolved
+    settings through the environment."""
+    env = dict(os.environ)
+    env.update(MEMORY_DB=str(config.db), MEMORY_NAMESPACE=config.namespace,
+               MEMORY_ENABLE_WRITES="1" if config.enable_writes else "0",
+               MEMORY_VECTOR_BACKEND=config.vector_backend, MEMORY_EMBEDDER=config.embedder,
+               MEMORY_CONFIG=str(config.config_path))
+    return Relay([sys.executable, "-m", "personal_memory", "serve"], env).run()
 
 
 def run(config: Settings) -> int:
     """``memory serve``: serve until the client closes stdin; 2 on a setup error."""
+    if not is_worker():
+        return relay(config)
     try:
         serve(config)
     except PersonalMemoryError as exc:

@@ -1,54 +1,245 @@
-"""Between the client and the SDK on standard input: every line is checked before the SDK
-reads it, so that what the SDK would drop without a word still gets an answer."""
+"""``memory serve`` on standard input and output: a small relay in front of the SDK's
+server, which runs as a child process.
+
+The relay does two things the SDK cannot:
+
+- **Every request with an id gets an answer.** Each line from the client is checked
+  first: a line that is not JSON, a batch, a request without a method, params that are
+  not an object, a lone surrogate in a string, are answered here with a JSON-RPC error
+  (-32700, -32600, -32602) and one readable line, instead of being dropped.
+- **Nothing the server held survives a purge or a replaced file.** When the database is
+  purged (its index generation moves) or replaced under it, the child exits with
+  :data:`~personal_memory.limits.EXIT_RESTART` and the relay starts a fresh one, replays
+  the session's ``initialize``, and sends again every request the old child had not
+  answered (the tools are read-only or idempotent). The old process's memory, caches and
+  pages with it, is gone; the relay itself keeps no answer: it passes the child's output
+  through one buffer that it zeroes after every line.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 
-INVALID_UNICODE = "invalid request: a string in it is not valid Unicode (a lone surrogate)"
+from ..limits import EXIT_OK, EXIT_RESTART
+
+WORKER_ENV = "PERSONAL_MEMORY_SERVE_WORKER"  # set in the child: serve, do not relay
+_REPLAY_ID = "personal-memory-relay-initialize"
+_RESPONSE = re.compile(rb'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+def _error(id_, code: int, message: str) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": id_,
+                        "error": {"code": code, "message": message}}) + "\n").encode()
 
 
-def guard_line(line: bytes) -> bytes:
-    """One line of the protocol as the SDK should see it. JSON may escape lone surrogates
-    (``\\ud800``), which the SDK's parser rejects without answering: such a request becomes
-    a call of an unknown method, which the SDK answers with an error under the same id, and
-    such a notification is dropped. Every other line passes unchanged."""
-    if not _SURROGATE_ESCAPE.search(line):
-        return line
+def check_line(line: bytes) -> tuple[bytes | None, object | None]:
+    """(error reply or None, the request's id or None) for one line from the client. A
+    line with no reply and an id is a request to forward; with neither, a notification or
+    a response to forward (or a blank line)."""
+    if not line.strip():
+        return None, None
     try:
         message = json.loads(line)
-    except ValueError:
-        return line  # not JSON: the SDK reports that itself
+    except ValueError as exc:
+        return _error(None, -32700, f"Parse error: the line is not JSON ({exc.msg} at "
+                      f"column {exc.colno})"), None
+    if isinstance(message, list):
+        return _error(None, -32600, "Invalid Request: batches are not supported; send one "
+                      "message per line"), None
+    if not isinstance(message, dict):
+        return _error(None, -32600, "Invalid Request: a message must be a JSON object"), None
+    has_id = "id" in message
+    id_ = message.get("id")
+    if has_id and (isinstance(id_, bool) or not isinstance(id_, (str, int))):
+        return _error(None, -32600, "Invalid Request: id must be a string or an integer"), None
+    if message.get("jsonrpc") != "2.0":
+        return _error(id_ if has_id else None, -32600,
+                      'Invalid Request: "jsonrpc" must be "2.0"'), None
+    method = message.get("method")
+    if method is None:
+        if "result" in message or "error" in message:
+            return None, None  # the client answering a request of the server's
+        return _error(id_ if has_id else None, -32600,
+                      "Invalid Request: a request needs a method"), None
+    if not isinstance(method, str):
+        return _error(id_ if has_id else None, -32600,
+                      "Invalid Request: method must be a string"), None
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        return (_error(id_, -32602, "Invalid params: params must be an object")
+                if has_id else b""), None
     try:
         json.dumps(message, ensure_ascii=False).encode("utf-8")
-        return line  # only valid pairs (an emoji, say)
     except UnicodeEncodeError:
-        pass
-    if not isinstance(message, dict) or "id" not in message or "method" not in message:
-        return b""
-    return (json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": INVALID_UNICODE,
-                        "params": {}}) + "\n").encode("utf-8")
+        return (_error(id_, -32602, "Invalid params: a string is not valid Unicode (a lone "
+                       "surrogate)") if has_id else b""), None
+    return None, (id_ if has_id else None)
 
 
-def guard_stdin() -> None:
-    """Put :func:`guard_line` between the client and the SDK: fd 0 becomes a pipe fed
-    by a thread that reads the real standard input line by line."""
-    source = os.dup(0)
-    read_end, write_end = os.pipe()
-    os.dup2(read_end, 0)
-    os.close(read_end)
+class _Output:
+    """The child's output, line by line, to our stdout through one buffer that is zeroed
+    after each line, so no answer stays in the relay's memory."""
 
-    def pump() -> None:
-        with os.fdopen(source, "rb") as src, os.fdopen(write_end, "wb") as dst:
-            for line in src:
-                out = guard_line(line)
-                if out:
-                    dst.write(out)
-                    dst.flush()
-    threading.Thread(target=pump, name="stdin-guard", daemon=True).start()
+    def __init__(self):
+        self.buf = bytearray(1 << 16)
+        self.size = 0
+
+    def pump(self, fd: int, on_response) -> None:
+        while True:
+            if self.size == len(self.buf):  # a long line: grow, and wipe the old copy
+                bigger = bytearray(len(self.buf) * 2)
+                bigger[:self.size] = self.buf
+                self.buf[:] = bytes(len(self.buf))
+                self.buf = bigger
+            n = os.readv(fd, [memoryview(self.buf)[self.size:]])
+            if n == 0:
+                self.buf[:self.size] = bytes(self.size)  # a partial last line is dropped
+                self.size = 0
+                return
+            self.size += n
+            start = 0
+            while True:
+                end = self.buf.find(b"\n", start, self.size)
+                if end < 0:
+                    break
+                line = memoryview(self.buf)[start:end + 1]
+                match = _RESPONSE.match(self.buf, start, end + 1)
+                id_ = json.loads(match.group(1)) if match else None
+                if on_response(id_):
+                    _write_all(1, line)
+                line.release()
+                start = end + 1
+            if start:
+                rest = self.size - start
+                self.buf[:rest] = self.buf[start:self.size]
+                self.buf[rest:self.size] = bytes(self.size - rest)
+                self.size = rest
+
+
+def _write_all(fd: int, data) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Relay:
+    def __init__(self, command: list[str], env: dict[str, str]):
+        self.command = command
+        self.env = {**env, WORKER_ENV: "1"}
+        self.lock = threading.Lock()
+        self.pending: dict[object, bytes] = {}  # request id -> the request, until answered
+        self.initialize: bytes | None = None
+        self.initialized: bytes | None = None
+        self.child: subprocess.Popen | None = None
+        self.replaying = False
+        self.closed = False
+
+    # -- the child --------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, env=self.env, bufsize=0)
+
+    def _send(self, data: bytes) -> None:
+        try:
+            _write_all(self.child.stdin.fileno(), data)
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone; its requests are sent again to the next one
+
+    def _replay(self) -> None:
+        """A fresh child gets the session's initialize (its answer is not passed on), the
+        initialized notification, and every unanswered request. (An initialize not yet
+        answered is simply one of those requests.)"""
+        message = json.loads(self.initialize)
+        if message.get("id") in self.pending:
+            self._after_replay()
+            return
+        message["id"] = _REPLAY_ID
+        self.replaying = True
+        self._send((json.dumps(message) + "\n").encode())
+
+    def _after_replay(self) -> None:
+        if self.replaying and self.initialized is not None:
+            self._send(self.initialized)
+        self.replaying = False
+        for request in list(self.pending.values()):
+            self._send(request)
+
+    def _on_response(self, id_) -> bool:
+        """Whether to pass a line of the child's on (the replayed initialize's is not)."""
+        with self.lock:
+            if id_ == _REPLAY_ID:
+                self._after_replay()
+                return False
+            if id_ is not None:
+                self.pending.pop(id_, None)
+        return True
+
+    def _children(self) -> int:
+        """Run children until one ends other than for a restart: its exit code. The first
+        one is already started."""
+        out = _Output()
+        while True:
+            out.pump(self.child.stdout.fileno(), self._on_response)
+            code = self.child.wait()
+            self.child.stdout.close()
+            with self.lock:
+                if code != EXIT_RESTART or self.closed:
+                    return code
+                self._start()
+                if self.initialize is not None:
+                    self._replay()
+
+    # -- the client -------------------------------------------------------------------------
+
+    def _client(self) -> None:
+        for line in sys.stdin.buffer:
+            reply, id_ = check_line(line)
+            if reply is not None:
+                if reply:
+                    _write_all(1, reply)
+                continue
+            with self.lock:
+                if self.initialize is None and _is(line, "initialize"):
+                    self.initialize = bytes(line)
+                elif self.initialized is None and _is(line, "notifications/initialized"):
+                    self.initialized = bytes(line)
+                if id_ is not None:
+                    self.pending[id_] = bytes(line)
+                if not self.replaying:
+                    self._send(line)
+        with self.lock:
+            self.closed = True
+            try:
+                self.child.stdin.close()
+            except OSError:
+                pass
+
+    def run(self) -> int:
+        def stop(signum, frame):
+            self.closed = True
+            if self.child is not None and self.child.poll() is None:
+                self.child.send_signal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        self._start()
+        threading.Thread(target=self._client, name="client", daemon=True).start()
+        code = self._children()
+        return EXIT_OK if code in (EXIT_OK, -signal.SIGTERM) else code
+
+
+def _is(line: bytes, method: str) -> bool:
+    try:
+        return json.loads(line).get("method") == method
+    except (ValueError, AttributeError):
+        return False
+
+
+def is_worker() -> bool:
+    return os.environ.get(WORKER_ENV) == "1"

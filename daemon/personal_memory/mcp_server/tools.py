@@ -5,15 +5,18 @@ Each process is pinned to one namespace; the model cannot choose another. The se
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ..errors import DatabaseBusy, InvalidTime, NotFound, PersonalMemoryError
-from ..limits import (MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS, MAX_TITLE_CHARS,
-                      MAX_TOOL_CONTENT_CHARS, MAX_TOOL_RESULTS, MAX_TOOL_SOURCE_CHARS)
+from ..limits import (EXIT_RESTART, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS,
+                      MAX_TITLE_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_RESULTS,
+                      MAX_TOOL_SOURCE_CHARS)
 from ..memory import MemoryStore
 from ..settings import Settings
 from ..times import format_time, parse_time
@@ -77,6 +80,7 @@ class MemoryTools:
         self._write_lock = threading.Lock()
         # Open once now, so a bad path, schema or backend stops the server at startup.
         self._first = self._open()
+        self._first_fingerprint = self._first.fingerprint()
         self._local.store = self._first
 
     def _open(self) -> MemoryStore:
@@ -104,6 +108,26 @@ class MemoryTools:
             except Exception as exc:  # searches still work: they build the index themselves
                 log.warning("warming the search index failed: %s", exc)
         thread = threading.Thread(target=work, name="warm-search-index", daemon=True)
+        thread.start()
+        return thread
+
+    def exit_when_changed(self, every: float = 0.5) -> threading.Thread:
+        """In the relay's worker: exit with EXIT_RESTART as soon as the database is purged
+        or replaced (every cache of this process may hold erased text, or rows of another
+        file); the relay starts a fresh worker and sends the unanswered requests again."""
+        def watch() -> None:
+            while True:
+                time.sleep(every)
+                try:  # a fresh connection each time: a cached page would hide a copy-over
+                    with MemoryStore.open(self.config.db, read_only=True, create=False,
+                                          embedder="none") as store:
+                        now = store.fingerprint()
+                except PersonalMemoryError:  # gone or unreadable: a fresh worker says why
+                    now = None
+                if now != self._first_fingerprint:
+                    log.info("the database was purged or replaced; restarting")
+                    os._exit(EXIT_RESTART)
+        thread = threading.Thread(target=watch, name="database-watch", daemon=True)
         thread.start()
         return thread
 

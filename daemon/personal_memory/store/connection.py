@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import apsw
 
@@ -143,6 +144,28 @@ class Connection:
             flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
             uri = "file:" + _uri_path(path)
         try:
+            return cls._connect(uri, flags, path, read_only, vector_backend)
+        except DatabaseError as exc:
+            if not (read_only and isinstance(exc.__cause__, apsw.CantOpenError)):
+                raise
+            # A WAL database in a folder nothing can write (a read-only mount): SQLite
+            # cannot make its -shm file. Nothing can write the file either, so it can be
+            # read as immutable, unless its WAL still holds changes.
+            folder = os.path.dirname(os.path.abspath(path))
+            if os.access(folder, os.W_OK) and not _read_only_mount(folder):
+                raise
+            wal = path + "-wal"
+            if os.path.exists(wal) and os.path.getsize(wal) > 0:
+                raise DatabaseReadOnly(
+                    f"database {path} is in a read-only folder ({folder}) and its WAL holds "
+                    "changes not yet in the file: open it once where it can be written, or "
+                    "copy the folder somewhere writable") from None
+            return cls._connect(uri + "&immutable=1", flags, path, read_only, vector_backend)
+
+    @classmethod
+    def _connect(cls, uri: str, flags: int, path: str, read_only: bool,
+                 vector_backend: str):
+        try:
             conn = apsw.Connection(uri, flags=flags)
         except apsw.Error as exc:
             raise NotFound(f"cannot open database {path}: {exc}") from None
@@ -189,6 +212,9 @@ class Connection:
                 self._migrate(version)
             if self.tokenizer != TOKENIZER:
                 self._reindex()
+            if self.meta("database_id") is None:  # files made before it was recorded
+                with self.transaction():
+                    self.set_meta("database_id", uuid.uuid4().hex)
 
     def _migrate(self, version: int) -> None:
         with self.transaction():
@@ -235,12 +261,25 @@ class Connection:
             self.tokenizer, self._tokenizer_fn = tokenizer, None
         return generation
 
+    def fingerprint(self) -> "Fingerprint":
+        """What identifies the file this connection reads and the state of its derived
+        data: a reader that sees another fingerprint must not rank with what it cached."""
+        try:
+            st = os.stat(self.path)
+            where = (st.st_dev, st.st_ino)
+        except OSError:
+            where = (0, 0)
+        with self.snapshot():
+            return Fingerprint(where[0], where[1], self.meta("database_id"),
+                               self.index_generation())
+
     def _create_schema(self) -> None:
         self.execute("PRAGMA journal_mode=WAL")
         self.execute("PRAGMA synchronous=NORMAL")
         with self.transaction():
             self.conn.execute(DDL)
             self.execute("INSERT INTO meta VALUES ('tokenizer', ?)", (TOKENIZER,))
+            self.execute("INSERT INTO meta VALUES ('database_id', ?)", (uuid.uuid4().hex,))
             self.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.schema = SCHEMA_VERSION
@@ -353,6 +392,13 @@ class Connection:
                                include_offsets=False, include_colocated=False)
 
 
+class Fingerprint(NamedTuple):
+    device: int
+    inode: int
+    database_id: str | None  # random, set when the file is created
+    generation: int  # moves on a purge or a re-index
+
+
 def id_batches(ids: Sequence[int], size: int = 30_000) -> Iterator[str]:
     """The ids as JSON arrays of at most ``size``, for ``IN (SELECT value FROM
     json_each(?))`` (one bound parameter, whatever the count)."""
@@ -362,6 +408,14 @@ def id_batches(ids: Sequence[int], size: int = 30_000) -> Iterator[str]:
 
 def cutoff(as_of: int | None) -> int:
     return FOREVER_US if as_of is None else as_of
+
+
+def _read_only_mount(folder: str) -> bool:
+    """Whether the folder is on a read-only file system (root can write anywhere else)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _uri_path(path: str) -> str:

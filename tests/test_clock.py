@@ -1,0 +1,95 @@
+"""Time is validated once, for every writer: no future known_at, a store that holds one
+does not freeze later imports, and backdating is explicit. Through real processes."""
+
+import json
+
+import apsw
+
+from personal_memory import MemoryStore
+from support import run_memory
+
+
+def ok(*args, **kw):
+    p = run_memory(*args, **kw)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_a_future_known_at_is_refused_on_every_path(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "init")
+    for when in ("2999-01-01", "9999-12-31T23:59:59.999999Z"):
+        p = run_memory("--db", db, "remember", "future", "x", "-n", "personal",
+                       "--known-at", when)
+        assert p.returncode == 2 and "in the future" in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("apple\n")
+    p = run_memory("--db", db, "sync", vault, "--known-at", "2999-01-01")
+    assert p.returncode == 2 and "in the future" in p.stderr
+    ok("--db", db, "remember", "later", "fine", "-n", "personal")  # nothing was broken
+    with MemoryStore.open(db, embedder="none") as s:
+        assert s.stats().counts.revisions == 1
+
+
+def test_a_stored_future_revision_does_not_freeze_imports_and_doctor_names_it(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "seed", "seed text", "-n", "personal")
+    # What an older version let through: a revision known in 2030.
+    conn = apsw.Connection(str(db))
+    conn.execute("INSERT INTO revisions (namespace, memory_id, known_at, valid_from, "
+                 "content, content_hash) VALUES ('personal', 'future', 1893456000000000, "
+                 "1893456000000000, 'from the future', 'x')")
+    conn.close()
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "note.md").write_text("# Note\n\nfresh kiwi\n")
+    ok("--db", db, "sync", vault)
+    out = json.loads(ok("--db", db, "search", "kiwi", "--json").stdout)
+    assert [r["memory_id"] for r in out] == ["v/note.md#Note"]
+    assert out[0]["known_at"] < "2030"  # stamped now, not after the future revision
+    recent = json.loads(ok("--db", db, "changes", "--since", "24h", "--json").stdout)
+    assert recent["counts"]["notes"] == 1
+    p = run_memory("--db", db, "doctor")
+    assert p.returncode == 1 and "clock" in p.stdout and "#2" in p.stdout
+
+
+def test_a_backdated_deletion_keeps_the_record_until_it_can_be_recorded(tmp_path):
+    db = tmp_path / "m.db"
+    n = tmp_path / "n"
+    n.mkdir()
+    for i in range(4):
+        (n / f"n{i}.md").write_text(f"note{i} text\n")
+    ok("--db", db, "sync", n)
+    (n / "n1.md").unlink()
+    p = run_memory("--db", db, "sync", n, "--known-at", "2025-01-02")
+    assert p.returncode == 0, p.stderr
+    assert "0 removed" in p.stdout and "n1.md: its deletion was not recorded" in p.stdout
+    status = json.loads(ok("--db", db, "status", "--json").stdout)
+    assert [x["path"] for x in status["daemon"]["problems"]] == ["n1.md"]
+    assert json.loads(ok("--db", db, "search", "note1", "--json").stdout)  # not yet deleted
+    p = ok("--db", db, "sync", n)  # a sync at now records the deletion
+    assert "1 removed" in p.stdout
+    assert json.loads(ok("--db", db, "search", "note1", "--json").stdout) == []
+    assert json.loads(ok("--db", db, "status", "--json").stdout)["daemon"]["problems"] == []
+
+
+def test_a_backdated_edit_is_refused_and_a_backdated_remember_says_it_is_not_current(tmp_path):
+    db = tmp_path / "m.db"
+    n = tmp_path / "n"
+    n.mkdir()
+    (n / "a.md").write_text("old lemon\n")
+    ok("--db", db, "sync", n)
+    (n / "a.md").write_text("new lime\n")
+    p = ok("--db", db, "sync", n, "--known-at", "2025-01-02")
+    assert "before this note's newest revision" in p.stdout
+    assert json.loads(ok("--db", db, "search", "lime", "--json").stdout) == []
+    ok("--db", db, "sync", n)
+    assert json.loads(ok("--db", db, "search", "lime", "--json").stdout)
+    ok("--db", db, "remember", "r", "now", "-n", "p")
+    p = ok("--db", db, "remember", "r", "earlier", "-n", "p", "--known-at", "2025-01-01")
+    assert "Not current: revision #" in p.stdout
+    out = json.loads(ok("--db", db, "remember", "r", "earlier still", "-n", "p",
+                        "--known-at", "2024-01-01", "--json").stdout)
+    assert out["current"] is False and out["newer"]["content"] == "now"

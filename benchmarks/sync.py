@@ -5,12 +5,14 @@
 Measures, each in a fresh process where it matters: the first `memory sync` (files and MB
 per second, peak memory) up to keyword-searchable (`--no-embed`), a no-change rescan, and
 with `memory watch` running: the time from a save to the note being searchable for single
-edits and for a burst, and the daemon's CPU time while idle. Then search by meaning, on a
-smaller folder of the same notes (`--embed-files`, default 1,000: embedding all 10,000
-takes most of an hour on two cores): the keyword import, then `memory reembed` until every
-section has a vector (passages per second), and the save-to-searchable time of single
-edits while the daemon embeds that folder in the background. Saves JSON to
-benchmarks/results/sync.json.
+edits and for a burst, and the daemon's CPU time while idle. Then search by meaning: on a
+smaller folder of the same notes (`--embed-files`, default 300), the keyword import, then
+`memory reembed` until every section has a vector (passages per second, peak memory).
+Last, the daemon with a backlog (`--backlog-notes` long notes, default 1,000: over 2,000
+sections waiting for a vector), keyword-only and with the model on, in the same run: save
+to searchable, delete to gone, a folder of 120 notes renamed until every note is live
+under its new path, and how many of the moved sections the model had to embed again.
+Saves JSON to benchmarks/results/sync.json.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def run(files: int, edits: int, burst: int, embed_files: int = 1000) -> dict:
+def run(files: int, edits: int, burst: int, embed_files: int = 300,
+        backlog_notes: int = 1000) -> dict:
     out: dict = {"files": files, "python": sys.version.split()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -123,34 +126,99 @@ def run(files: int, edits: int, burst: int, embed_files: int = 1000) -> dict:
             raise
         finally:
             d.close()
-        out["semantic"] = embedding_run(tmp / "embed", embed_files, edits=10)
+        out["semantic"] = embedding_run(tmp / "embed", embed_files)
+        out["daemon_with_backlog"] = {
+            name: backlog_run(tmp / f"backlog-{name}", name, notes=backlog_notes, edits=20,
+                              deletes=10, move=120) for name in ("none", "e5")}
+        k, m = out["daemon_with_backlog"]["none"], out["daemon_with_backlog"]["e5"]
+        out["daemon_with_backlog"]["model_on_vs_keyword_only_p95"] = {
+            "edit": round(m["edit_s"]["p95"] / k["edit_s"]["p95"], 2),
+            "delete": round(m["delete_s"]["p95"] / k["delete_s"]["p95"], 2)}
     return out
 
 
-def embedding_run(tmp: Path, files: int, edits: int) -> dict:
-    """Keyword-searchable, then fully embedded; and edits saved while the daemon embeds."""
+def embedding_run(tmp: Path, files: int) -> dict:
+    """Keyword-searchable, then fully embedded by `memory reembed` (passages per second,
+    peak memory)."""
     root = tmp / "notes"
     root.mkdir(parents=True)
     make_folder(root, files, seed=2)
     db = tmp / "memory.db"
     keyword_s, _, report = timed_cli(db, "sync", "--no-embed", str(root))
     embed_s, rss, done = timed_cli(db, "reembed")
-    out = {"files": files, "sections": report["chunks_added"],
-           "keyword_searchable_s": round(keyword_s, 2),
-           "embedding_s": round(embed_s, 2),
-           "fully_embedded_s": round(keyword_s + embed_s, 2),
-           "passages_per_s": round(done["embedded"] / embed_s, 1),
-           "embedder": done["embedder"], "reembed_peak_rss_mb": round(rss)}
-    # The same folder again, with the daemon embedding it in the background.
-    db2 = tmp / "memory2.db"
-    timed_cli(db2, "sync", "--no-embed", str(root))
-    d = Daemon(db2, root, "--settle-ms", "300", env={"MEMORY_EMBEDDER": "e5"})
+    return {"files": files, "sections": report["chunks_added"],
+            "keyword_searchable_s": round(keyword_s, 2),
+            "embedding_s": round(embed_s, 2),
+            "fully_embedded_s": round(keyword_s + embed_s, 2),
+            "passages_per_s": round(done["embedded"] / embed_s, 1),
+            "embedder": done["embedder"], "reembed_peak_rss_mb": round(rss)}
+
+
+def backlog_run(tmp: Path, embedder: str, notes: int, edits: int, deletes: int,
+                move: int) -> dict:
+    """The daemon with a backlog: a folder of long notes imported by keywords only (with
+    the model on, every section waits for a vector), then edits, deletions and a folder
+    move timed until search shows them, while the daemon embeds in the background."""
+    root = tmp / f"vault-{embedder}"
+    make_folder(root, notes, seed=3)
+    team = root / "team"
+    team.mkdir()
+    for j in range(move):
+        (team / f"m{j:03d}.md").write_text(f"# Member {j}\n\nteammate{j} works on the "
+                                           f"{WORDS[j % len(WORDS)]} project\n")
+    db = tmp / f"memory-{embedder}.db"
+    _, _, report = timed_cli(db, "sync", "--no-embed", str(root))
+    d = Daemon(db, root, "--settle-ms", "300", env={"MEMORY_EMBEDDER": embedder})
     d.start()
+    out: dict = {"embedder": embedder, "notes": notes + move,
+                 "sections": report["chunks_added"]}
     try:
-        latencies = edit_latencies(d, root, files, edits, seed=7, pause=0.5)
-        with MemoryStore.open(db2, read_only=True, embedder="e5") as s:
-            latencies["still_pending_after"] = s.pending_vectors()
-        out["edit_latency_while_embedding_s"] = latencies
+        with MemoryStore.open(db, read_only=True, embedder=embedder) as s:
+            out["backlog_at_start"] = s.pending_vectors()
+        time.sleep(3)  # the embedding worker is busy when the first edit comes
+        out["edit_s"] = edit_latencies(d, root, notes, edits, seed=7, pause=0.5)
+        rng = random.Random(11)
+        gone = []
+        for i in rng.sample(range(notes), deletes):
+            path = root / f"area{i % 40:02d}" / f"note{i:05d}.md"
+            t0 = time.perf_counter()
+            path.unlink()
+            wait_for(lambda: not d.search_ids(str(i)), timeout=60, interval=0.01)
+            gone.append(time.perf_counter() - t0)
+            time.sleep(0.5)
+        out["delete_s"] = {"p50": round(statistics.median(gone), 3),
+                           "p95": round(percentile(gone, 0.95), 3), "deletes": deletes}
+        with MemoryStore.open(db, read_only=True, embedder="none") as s:
+            before = {h for (h,) in s._db.execute(
+                "SELECT passage_hash FROM vectors WHERE passage_hash IS NOT NULL")}
+        t0 = time.perf_counter()
+        os.rename(team, root / "team moved")
+        with MemoryStore.open(db, read_only=True, embedder="none") as s:
+            wait_for(lambda: all(s.get(f"{root.name}/team moved/m{j:03d}.md#",
+                                       namespace="notes") for j in range(move)),
+                     timeout=120, interval=0.01)
+            out["move_s"] = {"notes": move, "live_under_new_paths_s":
+                             round(time.perf_counter() - t0, 3)}
+            if embedder != "none":  # vectors for the moved sections: reused, not embedded
+                prefix = f"{root.name}/team moved/"
+                ids = [rid for (rid,) in s._db.execute(
+                    "SELECT id FROM revisions WHERE note >= ? AND note < ? AND deleted = 0 "
+                    "AND memory_id != note || '#'", (prefix, prefix + "\U0010ffff"))]
+                wait_for(lambda: s._db.scalar(
+                    "SELECT count(*) FROM vectors WHERE revision_id IN "
+                    "(SELECT value FROM json_each(?))", (json.dumps(ids),)) == len(ids),
+                    timeout=300, interval=0.2)
+                fresh = s._db.scalar(
+                    "SELECT count(*) FROM vectors WHERE revision_id IN (SELECT value FROM "
+                    "json_each(?)) AND passage_hash NOT IN (SELECT value FROM json_each(?))",
+                    (json.dumps(ids), json.dumps(sorted(before))))
+                out["move_s"]["embeddings_added_by_the_model"] = fresh
+                out["move_s"]["vectors_reused"] = len(ids) - fresh
+        with MemoryStore.open(db, read_only=True, embedder=embedder) as s:
+            out["backlog_at_end"] = s.pending_vectors()
+    except AssertionError:
+        print(d.log()[-3000:], file=sys.stderr)
+        raise
     finally:
         d.close()
     return out
@@ -187,10 +255,12 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--edits", type=int, default=40)
     ap.add_argument("--burst", type=int, default=1000)
-    ap.add_argument("--embed-files", type=int, default=1000)
+    ap.add_argument("--embed-files", type=int, default=300)
+    ap.add_argument("--backlog-notes", type=int, default=1000,
+                    help="long notes the daemon has to embed while edits are timed")
     ap.add_argument("--out", default=str(HERE / "results" / "sync.json"))
     args = ap.parse_args()
-    result = run(args.files, args.edits, args.burst, args.embed_files)
+    result = run(args.files, args.edits, args.burst, args.embed_files, args.backlog_notes)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0

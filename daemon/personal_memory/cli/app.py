@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     configure_logging(long_running=args.command in ("watch", "serve"))
+    limit_threads(args.command)
     from ..errors import PersonalMemoryError
     try:
         return COMMANDS[args.command](args)
@@ -39,6 +40,23 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+# Commands that search: the model encodes one short query at a time, where a second
+# OpenMP thread saves a few ms on an idle machine but, on a busy one, spins at every
+# barrier waiting for a descheduled partner (p95 from 55 ms to over a second at 100,000
+# revisions; benchmarks/search_scale.py). Commands that embed many passages keep both.
+SEARCHING = {"search", "changes", "serve", "ui", "read", "history", "status", "stats"}
+
+
+def limit_threads(command: str) -> None:
+    """Thread pools sized before numpy and the model load (they read these once). numpy's
+    BLAS gets one thread everywhere: its matrix-vector products are memory-bound, and its
+    idle threads spin against the model's. A value the user set is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    if command in SEARCHING:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 class _OneLineWarnings(logging.Filter):

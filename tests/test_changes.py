@@ -148,7 +148,7 @@ def test_relative_times_resolve_once_against_the_clock():
     assert format_time(parse_moment("2W", "since", now)) == "2025-02-24T12:00:00Z"
     assert parse_moment("now", "until", now) == now
     assert parse_moment("2025-01-01", "since", now) == parse_time("2025-01-01")
-    with pytest.raises(InvalidTime, match="since: 'yesterday' .* such as 24h, 7d or 2w"):
+    with pytest.raises(InvalidTime, match="since: 'yesterday' .* such as 15m, 24h, 7d or 2w"):
         parse_moment("yesterday", "since", now)
     with pytest.raises(InvalidTime, match="until: '3x'"):
         parse_moment("3x", "until", now)
@@ -192,7 +192,7 @@ def test_cli_and_mcp(tmp_path):
             return tools, plain, asked, bad
     tools, plain, asked, bad = asyncio.run(go())
     assert tools["memory_changes"].annotations.read_only_hint is True
-    notes = plain.structured_content["changes"]["notes"]
+    notes = plain.structured_content["notes"]
     assert notes[0]["sections"][0]["diff"] == "… the launch is in [-march-] {+may+}"
-    assert asked.structured_content["changes"]["results"][0]["rank_after"] == 1
+    assert asked.structured_content["results"][0]["rank_after"] == 1
     assert bad.is_error and "7d" in bad.content[0].text

@@ -59,7 +59,7 @@ def test_a_database_on_a_read_only_mount_can_be_read(tmp_path):
     ro.mkdir()
     assert run_memory("--db", db, "backup", ro / "m.db").returncode == 0
     p = _in_read_only_mount(ro, *MEMORY, "--db", str(ro / "m.db"), "search", "sync")
-    assert p.returncode == 0 and "sync alpha" in p.stdout, p.stderr
+    assert p.returncode == 0 and "**sync** alpha" in p.stdout, p.stderr
     p = _in_read_only_mount(ro, *MEMORY, "--db", str(ro / "m.db"), "remember", "b", "x")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 

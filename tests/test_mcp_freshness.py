@@ -133,7 +133,7 @@ def test_a_database_replaced_under_the_server_is_served_afresh(vault_db, tmp_pat
         wait_for(lambda: server.worker() not in (None, first), timeout=30,
                  what="a fresh worker")
         found = server.search("kumquat")
-        assert [r["revision"]["memory_id"] for r in found["results"]] == ["swap"]
+        assert [r["memory_id"] for r in found["results"]] == ["swap"]
         assert server.search("billing")["count"] == 0
     finally:
         server.close()
@@ -155,7 +155,7 @@ def test_a_copy_over_the_same_inode_is_noticed(vault_db, tmp_path):
         assert os.stat(db).st_ino == inode
         wait_for(lambda: server.worker() not in (None, first), timeout=30,
                  what="a fresh worker")
-        assert [r["revision"]["memory_id"] for r in server.search("kumquat")["results"]] == [
+        assert [r["memory_id"] for r in server.search("kumquat")["results"]] == [
             "swap"]
     finally:
         server.close()

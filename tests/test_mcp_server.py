@@ -59,13 +59,14 @@ def list_tools(server, mode="legacy"):
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
     server = build_server(config(db=notes_db))
-    r = call(server, "memory_search", {"query": "prefer", "as_of": "2025-02-01"}, mode)
+    r = call(server, "memory_search", {"query": "prefer", "as_of": "2025-02-01",
+                                       "detail": "full"}, mode)
     assert not r.is_error
     out = r.structured_content
-    assert out["namespace"] == "notes" and out["as_of"] == "2025-02-01T00:00:00Z"
-    assert [x["revision"]["content"] for x in out["results"]] == ["I prefer equity research."]
-    first = out["results"][0]
-    rev = first["revision"]
+    assert out["as_of"] == "2025-02-01T00:00:00Z"
+    assert [x["snippet"] for x in out["results"]] == ["I **prefer** equity research."]
+    assert '"memory_id":"role"' in r.content[0].text  # full: the records, compact JSON
+    first = rev = out["full"][0]
     assert (rev["memory_id"], rev["known_at"], rev["valid_from"], rev["valid_to"]) == (
         "role", "2025-01-10T00:00:00Z", "2025-01-10T00:00:00Z", None)
     assert rev["content_hash"] == hashlib.sha256(b"I prefer equity research.").hexdigest()
@@ -74,8 +75,8 @@ def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
     assert out["unembedded"] == 0 and out["hint"] is None
     r = call(server, "memory_search", {"query": "prefer"}, mode)
     results = r.structured_content["results"]
-    assert [x["revision"]["memory_id"] for x in results] == ["role"]  # pinned namespace
-    assert "quantitative" in results[0]["revision"]["content"]
+    assert [x["memory_id"] for x in results] == ["role"]  # pinned namespace
+    assert "quantitative" in results[0]["snippet"] and r.structured_content["full"] is None
 
 
 def test_tools_are_described_and_annotated(notes_db):
@@ -104,11 +105,11 @@ def test_write_tools_only_with_writes_enabled(notes_db):
             assert prop.get("description")
     assert tools["memory_remember"].annotations.read_only_hint is False
     r = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
-    assert r.structured_content["result"]["created"] is True
+    assert r.structured_content["created"] is True
     again = call(server, "memory_remember", {"memory_id": "new", "content": "fresh fact"})
-    assert again.structured_content["result"]["created"] is False
+    assert again.structured_content["created"] is False
     r = call(server, "memory_forget", {"memory_id": "new"})
-    assert r.structured_content["result"]["revision"]["deleted"] is True
+    assert r.structured_content["deleted"] is True
     r = call(server, "memory_history", {"memory_id": "new"})
     assert [x["deleted"] for x in r.structured_content["revisions"]] == [False, True]
 
@@ -151,9 +152,10 @@ def test_nothing_fits_gives_zero_results_and_a_hint(notes_db):
 
 def test_tools_are_plain_functions(notes_db):
     tools = MemoryTools(config(db=notes_db))
-    out = tools.search("prefer", as_of="2025-04-01", limit=1)
-    assert out.count == 1 and "quantitative" in out.results[0].content
-    assert tools.history("role").revisions[0].content == "I prefer equity research."
+    out = tools.search("prefer", as_of="2025-04-01", limit=1).structured_content
+    assert out["count"] == 1 and "quantitative" in out["results"][0]["snippet"]
+    history = tools.history("role").structured_content
+    assert history["revisions"][0]["content"] == "I prefer equity research."
 
 
 def test_configuration_precedence_and_startup_errors(notes_db, tmp_path):
@@ -220,7 +222,7 @@ def test_real_subprocess_over_stdio(notes_db, mode):
             return names, r
     names, r = asyncio.run(go())
     assert names == READ_TOOLS
-    assert r.structured_content["results"][0]["revision"]["content"] == "I prefer equity research."
+    assert r.structured_content["results"][0]["snippet"] == "I **prefer** equity research."
 
 
 def test_stdout_carries_only_json_rpc(notes_db):
@@ -295,7 +297,7 @@ def test_searches_while_a_writer_appends(notes_db, tmp_path):
     assert written > 20
     assert revisions == sorted(revisions) and revisions[-1] > revisions[0]
     # the newest revision, written after the server started, is found without a restart
-    assert last.structured_content["results"][0]["revision"]["memory_id"] == f"w{written - 1}"
+    assert last.structured_content["results"][0]["memory_id"] == f"w{written - 1}"
 
 
 def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
@@ -317,7 +319,7 @@ def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
             return await asyncio.gather(*calls)
     out = asyncio.run(go())
     searches, histories, status = out[:60], out[60:-1], out[-1]
-    assert [r.structured_content["results"][0]["revision"]["memory_id"] for r in searches] == [
+    assert [r.structured_content["results"][0]["memory_id"] for r in searches] == [
         f"c{i:02d}" for i in range(60)]
     assert [r.structured_content["memory_id"] for r in histories] == [
         f"c{i:02d}" for i in range(0, 60, 6)]

@@ -180,10 +180,11 @@ def test_cli_read_tag_and_mcp_read(tmp_path, vault):
             missing = await c.call_tool("memory_read", {"note": "vault/nope.md"})
             return read, tagged, missing
     read, tagged, missing = asyncio.run(go())
-    note = read.structured_content["note"]
+    note = read.structured_content
     assert note["text"] == (vault / "plan.md").read_text()
+    assert read.content[0].text.count((vault / "plan.md").read_text().split("\n")[2]) == 1
     assert [s["memory_id"] for s in note["sections"]] == ["vault/plan.md#Plan",
                                                           "vault/plan.md#Plan#Risks"]
-    hit = tagged.structured_content["results"][0]["revision"]
+    hit = tagged.structured_content["results"][0]
     assert hit["note"] == "vault/plan.md" and hit["heading_path"] == ["Plan"]
     assert missing.is_error and "not known" in missing.content[0].text

@@ -65,6 +65,12 @@ def limit_arg(limit: object, maximum: int = MAX_LIMIT) -> int:
     return limit
 
 
+def offset_arg(offset: object) -> int:
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidArgument(f"offset: {offset!r} is not a whole number from 0 on")
+    return offset
+
+
 def tags_arg(tags: object) -> tuple[str, ...] | None:
     """The tags filter, normalised (None or empty: no filter)."""
     if tags is None:

@@ -13,14 +13,15 @@ from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending
 from .errors import InvalidArgument, NotFound
-from .limits import CLOCK_TOLERANCE_US, MAX_QUERY_CHARS
+from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS
 from .notes.folders import Folder
-from .records import (Capabilities, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
+from .records import (Appended, Capabilities, RecentNote, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
                       PurgeReport, RevisionRecord, SearchResults, Stats, Status, SyncReport,
                       SyncRun, VectorStatus, WriteResult)
 from .records import ClockAnomaly, DaemonStatus
 from .search import reference
-from .search.contract import Ranked, Semantic
+from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
+from .search.snippets import with_snippets
 from .store import SCHEMA_VERSION, Database, capabilities
 from .sync.folder_sync import FolderSync
 from .sync.status import daemon_status
@@ -147,19 +148,27 @@ class MemoryStore:
         return (query, namespace, *args.moment(as_of, valid_at), limit)
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
-               limit: int = 10, tags: list[str] | None = None) -> SearchResults:
+               limit: int = 10, tags: list[str] | None = None,
+               snippets: bool = False) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
         ``valid_at`` (default: the cutoff, or now). ``tags`` keeps only sections of notes
-        that had any of them at that time (applied before ranking). The returned list also
-        carries the resolved ``as_of`` and ``valid_at``."""
+        that had any of them at that time (applied before ranking). ``snippets`` gives each
+        result the lines that best match, with their place in the file. The returned list
+        also carries the resolved ``as_of`` and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         wanted = args.tags_arg(tags)
+        if not has_words(query):
+            return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         semantic = self._semantic(query)
         with self._db.errors():
             found = self._search_index().search(self._db, query, namespace=namespace,
                                                 as_of=cutoff, valid_at=at, limit=limit,
                                                 tags=wanted, semantic=semantic)
+            if snippets:
+                found.results = with_snippets(self._db, found.results,
+                                              query_terms(self._db, query), namespace,
+                                              cutoff, at)
         return self._results(found, cutoff, at)
 
     def _semantic(self, query: str) -> Semantic | None:
@@ -181,6 +190,8 @@ class MemoryStore:
         the stored vectors. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
+        if not has_words(query):
+            return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         with self._db.errors():
             found = reference.search_reference(self._db, query, namespace=namespace,
                                                as_of=cutoff, valid_at=at, limit=limit,
@@ -246,17 +257,19 @@ class MemoryStore:
             return read_note(self._db, namespace, note, cutoff, at)
 
     def changes(self, *, namespace: str, since: Any, until: Any = None,
-                query: str | None = None, limit: int = 20) -> Changes:
+                query: str | None = None, limit: int = 20, offset: int = 0) -> Changes:
         """What changed between ``since`` (excluded) and ``until`` (included; default now).
         Times are as for ``as_of``, or spans back from now (``24h``, ``7d``, ``2w``),
         resolved once. Without a query: the notes whose sections were added, revised (with
         a word-level diff) or retracted, and notes moved, newest first (at most ``limit``
         notes). With one: the results of the query at both times (two exact searches of
         ``limit`` results), what moved the answer most first; results the same in text and
-        rank are listed by ID in ``unchanged``."""
+        rank are listed by ID in ``unchanged``. ``offset`` skips that many notes (the next
+        page); ``more`` says how many notes follow the page."""
         from .timeline.changes import knowledge_changes, result_changes
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
+        offset = args.offset_arg(offset)
         now = now_micros()
         start = parse_moment(since, "since", now)
         end = now if until is None else parse_moment(until, "until", now)
@@ -266,10 +279,11 @@ class MemoryStore:
         if query is None:
             with self._db.errors():
                 notes_changed, counts = knowledge_changes(self._db, namespace, start, end,
-                                                          limit)
+                                                          limit, offset)
             return Changes(namespace=namespace, since=format_time(start),
                            until=format_time(end), query=None, counts=counts,
-                           notes=notes_changed)
+                           notes=notes_changed, offset=offset,
+                           more=max(0, counts["notes"] - offset - len(notes_changed)))
         query = args.query_arg(query)
         # Two exact point-in-time searches: each side is what a search at that time gives.
         before = self.search(query, namespace=namespace, as_of=format_time(start),
@@ -279,7 +293,16 @@ class MemoryStore:
         def visible(memory_id: str) -> bool:
             return self.get(memory_id, namespace=namespace,
                             as_of=format_time(end)) is not None
-        results, unchanged = result_changes(list(before), list(after), visible)
+
+        wider: list[str] = []
+
+        def still_a_result(memory_id: str) -> bool:
+            if not wider:  # the same search without the cut, once, when one is needed
+                wider.extend(r.memory_id for r in self.search(
+                    query, namespace=namespace, as_of=format_time(end), limit=MAX_LIMIT))
+            return memory_id in wider
+        results, unchanged = result_changes(list(before), list(after), visible,
+                                            still_a_result)
         counts = {kind: sum(r.change == kind for r in results)
                   for kind in ("new", "gone", "up", "down", "changed")}
         counts["unchanged"] = len(unchanged)
@@ -301,6 +324,29 @@ class MemoryStore:
             raise NotFound(f"memory {memory_id!r} has no revisions in namespace "
                            f"{namespace!r}{when}")
         return revisions
+
+    def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
+        """The notes changed most recently, newest first."""
+        namespace = args.namespace_arg(namespace)
+        limit = args.limit_arg(limit)
+        out = []
+        with self._db.errors(), self._db.snapshot():
+            for note, last in self._db.recent_notes(namespace, limit):
+                record = self._db.winner(namespace, note + "#", None, now_micros())
+                out.append(RecentNote(note=note, title=record.title if record else None,
+                                      changed_at=format_time(last),
+                                      deleted=record is None or record.hidden))
+        return out
+
+    def appended_since(self, revision_id: int | None, *,
+                       namespace: str | None = None) -> Appended:
+        """The newest revision id, and the notes of the revisions appended after
+        ``revision_id`` (None: only the newest id). For readers that announce changes."""
+        with self._db.errors(), self._db.snapshot():
+            newest = self._db.max_revision_id()
+            notes = ([] if revision_id is None or newest <= revision_id else
+                     self._db.notes_appended_after(revision_id, namespace))
+        return Appended(newest=newest, notes=notes)
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:

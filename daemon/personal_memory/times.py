@@ -103,13 +103,14 @@ def now_micros() -> int:
     return time.time_ns() // 1000
 
 
-_RELATIVE = re.compile(r"(\d{1,6})\s*([hdw])")
-_UNIT_US = {"h": 3_600_000_000, "d": 86_400_000_000, "w": 7 * 86_400_000_000}
+_RELATIVE = re.compile(r"(\d{1,9})\s*([smhdw])")
+_UNIT_US = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000,
+            "w": 7 * 86_400_000_000}
 
 
 def parse_moment(value: object, field: str, now: int) -> int:
-    """:func:`parse_time`, plus what a person types for "that long ago": ``now``, ``24h``,
-    ``7d``, ``2w`` (hours, days, weeks before ``now``)."""
+    """:func:`parse_time`, plus what a person types for "that long ago": ``now``, ``90s``,
+    ``15m``, ``24h``, ``7d``, ``2w`` (seconds, minutes, hours, days, weeks before ``now``)."""
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "now":
@@ -120,4 +121,5 @@ def parse_moment(value: object, field: str, now: int) -> int:
     try:
         return parse_time(value, field)
     except InvalidTime as exc:
-        raise InvalidTime(f"{exc}, or a span back from now such as 24h, 7d or 2w") from None
+        raise InvalidTime(f"{exc}, or a span back from now such as 15m, 24h, 7d or "
+                          "2w") from None

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from .. import render
 from ..limits import EXIT_OK, EXIT_PROBLEM
 from . import output
 from .context import CommandError, command, emit, note, open_store, settings
@@ -45,10 +46,12 @@ def cmd_forget(args: argparse.Namespace) -> int:
 @command
 def cmd_search(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True) as store:
-        found = store.search(" ".join(args.query), namespace=settings(args).namespace,
-                             as_of=args.as_of, valid_at=args.valid_at, limit=args.limit,
-                             tags=args.tag)
-    emit(args, list(found), lambda _: output.results(found))
+        query = " ".join(args.query)
+        found = store.search(query, namespace=settings(args).namespace, as_of=args.as_of,
+                             valid_at=args.valid_at, limit=args.limit, tags=args.tag,
+                             snippets=not args.full)
+    emit(args, list(found), lambda _: output.results(found) if args.full or not found
+         else render.hits(found, query))
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
     if found.unembedded:
@@ -61,6 +64,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_read(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
         view = store.read(args.note, namespace=settings(args).namespace, as_of=args.as_of)
+    if args.section or args.lines:
+        first, last, text = render.note_part(view, args.section, render.parse_lines(args.lines))
+        emit(args, {"note": view.note, "as_of": view.as_of, "line_start": first,
+                    "line_end": last, "text": text}, lambda d: render.numbered(first, text))
+        return EXIT_OK
     emit(args, view, output.note)
     return EXIT_OK
 

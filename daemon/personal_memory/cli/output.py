@@ -73,9 +73,12 @@ def changes(found: Changes) -> str:
             what = f"moved from {n.moved_from}" if n.moved_from else n.change
             lines.append(f"{n.note or n.sections[0].memory_id}{title} ({what}"
                          + (f", {n.latest}" if n.latest else "") + ")")
+            for field, (old, new) in n.record_changes.items():
+                lines.append(f"  ~ {field}: {old!r} -> {new!r}")
             for sec in n.sections:
-                when = f" ({sec.known_at})" if sec.known_at else " (validity ended)"
-                lines.append(f"  {_MARK[sec.change]} {sec.memory_id}{when}")
+                when = f" ({sec.known_at})" if sec.known_at else ""
+                why = f" [{sec.why}]" if sec.why else ""
+                lines.append(f"  {_MARK[sec.change]} {sec.memory_id}{when}{why}")
                 if sec.diff:
                     lines.append(f"      {short(sec.diff, 400)}")
         if len(found.notes) < c["notes"]:
@@ -86,7 +89,7 @@ def changes(found: Changes) -> str:
     lines = [head]
     for r in found.results:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
-        what = r.change + (", retracted" if r.retracted else "") + (
+        what = r.change + (f", {r.why}" if r.why else "") + (
             ", text changed" if r.text_changed and r.change != "changed" else "")
         lines.append(f"  {what:<22} {ranks:<12} {r.memory_id}")
         if r.diff:

@@ -75,17 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", metavar="TAG",
                    help="only notes with this tag (repeat for any of several; a tag also "
                    "matches its nested tags)")
+    p.add_argument("--full", action="store_true",
+                   help="each result's whole text, times, source and scores (default: its "
+                   "place in the note and the lines that matched)")
 
     p = add("read", "a whole note as it was known at a cutoff, sections in order")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
     p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--section", help="only this section: its memory ID or its heading")
+    p.add_argument("--lines", help="only these lines, e.g. 10-40 (printed with numbers)")
 
     p = add("changes", "what was learned between two times, or how a query's answer moved")
     p.add_argument("query", nargs="*", help="optional: compare this search at both times")
     namespace(p)
     p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of, "
-                   "or a span back from now: 24h, 7d, 2w")
+                   "or a span back from now: 90s, 15m, 24h, 7d, 2w")
     p.add_argument("--until", help="end (included; default: now); same forms as --since")
     p.add_argument("--limit", type=int, default=20,
                    help="notes listed, or results per search (default 20)")

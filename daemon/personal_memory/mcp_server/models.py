@@ -1,18 +1,55 @@
-"""What the MCP tools return: output models built from the API's records, so their JSON
-schemas follow the records (a renamed field changes the schema, and fails a test)."""
+"""What the MCP tools return. Compact by default: what an assistant needs to answer and to
+cite (a place in a note, the lines that matched, when it was known); the API's full
+records with ``detail: "full"``. The models are built from the records, so their JSON
+schemas follow them (a renamed field changes the schema, and fails a test)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
 
-from ..records import Changes, NoteView, RevisionRecord, SearchResult, Status, WriteResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..records import (Changes, NoteView, RevisionRecord, SearchResult, SearchResults,
+                       Status)
+
+def _untitled(schema: dict, cls=None) -> None:
+    """No generated titles in the schemas: they repeat each field's name (a third of
+    tools/list)."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_untitled)
+
 
 TIME_HELP = ("ISO 8601: YYYY-MM-DD (midnight UTC) or a timestamp with a zone, "
              "e.g. 2025-02-01T09:30:00Z")
 
 
-class SearchOutput(BaseModel):
-    namespace: str
+class Hit(Out):
+    memory_id: str
+    note: str | None = Field(description="COLLECTION/path.md of the note, if any")
+    title: str | None
+    heading_path: list[str] | None
+    line_start: int | None = Field(description="first line of the snippet in the note's file")
+    line_end: int | None
+    snippet: str = Field(description="the lines that best match, words found in **bold**")
+    known_at: str
+    score: float
+
+    @classmethod
+    def of(cls, r: SearchResult) -> "Hit":
+        s = r.snippet
+        return cls(memory_id=r.memory_id, note=r.note, title=r.title,
+                   heading_path=r.heading_path,
+                   line_start=s.line_start if s else None, line_end=s.line_end if s else None,
+                   snippet=s.text if s else r.content[:300], known_at=r.known_at,
+                   score=round(r.score, 4))
+
+
+class SearchOutput(Out):
     query: str
     as_of: str | None = Field(description="knowledge cutoff used; null means everything known")
     valid_at: str = Field(description="the time the answer is about")
@@ -20,45 +57,166 @@ class SearchOutput(BaseModel):
     unembedded: int = Field(0, description="visible memories without a vector yet, ranked "
                             "by keywords alone")
     hint: str | None = Field(None, description="why there are no results, when there are none")
-    results: list[SearchResult] = Field(
-        description="best first; each holds the revision (content, title, source, times, "
-        "provenance with the note's path) and its scores: the fused score, BM25 (keyword, "
-        "higher is better) and cosine, with their ranks")
+    results: list[Hit] = Field(description="best first")
+    full: list[dict[str, Any]] | None = Field(
+        None, description="with detail=full: each result's whole record (the revision: "
+        "content, source, times, provenance; the scores: fused, BM25 and cosine, with "
+        "ranks), as the Python API's SearchResult")
+
+    @classmethod
+    def of(cls, query: str, found: SearchResults, hint: str | None,
+           full: bool) -> "SearchOutput":
+        return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
+                   unembedded=found.unembedded, hint=hint,
+                   results=[Hit.of(r) for r in found],
+                   full=[r.to_dict() for r in found] if full else None)
 
 
-class ReadOutput(BaseModel):
-    note: NoteView = Field(description="the note as known at the cutoff: title, aliases, "
-                           "tags, links, its sections in document order (memory ID, heading "
-                           "path, line span, revision and time, text) and the whole text; "
-                           "deleted is true when the note had been deleted by then; "
-                           "path_then is its path at the cutoff when it has moved since")
+class Section(Out):
+    memory_id: str
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    revision_id: int
+    known_at: str
 
 
-class ChangesOutput(BaseModel):
-    changes: Changes = Field(description="since and until as absolute times; without a "
-                             "query the notes that changed, newest first, each with its "
-                             "sections added, revised (diff: [-removed-] {+added+}) or "
-                             "retracted, and notes moved; with a query the results that "
-                             "moved, most first, and the IDs of those unchanged")
+class ReadOutput(Out):
+    note: str
+    title: str | None
+    as_of: str | None
+    known_at: str = Field(description="when the note last changed (or was deleted) by then")
+    deleted: bool
+    path_then: str | None = Field(description="the note's path at the cutoff, when it has "
+                                  "moved since (it is read under that path)")
+    aliases: list[str]
+    tags: list[str]
+    links: list[str]
+    sections: list[Section] = Field(description="in document order, with their line spans")
+    line_start: int = Field(description="the first line of text returned")
+    line_end: int
+    text: str = Field(description="the note (or the asked section or lines), once")
+
+    @classmethod
+    def of(cls, view: NoteView, first: int, last: int, text: str) -> "ReadOutput":
+        return cls(note=view.note, title=view.title, as_of=view.as_of, known_at=view.known_at,
+                   deleted=view.deleted, path_then=view.path_then, aliases=view.aliases,
+                   tags=view.tags, links=view.links,
+                   sections=[Section(memory_id=s.memory_id, heading_path=s.heading_path,
+                                     line_start=s.line_start, line_end=s.line_end,
+                                     revision_id=s.revision_id, known_at=s.known_at)
+                             for s in view.sections],
+                   line_start=first, line_end=last, text=text)
 
 
-class HistoryOutput(BaseModel):
-    namespace: str
+class SectionChangeOut(Out):
+    memory_id: str
+    change: str = Field(description="added, revised or retracted")
+    why: str | None = Field(description="for a retraction: deleted, removed, forgotten, "
+                            "purged or validity ended")
+    heading_path: list[str] | None
+    known_at: str | None
+    diff: str = Field(description="word-level: [-removed-] {+added+}")
+    moved_from: str | None
+
+
+class NoteChangeOut(Out):
+    note: str | None
+    title: str | None
+    change: str = Field(description="added, revised, deleted or moved")
+    latest: str | None
+    moved_from: str | None
+    record_changes: dict[str, list] = Field(description="title, aliases, tags: [old, new]")
+    sections: list[SectionChangeOut]
+
+
+class ResultChangeOut(Out):
+    memory_id: str
+    note: str | None
+    change: str = Field(description="new, gone, up, down or changed")
+    why: str | None = Field(description="for gone: retracted, no longer matches, or below "
+                            "the top N")
+    rank_before: int | None
+    rank_after: int | None
+    text_changed: bool
+    diff: str
+
+
+class ChangesOutput(Out):
+    since: str
+    until: str
+    query: str | None
+    counts: dict[str, int]
+    notes: list[NoteChangeOut]
+    results: list[ResultChangeOut]
+    unchanged: list[str]
+    more: int = Field(description="notes after this page")
+    next_cursor: str | None = Field(description="pass as cursor for the next page")
+    full: dict[str, Any] | None = Field(None, description="with detail=full: the whole "
+                                        "record (the Python API's Changes), revisions "
+                                        "before and after included")
+
+    @classmethod
+    def of(cls, c: Changes, cursor: str | None, full: bool) -> "ChangesOutput":
+        return cls(
+            since=c.since, until=c.until, query=c.query, counts=c.counts,
+            notes=[NoteChangeOut(
+                note=n.note, title=n.title, change=n.change, latest=n.latest,
+                moved_from=n.moved_from, record_changes=n.record_changes,
+                sections=[SectionChangeOut(memory_id=s.memory_id, change=s.change, why=s.why,
+                                           heading_path=s.heading_path, known_at=s.known_at,
+                                           diff=s.diff, moved_from=s.moved_from)
+                          for s in n.sections]) for n in c.notes],
+            results=[ResultChangeOut(memory_id=r.memory_id, note=r.note, change=r.change,
+                                     why=r.why, rank_before=r.rank_before,
+                                     rank_after=r.rank_after, text_changed=r.text_changed,
+                                     diff=r.diff) for r in c.results],
+            unchanged=c.unchanged, more=c.more, next_cursor=cursor,
+            full=c.to_dict() if full else None)
+
+
+class RevisionOut(Out):
+    revision_id: int
+    memory_id: str
+    known_at: str
+    valid_from: str
+    valid_to: str | None
+    deleted: bool
+    purged_at: str | None
+    purge_reason: str | None
+    content: str
+
+    @classmethod
+    def of(cls, r: RevisionRecord) -> "RevisionOut":
+        return cls(revision_id=r.revision_id, memory_id=r.memory_id, known_at=r.known_at,
+                   valid_from=r.valid_from, valid_to=r.valid_to, deleted=r.deleted,
+                   purged_at=r.purged.at if r.purged else None,
+                   purge_reason=r.purged.reason if r.purged else None, content=r.content)
+
+
+class HistoryOutput(Out):
     memory_id: str
     as_of: str | None
-    revisions: list[RevisionRecord] = Field(description="oldest first; tombstones have "
-                                            "deleted true; a purged revision has purged "
-                                            "(when and why) and no text")
+    revisions: list[RevisionOut] = Field(description="oldest first; a tombstone has deleted "
+                                         "true; a purged revision has purged_at and no text")
+    full: list[dict[str, Any]] | None = Field(None, description="with detail=full: the "
+                                              "whole revisions (the API's RevisionRecord)")
 
 
-class WriteOutput(BaseModel):
-    result: WriteResult = Field(description="the revision; created is false when an "
-                                "identical revision already existed")
+class WriteOutput(Out):
+    memory_id: str
+    revision_id: int
+    known_at: str
+    created: bool = Field(description="false when an identical revision already existed")
+    deleted: bool
 
 
-class StatusOutput(BaseModel):
+class StatusOutput(Out):
     writes_enabled: bool
-    status: Status = Field(description="counts; search and vectors (pending, rate, ETA); "
-                           "the sync daemon: running or not, last sync, files indexed, and "
-                           "problems: notes or folders that could not be imported, until "
-                           "they can")
+    status: dict[str, Any] = Field(description="the API's Status record: namespace; counts "
+                                   "(revisions, memories, notes, tombstones); vectors "
+                                   "(semantic, embedder, pending_vectors, "
+                                   "embedding_per_second, eta_seconds); daemon "
+                                   "(daemon_running, daemon_state, last_sync_status, "
+                                   "last_successful_sync_at, files_indexed, problems: what "
+                                   "could not be imported, until it can)")

@@ -1,20 +1,28 @@
 """The MCP stdio server, on the official SDK: the tools registered under their names, each
-marked read-only or not. Read-only unless writes are enabled; purge is never offered."""
+marked read-only or not; notes as resources; prompts for the questions this memory answers
+best. Read-only unless writes are enabled; purge is never offered."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import sys
-from typing import NamedTuple
+from contextlib import asynccontextmanager
+from typing import Any, NamedTuple
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp_types import ToolAnnotations
+from pydantic import ValidationError
 
 from ..errors import PersonalMemoryError
 from ..limits import EXIT_OK, EXIT_USAGE
 from ..settings import Settings
 from ..version import __version__
+from . import resources
 from .stdio import Relay, is_worker
 from .tools import INSTRUCTIONS, MemoryTools
 
@@ -32,7 +40,7 @@ class Tool(NamedTuple):
 
 READ_TOOLS = (
     Tool("memory_search", "search", "Search notes at a point in time", True),
-    Tool("memory_read", "read", "Read a whole note at a point in time", True),
+    Tool("memory_read", "read", "Read a note at a point in time", True),
     Tool("memory_changes", "changes", "What changed between two times", True),
     Tool("memory_history", "history", "Revision history of a memory", True),
     Tool("memory_status", "status", "Memory and sync status", True),
@@ -43,6 +51,29 @@ WRITE_TOOLS = (
 )
 
 
+def one_line(exc: ValidationError) -> str:
+    """Pydantic's report of bad arguments as one readable line (no URL, no dump)."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "arguments"
+        given = repr(err.get("input"))
+        given = given if len(given) <= 40 else given[:37] + "..."
+        parts.append(f"{field}: {err['msg'][0].lower() + err['msg'][1:]} (got {given})")
+    return "; ".join(parts)
+
+
+class Server(MCPServer):
+    """The SDK's server with arguments errors said in one line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(one_line(exc.__cause__)) from None
+            raise
+
+
 def build_server(config: Settings, *, warm: bool = False,
                  restart_on_change: bool = False) -> MCPServer:
     tools = MemoryTools(config)
@@ -50,15 +81,45 @@ def build_server(config: Settings, *, warm: bool = False,
         tools.warm_in_background()
     if restart_on_change:
         tools.exit_when_changed()
-    server = MCPServer("personal-memory", title="Personal memory", version=__version__,
-                       instructions=INSTRUCTIONS)
+    bus = InMemorySubscriptionBus()
+
+    @asynccontextmanager
+    async def lifespan(server):
+        async with anyio.create_task_group() as group:
+            group.start_soon(_announce_changes, tools, bus)
+            yield {}
+            group.cancel_scope.cancel()
+
+    server = Server("personal-memory", title="Personal memory", version=__version__,
+                    instructions=INSTRUCTIONS, subscriptions=bus, lifespan=lifespan)
     for tool in READ_TOOLS + (WRITE_TOOLS if config.enable_writes else ()):
-        server.add_tool(getattr(tools, tool.method), name=tool.name, title=tool.title,
+        fn = getattr(tools, tool.method)
+        server.add_tool(fn, name=tool.name, title=tool.title,
+                        description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=ToolAnnotations(readOnlyHint=tool.read_only,
                                                     destructiveHint=tool.destructive,
                                                     idempotentHint=tool.idempotent,
                                                     openWorldHint=False))
+    resources.register(server, tools)
     return server
+
+
+async def _announce_changes(tools: MemoryTools, bus: InMemorySubscriptionBus,
+                            every: float = 1.0) -> None:
+    """Tell listening clients which notes changed (resource-updated events) whenever the
+    daemon indexes something: the notes of the revisions appended since the last look."""
+    last = await anyio.to_thread.run_sync(tools.newest_revision)
+    while True:
+        await anyio.sleep(every)
+        try:
+            last, notes = await anyio.to_thread.run_sync(tools.notes_changed_after, last)
+        except PersonalMemoryError as exc:
+            log.warning("could not look for changed notes: %s", exc)
+            continue
+        for note in notes:
+            await bus.publish(ResourceUpdated(uri=resources.note_uri(note)))
+        if notes:
+            await bus.publish(ResourceUpdated(uri=resources.RECENT))
 
 
 def serve(config: Settings) -> None:

@@ -195,6 +195,9 @@ class Relay:
                 self._start()
                 if self.initialize is not None:
                     self._replay()
+                else:  # a stateless session (no initialize): only the unanswered requests
+                    for request in list(self.pending.values()):
+                        self._send(request)
 
     # -- the client -------------------------------------------------------------------------
 

@@ -4,15 +4,15 @@ MCP output models are built from these classes, so a renamed field changes every
 once."""
 
 from .changes import Changes, NoteChange, ResultChange, SectionChange
-from .notes import Move, NoteView, SectionView
-from .reports import (Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
+from .notes import Move, NoteView, RecentNote, SectionView
+from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
-from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults,
+from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
 
-__all__ = ["Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
-           "Move", "NoteChange", "NoteView", "Problem", "PurgeAudit", "PurgeMark",
+__all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
+           "Move", "NoteChange", "RecentNote", "NoteView", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
-           "SectionChange", "SectionView", "SkippedFile", "Stats", "Status", "SyncReport",
+           "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]

@@ -20,6 +20,10 @@ class SectionChange(Record):
     after: RevisionRecord | None
     diff: str = ""  # word-level, for a revision: [-removed-] {+added+}
     moved_from: str | None = None  # the memory's ID before its note moved
+    # Why a section was retracted: deleted (its note was), removed (from a note that stays:
+    # a section deleted or its heading renamed), forgotten (a memory written through the
+    # API), purged, or validity ended.
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class NoteChange(Record):
     latest: str | None  # the newest change's time
     sections: list[SectionChange]
     moved_from: str | None = None
+    # What changed in the note's record itself: title, aliases, tags, as [old, new].
+    record_changes: dict[str, list] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,9 @@ class ResultChange(Record):
     diff: str
     before: RevisionRecord | None
     after: RevisionRecord | None
+    # Why a result is gone: retracted (not visible any more), no longer matches (visible,
+    # but no query word and not close in meaning), or below the top N (still a result).
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,3 +77,5 @@ class Changes(Record):
     notes: list[NoteChange] = field(default_factory=list)
     results: list[ResultChange] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    offset: int = 0  # notes skipped (a later page of the same comparison)
+    more: int = 0  # notes after this page

@@ -20,6 +20,15 @@ class SectionView(Record):
 
 
 @dataclass(frozen=True)
+class RecentNote(Record):
+    """A note that changed recently: when, its title now, and whether it is deleted."""
+    note: str
+    title: str | None
+    changed_at: str
+    deleted: bool
+
+
+@dataclass(frozen=True)
 class Move(Record):
     """A note that left one path for another in one instant (a rename or a folder move)."""
     namespace: str

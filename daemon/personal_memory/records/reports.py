@@ -216,6 +216,14 @@ class PurgeReport(Record):
     advice: str | None = None
 
 
+@dataclass(frozen=True)
+class Appended(Record):
+    """What was appended after a revision: the newest revision id now, and the notes
+    (``COLLECTION/path.md``) those revisions belong to."""
+    newest: int
+    notes: list[str]
+
+
 class Checkpoint(NamedTuple):
     """The result of emptying the WAL: ``busy`` when a reader kept it from finishing."""
     busy: bool

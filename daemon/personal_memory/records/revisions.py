@@ -73,6 +73,16 @@ class WriteResult(_Revision, Record):
 
 
 @dataclass(frozen=True)
+class Snippet(Record):
+    """The lines of a result that best match the query (words found marked ``**so**``),
+    and where they are in the note's file (1-based, inclusive; None for a memory that is
+    not part of a note)."""
+    text: str
+    line_start: int | None
+    line_end: int | None
+
+
+@dataclass(frozen=True)
 class SearchResult(_Revision, Record):
     """A visible revision with its fused score and the two components' scores and ranks.
     The revision's fields can be read directly (``result.content``)."""
@@ -82,12 +92,15 @@ class SearchResult(_Revision, Record):
     bm25_rank: int | None
     cosine: float | None
     cosine_rank: int | None
+    snippet: Snippet | None = None  # with search(snippets=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """One flat mapping: the revision's fields and the scores."""
+        """One flat mapping: the revision's fields, the scores, and the snippet if any."""
         out = self.revision.to_dict()
         out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
                    cosine=self.cosine, cosine_rank=self.cosine_rank)
+        if self.snippet is not None:
+            out["snippet"] = self.snippet.to_dict()
         return out
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from . import ranking
+from .text import normalize_text
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -65,13 +66,25 @@ class Ranked:
     no_answer: str | None = None
 
 
+NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")
+
+
+def has_words(query: str) -> bool:
+    """Whether a query has something to search for: a letter or a digit (punctuation,
+    emoji and symbols alone match nothing, and the semantic model would rank noise)."""
+    return any(ch.isalnum() for ch in normalize_text(query))
+
+
 def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
-              semantic: Semantic | None) -> str | None:
-    """Why a search has no answer, or None when it has one: no visible row holds a query
-    word, and none is semantically closer than the embedder's calibrated threshold for
-    ``embedded`` visible rows with a vector."""
+              semantic: Semantic | None, visible: int = 1) -> str | None:
+    """Why a search has no answer, or None when it has one: nothing was visible at all;
+    or no visible row holds a query word, and none is semantically closer than the
+    embedder's calibrated threshold for ``embedded`` visible rows with a vector."""
     if keyword_matches:
         return None
+    if not visible:
+        return ("no memory was visible then: none known by the cutoff was valid at the "
+                "valid time")
     if semantic is None or best_cosine is None:
         return "no visible memory contains a word of the query"
     threshold = semantic.no_answer_below(embedded)

@@ -338,7 +338,7 @@ class SearchIndex:
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
             why = no_answer(len(bm_pos), cos.best() if cos else None,
-                            len(cos.pos) if cos else 0, semantic)
+                            len(cos.pos) if cos else 0, semantic, visible=len(winners))
             if why:
                 return Ranked(unembedded=unembedded, no_answer=why)
             return Ranked(fuse_ranked(

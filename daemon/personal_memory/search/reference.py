@@ -40,7 +40,8 @@ def search_reference(db: Database, query: str, *, namespace: str, as_of: int | N
         bm25 = db.bm25_over(list(rows), query_terms(db, query))
         cosine = cosine_reference(db, list(rows), semantic)
     unembedded = len(rows) - len(cosine) if semantic is not None else 0
-    why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic)
+    why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
+                    visible=len(rows))
     if why:
         return Ranked(unembedded=unembedded, no_answer=why)
     return Ranked(fuse(rows, bm25, cosine, limit), unembedded)

@@ -386,6 +386,11 @@ class Connection:
         data = normalize_text(text).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
+    def tokenize_with_offsets(self, data: bytes) -> list[tuple]:
+        """(start, end, token, colocated...) byte offsets of each term in UTF-8 ``data``,
+        as the index tokenizes a document."""
+        return self._tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None)
+
     def document_tokens(self, text: str) -> list[str]:
         """Tokens exactly as the FTS5 index stores them for a column of NFKC text."""
         return self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None,

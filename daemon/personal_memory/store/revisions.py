@@ -69,6 +69,24 @@ class RevisionLog:
             "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
             (namespace, note, note + "#", note + "#\U0010ffff"))
 
+    def recent_notes(self, namespace: str, limit: int) -> list[tuple[str, int]]:
+        """(note, when it last changed) of the notes changed most recently."""
+        if not self.at_least(4):
+            return []
+        return self.execute(
+            "SELECT note, max(known_at) AS last FROM revisions WHERE namespace = ? AND note "
+            "IS NOT NULL GROUP BY note ORDER BY last DESC, note LIMIT ?", (namespace, limit))
+
+    def notes_appended_after(self, revision_id: int, namespace: str | None) -> list[str]:
+        """The notes of the revisions appended after ``revision_id`` (sorted, once each)."""
+        if not self.at_least(4):
+            return []
+        where, params = ("AND namespace = ?", (revision_id, namespace)) if namespace else (
+            "", (revision_id,))
+        return [n for (n,) in self.conn.execute(
+            f"SELECT DISTINCT note FROM revisions WHERE id > ? AND note IS NOT NULL {where} "
+            "ORDER BY note", params)]
+
     def known_after(self, moment: int, limit: int = 20) -> list[RevisionRecord]:
         """Revisions known after ``moment`` (clock anomalies when it is now), oldest first."""
         return [record(r) for r in self.conn.execute(

@@ -5,7 +5,7 @@ result by result."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..notes.model import is_record, record_id
 from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
@@ -38,9 +38,10 @@ class _Group:
 
 
 def knowledge_changes(db: Database, namespace: str, since: int, until: int, limit: int,
-                      ) -> tuple[list[NoteChange], dict[str, int]]:
+                      offset: int = 0) -> tuple[list[NoteChange], dict[str, int]]:
     """The notes (and lone memories) whose visible text differs between ``since`` and
-    ``until``, newest change first, at most ``limit`` of them, and the counts of all."""
+    ``until``, newest change first, at most ``limit`` of them after the first ``offset``,
+    and the counts of all."""
     with db.snapshot():
         rows = db.changed_between(namespace, since, until)
         recs = db.revisions_by_id([i for _, b, a in rows for i in (b, a) if i is not None])
@@ -50,7 +51,8 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
             _merge_move(groups, move.old_note, move.new_note, move.known_at)
         ordered = sorted(groups.values(), key=lambda g: (_time_key(_latest(g)), g.key),
                          reverse=True)
-        for g in ordered[:limit]:  # document order, read while the snapshot is open
+        page = ordered[offset:offset + limit]
+        for g in page:  # document order, read while the snapshot is open
             if g.is_note:
                 record = db.visible(namespace, record_id(g.key), until, until)
                 if record is None:
@@ -67,7 +69,7 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
     for n in notes:
         for s in n.sections:
             counts[s.change] += 1
-    return [_shown(n, g) for n, g in zip(notes[:limit], ordered)], counts
+    return [_shown(n, g) for n, g in zip(notes[offset:offset + limit], page)], counts
 
 
 def _collect(rows, recs: dict[int, RevisionRecord]) -> dict[str, _Group]:
@@ -94,11 +96,15 @@ def _collect(rows, recs: dict[int, RevisionRecord]) -> dict[str, _Group]:
             continue
         if before is not None and after is not None and _same_text(before, after):
             continue
+        why = None
         if before is None:
             kind, when = "added", after.known_at
         elif after is None:
             kind = "retracted"
             when = recs[a].known_at if a is not None else None  # None: validity ended
+            winner = recs.get(a) if a is not None else None
+            why = ("validity ended" if winner is None else "purged" if winner.purged
+                   else "tombstone")
         else:
             kind, when = "revised", after.known_at
         shape = after or before
@@ -106,7 +112,7 @@ def _collect(rows, recs: dict[int, RevisionRecord]) -> dict[str, _Group]:
         g.is_note = g.is_note or note is not None
         g.sections.append(SectionChange(memory_id=memory_id, change=kind,
                                         heading_path=shape.heading_path, known_at=when,
-                                        before=before, after=after))
+                                        before=before, after=after, why=why))
     # A note whose record alone is unchanged and that has no section change is no change.
     return {k: g for k, g in groups.items() if g.sections or g.record_changed}
 
@@ -164,9 +170,29 @@ def _note_change(g: _Group) -> NoteChange:
     titles = [r.title for r in (g.record_after, g.record_before) if r is not None and r.title]
     titles += [r.title for s in g.sections for r in (s.after, s.before)
                if r is not None and r.title]
+    gone = "deleted" if g.is_note and g.record_after is None else "removed"
+    sections = [s if s.why != "tombstone" else replace(
+        s, why=gone if g.is_note else "forgotten") for s in g.sections]
     return NoteChange(note=g.key if g.is_note else None, title=titles[0] if titles else None,
-                      change=change, latest=_latest(g), sections=list(g.sections),
-                      moved_from=g.moved_from)
+                      change=change, latest=_latest(g), sections=sections,
+                      moved_from=g.moved_from,
+                      record_changes=_record_changes(g.record_before, g.record_after))
+
+
+def _record_changes(before: RevisionRecord | None, after: RevisionRecord | None,
+                    ) -> dict[str, list]:
+    """The note-level fields that differ between two records: title, aliases, tags."""
+    if before is None or after is None:
+        return {}
+    out = {}
+    if before.title != after.title:
+        out["title"] = [before.title, after.title]
+    for key in ("aliases", "tags"):
+        old = (before.metadata or {}).get(key, [])
+        new = (after.metadata or {}).get(key, [])
+        if old != new:
+            out[key] = [old, new]
+    return out
 
 
 def _shown(n: NoteChange, g: _Group) -> NoteChange:
@@ -176,19 +202,17 @@ def _shown(n: NoteChange, g: _Group) -> NoteChange:
     sections = sorted(n.sections, key=lambda s: (s.change == "retracted",
                                                  order.get(s.memory_id, len(order)),
                                                  s.memory_id))
-    with_diffs = [s if s.change != "revised" else SectionChange(
-        memory_id=s.memory_id, change=s.change, heading_path=s.heading_path,
-        known_at=s.known_at, before=s.before, after=s.after,
-        diff=word_diff(s.before.content, s.after.content), moved_from=s.moved_from)
-        for s in sections]
-    return NoteChange(note=n.note, title=n.title, change=n.change, latest=n.latest,
-                      sections=with_diffs, moved_from=n.moved_from)
+    with_diffs = [s if s.change != "revised" else replace(
+        s, diff=word_diff(s.before.content, s.after.content)) for s in sections]
+    return replace(n, sections=with_diffs)
 
 
 def result_changes(before: list[SearchResult], after: list[SearchResult],
-                   visible_at_until) -> tuple[list[ResultChange], list[str]]:
+                   visible_at_until, still_a_result) -> tuple[list[ResultChange], list[str]]:
     """Compare two ranked lists of one query. ``visible_at_until(memory_id)`` tells a
-    result that fell out of the list from one that was retracted."""
+    result that fell out of the list from one that was retracted, and
+    ``still_a_result(memory_id)`` one pushed below the list from one that no longer
+    matches."""
     rank_b = {r.memory_id: (i, r) for i, r in enumerate(before, 1)}
     rank_a = {r.memory_id: (i, r) for i, r in enumerate(after, 1)}
     changed: list[ResultChange] = []
@@ -215,6 +239,10 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
         if text_changed:
             impact += TEXT_CHANGE_WEIGHT / min(ra, rb)
         shape = (a or b).revision
+        why = None
+        if ra is None:
+            why = ("retracted" if not visible_at_until(memory_id) else
+                   "below the top N" if still_a_result(memory_id) else "no longer matches")
         changed.append(ResultChange(
             memory_id=memory_id, note=shape.note, title=shape.title,
             heading_path=shape.heading_path, change=change, rank_before=rb, rank_after=ra,
@@ -222,7 +250,7 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
             text_changed=text_changed,
             retracted=ra is None and not visible_at_until(memory_id), impact=impact,
             diff=word_diff(b.content, a.content) if text_changed else "",
-            before=b.revision if b else None, after=a.revision if a else None))
+            before=b.revision if b else None, after=a.revision if a else None, why=why))
     changed.sort(key=lambda c: (-c.impact, c.rank_after or 10**9, c.memory_id))
     return changed, unchanged
 

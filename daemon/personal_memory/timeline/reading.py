@@ -31,6 +31,24 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
     return replace(view, note=note, path_then=then if then != note else None, moves=moves)
 
 
+def section_lines(db: Database, namespace: str, note: str, as_of: int | None,
+                  valid_at: int) -> dict[str, tuple[int, int]]:
+    """memory ID -> (first, last) file line of each section of a note at a cutoff (the
+    note's record and its sections, as :func:`read_note` lays them out)."""
+    record = db.visible(namespace, notes.record_id(note), as_of, valid_at)
+    if record is None:
+        return {}
+    meta = record.metadata or {}
+    ids, counts = [], []
+    for memory_id in meta.get("sections", []):
+        rev = db.visible(namespace, memory_id, as_of, valid_at)
+        if rev is not None:
+            ids.append(memory_id)
+            counts.append((rev.metadata or {}).get("lines", rev.content.count("\n") + 1))
+    ends_with_newline = False  # only the last span's end depends on it
+    return dict(zip(ids, notes.line_spans(meta.get("lines", 0), counts, ends_with_newline)))
+
+
 def _read(db: Database, namespace: str, note: str, as_of: int | None,
           valid_at: int) -> NoteView | None:
     record = db.winner(namespace, notes.record_id(note), as_of, valid_at)

@@ -1,0 +1,155 @@
+"""Short readable renderings of the API's records, for a person on a terminal and for an
+assistant over MCP: a result as its place in the note and the lines that matched, a note
+with line numbers, a change as what happened and the words that moved. Pure functions."""
+
+from __future__ import annotations
+
+from .errors import InvalidArgument
+from .records import Changes, NoteView, RevisionRecord, SearchResult, SearchResults
+
+SHORT = 300
+
+
+def short(text: str, width: int = SHORT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def place(r: SearchResult) -> str:
+    """``note:12-15`` (the snippet's lines in the file), or the memory ID."""
+    s = r.snippet
+    if r.note and s is not None and s.line_start is not None:
+        lines = f"{s.line_start}" if s.line_start == s.line_end else f"{s.line_start}-{s.line_end}"
+        return f"{r.note}:{lines}"
+    return r.memory_id
+
+
+def heading(r: SearchResult) -> str:
+    parts = [r.title] if r.title else []
+    parts += [h for h in (r.heading_path or []) if h and h != r.title]
+    return " › ".join(parts)
+
+
+def hits(found: SearchResults, query: str) -> str:
+    """A search as an assistant or a person reads it: one line of place, heading, time
+    and score per result, then its snippet."""
+    when = f"as of {found.as_of}" if found.as_of else "everything known"
+    if not found:
+        return f"No results for {query!r} ({when})." + (
+            f" Nothing matched: {found.no_answer}." if found.no_answer else "")
+    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'} for {query!r} ({when}):"]
+    for i, r in enumerate(found, 1):
+        head = heading(r)
+        lines.append(f"{i}. {place(r)}" + (f" — {head}" if head else "")
+                     + f" (known {r.known_at}, score {r.score:.3f})")
+        text = r.snippet.text if r.snippet is not None else short(r.content)
+        lines += [f"   {line}" for line in text.split("\n")]
+    return "\n".join(lines)
+
+
+def parse_lines(spec: str | None) -> tuple[int, int] | None:
+    """``"10-40"`` or ``"12"`` as (first, last), 1-based inclusive; None for all."""
+    if spec is None or not str(spec).strip():
+        return None
+    text = str(spec).strip()
+    first, _, last = text.partition("-")
+    try:
+        a, b = int(first), int(last or first)
+    except ValueError:
+        raise InvalidArgument(f"lines: {spec!r} is not a line or a range like 10-40") from None
+    if a < 1 or b < a:
+        raise InvalidArgument(f"lines: {spec!r} is not a range of lines from 1 on")
+    return a, b
+
+
+def note_part(view: NoteView, section: str | None = None,
+              lines: tuple[int, int] | None = None) -> tuple[int, int, str]:
+    """(first line, last line, text) of a note: all of it, one section (its memory ID, or
+    the last heading of its heading path), or a line range."""
+    all_lines = view.text.split("\n")
+    if view.text.endswith("\n"):
+        all_lines.pop()  # a final newline ends the last line; it starts none
+    first, last = 1, len(all_lines)
+    if section is None and lines is None:
+        return first, last, view.text
+    if section is not None:
+        wanted = section.strip()
+        match = [s for s in view.sections if s.memory_id == wanted
+                 or (s.heading_path and s.heading_path[-1].casefold() == wanted.casefold())]
+        if not match:
+            raise InvalidArgument(f"section: {section!r} is not a section of {view.note} "
+                                  "(give a memory ID or a heading)")
+        first, last = match[0].line_start, match[-1].line_end
+    if lines is not None:
+        first, last = max(first, lines[0]), min(last, lines[1])
+        if first > last:
+            raise InvalidArgument(f"lines: the note has {len(all_lines)} lines")
+    return first, last, "\n".join(all_lines[first - 1:last])
+
+
+def numbered(first: int, text: str) -> str:
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    width = len(str(first + len(lines) - 1))
+    return "\n".join(f"{n:>{width}}  {line}" for n, line in enumerate(lines, first))
+
+
+def note(view: NoteView, first: int, last: int, text: str) -> str:
+    when = f" as of {view.as_of}" if view.as_of else ""
+    then = f" (then {view.path_then})" if view.path_then else ""
+    if view.deleted:
+        return f"{view.note}{then}: deleted at {view.known_at}{when}."
+    head = [f"{view.note} — {view.title}{when}{then} (changed {view.known_at}); "
+            f"lines {first}-{last}"]
+    if view.tags:
+        head.append("tags: " + ", ".join(view.tags))
+    head.append("sections: " + "; ".join(
+        f"{s.line_start}-{s.line_end} {' › '.join(s.heading_path) or '(top)'}"
+        for s in view.sections))
+    return "\n".join(head) + "\n\n" + numbered(first, text)
+
+
+def changes(found: Changes) -> str:
+    span = f"from {found.since} to {found.until}"
+    c = found.counts
+    if found.query is None:
+        if not found.notes:
+            return f"Nothing changed {span}."
+        lines = [f"{c['notes']} notes changed {span} ({c['notes_added']} new, "
+                 f"{c['notes_deleted']} deleted, {c.get('notes_moved', 0)} moved); "
+                 f"sections {c['added']} added, {c['revised']} revised, "
+                 f"{c['retracted']} retracted:"]
+        for n in found.notes:
+            what = f"moved from {n.moved_from}" if n.moved_from else n.change
+            lines.append(f"- {n.note or n.sections[0].memory_id}"
+                         + (f" — {n.title}" if n.title else "") + f" ({what}, {n.latest})")
+            for field, (old, new) in (n.record_changes or {}).items():
+                lines.append(f"    {field}: {old!r} -> {new!r}")
+            for s in n.sections:
+                why = f" ({s.why})" if s.why else ""
+                lines.append(f"    {s.change}{why}: {' › '.join(s.heading_path or []) or s.memory_id}")
+                if s.diff:
+                    lines.append(f"      {short(s.diff, 400)}")
+        return "\n".join(lines)
+    lines = [f"{found.query!r} {span}: " + (", ".join(f"{v} {k}" for k, v in c.items() if v)
+                                             or "no results either time")]
+    for r in found.results:
+        ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
+        why = f" ({r.why})" if r.why else ""
+        lines.append(f"- {r.change}{why} {ranks} {r.memory_id}")
+        if r.diff:
+            lines.append(f"    {short(r.diff, 400)}")
+    return "\n".join(lines)
+
+
+def revision(r: RevisionRecord) -> str:
+    valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
+    head = f"#{r.revision_id} {r.memory_id} known {r.known_at} · valid {valid}"
+    if r.purged is not None:
+        why = f" ({r.purged.reason})" if r.purged.reason else ""
+        return f"{head} · PURGED at {r.purged.at}{why}: its text was erased"
+    if r.deleted:
+        return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
+    title = f" — {r.title}" if r.title else ""
+    return f"{head}\n    {short(r.content)}{title}"

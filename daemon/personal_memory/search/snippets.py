@@ -1,0 +1,97 @@
+"""The part of a result a reader needs: the lines of a section that best match the query,
+a little context, at most about 300 characters, the query's words marked, and where those
+lines are in the note's file. Words are found the way the index finds them (the same
+tokenizer and stemmer), so "prefers" in a note is marked for the query "prefer"."""
+
+from __future__ import annotations
+
+from ..records import RevisionRecord, Snippet
+from ..store import Database
+
+WIDTH = 300
+MARK = "**"
+
+
+def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
+    """(start, end) character spans of the words of ``line`` that are query terms."""
+    if not terms or not line.strip():
+        return []
+    data = line.encode("utf-8")
+    spans = []
+    for start, end, *tokens in db.tokenize_with_offsets(data):
+        if any(t in terms for t in tokens):
+            spans.append((len(data[:start].decode("utf-8", "ignore")),
+                          len(data[:end].decode("utf-8", "ignore"))))
+    return spans
+
+
+def _mark(line: str, spans: list[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for start, end in spans:
+        out += [line[last:start], MARK, line[start:end], MARK]
+        last = end
+    out.append(line[last:])
+    return "".join(out)
+
+
+def snippet(db: Database, rev: RevisionRecord, terms: list[str],
+            first_line: int | None) -> Snippet:
+    """The snippet of one result. ``first_line``: the file line of the section's first
+    line (None when the memory is not a note's section)."""
+    context = (rev.metadata or {}).get("context", 0)
+    lines = rev.content.split("\n")[context:]
+    wanted = set(terms)
+    found = [_matches(db, line, wanted) for line in lines]
+    scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
+              for line, spans in zip(lines, found)]
+    best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else 0
+    if not lines or scores[best] == (0, 0):  # found by meaning: the section's first words
+        best = next((i for i, line in enumerate(lines) if line.strip()
+                     and not line.lstrip().startswith("#")), 0)
+    lo = hi = best
+    size = len(lines[best]) if lines else 0
+    while True:  # add a line after, then one before, while it fits
+        grown = False
+        for j in (hi + 1, lo - 1):
+            if 0 <= j < len(lines) and (j > hi or j < lo) and size + len(lines[j]) + 1 <= WIDTH:
+                size += len(lines[j]) + 1
+                lo, hi = min(lo, j), max(hi, j)
+                grown = True
+        if not grown:
+            break
+    parts = []
+    for i in range(lo, hi + 1):
+        line, spans = lines[i], found[i]
+        if len(line) > WIDTH:  # one long line: a window around its first match
+            at = spans[0][0] if spans else 0
+            begin = max(0, min(at - WIDTH // 3, len(line) - WIDTH))
+            piece = line[begin:begin + WIDTH]
+            spans = [(s - begin, e - begin) for s, e in spans
+                     if s >= begin and e <= begin + WIDTH]
+            line = ("…" if begin else "") + piece + ("…" if begin + WIDTH < len(lines[i]) else "")
+            spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
+        parts.append(_mark(line, spans))
+    text = "\n".join(p for p in parts if p.strip())
+    if first_line is None:
+        return Snippet(text=text, line_start=None, line_end=None)
+    return Snippet(text=text, line_start=first_line + lo, line_end=first_line + hi)
+
+
+def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
+                  as_of: int | None, valid_at: int) -> list:
+    """The results with their snippets (the note layouts read once per note)."""
+    from dataclasses import replace
+
+    from ..timeline.reading import section_lines
+    layouts: dict[str, dict[str, tuple[int, int]]] = {}
+    out = []
+    with db.snapshot():
+        for r in results:
+            first = None
+            if r.note is not None:
+                if r.note not in layouts:
+                    layouts[r.note] = section_lines(db, namespace, r.note, as_of, valid_at)
+                span = layouts[r.note].get(r.memory_id)
+                first = span[0] if span else None
+            out.append(replace(r, snippet=snippet(db, r.revision, terms, first)))
+    return out

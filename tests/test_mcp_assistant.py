@@ -1,0 +1,211 @@
+"""What an assistant gets, through a real stdio client and `memory serve`: compact answers
+with places to cite, a note once with line numbers, changes a page at a time, notes as
+resources, prompts, change announcements, and errors in one line. Sizes are upper bounds
+on this fixed fixture."""
+
+import asyncio
+import json
+import sys
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+
+TOPICS = ["backup", "sync", "plugins", "themes", "graph", "canvas", "publish", "search",
+          "links", "tags", "files", "vault"]
+
+
+@pytest.fixture(scope="module")
+def vault_db(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("assistant")
+    vault = tmp / "vault"
+    vault.mkdir()
+    for i, topic in enumerate(TOPICS):
+        body = "\n\n".join(f"## {topic.title()} part {k}\n\n" + " ".join(
+            f"The {topic} feature keeps step {k}.{j} of the guide for your notes."
+            for j in range(6)) for k in range(8))
+        (vault / f"{topic}.md").write_text(f"---\ntags: [help, {topic}]\n---\n# {topic.title()}"
+                                           f"\n\nAbout {topic}.\n\n{body}\n")
+    big = "\n\n".join(f"## Chapter {k}\n\n" + ("A long chapter line about the archive. "
+                                                 * 40) for k in range(12))
+    (vault / "archive.md").write_text(f"# Archive\n\n{big}\n")
+    db = tmp / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        for topic in TOPICS[:10]:  # ten notes revised, one section each
+            path = vault / f"{topic}.md"
+            path.write_text(path.read_text().replace("step 3.2 of the guide",
+                                                     "step 3.2 of the new guide"))
+        (vault / "themes.md").write_text((vault / "themes.md").read_text().replace(
+            "tags: [help, themes]", "tags: [help, themes, looks]"))
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+    return vault, db
+
+
+def stdio(db):
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "personal_memory", "--db", str(db), "serve"],
+                                 env={"MEMORY_EMBEDDER": "none"})
+
+
+def text_size(result) -> int:
+    return sum(len(c.text.encode()) for c in result.content if hasattr(c, "text"))
+
+
+def session(db, work, mode="legacy"):
+    async def go():
+        async with Client(stdio(db), mode=mode) as c:
+            return await work(c)
+    return asyncio.run(go())
+
+
+def test_search_is_compact_and_cites_lines(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        compact = await c.call_tool("memory_search", {"query": "backup guide", "limit": 5})
+        full = await c.call_tool("memory_search", {"query": "backup guide", "limit": 5,
+                                                   "detail": "full"})
+        tools = await c.list_tools()
+        return compact, full, tools
+    compact, full, tools = session(db, work)
+    hits = compact.structured_content["results"]
+    assert len(hits) == 5 and hits[0]["note"] == "vault/backup.md"
+    lines = (vault / "backup.md").read_text().split("\n")
+    first = hits[0]
+    for n in range(first["line_start"], first["line_end"] + 1):  # the lines are the file's
+        cited = lines[n - 1]
+        assert not cited.strip() or cited.split()[0] in first["snippet"].replace("**", "")
+    assert "**backup**" in first["snippet"] and len(first["snippet"]) <= 400
+    assert f"vault/backup.md:{first['line_start']}" in compact.content[0].text
+    assert [h["memory_id"] for h in hits] == [
+        r["memory_id"] for r in full.structured_content["full"]]  # same answers
+    assert text_size(compact) * 3 <= text_size(full)
+    assert text_size(compact) < 2500
+    listed = sum(len(json.dumps(t.model_dump(mode="json"))) for t in tools.tools)
+    assert listed < 16000
+    described = {t.name: t.description for t in tools.tools}
+    assert all(not line.startswith(" ") for d in described.values() for line in d.split("\n"))
+
+
+def test_read_gives_the_note_once_with_line_numbers_a_section_or_lines(vault_db):
+    vault, db = vault_db
+    note = (vault / "archive.md").read_text()
+
+    async def work(c):
+        whole = await c.call_tool("memory_read", {"note": "vault/archive.md"})
+        part = await c.call_tool("memory_read", {"note": "vault/archive.md",
+                                                 "section": "Chapter 3"})
+        some = await c.call_tool("memory_read", {"note": "vault/archive.md", "lines": "1-3"})
+        bad = await c.call_tool("memory_read", {"note": "vault/archive.md", "lines": "9-x"})
+        return whole, part, some, bad
+    whole, part, some, bad = session(db, work)
+    out = whole.structured_content
+    assert out["text"] == note and out["line_start"] == 1
+    text = whole.content[0].text
+    assert text.count("A long chapter line about the archive.") == note.count(
+        "A long chapter line about the archive.")  # the note once
+    assert text_size(whole) < len(note.encode()) * 1.15 + 800
+    assert "  1  # Archive" in text or " 1  # Archive" in text
+    chapter = part.structured_content
+    assert chapter["text"].startswith("## Chapter 3") and "## Chapter 4" not in chapter["text"]
+    assert note.split("\n")[chapter["line_start"] - 1] == "## Chapter 3"
+    assert some.structured_content["text"] == "\n".join(note.split("\n")[:3])
+    assert bad.is_error and "lines:" in bad.content[0].text
+
+
+def test_changes_are_compact_and_come_a_page_at_a_time(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        first = await c.call_tool("memory_changes", {"since": "2025-01-15",
+                                                     "until": "2025-02-02", "limit": 4})
+        pages = [first]
+        while pages[-1].structured_content["next_cursor"]:
+            pages.append(await c.call_tool("memory_changes", {
+                "cursor": pages[-1].structured_content["next_cursor"], "limit": 4}))
+        ten = await c.call_tool("memory_changes", {"since": "2025-01-15",
+                                                   "until": "2025-02-02", "limit": 10})
+        return pages, ten
+    pages, ten = session(db, work)
+    assert [p.structured_content["more"] for p in pages] == [6, 2, 0]
+    seen = [n["note"] for p in pages for n in p.structured_content["notes"]]
+    assert len(seen) == len(set(seen)) == 10
+    assert text_size(ten) < 10_000
+    notes = {n["note"]: n for n in ten.structured_content["notes"]}
+    assert "of the {+new+} guide" in notes["vault/backup.md"]["sections"][0]["diff"]
+    assert notes["vault/themes.md"]["record_changes"]["tags"] == [
+        ["help", "themes"], ["help", "themes", "looks"]]
+
+
+def test_no_words_means_no_answer_and_errors_are_one_line(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        out = [await c.call_tool("memory_search", {"query": q}) for q in ("...", "?!.,", "🔥🚀")]
+        out.append(await c.call_tool("memory_search", {"query": "backup", "limit": 1000}))
+        out.append(await c.call_tool("memory_search", {"query": "backup",
+                                                       "valid_at": "2000-01-01"}))
+        return out
+    *symbols, too_many, too_early = session(db, work)
+    for r in symbols:
+        assert r.structured_content["count"] == 0
+        assert "no letters or digits" in r.structured_content["hint"]
+    message = too_many.content[0].text
+    assert too_many.is_error and "limit" in message and "50" in message
+    assert "\n" not in message and "pydantic" not in message and "http" not in message
+    assert "none known by the cutoff was valid" in too_early.structured_content["hint"]
+
+
+def test_notes_are_resources_and_prompts_are_offered(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        templates = await c.list_resource_templates()
+        listed = await c.list_resources()
+        now = await c.read_resource("note://vault/backup.md")
+        then = await c.read_resource("note://vault/backup.md?as_of=2025-01-15")
+        recent = await c.read_resource("note://recent")
+        prompts = await c.list_prompts()
+        catch_up = await c.get_prompt("catch_up", {"since": "2w"})
+        known = await c.get_prompt("known_on", {"topic": "backup", "date": "2025-01-15"})
+        history = await c.get_prompt("note_history", {"note": "vault/backup.md"})
+        return templates, listed, now, then, recent, prompts, catch_up, known, history
+    templates, listed, now, then, recent, prompts, catch_up, known, history = session(db, work)
+    assert [t.uri_template for t in templates.resource_templates] == [
+        "note://{collection}/{+path}{?as_of}"]
+    assert "note://recent" in [str(r.uri) for r in listed.resources]
+    assert "new guide" in now.contents[0].text and "new guide" not in then.contents[0].text
+    assert "note://vault/backup.md" in recent.contents[0].text
+    assert {p.name for p in prompts.prompts} == {"catch_up", "known_on", "note_history"}
+    assert "memory_changes" in catch_up.messages[0].content.text
+    assert "2025-01-15" in known.messages[0].content.text
+    assert "vault/backup.md" in history.messages[0].content.text
+
+
+def test_a_listening_client_hears_which_note_the_daemon_indexed(vault_db, tmp_path):
+    vault, db = vault_db
+    copy = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.backup(str(copy))
+
+    async def work(c):
+        uri = "note://vault/search.md"
+        async with c.listen(resource_subscriptions=[uri]) as sub:
+            with MemoryStore.open(copy, embedder="none") as writer:
+                path = vault / "search.md"
+                path.write_text(path.read_text() + "\nA new line.\n")
+                writer.sync_paths({Folder.of(vault): {"search.md"}})
+            with anyio_timeout(20):
+                async for event in sub:
+                    return event
+    event = session(copy, work, mode="auto")
+    assert getattr(event, "uri", None) == "note://vault/search.md"
+
+
+def anyio_timeout(seconds):
+    import anyio
+    return anyio.fail_after(seconds)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from personal_memory.search.text import normalize_text
+from personal_memory.search.text import model_text, normalize_text
 
 
 class ToyEmbedder:
@@ -129,8 +129,8 @@ def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | No
     for r in rows:
         if embedded is not None and r.id not in embedded:
             continue
-        title = _nfkc(r.title) if r.title else None
-        text = f"{title}\n{_nfkc(r.content)}" if title else _nfkc(r.content)
+        title = model_text(r.title) if r.title else None
+        text = f"{title}\n{model_text(r.content)}" if title else model_text(r.content)
         v = [float(x) for x in embedder.passages([text])[0]]
         nv = math.sqrt(sum(a * a for a in v))
         nq = math.sqrt(sum(b * b for b in q))

@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.embedding.models import E5Small  # noqa: E402
-from personal_memory.search.text import normalize_text  # noqa: E402
+from personal_memory.search.text import model_text, normalize_text  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
               5: "adversarial"}
@@ -198,7 +198,7 @@ def run(paths: list[str], cache: str | None = None) -> dict:
             arms = {m: KeywordArm([(d, t) for d, _, t in rows], spec)
                     for m, spec in TOKENIZERS.items()}
             ids = [d for d, _, _ in rows]
-            vectors = embedder.passages([normalize_text(t) for _, _, t in rows])
+            vectors = embedder.passages([model_text(t) for _, _, t in rows])
             pooled.append(vectors)
             threshold = embedder.no_answer_below(len(rows))
             thresholds.append(threshold)

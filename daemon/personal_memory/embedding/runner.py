@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 from ..records import EmbeddingRun
-from ..search.text import normalize_text
+from ..search.text import model_text
 from ..store import Database
 from .models import Embedder, passage_text, to_blob
 
@@ -44,8 +44,8 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
             rows = db.missing_vectors(key, min(batch_size, total - done), below)
         if not rows:
             break
-        passages = [passage_text(normalize_text(r.title) if r.title else None,
-                                 normalize_text(r.content)) for r in rows]
+        passages = [passage_text(model_text(r.title) if r.title else None,
+                                 model_text(r.content)) for r in rows]
         hashes = [passage_hash(p) for p in passages]
         with db.snapshot():
             blobs = db.vectors_of_passages(key, hashes)

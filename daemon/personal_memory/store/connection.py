@@ -11,7 +11,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 import apsw
 
-from ..search.text import normalize_text
+from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir
@@ -87,6 +87,7 @@ class Connection:
         self._vocab_ready = False
         self.schema = SCHEMA_VERSION  # the file's schema version, set when opened
         self.tokenizer = TOKENIZER  # the one its full-text index was built with
+        self.text_version = TEXT_VERSION  # how its indexed text was normalised
 
     def at_least(self, version: int) -> bool:
         """Whether the file has schema ``version``. (A reader that opened an older file
@@ -203,6 +204,7 @@ class Connection:
                               f"personal-memory supports ({SCHEMA_VERSION}); upgrade the package")
         self.schema = version
         self.tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
+        self.text_version = self.meta("text_version") or LEGACY_TEXT_VERSION
         if not self.read_only:
             self.execute("PRAGMA journal_mode=WAL")
             # Safe against corruption in WAL mode; a power cut may lose the last commits,
@@ -210,7 +212,7 @@ class Connection:
             self.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
                 self._migrate(version)
-            if self.tokenizer != TOKENIZER:
+            if self.tokenizer != TOKENIZER or self.text_version != TEXT_VERSION:
                 self._reindex()
             if self.meta("database_id") is None:  # files made before it was recorded
                 with self.transaction():
@@ -223,28 +225,38 @@ class Connection:
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.schema = SCHEMA_VERSION
 
+    def normalize(self, text: str) -> str:
+        """Text as this file's index holds it (its recorded normalisation)."""
+        return normalize_text(text, self.text_version)
+
     def _reindex(self) -> None:
-        """Rebuild the full-text index with :data:`TOKENIZER` from the stored revisions (token
-        counts, and so document lengths, do not change: a stemmer maps token to token)."""
+        """Rebuild the full-text index and the document lengths with :data:`TOKENIZER` and
+        :data:`TEXT_VERSION` from the stored revisions; the revisions are not touched."""
         import logging
         log = logging.getLogger("personal_memory.store")
-        log.info("re-indexing %s for tokenizer %r (was %r); revisions are unchanged",
-                 self.path, TOKENIZER, self.tokenizer)
+        log.info("re-indexing %s for tokenizer %r and text %r (was %r, %r); revisions are "
+                 "unchanged", self.path, TOKENIZER, TEXT_VERSION, self.tokenizer,
+                 self.text_version)
         with self.transaction():
+            self.tokenizer, self.text_version = TOKENIZER, TEXT_VERSION
+            self._tokenizer_fn = None
             self.conn.execute("DROP TABLE revisions_fts")
             self.conn.execute(fts_table(TOKENIZER))
-            self.conn.executemany(
-                "INSERT INTO revisions_fts (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, normalize_text(title) if title else "",
-                  normalize_text(content))
-                 for rid, title, content in self.conn.execute(
-                     f"SELECT id, {self.index_text} FROM revisions WHERE deleted = 0 "
-                     f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()))
+            self.conn.execute("DELETE FROM doc_lengths")
+            rows = self.conn.execute(
+                f"SELECT id, {self.index_text} FROM revisions WHERE deleted = 0 "
+                f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()
+            for rid, title, content in rows:
+                ntitle, ncontent = self.normalize(title or ""), self.normalize(content)
+                self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) "
+                                  "VALUES (?, ?, ?)", (rid, ntitle, ncontent))
+                self.conn.execute("INSERT INTO doc_lengths VALUES (?, ?)", (rid, len(
+                    self.document_tokens(ntitle)) + len(self.document_tokens(ncontent))))
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)",
                               (TOKENIZER,))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('text_version', ?)",
+                              (TEXT_VERSION,))
             self.bump_index_generation()
-        self.tokenizer = TOKENIZER
-        self._tokenizer_fn = None
 
     def bump_index_generation(self) -> None:
         """Readers compare this counter and rebuild their in-memory index when it moved
@@ -259,6 +271,7 @@ class Connection:
         tokenizer = self.meta("tokenizer") or LEGACY_TOKENIZER
         if tokenizer != self.tokenizer:
             self.tokenizer, self._tokenizer_fn = tokenizer, None
+        self.text_version = self.meta("text_version") or LEGACY_TEXT_VERSION
         return generation
 
     def fingerprint(self) -> "Fingerprint":
@@ -279,6 +292,7 @@ class Connection:
         with self.transaction():
             self.conn.execute(DDL)
             self.execute("INSERT INTO meta VALUES ('tokenizer', ?)", (TOKENIZER,))
+            self.execute("INSERT INTO meta VALUES ('text_version', ?)", (TEXT_VERSION,))
             self.execute("INSERT INTO meta VALUES ('database_id', ?)", (uuid.uuid4().hex,))
             self.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -383,7 +397,7 @@ class Connection:
 
     def tokens(self, text: str) -> list[str]:
         """The terms FTS5 sees in ``text``, in order (query-time tokenization)."""
-        data = normalize_text(text).encode("utf-8")
+        data = self.normalize(text).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
     def tokenize_with_offsets(self, data: bytes) -> list[tuple]:

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 
 from ..notes.model import legacy_chunk_number, record_id
 from ..records import Checkpoint, PurgeAudit
-from ..search.text import normalize_text
 from ..times import format_time
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
@@ -136,8 +135,8 @@ class Purging:
                         self.conn.execute(
                             "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
                             "VALUES ('delete', ?, ?, ?)",
-                            (c.revision_id, normalize_text(title) if title else "",
-                             normalize_text(content)))
+                            (c.revision_id, self.normalize(title) if title else "",
+                             self.normalize(content)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "
@@ -151,6 +150,9 @@ class Purging:
                                           (names[c.note], c.revision_id))
             if self.at_least(5):  # a vector is made from the text: it goes too
                 self.conn.execute("DELETE FROM vectors WHERE revision_id IN "
+                                  "(SELECT value FROM json_each(?))", (json.dumps(ids),))
+            if self.at_least(7):
+                self.conn.execute("DELETE FROM doc_lengths WHERE revision_id IN "
                                   "(SELECT value FROM json_each(?))", (json.dumps(ids),))
             if self.at_least(6):
                 for old, new in names.items():

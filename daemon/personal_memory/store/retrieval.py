@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple, Sequence
 
-from ..search.text import normalize_text
 from . import visibility
 
 
@@ -63,10 +62,16 @@ class Retrieval:
         """A :class:`MetaRow` of every revision appended after ``last_id``, in id order."""
         note = (f"note, {self.note_record}, CASE WHEN {self.note_record} THEN metadata END"
                 if self.at_least(4) else "NULL, 0, NULL")
+        if self.at_least(7):  # lengths as the index counts them, rebuilt with it
+            length, join = ("coalesce(l.length, 0)",
+                            "LEFT JOIN doc_lengths l ON l.revision_id = revisions.id")
+        else:
+            length, join = "doc_length", ""
         cursor = self.conn.execute(
-            "SELECT id, namespace, namespace || char(0) || memory_id, known_at, valid_from, "
-            f"valid_to, {visibility.hidden(self.purged)}, doc_length, {note} "
-            "FROM revisions WHERE id > ? ORDER BY id",
+            "SELECT revisions.id, namespace, namespace || char(0) || memory_id, known_at, "
+            "valid_from, "
+            f"valid_to, {visibility.hidden(self.purged)}, {length}, {note} "
+            f"FROM revisions {join} WHERE revisions.id > ? ORDER BY revisions.id",
             (last_id,))
         return (MetaRow(*row) for row in cursor)
 
@@ -79,7 +84,7 @@ class Retrieval:
 
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
-        return [(rid, normalize_text(title or ""), normalize_text(content))
+        return [(rid, self.normalize(title or ""), self.normalize(content))
                 for rid, title, content in self.conn.execute(
                     f"SELECT id, {self.index_text} FROM revisions WHERE id > ? AND id <= ? "
                     f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Sequence
 
-from ..search.text import normalize_text
 from ..notes.model import is_record, legacy_chunk_number, record_id
 from ..records import PurgeMark, RevisionRecord
 from ..times import format_time
@@ -107,10 +106,8 @@ class RevisionLog:
         indexed = not deleted and not is_record(memory_id, note)
         index_title = None if index_title == title else index_title
         index_content = None if index_content == content else index_content
-        ntitle = normalize_text(index_title if index_title is not None
-                                          else title or "")
-        ncontent = normalize_text(index_content if index_content is not None
-                                            else content)
+        ntitle = self.normalize(index_title if index_title is not None else title or "")
+        ncontent = self.normalize(index_content if index_content is not None else content)
         length = (len(self.document_tokens(ntitle)) + len(self.document_tokens(ncontent))
                   if indexed else 0)
         meta = metadata_json(heading_path, metadata)
@@ -127,6 +124,8 @@ class RevisionLog:
         if indexed:
             self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) VALUES (?,?,?)",
                               (rowid, ntitle, ncontent))
+            if self.at_least(7):
+                self.conn.execute("INSERT INTO doc_lengths VALUES (?, ?)", (rowid, length))
         return record((rowid, namespace, memory_id, known_at, valid_from, valid_to, deleted,
                        hides_revision, title, content, source, prov, content_hash, note, meta,
                        None))
@@ -145,8 +144,7 @@ class RevisionLog:
             for rid, title, content in self.conn.execute(
                     f"SELECT id, {self.index_text} FROM revisions WHERE id IN "
                     "(SELECT value FROM json_each(?))", (ids,)):
-                out[rid] = (normalize_text(title or ""),
-                            normalize_text(content))
+                out[rid] = (self.normalize(title or ""), self.normalize(content))
         return out
 
     def _one(self, sql: str, params: Sequence[Any]) -> RevisionRecord | None:

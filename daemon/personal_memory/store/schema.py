@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -109,6 +109,15 @@ CREATE TRIGGER revisions_purge_keeps_identity BEFORE UPDATE OF id, namespace,
 BEGIN SELECT RAISE(ABORT, 'a purge may only blank the text of a revision'); END;
 """
 
+# Schema 7: document lengths as the full-text index counts them, derived like the index
+# and rebuilt with it (splitting Chinese and Japanese into bigrams changes the counts;
+# ``revisions.doc_length`` keeps what was counted when each revision was written).
+DOC_LENGTHS = """CREATE TABLE doc_lengths (
+    revision_id INTEGER PRIMARY KEY,
+    length INTEGER NOT NULL
+) STRICT;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -169,7 +178,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}{DOC_LENGTHS}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -188,4 +197,6 @@ MIGRATIONS = {
     4: NOTE_MODEL + NOTE_INDEX,
     5: VECTORS,
     6: MOVES + PASSAGE_REUSE,
+    7: DOC_LENGTHS + "INSERT INTO doc_lengths SELECT id, doc_length FROM revisions "
+       "WHERE doc_length > 0;\n",
 }

@@ -1,0 +1,52 @@
+"""Chinese and Japanese are searched by words, not characters: runs of Han and kana are
+indexed as overlapping bigrams, and a file indexed by the older rule is re-indexed from its
+revisions once."""
+
+import apsw
+
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from personal_memory.search.text import normalize_text
+from support import keyword_ids
+
+
+def test_bigrams():
+    assert normalize_text("バックアップ") == " バッ ック クア アッ ップ "
+    assert normalize_text("同期") == " 同期 "
+    assert normalize_text("a 会 b") == "a  会  b"
+    assert normalize_text("東京の会議", "nfkc+cjk-chars") == " 東  京  の  会  議 "
+
+
+def test_a_katakana_word_and_an_exact_heading_rank_their_note_first(tmp_path):
+    vault = tmp_path / "ja"
+    vault.mkdir()
+    (vault / "モバイルアプリ.md").write_text(
+        "# モバイルアプリ\n\nスマートフォンでノートを開き、ファイルをクリックして、"
+        "バナーとアイコンを確認します。プラグインのアップデートもあります。\n")
+    (vault / "バックアップ.md").write_text(
+        "# 同期はバックアップではない\n\n" + "バックアップを作成してください。" * 5 + "\n")
+    (vault / "その他.md").write_text("# その他\n\nノートの整理について。\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("バックアップ", namespace="notes")
+        assert found[0].note == "ja/バックアップ.md"
+        heading = store.search("同期はバックアップではない", namespace="notes")
+        assert heading[0].memory_id == "ja/バックアップ.md#同期はバックアップではない"
+        assert found[0].bm25 > 2 * found[1].bm25  # the word, not a few of its characters
+
+
+def test_a_file_indexed_by_the_older_rule_is_reindexed_once(tmp_path):
+    vault = tmp_path / "zh"
+    vault.mkdir()
+    (vault / "备份.md").write_text("# 备份\n\n定期备份你的笔记。\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        before = [r.to_dict() for r in store.export()]
+    conn = apsw.Connection(str(db))  # what an older version recorded
+    conn.execute("UPDATE meta SET value = 'nfkc+cjk-chars' WHERE key = 'text_version'")
+    conn.close()
+    with MemoryStore.open(db, embedder="none") as store:  # a writer re-indexes
+        assert [r.to_dict() for r in store.export()] == before  # revisions untouched
+        assert keyword_ids(store, "备份") == ["zh/备份.md#备份"]
+        assert store.search("定期备份", namespace="notes")[0].memory_id == "zh/备份.md#备份"

@@ -86,7 +86,7 @@ def test_search_is_compact_and_cites_lines(vault_db):
     assert text_size(compact) * 3 <= text_size(full)
     assert text_size(compact) < 2500
     listed = sum(len(json.dumps(t.model_dump(mode="json"))) for t in tools.tools)
-    assert listed < 16000
+    assert listed < 20000  # six tools; the previous version listed five in 22.9 KB
     described = {t.name: t.description for t in tools.tools}
     assert all(not line.startswith(" ") for d in described.values() for line in d.split("\n"))
 

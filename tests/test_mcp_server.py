@@ -20,7 +20,8 @@ from personal_memory.errors import ConfigError, NotFound, BackendError
 
 from support import run_memory, user_env
 
-READ_TOOLS = {"memory_search", "memory_read", "memory_changes", "memory_history", "memory_status"}
+READ_TOOLS = {"memory_search", "memory_read", "memory_links", "memory_changes", "memory_history",
+              "memory_status"}
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from . import arguments as args
@@ -15,7 +16,7 @@ from .embedding.runner import embed_pending
 from .errors import InvalidArgument, NotFound
 from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS
 from .notes.folders import Folder
-from .records import (Appended, Capabilities, RecentNote, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
+from .records import (Appended, Capabilities, Links, RecentNote, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
                       PurgeReport, RevisionRecord, SearchResults, Stats, Status, SyncReport,
                       SyncRun, VectorStatus, WriteResult)
 from .records import ClockAnomaly, DaemonStatus
@@ -27,6 +28,7 @@ from .sync.folder_sync import FolderSync
 from .sync.status import daemon_status
 from .timeline import moves, writes
 from .timeline.purge import purge as purge_revisions
+from .timeline.links import embedded_in, note_embeds, note_links
 from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment
 
@@ -169,6 +171,10 @@ class MemoryStore:
                 found.results = with_snippets(self._db, found.results,
                                               query_terms(self._db, query), namespace,
                                               cutoff, at)
+                hosts = embedded_in(self._db, namespace, cutoff, at, found.results)
+                if hosts:
+                    found.results = [replace(r, embedded_in=tuple(hosts[r.memory_id]))
+                                     if r.memory_id in hosts else r for r in found.results]
         return self._results(found, cutoff, at)
 
     def _semantic(self, query: str) -> Semantic | None:
@@ -254,7 +260,11 @@ class MemoryStore:
         namespace = args.namespace_arg(namespace)
         cutoff, at = args.moment(as_of, valid_at)
         with self._db.errors():
-            return read_note(self._db, namespace, note, cutoff, at)
+            view = read_note(self._db, namespace, note, cutoff, at)
+            if view.deleted or "![" not in view.text:
+                return view
+            return replace(view, embeds=note_embeds(self._db, namespace,
+                                                    view.path_then or view.note, cutoff, at))
 
     def changes(self, *, namespace: str, since: Any, until: Any = None,
                 query: str | None = None, limit: int = 20, offset: int = 0) -> Changes:
@@ -337,6 +347,17 @@ class MemoryStore:
                                       changed_at=format_time(last),
                                       deleted=record is None or record.hidden))
         return out
+
+    def links(self, note: str, *, namespace: str, as_of: Any = None,
+              valid_at: Any = None) -> Links:
+        """A note's links at ``as_of`` (default: everything known): what it linked to
+        (notes, sections, blocks, attachments, URLs, or dangling) and which notes linked to
+        it then (backlinks), each with the linking section and its line in the file."""
+        note = args.note_arg(note)
+        namespace = args.namespace_arg(namespace)
+        cutoff, at = args.moment(as_of, valid_at)
+        with self._db.errors():
+            return note_links(self._db, namespace, note, cutoff, at)
 
     def appended_since(self, revision_id: int | None, *,
                        namespace: str | None = None) -> Appended:

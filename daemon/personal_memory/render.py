@@ -87,12 +87,27 @@ def note_part(view: NoteView, section: str | None = None,
     return first, last, "\n".join(all_lines[first - 1:last])
 
 
-def numbered(first: int, text: str) -> str:
+def numbered(first: int, text: str, embeds: list | None = None) -> str:
+    """The text with its file line numbers; after a line that embeds something, the
+    embedded text as known at the same cutoff, marked, with where it comes from."""
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()
     width = len(str(first + len(lines) - 1))
-    return "\n".join(f"{n:>{width}}  {line}" for n, line in enumerate(lines, first))
+    at: dict[int, list] = {}
+    for e in embeds or []:
+        at.setdefault(e.line, []).append(e)
+    out = []
+    for n, line in enumerate(lines, first):
+        out.append(f"{n:>{width}}  {line}")
+        for e in at.get(n, []):
+            pad = " " * width + "  ↳ "
+            if not e.text:
+                out.append(f"{pad}[embed of {e.target}: {e.kind}, nothing to show]")
+                continue
+            out.append(f"{pad}[embedded from {e.source or e.note}, known {e.known_at}]")
+            out += [f"{pad}{x}" for x in e.text.split("\n")]
+    return "\n".join(out)
 
 
 def note(view: NoteView, first: int, last: int, text: str) -> str:
@@ -107,7 +122,7 @@ def note(view: NoteView, first: int, last: int, text: str) -> str:
     head.append("sections: " + "; ".join(
         f"{s.line_start}-{s.line_end} {' › '.join(s.heading_path) or '(top)'}"
         for s in view.sections))
-    return "\n".join(head) + "\n\n" + numbered(first, text)
+    return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 
 def changes(found: Changes) -> str:
@@ -140,6 +155,26 @@ def changes(found: Changes) -> str:
         lines.append(f"- {r.change}{why} {ranks} {r.memory_id}")
         if r.diff:
             lines.append(f"    {short(r.diff, 400)}")
+    return "\n".join(lines)
+
+
+def links(found) -> str:
+    """A note's links at a cutoff: outgoing, then backlinks, each with its place."""
+    when = f" as of {found.as_of}" if found.as_of else ""
+
+    def where(link) -> str:
+        return f"{link.note}" + (f" › {link.section.split('#', 1)[-1]}" if link.section
+                                 and "#" in link.section else "")
+    lines = [f"{found.note}{when}: {len(found.outgoing)} links out, "
+             f"{len(found.backlinks)} backlinks"]
+    for link in found.outgoing:
+        kind = "embeds" if link.embed else "links to"
+        dest = where(link) if link.note else f"{link.target} ({link.kind})"
+        lines.append(f"  line {link.line}: {kind} {dest}")
+    for link in found.backlinks:
+        kind = "embedded by" if link.embed else "linked from"
+        lines.append(f"  {kind} {link.source_note}:{link.line}"
+                     + (f" (to {link.section.split('#', 1)[-1]})" if link.section else ""))
     return "\n".join(lines)
 
 

@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 # OpenMP thread saves a few ms on an idle machine but, on a busy one, spins at every
 # barrier waiting for a descheduled partner (p95 from 55 ms to over a second at 100,000
 # revisions; benchmarks/search_scale.py). Commands that embed many passages keep both.
-SEARCHING = {"search", "changes", "serve", "ui", "read", "history", "status", "stats"}
+SEARCHING = {"search", "changes", "serve", "ui", "read", "links", "history", "status",
+             "stats"}
 
 
 def limit_threads(command: str) -> None:

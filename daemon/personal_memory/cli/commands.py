@@ -74,6 +74,14 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 @command
+def cmd_links(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True, embedder="none") as store:
+        found = store.links(args.note, namespace=settings(args).namespace, as_of=args.as_of)
+    emit(args, found, render.links)
+    return EXIT_OK
+
+
+@command
 def cmd_changes(args: argparse.Namespace) -> int:
     words = " ".join(args.query) or None
     with open_store(args, read_only=True, embedder=None if words else "none") as store:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from .. import render
 from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, RevisionRecord,
                        SearchResults, Stats, Status, SyncReport, WriteResult)
 
@@ -50,7 +51,10 @@ def note(view: NoteView) -> str:
         lines.append(f"  lines {sec.line_start}-{sec.line_end}  {sec.memory_id}  "
                      f"(#{sec.revision_id}, known {sec.known_at})")
     lines.append("")
-    lines.append(view.text)
+    if view.embeds:  # numbered, so that each embed shows under its line
+        lines.append(render.numbered(1, view.text, view.embeds))
+    else:
+        lines.append(view.text)
     return "\n".join(lines)
 
 

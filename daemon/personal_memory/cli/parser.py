@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--section", help="only this section: its memory ID or its heading")
     p.add_argument("--lines", help="only these lines, e.g. 10-40 (printed with numbers)")
 
+    p = add("links", "a note's links and backlinks as they were at a cutoff")
+    p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
+    namespace(p)
+    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+
     p = add("changes", "what was learned between two times, or how a query's answer moved")
     p.add_argument("query", nargs="*", help="optional: compare this search at both times")
     namespace(p)

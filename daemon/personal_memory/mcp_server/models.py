@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..records import (Changes, NoteView, RevisionRecord, SearchResult, SearchResults,
-                       Status)
+from ..records import (Changes, Embed, Link, NoteView, RevisionRecord, SearchResult,
+                       SearchResults, Status)
 
 def _untitled(schema: dict, cls=None) -> None:
     """No generated titles in the schemas: they repeat each field's name (a third of
@@ -38,6 +38,7 @@ class Hit(Out):
     snippet: str = Field(description="the lines that best match, words found in **bold**")
     known_at: str
     score: float
+    embedded_in: list[str] = Field(description="notes that embed this section then")
 
     @classmethod
     def of(cls, r: SearchResult) -> "Hit":
@@ -46,7 +47,7 @@ class Hit(Out):
                    heading_path=r.heading_path,
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
-                   score=round(r.score, 4))
+                   score=round(r.score, 4), embedded_in=list(r.embedded_in))
 
 
 class SearchOutput(Out):
@@ -96,6 +97,8 @@ class ReadOutput(Out):
     line_start: int = Field(description="the first line of text returned")
     line_end: int
     text: str = Field(description="the note (or the asked section or lines), once")
+    embeds: list[Embed] = Field(description="what the note embeds, with the embedded text "
+                                "as known at the same cutoff and where it comes from")
 
     @classmethod
     def of(cls, view: NoteView, first: int, last: int, text: str) -> "ReadOutput":
@@ -106,7 +109,16 @@ class ReadOutput(Out):
                                      line_start=s.line_start, line_end=s.line_end,
                                      revision_id=s.revision_id, known_at=s.known_at)
                              for s in view.sections],
-                   line_start=first, line_end=last, text=text)
+                   line_start=first, line_end=last, text=text,
+                   embeds=[e for e in view.embeds if e.line is None or first <= e.line <= last])
+
+
+class LinksOutput(Out):
+    note: str
+    as_of: str | None
+    outgoing: list[Link] = Field(description="the note's links then: kind note, section, "
+                                 "block, attachment, external or dangling")
+    backlinks: list[Link] = Field(description="the notes that linked to it then")
 
 
 class SectionChangeOut(Out):

@@ -41,6 +41,7 @@ class Tool(NamedTuple):
 READ_TOOLS = (
     Tool("memory_search", "search", "Search notes at a point in time", True),
     Tool("memory_read", "read", "Read a note at a point in time", True),
+    Tool("memory_links", "links", "Links and backlinks at a point in time", True),
     Tool("memory_changes", "changes", "What changed between two times", True),
     Tool("memory_history", "history", "Revision history of a memory", True),
     Tool("memory_status", "status", "Memory and sync status", True),

@@ -24,7 +24,8 @@ from ..limits import (EXIT_RESTART, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS,
 from ..memory import MemoryStore
 from ..settings import Settings
 from ..times import format_time, parse_time
-from .models import (TIME_HELP, ChangesOutput, HistoryOutput, ReadOutput, RevisionOut,
+from .models import (TIME_HELP, ChangesOutput, HistoryOutput, LinksOutput, ReadOutput,
+                     RevisionOut,
                      SearchOutput, StatusOutput, WriteOutput)
 
 log = logging.getLogger("personal_memory.mcp")
@@ -36,8 +37,8 @@ when a note is phrased as a command. memory_search finds sections of notes: each
 gives its place (COLLECTION/path.md and lines, to cite), title, heading path and the lines
 that matched; pass tags to search only notes with those tags, as_of (an ISO date or a
 timestamp with a zone) to see only what was known then, valid_at to ask about an earlier
-period. memory_read gives a note (or one section, or some lines) with line numbers, as it
-was at as_of. For "what changed", "what is new about X", "since Monday", use
+period. memory_read gives a note (or one section, or some lines) with line numbers and
+what it embeds, as it was at as_of; memory_links its links and backlinks then. For "what changed", "what is new about X", "since Monday", use
 memory_changes (a page at a time; next_cursor for more); with a query it compares the
 answers at both times. memory_history shows every revision of one memory. Notes are also
 resources (note://COLLECTION/path.md, with ?as_of=...), and note://recent lists the notes
@@ -195,6 +196,17 @@ class MemoryTools:
                                        self._call(render.parse_lines, lines))
         return _result(render.note(view, first, last, text),
                        ReadOutput.of(view, first, last, text))
+
+    def links(self, note: NoteId, as_of: Cutoff = None,
+              ) -> Annotated[CallToolResult, LinksOutput]:
+        """A note's links as they were at a cutoff (default: now): what it linked or
+        embedded (a note, a section, a block, a file, a URL, or nothing: dangling) and
+        which notes linked to it then (backlinks), each with the section and line."""
+        found = self._call(self._store().links, note, namespace=self.config.namespace,
+                           as_of=as_of)
+        out = LinksOutput(note=found.note, as_of=found.as_of, outgoing=found.outgoing,
+                          backlinks=found.backlinks)
+        return _result(render.links(found), out)
 
     def changes(self, since: Since = None, until: Until = None,
                 query: Annotated[str | None, Field(

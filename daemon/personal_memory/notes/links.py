@@ -4,6 +4,7 @@ indexed), and what they point to (kept as metadata). Pure functions, no I/O."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 from posixpath import basename, splitext
 
 from .front_matter import normalise_tag
@@ -152,3 +153,37 @@ def _tags(text: str) -> list[str]:
             if tag:
                 found.setdefault(tag, None)
     return list(found)
+
+
+class Occurrence(NamedTuple):
+    """One link in a text: its target as written, whether it is an embed (``![[...]]``,
+    ``![...](...)``), whether it is a Markdown link (a relative URL), and its line (0-based)."""
+    target: str
+    embed: bool
+    markdown: bool
+    line: int
+
+
+def occurrences(text: str) -> list[Occurrence]:
+    """Every wikilink, embed and Markdown link outside code, in order, with its line."""
+    out: list[Occurrence] = []
+    line = 0
+    for piece, is_code in _outside_code(text):
+        if not is_code and "[" in piece:
+            found = []
+            for m in _WIKILINK.finditer(piece):
+                target = m.group(2).strip()
+                if target and not target.lower().endswith("#icon"):
+                    found.append((m.start(), Occurrence(target, bool(m.group(1)), False, 0)))
+            for m in _MDLINK.finditer(piece):
+                if m.group(3):
+                    found.append((m.start(), Occurrence(m.group(3), bool(m.group(1)), True, 0)))
+            for at, occ in sorted(found, key=lambda x: x[0]):
+                out.append(occ._replace(line=line + piece.count("\n", 0, at)))
+        line += piece.count("\n")
+    return out
+
+
+def embeds(text: str) -> list[str]:
+    """Targets of the embeds in a text, in order, once each."""
+    return list(dict.fromkeys(o.target for o in occurrences(text) if o.embed))

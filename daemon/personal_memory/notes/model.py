@@ -17,9 +17,11 @@ from ..limits import MAX_TITLE_CHARS
 from . import front_matter, links, markdown
 from .markdown import Piece
 
-# The version of these rules (sections, identities, indexed text). A database records the
-# version each file was imported with; a sync re-identifies files of an older version once.
-CHUNKER_VERSION = 2
+# The version of these rules (sections, identities, indexed text, what a record holds). A
+# database records the version each file was imported with; a sync imports files of an
+# older version once more (version 3 added the note's embeds to its record: a note without
+# embeds gets no new revision).
+CHUNKER_VERSION = 3
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -57,6 +59,7 @@ class Note:
     aliases: tuple[str, ...]
     tags: tuple[str, ...]  # front matter and inline, normalised
     links: tuple[str, ...]
+    embeds: tuple[str, ...]
     dates: dict[str, str]
     front_matter: str  # the block as written, fences included ("" without one)
     head_lines: int  # lines before the first section: the front matter and blank lines
@@ -74,7 +77,7 @@ class Note:
     def metadata(self) -> dict:
         meta: dict = {"sections": [s.memory_id for s in self.sections],
                       "lines": self.head_lines}
-        for key in ("aliases", "tags", "links"):
+        for key in ("aliases", "tags", "links", "embeds"):
             if getattr(self, key):
                 meta[key] = list(getattr(self, key))
         if self.dates:
@@ -170,11 +173,14 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
             tags=tuple(tags), links=tuple(outgoing)))
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
+    all_embeds: dict[str, None] = {}
     for s in sections:
         all_tags.update(dict.fromkeys(s.tags))
         all_links.update(dict.fromkeys(s.links))
+        if "![" in s.text:
+            all_embeds.update(dict.fromkeys(links.embeds(s.text)))
     return Note(note_id=nid, title=title, aliases=meta.aliases, tags=tuple(all_tags),
-                links=tuple(all_links), dates=meta.dates,
+                links=tuple(all_links), embeds=tuple(all_embeds), dates=meta.dates,
                 front_matter=structure.head_text(text), head_lines=structure.body_start,
                 front_matter_error=meta.error, sections=tuple(sections))
 

@@ -20,6 +20,45 @@ class SectionView(Record):
 
 
 @dataclass(frozen=True)
+class Link(Record):
+    """One link at a cutoff: where it is written (a section of a note, and the line in
+    the file), the target as written, and where it resolves then: ``kind`` note, section,
+    block, attachment, external or dangling; ``note`` and ``section`` (a memory ID) when
+    it resolves to them."""
+    source_note: str
+    source_section: str
+    line: int | None
+    target: str
+    embed: bool
+    kind: str
+    note: str | None
+    section: str | None
+
+
+@dataclass(frozen=True)
+class Links(Record):
+    """A note's links at a cutoff: what it links to, and which notes linked to it then."""
+    note: str
+    as_of: str | None
+    outgoing: list[Link]
+    backlinks: list[Link]
+    path_then: str | None = None  # the note's path at the cutoff, when it moved since
+
+
+@dataclass(frozen=True)
+class Embed(Record):
+    """An embed in a note read at a cutoff, with the embedded text as known then."""
+    section: str  # the embedding section's memory ID
+    line: int | None  # its line in the file
+    target: str  # as written
+    kind: str
+    note: str | None
+    source: str | None  # the embedded section's memory ID (None: the whole note)
+    known_at: str | None
+    text: str  # empty when it does not resolve
+
+
+@dataclass(frozen=True)
 class RecentNote(Record):
     """A note that changed recently: when, its title now, and whether it is deleted."""
     note: str
@@ -60,3 +99,4 @@ class NoteView(Record):
     model: str = "sections"  # "numbered chunks": stored by the previous note model
     path_then: str | None = None
     moves: list[Move] = field(default_factory=list)
+    embeds: list[Embed] = field(default_factory=list)

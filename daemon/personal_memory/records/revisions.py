@@ -93,6 +93,7 @@ class SearchResult(_Revision, Record):
     cosine: float | None
     cosine_rank: int | None
     snippet: Snippet | None = None  # with search(snippets=True)
+    embedded_in: tuple[str, ...] = ()  # with snippets: notes that embed this section then
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
@@ -101,6 +102,7 @@ class SearchResult(_Revision, Record):
                    cosine=self.cosine, cosine_rank=self.cosine_rank)
         if self.snippet is not None:
             out["snippet"] = self.snippet.to_dict()
+            out["embedded_in"] = list(self.embedded_in)
         return out
 
 

@@ -68,6 +68,20 @@ class RevisionLog:
             "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
             (namespace, note, note + "#", note + "#\U0010ffff"))
 
+    def visible_records(self, namespace: str, as_of: int | None, valid_at: int,
+                        with_key: str | None = None) -> list[RevisionRecord]:
+        """The notes' records visible at a point in time (with ``with_key``: only those
+        whose metadata has that key, e.g. ``embeds``)."""
+        if not self.at_least(4):
+            return []
+        sql = visibility.winners(self.columns, "namespace = ? AND note IS NOT NULL AND "
+                                 "memory_id = note || '#'")
+        # The key is tested on the winners only: an older record must not win for it.
+        keyed = f" AND metadata LIKE '%\"{with_key}\"%'" if with_key else ""
+        return [record(r) for r in self.conn.execute(
+            f"SELECT * FROM ({sql}) WHERE NOT {visibility.hidden(self.purged)}{keyed}",
+            (namespace, cutoff(as_of), valid_at, valid_at))]
+
     def recent_notes(self, namespace: str, limit: int) -> list[tuple[str, int]]:
         """(note, when it last changed) of the notes changed most recently."""
         if not self.at_least(4):

@@ -1,0 +1,97 @@
+"""Where a link points, as Obsidian resolves it, among the notes known at one time. Pure.
+
+A wikilink ``[[target#fragment]]`` names a note by its path from the vault's root or by
+its file name (``.md`` optional, case ignored); when several notes share the name, the one
+in the linking note's folder wins, then the shortest path, then the first in order; an
+alias of a note is tried last. A Markdown link ``[text](path.md#fragment)`` is a path
+relative to the linking note (URL-escaped). ``#Heading`` (or ``#H1#H2``) names a section,
+``#^id`` a block (the line that ends with ``^id``). An empty target is the note itself.
+Other files are attachments, URLs are external; what matches nothing is dangling.
+
+Resolution belongs to a time, not to the revision that holds the link: the same
+``[[Plan]]`` is dangling before Plan.md exists and resolved after, and points to the new
+path after a rename, so links are resolved at each cutoff from the notes visible then.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+NOTE = "note"
+SECTION = "section"
+BLOCK = "block"
+ATTACHMENT = "attachment"
+EXTERNAL = "external"
+DANGLING = "dangling"
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # note, section, block, attachment, external or dangling
+    note: str | None = None  # COLLECTION/path.md of the note it resolves to
+    fragment: str | None = None  # the heading path or ^block as written
+
+
+def _stem(path: str) -> str:
+    low = path.casefold()
+    return path[:-3] if low.endswith(".md") else path
+
+
+class NoteIndex:
+    """The notes of one collection known at a time: their paths and aliases."""
+
+    def __init__(self, collection: str, notes: dict[str, list[str]]):
+        self.collection = collection
+        prefix = collection + "/"
+        self.paths: dict[str, str] = {}  # stem of the collection-relative path -> note ID
+        self.names: dict[str, list[str]] = {}  # file name stem -> note IDs
+        self.aliases: dict[str, list[str]] = {}
+        for note, aliases in sorted(notes.items()):
+            if not note.startswith(prefix):
+                continue
+            rel = _stem(note[len(prefix):]).casefold()
+            self.paths[rel] = note
+            self.names.setdefault(posixpath.basename(rel), []).append(note)
+            for alias in aliases:
+                self.aliases.setdefault(alias.casefold(), []).append(note)
+
+    def _pick(self, candidates: list[str], source: str) -> str:
+        folder = posixpath.dirname(source)
+        return min(candidates, key=lambda n: (posixpath.dirname(n) != folder, len(n), n))
+
+    def resolve(self, raw: str, source: str, markdown: bool = False) -> Target:
+        target = raw.strip()
+        if markdown:
+            if "://" in target or target.startswith(("mailto:", "obsidian:", "tel:")):
+                return Target(EXTERNAL)
+            target = unquote(target)
+        path, _, fragment = target.partition("#")
+        fragment = fragment.strip() or None
+        kind = (BLOCK if fragment.startswith("^") else SECTION) if fragment else NOTE
+        path = path.strip()
+        if not path:
+            return Target(kind, source, fragment)
+        ext = posixpath.splitext(path)[1].casefold()
+        if ext and ext not in (".md", ".markdown"):
+            return Target(ATTACHMENT, None, fragment)
+        if markdown:
+            rel_source = source[len(self.collection) + 1:]
+            base = "" if path.startswith("/") else posixpath.dirname(rel_source)
+            path = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
+            found = self.paths.get(_stem(path).casefold())
+            return Target(kind, found, fragment) if found else Target(DANGLING, None, fragment)
+        key = _stem(path).casefold().lstrip("/")
+        found = self.paths.get(key)
+        if found is None and "/" in key:  # a partial path: the end of a note's path
+            tails = [n for rel, n in self.paths.items() if rel.endswith("/" + key)]
+            found = self._pick(tails, source) if tails else None
+        if found is None:
+            named = self.names.get(posixpath.basename(key))
+            if named and "/" not in key:
+                found = self._pick(named, source)
+        if found is None:
+            aliased = self.aliases.get(key)
+            found = self._pick(aliased, source) if aliased else None
+        return Target(kind, found, fragment) if found else Target(DANGLING, None, fragment)

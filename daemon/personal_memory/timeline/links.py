@@ -1,0 +1,173 @@
+"""Links between notes at a cutoff: a note's outgoing links and its backlinks, and the
+text its embeds show, each resolved among the notes visible then (see notes.resolve).
+
+The links of each revision are kept with it (its text, and the targets in its metadata);
+what they point to is decided at each cutoff, so a link written before its target existed
+is dangling before and resolved after, and a rename changes resolution from its instant on,
+never before."""
+
+from __future__ import annotations
+
+from ..notes import links as link_syntax
+from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
+from ..records import Embed, Link, Links, RevisionRecord
+from ..store import Database
+from ..times import format_time
+from .moves import path_at
+from .reading import section_lines
+
+MAX_EMBED_CHARS = 4000  # the text shown for one embed
+
+
+class Cutoff:
+    """What links are resolved against at one time: the visible notes, and (on demand) the
+    sections of each, with their lines. One per call: it reads inside the caller's
+    snapshot."""
+
+    def __init__(self, db: Database, namespace: str, as_of: int | None, valid_at: int):
+        self.db, self.namespace, self.as_of, self.valid_at = db, namespace, as_of, valid_at
+        self.records = {r.note: r for r in db.visible_records(namespace, as_of, valid_at)}
+        self._indexes: dict[str, NoteIndex] = {}
+        self._sections: dict[str, list[tuple[RevisionRecord, int]]] = {}
+
+    def index(self, note: str) -> NoteIndex:
+        collection = note.split("/", 1)[0]
+        if collection not in self._indexes:
+            self._indexes[collection] = NoteIndex(collection, {
+                n: (r.metadata or {}).get("aliases", []) for n, r in self.records.items()})
+        return self._indexes[collection]
+
+    def sections(self, note: str) -> list[tuple[RevisionRecord, int]]:
+        """(revision, first file line) of each visible section of a note, in order."""
+        if note not in self._sections:
+            spans = section_lines(self.db, self.namespace, note, self.as_of, self.valid_at)
+            record = self.records.get(note)
+            out = []
+            for memory_id in (record.metadata or {}).get("sections", []) if record else []:
+                rev = self.db.visible(self.namespace, memory_id, self.as_of, self.valid_at)
+                if rev is not None:
+                    out.append((rev, spans.get(memory_id, (1, 1))[0]))
+            self._sections[note] = out
+        return self._sections[note]
+
+    def resolve(self, occurrence: link_syntax.Occurrence, source: str) -> tuple[Target, str | None]:
+        """The target, and the memory ID of the section or block it names (if found)."""
+        target = self.index(source).resolve(occurrence.target, source, occurrence.markdown)
+        section = None
+        if target.note and target.kind in (SECTION, BLOCK) and target.fragment:
+            section = self._find(target.note, target.kind, target.fragment)
+        return target, section
+
+    def _find(self, note: str, kind: str, fragment: str) -> str | None:
+        if kind == BLOCK:
+            marker = fragment.strip()
+            for rev, _ in self.sections(note):
+                if any(line.rstrip().endswith(marker) for line in rev.content.split("\n")):
+                    return rev.memory_id
+            return None
+        wanted = [h.strip().casefold() for h in fragment.split("#") if h.strip()]
+        for rev, _ in self.sections(note):
+            path = [h.casefold() for h in rev.heading_path or []]
+            if wanted and path[-len(wanted):] == wanted:
+                return rev.memory_id
+        return None
+
+    def links_in(self, note: str) -> list[Link]:
+        out = []
+        for rev, first in self.sections(note):
+            context = (rev.metadata or {}).get("context", 0)
+            for occ in link_syntax.occurrences(rev.content):
+                if occ.line < context:
+                    continue  # a repeated table header: its links belong to an earlier part
+                target, section = self.resolve(occ, note)
+                out.append(Link(source_note=note, source_section=rev.memory_id,
+                                line=first + occ.line - context, target=occ.target,
+                                embed=occ.embed, kind=target.kind, note=target.note,
+                                section=section))
+        return out
+
+
+def note_links(db: Database, namespace: str, note: str, as_of: int | None,
+               valid_at: int) -> Links:
+    """A note's outgoing links and its backlinks at a cutoff."""
+    with db.snapshot():
+        asked, note = note, path_at(db, namespace, note, as_of)
+        at = Cutoff(db, namespace, as_of, valid_at)
+        outgoing = at.links_in(note) if note in at.records else []
+        backlinks = []
+        for source, record in sorted(at.records.items()):
+            if source == note:
+                continue
+            index = at.index(source)
+            # A note whose record lists no target that can name this one is not read.
+            if any(index.resolve(t, source, markdown).note == note
+                   for t in (record.metadata or {}).get("links", [])
+                   for markdown in (False, True)):
+                backlinks += [link for link in at.links_in(source) if link.note == note]
+    return Links(note=asked, as_of=format_time(as_of), outgoing=outgoing, backlinks=backlinks,
+                 path_then=note if note != asked else None)
+
+
+def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str, str | None]:
+    """The text an embed shows at the cutoff, and when it was known."""
+    if target.note is None or target.note not in at.records:
+        return "", None
+    sections = at.sections(target.note)
+    if section is not None:
+        rev = next(r for r, _ in sections if r.memory_id == section)
+        text = rev.content
+        if target.kind == BLOCK:  # the block: its paragraph, up to the line marked ^id
+            lines = text.split("\n")
+            end = next(i for i, line in enumerate(lines) if line.rstrip().endswith(
+                target.fragment.strip()))
+            start = end
+            while start > 0 and lines[start - 1].strip():
+                start -= 1
+            text = "\n".join(lines[start:end + 1]).rstrip()
+            text = text[: len(text) - len(target.fragment.strip())].rstrip()
+        return text[:MAX_EMBED_CHARS], rev.known_at
+    if target.kind in (SECTION, BLOCK):
+        return "", None  # a heading or block that is not there
+    text = "\n\n".join(r.content for r, _ in sections)
+    return text[:MAX_EMBED_CHARS], at.records[target.note].known_at
+
+
+def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
+                valid_at: int) -> list[Embed]:
+    """The embeds of a note at a cutoff, each with the text it shows then."""
+    with db.snapshot():
+        at = Cutoff(db, namespace, as_of, valid_at)
+        out = []
+        for link in (at.links_in(note) if note in at.records else []):
+            if not link.embed:
+                continue
+            occ = link_syntax.Occurrence(link.target, True, False, 0)
+            target, section = at.resolve(occ, note)
+            text, known = embedded_text(at, target, section)
+            out.append(Embed(section=link.source_section, line=link.line, target=link.target,
+                             kind=target.kind, note=target.note, source=section,
+                             known_at=known, text=text))
+    return out
+
+
+def embedded_in(db: Database, namespace: str, as_of: int | None, valid_at: int,
+                results: list) -> dict[str, list[str]]:
+    """For search results (sections): the notes that embed each one at the cutoff, keyed
+    by memory ID. Only notes whose record lists embeds are read."""
+    wanted = {r.memory_id for r in results}
+    out: dict[str, list[str]] = {}
+    with db.snapshot():
+        if not results or not db.visible_records(namespace, as_of, valid_at, "embeds"):
+            return out
+        at = Cutoff(db, namespace, as_of, valid_at)
+        for source, record in at.records.items():
+            for raw in (record.metadata or {}).get("embeds", []):
+                occ = link_syntax.Occurrence(raw, True, False, 0)
+                target, section = at.resolve(occ, source)
+                if section in wanted:
+                    out.setdefault(section, []).append(source)
+                elif target.kind == "note" and target.note:
+                    for r in results:
+                        if r.note == target.note:
+                            out.setdefault(r.memory_id, []).append(source)
+    return {k: sorted(set(v)) for k, v in out.items()}

@@ -1,0 +1,71 @@
+"""Links as of any time: outgoing links and backlinks resolved among the notes visible at
+each cutoff, across a rename and an edit; embeds read through with the target's text as
+known then."""
+
+import os
+
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from support import run_memory
+
+
+def kinds(links):
+    return [(x.target, x.kind, x.note, x.section) for x in links]
+
+
+def test_links_and_backlinks_follow_time(tmp_path):
+    v = tmp_path / "v"
+    (v / "sub").mkdir(parents=True)
+    (v / "A.md").write_text("# A\n\nSee [[B]] and [[B#Setup]].\nA block: ![[B#^blk]]\n"
+                            "Also [c](sub/C.md), [[Missing]], ![[pic.png]] and "
+                            "[site](https://example.com).\n")
+    (v / "B.md").write_text("# B\n\n## Setup\n\nInstall it.\n\nThe old block text. ^blk\n")
+    (v / "sub" / "C.md").write_text("---\naliases: [Sea]\n---\n# C\n\nthe sea\n")
+    (v / "D.md").write_text("# D\n\nsee [[Sea]]\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)], known_at="2025-01-01")
+        out = s.links("v/A.md", namespace="notes")
+        assert kinds(out.outgoing) == [
+            ("B", "note", "v/B.md", None),
+            ("B#Setup", "section", "v/B.md", "v/B.md#B#Setup"),
+            ("B#^blk", "block", "v/B.md", "v/B.md#B#Setup"),
+            ("sub/C.md", "note", "v/sub/C.md", None),
+            ("Missing", "dangling", None, None),
+            ("pic.png", "attachment", None, None),
+            ("https://example.com", "external", None, None)]
+        assert [x.line for x in out.outgoing][:3] == [3, 3, 4]
+        back = s.links("v/B.md", namespace="notes").backlinks
+        assert [(x.source_note, x.line, x.embed) for x in back] == [
+            ("v/A.md", 3, False), ("v/A.md", 3, False), ("v/A.md", 4, True)]
+        assert [x.source_note for x in s.links("v/sub/C.md", namespace="notes").backlinks] == [
+            "v/A.md", "v/D.md"]  # by path, and by alias
+
+        # The target is renamed: [[B]] in A is dangling from then on, never before.
+        os.rename(v / "B.md", v / "B2.md")
+        s.sync([Folder.of(v)], known_at="2025-02-01")
+        before = s.links("v/A.md", namespace="notes", as_of="2025-01-15")
+        after = s.links("v/A.md", namespace="notes", as_of="2025-02-15")
+        assert before.outgoing[0].kind == "note" and after.outgoing[0].kind == "dangling"
+        old = s.links("v/B2.md", namespace="notes", as_of="2025-01-15")
+        assert old.path_then == "v/B.md" and len(old.backlinks) == 3  # under its old name
+        assert s.links("v/B2.md", namespace="notes").backlinks == []
+
+        # A links to the new name, then the embed's target changes.
+        (v / "A.md").write_text("# A\n\nBlock: ![[B2#^blk]]\n")
+        s.sync([Folder.of(v)], known_at="2025-03-01")
+        (v / "B2.md").write_text("# B\n\n## Setup\n\nInstall it.\n\nThe new block text. ^blk\n")
+        s.sync([Folder.of(v)], known_at="2025-04-01")
+        march = s.read("v/A.md", namespace="notes", as_of="2025-03-15")
+        april = s.read("v/A.md", namespace="notes", as_of="2025-04-15")
+        assert [e.text for e in march.embeds] == ["The old block text."]
+        assert [e.text for e in april.embeds] == ["The new block text."]
+        assert april.embeds[0].source == "v/B2.md#B#Setup"
+        assert [x.source_note for x in s.links("v/B2.md", namespace="notes",
+                                               as_of="2025-03-15").backlinks] == ["v/A.md"]
+        found = s.search("new block text", namespace="notes", snippets=True)
+        assert found[0].memory_id == "v/B2.md#B#Setup"
+        assert found[0].embedded_in == ("v/A.md",)
+    out = run_memory("--db", tmp_path / "m.db", "read", "v/A.md", "--as-of", "2025-03-15")
+    assert "↳ [embedded from v/B2.md#B#Setup" in out.stdout and "The old block text." in out.stdout
+    out = run_memory("--db", tmp_path / "m.db", "links", "v/B2.md")
+    assert "embedded by v/A.md:3" in out.stdout

@@ -99,6 +99,27 @@ def query_terms(query: str) -> list[str]:
     return out
 
 
+def _tokens(text: str, mode) -> list[str]:
+    conn = apsw.Connection(":memory:")
+    tok = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    out = [t[2] for t in tok(_nfkc(text).encode(), mode, None)]
+    conn.close()
+    return out
+
+
+def holds_phrase(r: Rev, phrase: str) -> bool:
+    """The phrase's terms, in order, in the title or in the content (FTS5's rule, by
+    hand)."""
+    wanted = _tokens(phrase, apsw.FTS5_TOKENIZE_QUERY)
+    if not wanted:
+        return False
+    for column in (r.title or "", r.content):
+        have = _tokens(column, apsw.FTS5_TOKENIZE_DOCUMENT)
+        if any(have[i:i + len(wanted)] == wanted for i in range(len(have))):
+            return True
+    return False
+
+
 def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     """memory_id -> positive BM25 from an index of exactly ``rows``."""
     terms = query_terms(query)
@@ -155,10 +176,13 @@ def ranks(scores: dict[str, float], same) -> dict[str, int]:
 
 
 def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: int,
-             embedder=None, embedded: set[int] | None = None):
+             embedder=None, embedded: set[int] | None = None, keep=None):
     """The full expected answer: [(memory_id, fused, bm25, bm25_rank, cosine, cosine_rank)],
-    or [] when nothing matches (no query word, nothing close enough in meaning)."""
+    or [] when nothing matches (no query word, nothing close enough in meaning). ``keep``
+    filters the visible rows before anything is ranked (the search syntax's filters)."""
     rows = visible(revs, namespace, as_of, valid_at)
+    if keep is not None:
+        rows = [r for r in rows if keep(r)]
     bm = fresh_bm25(rows, query)
     co = python_cosine(rows, query, embedder, embedded)
     if not bm and (not co or max(co.values()) < embedder.no_answer_below(len(co))):

@@ -20,7 +20,7 @@ from .records import (Appended, Capabilities, Links, RecentNote, Changes, Embedd
                       PurgeReport, RevisionRecord, SearchResults, Stats, Status, SyncReport,
                       SyncRun, VectorStatus, WriteResult)
 from .records import ClockAnomaly, DaemonStatus
-from .search import reference
+from .search import reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
 from .store import SCHEMA_VERSION, Database, capabilities
@@ -51,7 +51,6 @@ class MemoryStore:
         self._embedder = embedder
         self._embedder_note = embedder_note or (f"semantic: {embedder.key}" if embedder
                                                 else "keyword-only")
-        self._opened_as = tuple(db.fingerprint())
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -153,23 +152,25 @@ class MemoryStore:
                limit: int = 10, tags: list[str] | None = None,
                snippets: bool = False) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
-        ``valid_at`` (default: the cutoff, or now). ``tags`` keeps only sections of notes
-        that had any of them at that time (applied before ranking). ``snippets`` gives each
-        result the lines that best match, with their place in the file. The returned list
-        also carries the resolved ``as_of`` and ``valid_at``."""
+        ``valid_at`` (default: the cutoff, or now). The query may use the search syntax
+        (``"exact phrase"``, ``-word``, ``path:``, ``folder:``, ``file:``, ``section:``,
+        ``tag:``; see :mod:`personal_memory.search.syntax`); ``tags`` and the filters keep
+        only some rows before ranking. ``snippets`` gives each result the lines that best
+        match, with their place in the file. The returned list also carries the resolved
+        ``as_of`` and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        wanted = args.tags_arg(tags)
-        if not has_words(query):
+        parsed = syntax.parse(query, args.tags_arg(tags))
+        if not has_words(parsed.words):
             return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
-        semantic = self._semantic(query)
+        semantic = self._semantic(parsed.words)
         with self._db.errors():
-            found = self._search_index().search(self._db, query, namespace=namespace,
+            found = self._search_index().search(self._db, parsed, namespace=namespace,
                                                 as_of=cutoff, valid_at=at, limit=limit,
-                                                tags=wanted, semantic=semantic)
+                                                semantic=semantic)
             if snippets:
                 found.results = with_snippets(self._db, found.results,
-                                              query_terms(self._db, query), namespace,
+                                              query_terms(self._db, parsed.words), namespace,
                                               cutoff, at)
                 hosts = embedded_in(self._db, namespace, cutoff, at, found.results)
                 if hosts:
@@ -196,20 +197,14 @@ class MemoryStore:
         the stored vectors. For audits: its answers must equal :meth:`search`'s."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
-        if not has_words(query):
+        parsed = syntax.parse(query, args.tags_arg(tags))
+        if not has_words(parsed.words):
             return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         with self._db.errors():
-            found = reference.search_reference(self._db, query, namespace=namespace,
+            found = reference.search_reference(self._db, parsed, namespace=namespace,
                                                as_of=cutoff, valid_at=at, limit=limit,
-                                               tags=args.tags_arg(tags),
-                                               semantic=self._semantic(query))
+                                               semantic=self._semantic(parsed.words))
         return self._results(found, cutoff, at)
-
-    def changed_under_us(self, since: "tuple | None" = None) -> bool:
-        """Whether the file was replaced or rewritten (purged, re-indexed) since this store
-        opened it (or since ``since``, a fingerprint from :meth:`fingerprint`)."""
-        now = self.fingerprint()
-        return now != (since or self._opened_as)
 
     def fingerprint(self) -> tuple:
         """The file's identity and the generation of its derived data."""

@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     interval(p)
 
     p = add("search", "search what was known at a cutoff")
-    p.add_argument("query", nargs="+", help="words to look for (quotes are optional)")
+    p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
+                   "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:")
     namespace(p)
     p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")

@@ -50,7 +50,9 @@ changed most recently. memory_status says whether the sync daemon is running."""
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="words to look for (1 to "
-                             f"{MAX_QUERY_CHARS} characters)")]
+                             f"{MAX_QUERY_CHARS} characters); also \"exact phrase\", -word, "
+                             "path:, folder:, file:, section:, tag: (values with spaces "
+                             "in quotes)")]
 Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known at "
                                      "this time is searched (default: everything known). "
                                      + TIME_HELP)]

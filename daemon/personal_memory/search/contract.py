@@ -17,7 +17,7 @@ import numpy as np
 
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
-from . import ranking
+from . import ranking, syntax
 from .text import normalize_text
 
 
@@ -35,16 +35,33 @@ def has_tag(note_tags, wanted: tuple[str, ...]) -> bool:
     return any(t == w or t.startswith(w + "/") for t in note_tags for w in wanted)
 
 
-def rankable(visible: list[RevisionRecord], tags: tuple[str, ...] | None,
-             ) -> list[RevisionRecord]:
+def rankable(visible: list[RevisionRecord], query: syntax.Query) -> list[RevisionRecord]:
     """The visible revisions a search ranks: notes' records are metadata, not results;
-    with ``tags``, only sections of notes whose record (at the same time) has one."""
+    with tags, only sections of notes whose record (at the same time) has one; with path,
+    folder, file or section filters, only the rows they keep. (Phrases and exclusions are
+    applied next, by text: :func:`text_filtered`.)"""
     rows = [r for r in visible if not is_record(r.memory_id, r.note)]
-    if tags:
+    if query.tags:
         allowed = {r.note for r in visible if is_record(r.memory_id, r.note)
-                   and has_tag((r.metadata or {}).get("tags", ()), tags)}
+                   and has_tag((r.metadata or {}).get("tags", ()), query.tags)}
         rows = [r for r in rows if r.note in allowed]
-    return rows
+    return [r for r in rows if syntax.note_matches(query, r.note)
+            and syntax.section_matches(query, r.memory_id, r.note)]
+
+
+def text_filtered(db, ids: list[int], query: syntax.Query,
+                  candidates=None) -> list[int]:
+    """The rows (revision ids, in order) that hold every phrase and no excluded word or
+    phrase, decided by FTS5 over their own text. ``candidates(text)``, when given, narrows
+    the rows that can hold a text before FTS5 checks them (the fast path's postings)."""
+    keep = set(ids)
+    for phrase in query.phrases:
+        pool = keep if candidates is None else keep & candidates(phrase)
+        keep = db.matching(sorted(pool), phrase)
+    for text in query.excluded:
+        pool = keep if candidates is None else keep & candidates(text)
+        keep -= db.matching(sorted(pool), text)
+    return [i for i in ids if i in keep]
 
 
 @dataclass(frozen=True)

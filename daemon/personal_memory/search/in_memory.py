@@ -23,7 +23,8 @@ import numpy as np
 
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import Ranked, Semantic, has_tag, no_answer, query_terms
+from .contract import Ranked, Semantic, has_tag, no_answer, query_terms, text_filtered
+from .syntax import Query, note_matches, section_matches
 from .screening import CosineScreen, fuse_ranked
 
 K1 = 1.2  # FTS5's bm25() constants
@@ -263,16 +264,42 @@ class SearchIndex:
         winners = self._order[idx[last]]
         return np.sort(winners[~self.rows.hidden[winners]])
 
-    def rankable(self, winners: np.ndarray, tags: tuple[str, ...] | None) -> np.ndarray:
-        """:func:`search.rankable` over positions: no note records; with ``tags``, only
-        sections of notes whose visible record has one of them."""
+    def rankable(self, winners: np.ndarray, query: Query) -> np.ndarray:
+        """:func:`contract.rankable` over positions: no note records; with tags, only
+        sections of notes whose visible record has one of them; the path, folder, file and
+        section filters decided once per distinct note and memory."""
         records = self.rows.record[winners]
         sections = winners[~records]
-        if tags:
+        if query.tags:
             allowed = [int(self.rows.note[p]) for p in winners[records].tolist()
-                       if has_tag(self._record_tags.get(p, ()), tags)]
+                       if has_tag(self._record_tags.get(p, ()), query.tags)]
             sections = sections[np.isin(self.rows.note[sections], allowed)]
+        if query.paths or query.folders or query.files or query.sections:
+            notes = {code: note for note, code in self._note_code.items()}
+            codes = self.rows.note[sections]
+            ok_note = {int(c): note_matches(query, notes.get(int(c)))
+                       for c in np.unique(codes).tolist()}
+            keep = np.array([ok_note[int(c)] for c in codes.tolist()], dtype=bool)
+            if query.sections:
+                mems = self.rows.mem[sections]
+                ok_mem = {}
+                for m, c in zip(mems.tolist(), codes.tolist()):
+                    if m not in ok_mem:
+                        memory_id = self.memory_ids[m].split("\0", 1)[1]
+                        ok_mem[m] = section_matches(query, memory_id, notes.get(c))
+                keep &= np.array([ok_mem[m] for m in mems.tolist()], dtype=bool)
+            sections = sections[keep] if len(sections) else sections
         return sections
+
+    def _holding(self, db: Database, winners: np.ndarray, text: str) -> set[int]:
+        """Revision ids among ``winners`` that hold every term of ``text``: the only rows
+        that can hold it as a phrase (FTS5 then decides)."""
+        rows = None
+        for term in query_terms(db, text):
+            pos, _ = self.postings(db, term)
+            found = set(self.rows.ids[pos].tolist())
+            rows = found if rows is None else rows & found
+        return rows or set()
 
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
@@ -328,13 +355,17 @@ class SearchIndex:
 
     # -- the whole search ----------------------------------------------------------------------
 
-    def search(self, db: Database, query: str, *, namespace: str, as_of: int | None,
-               valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
-               semantic: Semantic | None = None) -> Ranked:
+    def search(self, db: Database, query: Query, *, namespace: str, as_of: int | None,
+               valid_at: int, limit: int, semantic: Semantic | None = None) -> Ranked:
         with self._lock, db.snapshot():
             self.refresh(db, semantic.key if semantic else None)
-            winners = self.rankable(self.visible(namespace, as_of, valid_at), tags)
-            bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query))
+            winners = self.rankable(self.visible(namespace, as_of, valid_at), query)
+            if query.filters_rows and len(winners):
+                kept = text_filtered(db, self.rows.ids[winners].tolist(), query,
+                                     lambda text: self._holding(db, winners, text))
+                winners = np.sort(np.searchsorted(self.rows.ids,
+                                                  np.array(kept, dtype=np.int64)))
+            bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query.words))
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
             why = no_answer(len(bm_pos), cos.best() if cos else None,

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import Ranked, Semantic, cosines, fuse, no_answer, query_terms, rankable
+from .contract import (Ranked, Semantic, cosines, fuse, no_answer, query_terms, rankable,
+                       text_filtered)
+from .syntax import Query
 
 
 def cosine_reference(db: Database, revision_ids: list[int], semantic: Semantic | None,
@@ -28,16 +30,18 @@ def cosine_reference(db: Database, revision_ids: list[int], semantic: Semantic |
     return dict(zip(ids, cosines(matrix, q32).tolist()))
 
 
-def search_reference(db: Database, query: str, *, namespace: str, as_of: int | None,
-                     valid_at: int, limit: int, tags: tuple[str, ...] | None = None,
-                     semantic: Semantic | None = None) -> Ranked:
-    """A fresh FTS5 index of the visible rows, and the cosine of each visible row's
-    stored vector."""
+def search_reference(db: Database, query: Query, *, namespace: str, as_of: int | None,
+                     valid_at: int, limit: int, semantic: Semantic | None = None) -> Ranked:
+    """A fresh FTS5 index of the visible (and filtered) rows, and the cosine of each
+    visible row's stored vector."""
     with db.snapshot():
         db.index_generation()  # takes up a tokenizer another process re-indexed with
-        visible = rankable(db.visible_revisions(namespace, as_of, valid_at), tags)
+        visible = rankable(db.visible_revisions(namespace, as_of, valid_at), query)
+        if query.filters_rows:
+            kept = set(text_filtered(db, [r.revision_id for r in visible], query))
+            visible = [r for r in visible if r.revision_id in kept]
         rows = {r.revision_id: r for r in visible}
-        bm25 = db.bm25_over(list(rows), query_terms(db, query))
+        bm25 = db.bm25_over(list(rows), query_terms(db, query.words))
         cosine = cosine_reference(db, list(rows), semantic)
     unembedded = len(rows) - len(cosine) if semantic is not None else 0
     why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple, Sequence
 
+import apsw
+
 from . import visibility
 
 
@@ -52,6 +54,28 @@ class Retrieval:
             return {rowid: -score for rowid, score in rows}
         finally:
             conn.execute("DROP TABLE temp.rank_fts")
+
+    def matching(self, revision_ids: Sequence[int], phrase: str) -> set[int]:
+        """Which of these revisions hold ``phrase`` (its words in order, as FTS5 reads a
+        quoted phrase over the same normalised text)."""
+        if not revision_ids:
+            return set()
+        conn = self.conn
+        conn.execute("DROP TABLE IF EXISTS temp.match_fts")
+        conn.execute(f"CREATE VIRTUAL TABLE temp.match_fts USING fts5(title, content, "
+                     f"tokenize='{self.tokenizer}')")
+        try:
+            conn.executemany(
+                "INSERT INTO temp.match_fts (rowid, title, content) VALUES (?, ?, ?)",
+                ((rid, title, content)
+                 for rid, (title, content) in self.index_texts(revision_ids).items()))
+            expression = '"' + self.normalize(phrase).replace('"', '""') + '"'
+            return {rowid for (rowid,) in conn.execute(
+                "SELECT rowid FROM temp.match_fts WHERE match_fts MATCH ?", (expression,))}
+        except apsw.SQLError:  # a phrase with no word FTS5 can read: nothing holds it
+            return set()
+        finally:
+            conn.execute("DROP TABLE IF EXISTS temp.match_fts")
 
     # -- for the in-memory search index ---------------------------------------------------
 

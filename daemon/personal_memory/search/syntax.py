@@ -1,0 +1,124 @@
+"""The search syntax, parsed in one place. Pure.
+
+    words                  ranked by keyword and meaning, as before
+    "exact phrase"         only memories holding these words in this order (also ranked)
+    -word  -"a phrase"     no memory holding it
+    path:TEXT              the note's path (COLLECTION/folder/name.md) contains TEXT
+    folder:TEXT            the note is in a folder TEXT, or below it (folder:Projects/2025)
+    file:TEXT              the note's file name contains TEXT
+    section:TEXT           the section's heading path contains TEXT
+    tag:NAME               the note has the tag (or a tag nested under it)
+
+A value with spaces is quoted (``path:"Team docs"``); filters of the same kind widen
+(any of them), of different kinds narrow (all of them); matching ignores case. Filters are
+applied to the visible rows before ranking, so BM25 and the semantic statistics are those
+of the filtered set. An unknown ``name:`` is an ordinary word (``10:30``, ``re:``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InvalidArgument
+from ..notes.front_matter import normalise_tag
+
+OPERATORS = ("path", "folder", "file", "section", "tag")
+_TOKEN = re.compile(r'(-?)(?:(\w+):)?("([^"]*)("?)|\S+)')
+
+
+@dataclass(frozen=True)
+class Query:
+    words: str  # what is ranked: the free words and the phrases' words
+    phrases: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()  # words and phrases
+    paths: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    @property
+    def filters_rows(self) -> bool:
+        """Whether anything narrows the rows beyond visibility and tags."""
+        return bool(self.phrases or self.excluded or self.paths or self.folders or self.files
+                    or self.sections)
+
+
+def parse(text: str, tags: tuple[str, ...] | None = None) -> Query:
+    """A query string (and the tags given apart from it) as a :class:`Query`; a malformed
+    part is a one-line :class:`InvalidArgument` naming it."""
+    words: list[str] = []
+    found: dict[str, list[str]] = {k: [] for k in ("phrases", "excluded", *OPERATORS)}
+    for m in _TOKEN.finditer(text):
+        minus, op, whole, quoted, closing = m.groups()
+        if quoted is not None and closing != '"':
+            raise InvalidArgument(f"query: the quote in {m.group(0)!r} is not closed")
+        value = quoted if quoted is not None else whole
+        if op is None and whole.endswith(":") and whole[:-1].casefold() in OPERATORS:
+            op, value = whole[:-1], ""
+        if op is not None and op.casefold() not in OPERATORS:
+            words.append(m.group(0))  # not ours: an ordinary word with a colon
+            continue
+        if op is not None:
+            if minus:
+                raise InvalidArgument(f"query: {m.group(0)!r}: a filter cannot be excluded; "
+                                      "leave out the '-'")
+            if not value.strip():
+                raise InvalidArgument(f"query: {m.group(0)!r} has no value (as in "
+                                      f"{op.casefold()}:Projects)")
+            found[op.casefold()].append(value.strip())
+            continue
+        if minus:
+            if not value.strip() or value == "-":
+                raise InvalidArgument(f"query: {m.group(0)!r}: '-' needs a word after it")
+            found["excluded"].append(value.strip())
+            continue
+        if quoted is not None:
+            if not quoted.strip():
+                raise InvalidArgument('query: "" is an empty phrase')
+            found["phrases"].append(quoted.strip())
+        words.append(value)
+    ranked = " ".join(w for w in words if w.strip())
+    if not ranked.strip():
+        raise InvalidArgument("query: give words to search for, besides filters and "
+                              "exclusions")
+    all_tags = tuple(dict.fromkeys([*(tags or ()), *(normalise_tag(t) for t in found["tag"])]))
+    return Query(words=ranked, phrases=tuple(found["phrases"]),
+                 excluded=tuple(found["excluded"]), paths=tuple(found["path"]),
+                 folders=tuple(found["folder"]), files=tuple(found["file"]),
+                 sections=tuple(found["section"]), tags=all_tags)
+
+
+def section_of(memory_id: str, note: str | None) -> str:
+    """The part of a memory ID that names its section (its heading path), as the section
+    filter reads it; the whole ID for a memory that is not part of a note."""
+    if note and memory_id.startswith(note):
+        return memory_id[len(note):].lstrip("#")
+    return memory_id
+
+
+def note_matches(query: Query, note: str | None) -> bool:
+    """Whether a note passes the path, folder and file filters (a memory outside notes
+    passes only when there are none)."""
+    if not (query.paths or query.folders or query.files):
+        return True
+    if note is None:
+        return False
+    low = note.casefold()
+    folder, _, name = low.rpartition("/")
+    if query.paths and not any(p.casefold() in low for p in query.paths):
+        return False
+    if query.folders and not any(f"/{f.casefold().strip('/')}/" in f"/{folder}/"
+                                 for f in query.folders):
+        return False
+    if query.files and not any(f.casefold() in name for f in query.files):
+        return False
+    return True
+
+
+def section_matches(query: Query, memory_id: str, note: str | None) -> bool:
+    if not query.sections:
+        return True
+    text = section_of(memory_id, note).casefold()
+    return any(s.casefold() in text for s in query.sections)

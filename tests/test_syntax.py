@@ -1,0 +1,114 @@
+"""The search syntax: parsed in one place, one-line errors, and every form checked on
+random vaults against a brute-force reference (the filters applied to the visible rows
+before ranking), on both search paths."""
+
+import os
+import tempfile
+
+import apsw
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import ground_truth as gt
+from personal_memory import MemoryStore
+from personal_memory.errors import InvalidArgument
+from personal_memory.notes.folders import Folder
+from personal_memory.search import syntax
+from personal_memory.times import parse_time
+
+
+def test_parse():
+    q = syntax.parse('budget "exact phrase" -draft -"old plan" path:"Team docs" folder:a/b '
+                     'file:notes section:Setup tag:#Work 10:30')
+    assert q.words == "budget exact phrase 10:30"
+    assert (q.phrases, q.excluded) == (("exact phrase",), ("draft", "old plan"))
+    assert (q.paths, q.folders, q.files, q.sections, q.tags) == (
+        ("Team docs",), ("a/b",), ("notes",), ("Setup",), ("work",))
+    assert syntax.parse("plain words").filters_rows is False
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('"unclosed phrase', "not closed"),
+    ("budget path:", "has no value"),
+    ('budget path:""', "has no value"),
+    ("budget -path:x", "cannot be excluded"),
+    ("tag:work -draft", "give words"),
+    ('budget ""', "empty phrase"),
+])
+def test_malformed_queries_are_one_line_errors(tmp_path, text, fragment):
+    with pytest.raises(InvalidArgument, match=fragment):
+        syntax.parse(text)
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        with pytest.raises(InvalidArgument) as err:
+            s.search(text, namespace="notes")
+        assert "\n" not in str(err.value)
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "echo"]
+FOLDERS = ["", "team", "team/docs", "home"]
+NAMES = ["plan", "notes", "budget", "alpha list"]
+phrase = st.lists(st.sampled_from(WORDS), min_size=2, max_size=2).map(" ".join)
+note = st.tuples(st.sampled_from(FOLDERS), st.sampled_from(NAMES),
+                 st.sampled_from(["Setup", "Usage", "Plan"]),
+                 st.lists(st.sampled_from(WORDS), min_size=2, max_size=10).map(" ".join))
+query = st.tuples(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=2).map(" ".join),
+    st.lists(phrase, max_size=1), st.lists(st.sampled_from(WORDS + ["alpha beta"]), max_size=1),
+    st.lists(st.sampled_from(["team", "docs", "plan", "home/"]), max_size=1),
+    st.lists(st.sampled_from(["team", "team/docs", "home"]), max_size=1),
+    st.lists(st.sampled_from(["plan", "list"]), max_size=1),
+    st.lists(st.sampled_from(["setup", "usage"]), max_size=1))
+
+
+def render(words, phrases, excluded, paths, folders, files, sections) -> str:
+    q = lambda v: f'"{v}"' if " " in v else v  # noqa: E731
+    parts = [words] + [f'"{p}"' for p in phrases] + [f"-{q(x)}" for x in excluded]
+    parts += [f"path:{q(p)}" for p in paths] + [f"folder:{q(f)}" for f in folders]
+    parts += [f"file:{q(f)}" for f in files] + [f"section:{q(s)}" for s in sections]
+    return " ".join(parts)
+
+
+def indexed_revs(db: str) -> tuple[list, dict]:
+    """The store's revisions with the text they are indexed by, and each one's note."""
+    conn = apsw.Connection(db, flags=apsw.SQLITE_OPEN_READONLY)
+    rows = list(conn.execute(
+        "SELECT id, namespace, memory_id, known_at, valid_from, valid_to, deleted, "
+        "coalesce(index_title, title), coalesce(index_content, content), note FROM revisions "
+        "WHERE NOT (note IS NOT NULL AND memory_id = note || '#')"))
+    conn.close()
+    revs = [gt.Rev(i, ns, m, k, vf, vt, bool(d), t, c) for i, ns, m, k, vf, vt, d, t, c, _
+            in rows]
+    return revs, {r[0]: r[9] for r in rows}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notes=st.lists(note, min_size=1, max_size=8), queries=st.lists(query, min_size=1,
+                                                                      max_size=4))
+def test_every_form_equals_a_brute_force_reference(notes, queries):
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = os.path.join(tmp, "v")
+        for n, (folder, name, heading, body) in enumerate(notes):
+            where = os.path.join(vault, folder)
+            os.makedirs(where, exist_ok=True)
+            with open(os.path.join(where, f"{name} {n}.md"), "w") as fh:
+                fh.write(f"# {heading}\n\n{body}\n")
+        db = os.path.join(tmp, "m.db")
+        with MemoryStore.open(db, embedder="none") as store:
+            store.sync([Folder.of(vault)])
+            revs, note_of = indexed_revs(db)
+            now = parse_time(store.export().__next__().known_at) + 1
+            for parts in queries:
+                text = render(*parts)
+                parsed = syntax.parse(text)
+
+                def keep(r, parsed=parsed):
+                    n = note_of[r.id]
+                    return (syntax.note_matches(parsed, n)
+                            and syntax.section_matches(parsed, r.memory_id, n)
+                            and all(gt.holds_phrase(r, p) for p in parsed.phrases)
+                            and not any(gt.holds_phrase(r, x) for x in parsed.excluded))
+                want = [w[0] for w in gt.expected(revs, parsed.words, "notes", now, now,
+                                                  keep=keep)][:50]
+                fast = store.search(text, namespace="notes", limit=50)
+                ref = store.search_reference(text, namespace="notes", limit=50)
+                assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == want, text

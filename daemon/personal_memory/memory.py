@@ -5,21 +5,23 @@ calls one engine function and returns a named record."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
+import time
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending
-from .errors import InvalidArgument, NotFound
+from .errors import InvalidArgument, NotFound, PersonalMemoryError
 from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS
 from .notes.folders import Folder
-from .records import (Appended, Capabilities, Links, RecentNote, Changes, EmbeddingRun, Health, NoteView, PurgeAudit,
-                      PurgeReport, RevisionRecord, SearchResults, Stats, Status, SyncReport,
-                      SyncRun, VectorStatus, WriteResult)
-from .records import ClockAnomaly, DaemonStatus
+from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
+                      EmbeddingRun, Health, Links, NoteTimeline, NoteView, PurgeAudit,
+                      PurgeReport, RecentNote, RevisionRecord, SearchResults, Stats, Status,
+                      SyncReport, SyncRun, VectorStatus, WriteResult)
 from .search import reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
@@ -30,7 +32,9 @@ from .timeline import moves, writes
 from .timeline.purge import purge as purge_revisions
 from .timeline.links import embedded_in, note_embeds, note_links
 from .timeline.reading import read_note
-from .times import format_time, now_micros, parse_moment
+from .times import format_time, now_micros, parse_moment, parse_time
+
+log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = "personal-memory-export"
 EXPORT_VERSION = 1
@@ -330,6 +334,33 @@ class MemoryStore:
                            f"{namespace!r}{when}")
         return revisions
 
+    def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
+        """Every revision of a note's sections and record, under each path it had (a note
+        that moved brings its earlier revisions), oldest first, and its moves."""
+        note = args.note_arg(note)
+        namespace = args.namespace_arg(namespace)
+        with self._db.errors(), self._db.snapshot():
+            chain = moves.chain(self._db, namespace, note)
+            revisions = []
+            for path in [m.old_note for m in chain] + [note]:
+                revisions += self._db.note_revisions(namespace, path)
+        if not revisions:
+            raise NotFound(f"note {note!r} is not known in namespace {namespace!r} (give "
+                           "COLLECTION/path.md, as in memory IDs)")
+        revisions.sort(key=lambda r: (parse_time(r.known_at), r.revision_id))
+        return NoteTimeline(note=note, revisions=revisions, moves=chain)
+
+    def activity(self, *, namespace: str, bucket: str = "day") -> Activity:
+        """How many revisions became known per day (or week), over the whole history."""
+        namespace = args.namespace_arg(namespace)
+        if bucket not in ("day", "week"):
+            raise InvalidArgument(f"bucket: {bucket!r} is not day or week")
+        size = 86_400_000_000 * (7 if bucket == "week" else 1)
+        with self._db.errors(), self._db.snapshot():
+            rows = self._db.activity(namespace, size)
+        return Activity(namespace=namespace, bucket=bucket,
+                        starts=[format_time(s) for s, _ in rows], revisions=[n for _, n in rows])
+
     def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
         """The notes changed most recently, newest first."""
         namespace = args.namespace_arg(namespace)
@@ -576,3 +607,82 @@ class MemoryStore:
         with self._db.errors():
             self._db.set_daemon(pid=os.getpid(), started_at=started_at,
                                 heartbeat_at=now_micros(), roots=roots, state=state)
+
+
+class ReaderPool:
+    """Read-only stores for a server's threads: one connection per thread (a store belongs
+    to one thread), one in-memory search index shared by all of them. When the file is
+    purged or replaced (its fingerprint moves), every thread gets a fresh store and the
+    index starts afresh, so no cache keeps what a purge erased or rows of another file."""
+
+    CHECK_EVERY = 0.5  # seconds between fingerprint checks
+
+    def __init__(self, path: str | os.PathLike, *, vector_backend: str = "auto",
+                 embedder: "str | embedders.Embedder" = "auto", read_only: bool = True):
+        self.path, self.vector_backend, self.read_only = path, vector_backend, read_only
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.first = MemoryStore.open(path, read_only=read_only, vector_backend=vector_backend,
+                                      create=False, embedder=embedder)
+        self._model = self.first._embedder
+        self._note = self.first.embedder_note
+        self._epoch = 0
+        self._fingerprint = self.first.fingerprint()
+        self._checked = time.monotonic()
+
+    def warm_in_background(self) -> threading.Thread:
+        """Build the shared search index and load the model on a thread of its own, so the
+        first search does not build them (a search meanwhile builds what it needs)."""
+        def work() -> None:
+            try:
+                store = self.store()
+                store.warm()
+            except PersonalMemoryError as exc:  # searches still work: they build it
+                log.warning("warming the search index failed: %s", exc)
+            finally:
+                self._release()
+        thread = threading.Thread(target=work, name="warm-search-index", daemon=True)
+        thread.start()
+        return thread
+
+    def store(self) -> MemoryStore:
+        self._check()
+        local = self._local
+        if getattr(local, "store", None) is None or local.epoch != self._epoch:
+            if getattr(local, "store", None) is not None and local.store is not self.first:
+                local.store.close()
+            store = MemoryStore(Database.open(self.path, read_only=self.read_only,
+                                              vector_backend=self.vector_backend,
+                                              create=False), self._model, self._note)
+            store.share_search_index(self.first)
+            local.store, local.epoch = store, self._epoch
+        return local.store
+
+    def _check(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < self.CHECK_EVERY:
+            return
+        with self._lock:
+            if now - self._checked < self.CHECK_EVERY:
+                return
+            self._checked = now
+            with MemoryStore.open(self.path, read_only=True, create=False,
+                                  embedder="none") as fresh:
+                seen = fresh.fingerprint()
+            if seen != self._fingerprint:
+                self._fingerprint = seen
+                self.first.close()
+                self.first = MemoryStore(Database.open(self.path, read_only=self.read_only,
+                                                       vector_backend=self.vector_backend,
+                                                       create=False), self._model, self._note)
+                self._epoch += 1
+
+    def _release(self) -> None:
+        """Close this thread's own connection (a thread that is done with the pool)."""
+        store = getattr(self._local, "store", None)
+        if store is not None and store is not self.first:
+            store.close()
+        self._local.store = None
+
+    def close(self) -> None:
+        self.first.close()

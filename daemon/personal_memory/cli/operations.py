@@ -149,6 +149,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 @command
+def cmd_ui(args: argparse.Namespace) -> int:
+    from ..web.server import run
+    return run(settings(args), port=args.port, open_browser=not args.no_open)
+
+
+@command
 def cmd_client_config(args: argparse.Namespace) -> int:
     """Print MCP client settings with this machine's absolute paths."""
     from ..paths import memory_executable

@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--enable-writes", action="store_true", default=None,
                    help="also offer memory_remember and memory_forget "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")
+    p = add("ui", "open a read-only page of the memory in the browser: search at any time, "
+            "a note through time, what changed, status")
+    p.add_argument("--namespace", "-n", default=None,
+                   help="namespace (default: $MEMORY_NAMESPACE, else 'notes')")
+    p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: free)")
+    p.add_argument("--no-open", action="store_true", help="print the address only")
     add("demo", "store a fictional example and answer it at two cutoffs (in a temporary "
         "database unless --db or MEMORY_DB names one)")
 

@@ -4,7 +4,8 @@ MCP output models are built from these classes, so a renamed field changes every
 once."""
 
 from .changes import Changes, NoteChange, ResultChange, SectionChange
-from .notes import Embed, Link, Links, Move, NoteView, RecentNote, SectionView
+from .notes import (Activity, Embed, Link, Links, Move, NoteTimeline, NoteView, RecentNote,
+                    SectionView)
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
@@ -12,7 +13,8 @@ from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, 
                         WriteResult)
 
 __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
-           "Embed", "Link", "Links", "Move", "NoteChange", "RecentNote", "NoteView", "Problem", "PurgeAudit", "PurgeMark",
+           "Activity", "Embed", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
+           "RecentNote", "NoteView", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]

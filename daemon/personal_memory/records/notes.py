@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .base import Record
+from .revisions import RevisionRecord
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,24 @@ class Embed(Record):
     source: str | None  # the embedded section's memory ID (None: the whole note)
     known_at: str | None
     text: str  # empty when it does not resolve
+
+
+@dataclass(frozen=True)
+class NoteTimeline(Record):
+    """Everything a note went through: every revision of its sections and record under
+    each path it had (oldest first), and its moves."""
+    note: str
+    revisions: list[RevisionRecord]
+    moves: list[Move]
+
+
+@dataclass(frozen=True)
+class Activity(Record):
+    """Revisions known per day (or week), over the whole history: when something changed."""
+    namespace: str
+    bucket: str  # "day" or "week"
+    starts: list[str]
+    revisions: list[int]
 
 
 @dataclass(frozen=True)

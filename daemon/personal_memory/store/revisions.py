@@ -82,6 +82,20 @@ class RevisionLog:
             f"SELECT * FROM ({sql}) WHERE NOT {visibility.hidden(self.purged)}{keyed}",
             (namespace, cutoff(as_of), valid_at, valid_at))]
 
+    def note_revisions(self, namespace: str, note: str) -> list[RevisionRecord]:
+        """Every revision of a note's memories (its sections and record), oldest first."""
+        if not self.at_least(4):
+            return []
+        return [record(r) for r in self.conn.execute(
+            f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND note = ? "
+            "ORDER BY known_at, id", (namespace, note))]
+
+    def activity(self, namespace: str, bucket_us: int) -> list[tuple[int, int]]:
+        """(bucket start, revisions known in it) for every bucket with any, in order."""
+        return self.execute(
+            "SELECT (known_at / ?) * ? AS start, count(*) FROM revisions WHERE namespace = ? "
+            "GROUP BY start ORDER BY start", (bucket_us, bucket_us, namespace))
+
     def recent_notes(self, namespace: str, limit: int) -> list[tuple[str, int]]:
         """(note, when it last changed) of the notes changed most recently."""
         if not self.at_least(4):

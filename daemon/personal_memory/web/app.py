@@ -1,0 +1,140 @@
+"""The page's routes: search with a cutoff, a note through time, what changed, status.
+Each reads through the same MemoryStore API as the command line and the MCP server; the
+database is opened read-only and nothing here writes."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from .. import render
+from ..errors import PersonalMemoryError
+from ..memory import ReaderPool
+from . import pictures
+from .security import Guard
+
+HERE = Path(__file__).resolve().parent
+# Notes are rendered with their raw HTML escaped (never executed) and no link that is not
+# http(s), mailto or relative (markdown-it refuses javascript:, data: and the like).
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+_MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
+_DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
+
+
+def marked(text: str) -> Markup:
+    """A snippet with its found words (``**so**``) as <mark>, everything else escaped."""
+    out, last = [], 0
+    for m in _MARKED.finditer(text):
+        out += [escape(text[last:m.start()]), "<mark>", escape(m.group(1)), "</mark>"]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("".join(out))
+
+
+def diffed(diff: str) -> Markup:
+    """A word diff (``[-old-] {+new+}``) as <del> and <ins>, everything else escaped."""
+    out, last = [], 0
+    for m in _DIFF.finditer(diff):
+        out.append(escape(diff[last:m.start()]))
+        out.append(f"<del>{escape(m.group(1))}</del>" if m.group(1) is not None
+                   else f"<ins>{escape(m.group(2))}</ins>")
+        last = m.end()
+    out.append(escape(diff[last:]))
+    return Markup("".join(out))
+
+
+def markdown(text: str) -> Markup:
+    return Markup(_MARKDOWN.render(text))
+
+
+class Pages:
+    def __init__(self, pool: ReaderPool, namespace: str):
+        self.pool, self.namespace = pool, namespace
+        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+        self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown)
+        self.templates.env.globals.update(place=render.place, heading=render.heading)
+
+    def page(self, request: Request, name: str, code: int = 200, **context) -> Response:
+        return self.templates.TemplateResponse(request, name, {
+            "namespace": self.namespace, **context}, status_code=code)
+
+    def failed(self, request: Request, exc: PersonalMemoryError) -> Response:
+        return self.page(request, "error.html", code=400, message=str(exc))
+
+    def search(self, request: Request) -> Response:
+        store = self.pool.store()
+        q = request.query_params.get("q", "").strip()
+        as_of = request.query_params.get("as_of") or None
+        # an empty box in the form is no tag, not the tag ''
+        tags = [t.strip() for t in request.query_params.getlist("tag") if t.strip()] or None
+        activity = store.activity(namespace=self.namespace)
+        found, error = None, None
+        if q:
+            try:
+                found = store.search(q, namespace=self.namespace, as_of=as_of, tags=tags,
+                                     limit=20, snippets=True)
+            except PersonalMemoryError as exc:
+                error = str(exc)
+        link = {"q": q} | ({"tag": tags[0]} if tags else {})
+        return self.page(request, "search.html", q=q, as_of=as_of, tags=tags or [],
+                         found=found, error=error, activity=activity,
+                         picture=Markup(pictures.activity(activity, link)))
+
+    def note(self, request: Request) -> Response:
+        store = self.pool.store()
+        note = request.query_params.get("id", "")
+        as_of = request.query_params.get("as_of") or None
+        since = request.query_params.get("from") or None
+        until = request.query_params.get("to") or None
+        try:
+            view = store.read(note, namespace=self.namespace, as_of=as_of)
+            timeline = store.timeline(note, namespace=self.namespace)
+            diff = None
+            if since and until:
+                found = store.changes(namespace=self.namespace, since=since, until=until,
+                                      limit=1000)
+                diff = [n for n in found.notes
+                        if n.note in (note, view.path_then) or n.moved_from == note]
+        except PersonalMemoryError as exc:
+            return self.failed(request, exc)
+        times = sorted({r.known_at for r in timeline.revisions})
+        return self.page(request, "note.html", view=view, as_of=as_of, times=times,
+                         picture=Markup(pictures.timeline(timeline, note)),
+                         since=since, until=until, diff=diff)
+
+    def changes(self, request: Request) -> Response:
+        store = self.pool.store()
+        since = request.query_params.get("since") or "7d"
+        until = request.query_params.get("until") or None
+        q = request.query_params.get("q", "").strip() or None
+        try:
+            found = store.changes(namespace=self.namespace, since=since, until=until,
+                                  query=q, limit=50)
+        except PersonalMemoryError as exc:
+            return self.failed(request, exc)
+        return self.page(request, "changes.html", found=found, since=since,
+                         until=until or "", q=q or "")
+
+    def status(self, request: Request) -> Response:
+        return self.page(request, "status.html", status=self.pool.store().status(
+            self.namespace))
+
+
+def build_app(pool: ReaderPool, namespace: str, token: str, port: int):
+    pages = Pages(pool, namespace)
+    app = Starlette(routes=[
+        Route("/", pages.search), Route("/note", pages.note),
+        Route("/changes", pages.changes), Route("/status", pages.status),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ])
+    return Guard(app, token, port)

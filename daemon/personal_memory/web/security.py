@@ -1,0 +1,74 @@
+"""What stands between the page and everything else on the machine: only the loopback
+address and port as Host (a web page elsewhere cannot rebind a name to us), only requests
+that carry this run's secret (in the URL once, then in a cookie), no cross-origin
+access, and a Content-Security-Policy that lets no note run script or load from elsewhere."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs
+
+COOKIE = "pm_ui"
+HEADERS = [
+    (b"content-security-policy",
+     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     b"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class Guard:
+    """ASGI middleware: refuse (403) a foreign Host or a request without the secret; on
+    the first request with ``?token=`` set the cookie; add the safety headers and the
+    time the page took (Server-Timing)."""
+
+    def __init__(self, app, token: str, port: int):
+        self.app = app
+        self.token = token
+        self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = time.perf_counter()
+        headers = dict(scope.get("headers", []))
+        if headers.get(b"host", b"") not in self.hosts:
+            return await _refuse(send, "this page answers on its loopback address only")
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        given = (query.get("token") or [""])[0]
+        cookie = SimpleCookie()
+        try:
+            cookie.load(headers.get(b"cookie", b"").decode("latin-1"))
+        except CookieError:  # a malformed Cookie header holds no secret
+            cookie = SimpleCookie()
+        held = cookie[COOKIE].value if COOKIE in cookie else ""
+        if not (hmac.compare_digest(given, self.token) or hmac.compare_digest(held, self.token)):
+            return await _refuse(send, "open the address memory ui printed (it holds this "
+                                 "run's secret)")
+        set_cookie = hmac.compare_digest(given, self.token) and not hmac.compare_digest(
+            held, self.token)
+
+        async def guarded(message):
+            if message["type"] == "http.response.start":
+                # the page's own time (benchmarks/ui.py reads it; so can the browser)
+                spent = (time.perf_counter() - started) * 1000
+                extra = [*HEADERS, (b"server-timing", f"app;dur={spent:.1f}".encode())]
+                if set_cookie:
+                    extra.append((b"set-cookie", f"{COOKIE}={self.token}; Path=/; HttpOnly; "
+                                  "SameSite=Strict".encode()))
+                message = {**message, "headers": list(message.get("headers", [])) + extra}
+            await send(message)
+        return await self.app(scope, receive, guarded)
+
+
+async def _refuse(send, why: str) -> None:
+    body = f"403 Forbidden: {why}\n".encode()
+    await send({"type": "http.response.start", "status": 403,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *HEADERS]})
+    await send({"type": "http.response.body", "body": body})

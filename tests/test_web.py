@@ -1,0 +1,234 @@
+"""The page, as a person uses it: `memory ui` as a real process, driven in a real browser
+(Debian's chromium through Selenium). Screenshots of each page go to docs/images/."""
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from urllib.parse import urlencode
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from daemon_harness import Daemon
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from support import MEMORY, ROOT, user_env, wait_for
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+needs_browser = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="no browser here: .ci/run installs Debian's chromium and chromium-driver")
+IMAGES = ROOT / "docs" / "images"
+
+XSS = ("# Hostile\n\n<script>window.pwned = 1</script>\n\n"
+       '<img src="x" onerror="window.pwned = 2">\n\n'
+       "[click me](javascript:window.pwned=3)\n\n"
+       '<svg onload="window.pwned=4"><script>window.pwned=5</script></svg>\n\n'
+       "plain words after the tricks\n")
+
+
+@pytest.fixture(scope="module")
+def vault_db(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("web")
+    vault = tmp / "vault"
+    vault.mkdir()
+    (vault / "Launch plan.md").write_text("---\ntags: [work]\n---\n# Launch plan\n\n"
+                                          "## Date\n\nThe launch is in March.\n\n"
+                                          "## Team\n\nAda and Grace run it.\n")
+    (vault / "Garden.md").write_text("# Garden\n\nTomatoes by the fence.\n")
+    (vault / "Hostile.md").write_text(XSS)
+    db = tmp / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+        (vault / "Launch plan.md").write_text((vault / "Launch plan.md").read_text()
+                                              .replace("March", "May"))
+        s.sync([Folder.of(vault)], known_at="2025-02-20")
+        (vault / "Garden.md").write_text("# Garden\n\nTomatoes and beans by the fence.\n")
+        s.sync([Folder.of(vault)], known_at="2025-03-05")
+    return vault, db
+
+
+class Page:
+    """`memory ui` running, and its address."""
+
+    def __init__(self, db):
+        self.proc = subprocess.Popen(MEMORY + ["--db", str(db), "ui", "--no-open"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=user_env(), text=True)
+        self.url = self.proc.stdout.readline().strip()
+        assert self.url.startswith("http://127.0.0.1:"), self.proc.stderr.read()
+        self.base = self.url.split("/?")[0]
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        return self.proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1200,900"):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={Path(os.environ.get('TMPDIR', '/tmp')) / ('pm-chrome-' + str(os.getpid()))}")
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def shot(browser, name):
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(IMAGES / f"{name}.png"))
+
+
+def digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@needs_browser
+def test_search_and_the_as_of_control(vault_db, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    vault, db = vault_db
+    before = digest(db)
+    page = Page(db)
+    try:
+        browser.get(page.url + "&q=launch")
+        results = browser.find_elements(By.CSS_SELECTOR, ".result .snippet")
+        assert "May" in results[0].text and browser.find_elements(By.TAG_NAME, "mark")
+        assert browser.find_elements(By.CSS_SELECTOR, "svg.activity rect")
+        shot(browser, "search")
+        slider = browser.find_element(By.ID, "when")
+        slider.send_keys(Keys.HOME)  # the earliest day with a change
+        wait_for(lambda: "as_of=" in browser.current_url, what="the page at the earlier time")
+        snippet = wait_for(lambda: " ".join(e.text for e in browser.find_elements(
+            By.CSS_SELECTOR, ".result .snippet")), what="results at the earlier time")
+        assert "March" in snippet and "May" not in snippet
+        # the activity bars move the cutoff too
+        browser.find_element(By.CSS_SELECTOR, "svg.activity a").click()
+        wait_for(lambda: "2025-01-10" in browser.current_url, what="a bar's cutoff")
+    finally:
+        assert page.stop() == 0
+    assert digest(db) == before  # read-only: the database file is unchanged
+
+
+@needs_browser
+def test_a_note_through_time_and_a_diff(vault_db, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    vault, db = vault_db
+    page = Page(db)
+    try:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Launch%20plan.md")
+        assert "May" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        marks = browser.find_elements(By.CSS_SELECTOR, "svg.timeline a.mark")
+        assert len(marks) >= 4
+        shot(browser, "note")
+        marks[0].click()  # the first revision
+        wait_for(lambda: "as_of=2025-01-10" in browser.current_url, what="an older revision")
+        assert "March" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        Select(browser.find_element(By.NAME, "from")).select_by_index(0)
+        browser.find_element(By.CSS_SELECTOR, "form.diff button").click()
+        wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".changes del"), what="a diff")
+        assert browser.find_element(By.CSS_SELECTOR, ".changes del").text == "March."
+        assert browser.find_element(By.CSS_SELECTOR, ".changes ins").text == "May."
+    finally:
+        page.stop()
+
+
+@needs_browser
+def test_hostile_notes_stay_inert(vault_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = vault_db
+    page = Page(db)
+    try:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Hostile.md")
+        text = browser.find_element(By.CSS_SELECTOR, "article.note").text
+        assert "<script>" in text and "plain words after the tricks" in text
+        time.sleep(0.5)
+        assert browser.execute_script("return window.pwned === undefined")
+        link = browser.find_elements(By.LINK_TEXT, "click me")
+        assert not link or not (link[0].get_attribute("href") or "").startswith("javascript")
+        browser.get(page.url + "&q=tricks")
+        assert browser.execute_script("return window.pwned === undefined")
+    finally:
+        page.stop()
+
+
+@needs_browser
+def test_the_changes_page_shows_an_edit_the_daemon_made(vault_db, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    vault, db = vault_db
+    copy_vault, copy_db = tmp_path / "vault", tmp_path / "m.db"
+    shutil.copytree(vault, copy_vault)
+    daemon = Daemon(copy_db, copy_vault)  # a database of its own, imported by the daemon
+    page = None
+    try:
+        daemon.start()
+        page = Page(copy_db)
+        since = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+        note = copy_vault / "Garden.md"
+        note.write_text("# Garden\n\nTomatoes, beans and basil by the fence.\n")
+        daemon.cookie()
+        browser.get(page.url)
+        browser.get(page.base + "/changes?" + urlencode({"since": since}))
+        assert "basil" in " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".note-change ins"))
+        shot(browser, "changes")
+        browser.get(page.base + "/status")
+        assert "running" in browser.find_element(By.CSS_SELECTOR, "table.status").text
+        shot(browser, "status")
+    finally:
+        if page:
+            assert page.stop() == 0
+        daemon.close()
+
+
+def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path):
+    p = subprocess.run(MEMORY + ["--db", str(tmp_path / "none.db"), "ui", "--no-open"],
+                       capture_output=True, text=True, env=user_env(), timeout=30)
+    assert p.returncode == 2 and "does not exist" in p.stderr
+    vault, db = vault_db
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        page = Page(db)
+        assert "<svg class=\"activity\"" in urllib.request.urlopen(page.url, timeout=10).read().decode()
+        page.proc.send_signal(sig)
+        assert page.proc.wait(timeout=20) == 0
+
+
+def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
+    vault, db = vault_db
+    page = Page(db)
+    try:
+        port = page.base.rsplit(":", 1)[1]
+        for url, headers in ((page.base + "/", {}),  # no secret
+                             (page.base + "/note?id=vault/Garden.md", {}),
+                             (page.url, {"Host": "attacker.example:80"}),
+                             (page.url, {"Host": f"evil.test:{port}"}),
+                             (page.base + "/", {"Cookie": "pm_ui=wrong"}),
+                             (page.base + "/", {"Cookie": "pm_ui=\"unclosed"})):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10)
+            assert refused.value.code == 403, (url, headers)
+        ok = urllib.request.urlopen(page.url, timeout=10)
+        assert "script-src 'self'" in ok.headers["Content-Security-Policy"]
+        assert ok.headers.get("Access-Control-Allow-Origin") is None
+        secret = ok.headers["Set-Cookie"].split(";")[0]
+        again = urllib.request.Request(page.base + "/status", headers={"Cookie": secret})
+        assert urllib.request.urlopen(again, timeout=10).status == 200
+    finally:
+        assert page.stop() == 0

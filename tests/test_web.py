@@ -134,7 +134,9 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
     try:
         browser.get(page.url)
         browser.get(page.base + "/note?id=vault/Launch%20plan.md")
-        assert "May" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        article = browser.find_element(By.CSS_SELECTOR, "article.note").text
+        assert "May" in article and "tags:" not in article  # front matter shown apart
+        assert "2025-02-20" in browser.find_element(By.CSS_SELECTOR, "p.meta").text
         marks = browser.find_elements(By.CSS_SELECTOR, "svg.timeline a.mark")
         assert len(marks) >= 4
         shot(browser, "note")

@@ -87,3 +87,7 @@ class ServiceError(PersonalMemoryError):
 
 class PurgeRefused(PersonalMemoryError):
     """A purge would not last (a note still holds the text) or could not be proven."""
+
+
+class ReplicationError(PersonalMemoryError):
+    """Litestream is missing, or a replication step did not complete."""

@@ -26,6 +26,9 @@ FOREVER_US = 1 << 62
 # a clock stepped back by NTP). Anything later is refused; revisions already stored later
 # than this are clock anomalies: ignored by the clock, reported by `memory doctor`.
 CLOCK_TOLERANCE_US = 5 * 60 * 1_000_000
+# A replica further behind the database's last write than this is lagging: `memory
+# doctor` fails (Litestream ships the WAL every second; minutes mean it is stuck).
+REPLICA_MAX_LAG_SECONDS = 300.0
 
 # Settings with a fixed set of values.
 EMBEDDER_CHOICES = ("auto", "e5", "none")

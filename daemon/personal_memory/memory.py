@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from pathlib import Path
 import threading
 import time
 from dataclasses import replace
@@ -20,8 +21,9 @@ from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
                       EmbeddingRun, Health, Links, NoteTimeline, NoteView, PurgeAudit,
-                      PurgeReport, RecentNote, RevisionRecord, SearchResults, Stats, Status,
-                      SyncReport, SyncRun, VectorStatus, WriteResult)
+                      PurgeReport, RecentNote, Replication, Restored, RevisionRecord,
+                      SearchResults, Stats, Status, SyncReport, SyncRun, VectorStatus,
+                      WriteResult)
 from .search import reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
@@ -442,10 +444,35 @@ class MemoryStore:
         """Counts (of one namespace, or all), search and vectors, and the sync daemon's
         state: running or not, last sync, files indexed, problems."""
         with self._db.errors(), self._db.snapshot():
-            return Status(namespace=namespace, counts=self._db.counts(namespace),
-                          vector_backend=self.vector_backend,
-                          vectors=self._vector_status(namespace),
-                          daemon=daemon_status(self._db, namespace))
+            found = Status(namespace=namespace, counts=self._db.counts(namespace),
+                           vector_backend=self.vector_backend,
+                           vectors=self._vector_status(namespace),
+                           daemon=daemon_status(self._db, namespace))
+        return replace(found, replication=self.replication())
+
+    def replication(self) -> Replication:
+        """How the Litestream replica stands (``absent`` when none is set up)."""
+        from .replication.health import replication
+        return replication(Path(self._db.path))
+
+    @staticmethod
+    def restore(source: str, to: str | os.PathLike, *, at: Any = None) -> Restored:
+        """Restore a replica (a folder, an ``sftp://`` or ``s3://`` URL, or a database
+        with a replica set up) or a ``memory backup`` file into the new file ``to``, as
+        of ``at`` (replicas only), then check the copy: integrity, schema, revisions,
+        the newest ``known_at``."""
+        from .replication.restore import write_copy
+        when = args.optional_time(at, "at")
+        at_text = format_time(when) if when is not None else None
+        copy = write_copy(source, Path(to), at_text)
+        with MemoryStore.open(copy, read_only=True, create=False, embedder="none") as store:
+            health = store.health()
+        ok = (health.integrity == "ok"
+              and health.schema_version == health.supported_schema_version)
+        return Restored(source=source, path=str(copy), at=at_text,
+                        integrity=health.integrity, schema_version=health.schema_version,
+                        revisions=health.revisions, newest_known_at=health.newest_known_at,
+                        ok=ok)
 
     def sync_status(self, namespace: str | None = None) -> DaemonStatus:
         """The sync daemon's part of :meth:`status` alone (no revision counts: cheap
@@ -476,7 +503,8 @@ class MemoryStore:
                           future_revisions=[ClockAnomaly(r.revision_id, r.namespace,
                                                          r.memory_id, r.known_at)
                                             for r in future],
-                          clock_behind_by_seconds=max(0.0, ((newest or now) - now) / 1e6))
+                          clock_behind_by_seconds=max(0.0, ((newest or now) - now) / 1e6),
+                          newest_known_at=format_time(self._db.max_known_at()))
 
     def backup(self, dest: str) -> None:
         """A consistent copy to a new file (0600), safe while the daemon writes."""
@@ -540,7 +568,8 @@ class MemoryStore:
 
     def purge(self, *, namespace: str, memory_id: str | None = None, note: str | None = None,
               matching: str | None = None, known_before: Any = None,
-              reason: str | None = None, dry_run: bool = False) -> PurgeReport:
+              reason: str | None = None, dry_run: bool = False,
+              replicas: bool = False) -> PurgeReport:
         """Erase revisions for good: by memory ID, by note (``COLLECTION/path.md``: every
         section, and the path itself) or by text (every revision holding it anywhere: text,
         title, heading path, memory ID, note path, source, metadata), in one namespace,
@@ -549,7 +578,9 @@ class MemoryStore:
         the bookkeeping tables, the WAL and the free pages, and the files are then scanned
         to prove it. The one operation that changes past answers. Raises
         :class:`~personal_memory.errors.PurgeRefused` while a note file still holds the
-        text (the next sync would import it again)."""
+        text (the next sync would import it again). With a replica set up, ``replicas``
+        carries the purge there (see :mod:`personal_memory.replication.forget`); without
+        it the report warns that the replica still holds the text."""
         namespace = args.namespace_arg(namespace)
         if sum(x is not None for x in (memory_id, note, matching)) != 1:
             raise InvalidArgument("purge: choose exactly one of memory_id, note, matching")
@@ -564,10 +595,26 @@ class MemoryStore:
         else:
             matching = args.text(matching, "matching", MAX_QUERY_CHARS)
             selector = "matching (the text is not recorded)"
-        with self._db.errors():
-            return purge_revisions(self._db, namespace=namespace, selector=selector,
-                                   memory_id=memory_id, note=note, matching=matching,
-                                   known_before=before, reason=reason, dry_run=dry_run)
+        from .replication import control, forget, litestream
+        db_path = Path(self._db.path)
+        selection = dict(namespace=namespace, selector=selector, memory_id=memory_id,
+                         note=note, matching=matching, known_before=before, reason=reason,
+                         dry_run=dry_run)
+        dest = litestream.read_destination(db_path)
+        if dry_run or dest is None:
+            with self._db.errors():
+                return purge_revisions(self._db, **selection)
+        if not replicas:
+            with self._db.errors():
+                report = purge_revisions(self._db, **selection)
+            return replace(report, replica_warning=(
+                f"the replica at {dest.url} still holds the purged text in older "
+                "snapshots and WAL segments; purge again with replicas (--replicas) to "
+                "make it forget"))
+        # Litestream paused first: its read transaction would keep the WAL from emptying
+        with control.paused(db_path), self._db.errors():
+            return purge_revisions(self._db, **selection,
+                                   then=lambda patterns: forget.forget(db_path, patterns))
 
     def purges(self) -> list[PurgeAudit]:
         """The audit record: every purge, when, what kind of selection, why, and the

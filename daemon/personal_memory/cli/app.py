@@ -9,7 +9,7 @@ import os
 import sys
 
 from ..limits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE
-from . import commands, operations  # noqa: F401  (they register the commands)
+from . import commands, operations, replication  # noqa: F401  (they register the commands)
 from .context import COMMANDS, CommandError
 from .parser import build_parser
 
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
-    configure_logging(long_running=args.command in ("watch", "serve"))
+    configure_logging(long_running=args.command in ("watch", "serve", "replicate"))
     limit_threads(args.command)
     from ..errors import PersonalMemoryError
     try:

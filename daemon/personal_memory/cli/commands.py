@@ -135,9 +135,15 @@ def cmd_purge(args: argparse.Namespace) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 print("Nothing purged.", file=sys.stderr)
                 return EXIT_PROBLEM
-        report = store.purge(**selection)
+        replicas = args.replicas
+        if not replicas and not args.yes and store.replication().state != "absent":
+            answer = input("The replica holds the text too. Make it forget (a fresh "
+                           "generation, the older ones deleted)? [Y/n] ")
+            replicas = answer.strip().lower() in ("", "y", "yes")
+        report = store.purge(**selection, replicas=replicas)
     emit(args, report, output.purge)
-    return EXIT_OK if report.occurrences == 0 else EXIT_PROBLEM
+    replica_failed = report.replica is not None and not report.replica.verified
+    return EXIT_OK if report.occurrences == 0 and not replica_failed else EXIT_PROBLEM
 
 
 @command

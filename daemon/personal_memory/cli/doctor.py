@@ -56,6 +56,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
         with MemoryStore.open(db_path, read_only=True, vector_backend="python",
                               embedder=model if model is not None else "none") as store:
             health = store.health()
+            replica = store.replication()
     except PersonalMemoryError as exc:
         checks.append(Check("database", "fail", str(exc)))
         return checks
@@ -71,7 +72,19 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                             f"{health.vectors.get(model.key, 0)} stored, {pending} pending"
                             + (" (the daemon embeds them; or run 'memory reembed')"
                                if pending else "")))
+    checks.append(_replication(replica))
     return checks
+
+
+def _replication(r) -> Check:
+    """A replica that is set up must be running and within its lag; none is fine."""
+    if r.state == "absent":
+        return Check("replication", "ok", "not set up (memory replicate setup DEST)")
+    if r.state == "healthy":
+        return Check("replication", "ok", f"{r.destination}: {r.lag_seconds:.1f} s behind, "
+                     f"at {r.position}")
+    return Check("replication", "fail", f"{r.destination or 'replica'}: {r.state}: "
+                 f"{r.problem}")
 
 
 def _clock(health) -> Check:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 
 from .. import render
-from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, RevisionRecord,
+from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, Replication, Restored,
+                       RevisionRecord,
                        SearchResults, Stats, Status, SyncReport, WriteResult)
 
 
@@ -151,9 +152,40 @@ def purge(d: PurgeReport) -> str:
     lines.append(proof if d.occurrences == 0 else f"FAILED {proof} Why: {d.advice}.")
     for path, count in d.other_files_with_copies.items():
         lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
+    r = d.replica
+    if r is not None:
+        gone = ", ".join(r.generations_deleted) or "none"
+        lines.append(f"Replica {r.destination}: older generations deleted ({gone}), fresh "
+                     f"generation {r.new_generation}.")
+        lines.append(f"Replica proof: {r.occurrences} occurrences in {r.bytes_scanned:,} "
+                     "bytes of the replica restored." if r.verified else
+                     f"Replica NOT verified: {r.unverified or f'{r.occurrences} occurrences'}.")
+    if d.replica_warning:
+        lines.append(f"Warning: {d.replica_warning}.")
     lines.append("Copies made before now (memory backup files, file-system snapshots, "
-                 "other backups, replicas) still hold the text: delete or re-make them.")
+                 "other backups) still hold the text: delete or re-make them.")
     return "\n".join(lines)
+
+
+def replication(r: Replication) -> str:
+    if r.state == "absent":
+        return "replication   not set up ('memory replicate setup DEST')"
+    lines = [f"replication   {r.state}" + (f": {r.problem}" if r.problem else ""),
+             f"replica       {r.destination or '-'}",
+             f"running       {'yes' if r.running else 'no'}"]
+    if r.position:
+        lines += [f"position      {r.position} (generation {r.generation}, "
+                  f"{r.generations} in the replica)",
+                  f"lag           {r.lag_seconds:.1f} s (lagging beyond "
+                  f"{r.max_lag_seconds:.0f} s)"]
+    return "\n".join(lines)
+
+
+def restored(r: Restored) -> str:
+    head = "Restored" if r.ok else "Restored, but the checks FAILED:"
+    return (f"{head} {r.source}{f' as of {r.at}' if r.at else ''} to {r.path}: "
+            f"{r.revisions} revisions, newest known {r.newest_known_at or '-'}, schema "
+            f"v{r.schema_version}, integrity {r.integrity}.")
 
 
 def stats(d: Stats) -> str:
@@ -210,6 +242,8 @@ def status(d: Status) -> str:
               for p in s.problems]
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
               if not any(e.path == path for _, path in problems)]
+    if d.replication is not None:
+        lines.append(replication(d.replication).split("\n")[0])
     return "\n".join(lines)
 
 

@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reason", help="kept in the stub and the audit record")
     p.add_argument("--dry-run", action="store_true", help="list what would go; erase nothing")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--replicas", action="store_true",
+                   help="with a replica set up: make it forget too (a fresh generation, "
+                   "the older ones deleted, then verified); asked for when interactive")
 
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
@@ -185,6 +188,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("backup", "copy the database with SQLite's online backup (safe while the "
             "daemon runs); never overwrites")
     p.add_argument("file")
+
+    p = add("replicate", "continuous replication with Litestream: set up a replica and its "
+            "companion service, say how it stands, or run it in the foreground")
+    p.add_argument("action", choices=["setup", "status", "run"])
+    p.add_argument("destination", nargs="?",
+                   help="with setup: a folder, sftp://HOST/PATH or s3://BUCKET/PATH")
+    p.add_argument("--no-service", action="store_true",
+                   help="with setup: write the config only, install no service")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
+    kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")
+
+    p = add("restore", "restore a replica or a backup file into a new file, then check it")
+    p.add_argument("source", help="a replica folder, sftp:// or s3:// URL, a database with "
+                   "a replica set up, or a 'memory backup' file")
+    p.add_argument("--to", required=True, help="the new file (never overwritten)")
+    p.add_argument("--at", help="restore the replica as of this time (default: its newest)")
 
     p = add("service", "install, remove or print the systemd user unit or launchd agent")
     p.add_argument("action", choices=["install", "uninstall", "print"])

@@ -9,12 +9,13 @@ from .notes import (Activity, Embed, Link, Links, Move, NoteTimeline, NoteView, 
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
+from .replication import ReplicaPurge, Replication, Restored
 from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
 
 __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
            "Activity", "Embed", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
-           "RecentNote", "NoteView", "Problem", "PurgeAudit", "PurgeMark",
+           "RecentNote", "NoteView", "ReplicaPurge", "Replication", "Restored", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .base import Record
+from .replication import ReplicaPurge, Replication  # noqa: F401 (field types)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class Status(Record):
     vector_backend: str
     vectors: VectorStatus
     daemon: DaemonStatus
+    replication: "Replication | None" = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ class Health(Record):
     pending_vectors: int
     future_revisions: list[ClockAnomaly] = field(default_factory=list)
     clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
+    newest_known_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,9 @@ class PurgeReport(Record):
     other_files_with_copies: dict[str, int] = field(default_factory=dict)
     wal_checkpoint_blocked: bool = False
     advice: str | None = None
+    # With replication set up: the purge carried to the replica, or why it was not.
+    replica: "ReplicaPurge | None" = None
+    replica_warning: str | None = None
 
 
 @dataclass(frozen=True)

@@ -153,15 +153,15 @@ def render(kind: str, spec: ServiceSpec) -> str:
     return systemd_unit(spec) if kind == "systemd" else launchd_plist(spec)
 
 
-def _unit_path(system: bool = False) -> Path:
+def _unit_path(system: bool = False, name: str = UNIT_NAME) -> Path:
     if system:
-        return Path("/etc/systemd/system") / UNIT_NAME
+        return Path("/etc/systemd/system") / name
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return Path(base) / "systemd" / "user" / UNIT_NAME
+    return Path(base) / "systemd" / "user" / name
 
 
-def _plist_path() -> Path:
-    return Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+def _plist_path(label: str = LABEL) -> Path:
+    return Path.home() / "Library" / "LaunchAgents" / f"{label}.plist"
 
 
 class Ran(NamedTuple):

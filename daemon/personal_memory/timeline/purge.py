@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+from typing import Callable
 
 from ..errors import PurgeRefused
-from ..records import PurgeReport
+from ..records import PurgeReport, ReplicaPurge
 from ..store import Database, folder_files, scan_files
 from ..store.purging import Candidate
 from ..times import format_time, now_micros
@@ -89,7 +90,10 @@ def needles(db: Database, found: list[Candidate], matching: str | None, note: st
 
 def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
           note: str | None, matching: str | None, known_before: int | None,
-          reason: str | None, dry_run: bool) -> PurgeReport:
+          reason: str | None, dry_run: bool,
+          then: Callable[[list[bytes]], ReplicaPurge] | None = None) -> PurgeReport:
+    """``then``: a further step given the byte patterns of the erased text (the replica's
+    purge); its record goes into the report."""
     with db.snapshot():
         found = db.purge_candidates(namespace, memory_id=memory_id, note=note,
                                     matching=matching, known_before=known_before)
@@ -134,4 +138,4 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         occurrences=occurrences, files_scanned=[p for p in own if os.path.exists(p)],
         other_files_with_copies={p: n for p, n in counts.items() if p not in own and n},
         wal_checkpoint_blocked=bool(checkpoint.busy and checkpoint.frames_left),
-        advice=advice)
+        advice=advice, replica=then(patterns) if then else None)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+from mdit_py_plugins.front_matter import front_matter_plugin
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from .. import render
-from ..errors import PersonalMemoryError
+from ..errors import NotFound, PersonalMemoryError
 from ..memory import ReaderPool
 from . import pictures
 from .security import Guard
@@ -26,7 +27,9 @@ from .security import Guard
 HERE = Path(__file__).resolve().parent
 # Notes are rendered with their raw HTML escaped (never executed) and no link that is not
 # http(s), mailto or relative (markdown-it refuses javascript:, data: and the like).
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+# The front matter is shown apart (title, aliases, tags), not rendered as text.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").use(
+    front_matter_plugin)
 _MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
 _DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
 
@@ -69,7 +72,8 @@ class Pages:
             "namespace": self.namespace, **context}, status_code=code)
 
     def failed(self, request: Request, exc: PersonalMemoryError) -> Response:
-        return self.page(request, "error.html", code=400, message=str(exc))
+        code = 404 if isinstance(exc, NotFound) else 400
+        return self.page(request, "error.html", code=code, message=str(exc))
 
     def search(self, request: Request) -> Response:
         store = self.pool.store()
@@ -108,7 +112,9 @@ class Pages:
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
         times = sorted({r.known_at for r in timeline.revisions})
+        changed = max([view.known_at, *(s.known_at for s in view.sections)])
         return self.page(request, "note.html", view=view, as_of=as_of, times=times,
+                         changed=changed,
                          picture=Markup(pictures.timeline(timeline, note)),
                          since=since, until=until, diff=diff)
 

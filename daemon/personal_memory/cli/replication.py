@@ -1,0 +1,58 @@
+"""``memory replicate`` (setup, status, run) and ``memory restore``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from ..limits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
+from . import output
+from .context import CommandError, command, emit, open_store, settings
+
+
+@command
+def cmd_replicate(args: argparse.Namespace) -> int:
+    from ..replication import control, litestream
+    db = settings(args).db.expanduser().absolute()
+    if args.action == "setup":
+        if not args.destination:
+            raise CommandError("replicate setup: give the replica: a folder, "
+                               "sftp://HOST/PATH or s3://BUCKET/PATH")
+        litestream.binary()  # says how to get it when missing
+        with open_store(args, read_only=True, embedder="none"):
+            pass  # the database must exist and be ours
+        dest = litestream.Destination.parse(args.destination)
+        if dest.scheme == "file":
+            Path(dest.location).mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = litestream.write_config(db, dest)
+        messages = [f"wrote {path} (replica {dest.url})"]
+        if args.no_service:
+            messages.append(f"run 'memory --db {db} replicate run' to start replicating")
+            emit(args, {"messages": messages}, lambda d: "\n".join(d["messages"]))
+            return EXIT_OK
+        from ..service import replication as unit
+        outcome = unit.install(unit.kind(args), db, dest, messages)
+        emit(args, outcome, lambda d: "\n".join(d.messages))
+        if outcome.error:
+            print(f"memory: error: {outcome.error}", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK
+    if args.action == "run":
+        stopping = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stopping.append(True))
+        return control.supervise(db, lambda: bool(stopping))
+    with open_store(args, read_only=True, embedder="none") as store:
+        found = store.replication()
+    emit(args, found, output.replication)
+    return EXIT_OK if found.state in ("absent", "healthy") else EXIT_PROBLEM
+
+
+@command
+def cmd_restore(args: argparse.Namespace) -> int:
+    from ..memory import MemoryStore
+    restored = MemoryStore.restore(args.source, args.to, at=args.at)
+    emit(args, restored, output.restored)
+    return EXIT_OK if restored.ok else EXIT_PROBLEM

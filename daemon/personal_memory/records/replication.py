@@ -1,0 +1,51 @@
+"""Records of replication: its health, a restore, and a purge reaching a replica."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .base import Record
+
+
+@dataclass(frozen=True)
+class Replication(Record):
+    """``state``: absent (not set up), healthy, lagging (behind by more than
+    ``max_lag_seconds``) or failing (not running, or the replica cannot be read);
+    ``position``: the newest time the replica holds; ``lag_seconds``: how far the
+    database's last write is ahead of it."""
+    state: str
+    destination: str | None = None
+    running: bool = False
+    generation: str | None = None
+    generations: int = 0
+    position: str | None = None
+    lag_seconds: float | None = None
+    max_lag_seconds: float = 0.0
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Restored(Record):
+    """What ``restore`` wrote and what the checks of the copy found."""
+    source: str
+    path: str
+    at: str | None
+    integrity: str
+    schema_version: int
+    revisions: int
+    newest_known_at: str | None
+    ok: bool
+
+
+@dataclass(frozen=True)
+class ReplicaPurge(Record):
+    """A purge carried to the replica: the older generations deleted, a fresh one written
+    from the purged database, and the proof (the replica restored to a temporary file and
+    scanned). ``verified`` False says what could not be checked in ``unverified``."""
+    destination: str
+    generations_deleted: list[str] = field(default_factory=list)
+    new_generation: str | None = None
+    occurrences: int = 0
+    bytes_scanned: int = 0
+    verified: bool = False
+    unverified: str | None = None

@@ -1,0 +1,127 @@
+"""The replication process and the one rule that coordinates with it: Litestream runs
+under ``memory replicate run``, which holds the replication lock while it runs and stops
+it whenever the pause file exists. Whoever must rewrite the file behind Litestream's back
+(purge's VACUUM and WAL truncation, a fresh generation) creates the pause file and takes
+the lock; Litestream resumes when both are gone."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import ReplicationError
+from . import litestream
+
+log = logging.getLogger(__name__)
+PAUSE_WAIT_SECONDS = 60.0
+
+
+def lock_path(db: Path) -> Path:
+    return Path(str(db) + ".replication-lock")
+
+
+def pause_path(db: Path) -> Path:
+    return Path(str(db) + ".replication-pause")
+
+
+def _lock(db: Path, blocking: bool) -> int | None:
+    fd = os.open(lock_path(db), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        return fd
+    except BlockingIOError:
+        os.close(fd)
+        return None
+
+
+def running(db: Path) -> bool:
+    """Whether a replication process (or a pause) holds the lock now."""
+    fd = _lock(db, blocking=False)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def start(db: Path, quiet: bool = False) -> subprocess.Popen:
+    """``litestream replicate`` for this database, its files private to the user; its
+    log goes where ours goes (the journal), or nowhere when ``quiet``."""
+    old = os.umask(0o077)  # the replica and Litestream's WAL copies hold the notes
+    out = subprocess.DEVNULL if quiet else None
+    try:
+        return subprocess.Popen([litestream.binary(), "replicate", "-config",
+                                 str(litestream.config_path(db))], stdout=out, stderr=out)
+    finally:
+        os.umask(old)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 30.0) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+@contextlib.contextmanager
+def paused(db: Path, wait: float = PAUSE_WAIT_SECONDS) -> Iterator[None]:
+    """Litestream stopped for the duration (and kept from starting again)."""
+    pause = pause_path(db)
+    pause.touch(mode=0o600)
+    fd = None
+    try:
+        deadline = time.monotonic() + wait
+        while fd is None:
+            fd = _lock(db, blocking=False)
+            if fd is None:
+                if time.monotonic() > deadline:
+                    raise ReplicationError(
+                        f"replication did not pause within {wait:.0f} s; stop it "
+                        f"(the companion service) and try again")
+                time.sleep(0.1)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+        pause.unlink(missing_ok=True)
+
+
+def supervise(db: Path, stopping) -> int:
+    """The body of ``memory replicate run``: Litestream while not paused, until
+    ``stopping()``. Returns Litestream's exit code when it fails by itself (the service
+    manager restarts the whole)."""
+    if not litestream.config_path(db).exists():
+        raise ReplicationError(f"no replica is set up for {db}; run 'memory replicate "
+                               "setup DEST' first")
+    litestream.binary()
+    while not stopping():
+        if pause_path(db).exists():
+            time.sleep(0.2)
+            continue
+        fd = _lock(db, blocking=False)
+        if fd is None:
+            time.sleep(0.2)  # another replicator, or a pause being taken
+            continue
+        try:
+            proc = start(db)
+            log.info("replicating %s (litestream pid %d)", db, proc.pid)
+            while proc.poll() is None and not stopping() and not pause_path(db).exists():
+                time.sleep(0.2)
+            if proc.poll() is not None:
+                log.error("litestream exited with code %d", proc.returncode)
+                return proc.returncode or 1
+            stop(proc)
+            if not stopping():
+                log.info("replication paused")
+        finally:
+            os.close(fd)
+    return 0

@@ -1,0 +1,52 @@
+"""How the replica stands: absent, healthy, lagging or failing, and why."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import PersonalMemoryError
+from ..limits import REPLICA_MAX_LAG_SECONDS
+from ..records import Replication
+from ..times import format_time
+from . import control, litestream
+
+
+def last_write(db: Path) -> int:
+    """When a writer last appended to the database, in microseconds: its WAL's time (a
+    checkpoint rewrites the main file later, adding nothing to replicate)."""
+    wal = Path(str(db) + "-wal")
+    return os.stat(wal if wal.exists() else db).st_mtime_ns // 1000
+
+
+def replication(db: Path, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:
+    try:
+        dest = litestream.read_destination(db)
+    except PersonalMemoryError as exc:
+        return Replication("failing", problem=str(exc), max_lag_seconds=max_lag)
+    if dest is None:
+        return Replication("absent", max_lag_seconds=max_lag)
+    base = dict(destination=dest.url, running=control.running(db), max_lag_seconds=max_lag)
+    if dest.readable_here and not Path(dest.location).is_dir():
+        return Replication("failing", **base,
+                           problem=f"the replica folder {dest.location} is missing")
+    try:
+        found = litestream.generations(db)
+    except PersonalMemoryError as exc:
+        return Replication("failing", **base, problem=str(exc))
+    if not found:
+        return Replication("failing", **base, problem="nothing replicated yet" + (
+            "" if base["running"] else "; replication is not running"))
+    newest = found[-1]
+    # Litestream gives whole seconds: a replica as new as the WAL can read 1 s older
+    lag = max(0.0, (last_write(db) - newest.end) / 1e6 - 1.0)
+    record = dict(**base, generation=newest.generation, generations=len(found),
+                  position=format_time(newest.end), lag_seconds=round(lag, 3))
+    if not base["running"]:
+        return Replication("failing", **record, problem=(
+            "replication is not running: start the companion service "
+            "(memory replicate setup installs it) or 'memory replicate run'"))
+    if lag > max_lag:
+        return Replication("lagging", **record, problem=(
+            f"the replica is {lag:.0f} s behind the database (more than {max_lag:.0f} s)"))
+    return Replication("healthy", **record)

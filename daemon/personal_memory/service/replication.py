@@ -1,0 +1,100 @@
+"""The companion service that keeps the replica current: ``memory replicate run``
+(Litestream under this package's pause rule) as a systemd user unit or launchd agent,
+hardened like the daemon's, but with the network a remote replica needs."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import sys
+from pathlib import Path
+
+from ..paths import data_dir, ensure_private_dir, memory_executable
+from ..replication.litestream import Destination
+from .units import Outcome, _plist_path, _quote, _run, _unit_path, default_kind
+
+UNIT_NAME = "personal-memory-replicate.service"
+LABEL = "io.github.personal-memory.replicate"
+
+
+def kind(args) -> str:
+    return "launchd" if args.launchd else "systemd" if args.systemd else default_kind()
+
+
+def command(db: Path) -> list[str]:
+    return [str(memory_executable()), "--db", str(db), "replicate", "run"]
+
+
+def systemd_unit(db: Path, dest: Destination) -> str:
+    writable = [str(db.parent)] + ([dest.location] if dest.scheme == "file" else [])
+    network = ("PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX\n"
+               if dest.scheme == "file" else
+               "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n")
+    return f"""\
+[Unit]
+Description=personal-memory replication: streams the database to {dest.url} (Litestream)
+
+[Service]
+Type=simple
+ExecStart={" ".join(_quote(a) for a in command(db))}
+Restart=always
+RestartSec=10
+TimeoutStopSec=30
+Environment=PYTHONUNBUFFERED=1
+Nice=10
+UMask=0077
+NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=read-only
+{"".join(f"ReadWritePaths={_quote(p)}{chr(10)}" for p in writable)}PrivateTmp=yes
+{network}CapabilityBoundingSet=
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectControlGroups=yes
+RestrictNamespaces=yes
+RestrictSUIDSGID=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def launchd_plist(db: Path) -> str:
+    logs = Path.home() / "Library" / "Logs" / "personal-memory"
+    return plistlib.dumps({
+        "Label": LABEL, "ProgramArguments": command(db), "RunAtLoad": True,
+        "KeepAlive": True, "ProcessType": "Background", "ThrottleInterval": 10,
+        "StandardOutPath": str(logs / "replicate.out.log"),
+        "StandardErrorPath": str(logs / "replicate.err.log"), "Umask": 0o077,
+    }, fmt=plistlib.FMT_XML).decode("utf-8")
+
+
+def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outcome:
+    if kind == "systemd":
+        path = _unit_path(name=UNIT_NAME)
+        text = systemd_unit(db, dest)
+        steps = [["systemctl", "--user", "daemon-reload"],
+                 ["systemctl", "--user", "enable", "--now", UNIT_NAME],
+                 ["systemctl", "--user", "restart", UNIT_NAME]]  # a new config: reread it
+        logs = f"journalctl --user -u {UNIT_NAME} -f"
+    else:
+        path = _plist_path(LABEL)
+        text = launchd_plist(db)
+        ensure_private_dir(Path.home() / "Library" / "Logs" / "personal-memory")
+        steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
+        logs = str(data_dir() if sys.platform != "darwin" else path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    messages = [*messages, f"wrote {path}"]
+    for step in steps:
+        out, failure = _run(step)
+        messages.append(out)
+        if failure:
+            return Outcome(kind, messages, (
+                f"{failure}; the service file is written ({path}) but replication is not "
+                f"running: fix the cause and run '{' '.join(steps[-1])}', or run 'memory "
+                f"--db {db} replicate run' yourself"))
+    messages.append(f"logs: {logs}")
+    return Outcome(kind, messages, None)

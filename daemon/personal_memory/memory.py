@@ -268,7 +268,8 @@ class MemoryStore:
                                                     view.path_then or view.note, cutoff, at))
 
     def changes(self, *, namespace: str, since: Any, until: Any = None,
-                query: str | None = None, limit: int = 20, offset: int = 0) -> Changes:
+                query: str | None = None, limit: int = 20, offset: int = 0,
+                note: str | None = None) -> Changes:
         """What changed between ``since`` (excluded) and ``until`` (included; default now).
         Times are as for ``as_of``, or spans back from now (``24h``, ``7d``, ``2w``),
         resolved once. Without a query: the notes whose sections were added, revised (with
@@ -276,7 +277,8 @@ class MemoryStore:
         notes). With one: the results of the query at both times (two exact searches of
         ``limit`` results), what moved the answer most first; results the same in text and
         rank are listed by ID in ``unchanged``. ``offset`` skips that many notes (the next
-        page); ``more`` says how many notes follow the page."""
+        page); ``more`` says how many notes follow the page. ``note`` (without a query):
+        that note's changes alone, under every path it had in the span."""
         from .timeline.changes import knowledge_changes, result_changes
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
@@ -288,9 +290,14 @@ class MemoryStore:
             raise InvalidArgument(f"since: {format_time(start)} is not before until "
                                   f"{format_time(end)}")
         if query is None:
+            paths = None
+            if note is not None:
+                note = args.note_arg(note)
+                with self._db.errors(), self._db.snapshot():
+                    paths = moves.paths_of(self._db, namespace, note)
             with self._db.errors():
                 notes_changed, counts = knowledge_changes(self._db, namespace, start, end,
-                                                          limit, offset)
+                                                          limit, offset, paths)
             return Changes(namespace=namespace, since=format_time(start),
                            until=format_time(end), query=None, counts=counts,
                            notes=notes_changed, offset=offset,

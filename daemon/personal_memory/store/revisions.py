@@ -210,24 +210,30 @@ class RevisionLog:
         return [record(r) for r in rows]
 
     def changed_between(self, namespace: str, since: int, until: int,
+                        notes: list[str] | None = None,
                         ) -> list[tuple[str, int | None, int | None]]:
         """(memory ID, winning revision at ``since``, at ``until``) of every memory whose
         winner (each side at valid time = its cutoff) may differ: one with a revision known
-        in (since, until], or whose validity starts or ends in it. Winners may be hidden;
-        None when nothing is eligible."""
+        in (since, until], or whose validity starts or ends in it (of these ``notes``
+        only, when given). Winners may be hidden; None when nothing is eligible."""
+        params = {"ns": namespace, "since": since, "until": until}
+        only = ""
+        if notes is not None:
+            only = f" AND note IN ({', '.join(f':n{i}' for i in range(len(notes)))})"
+            params.update({f"n{i}": n for i, n in enumerate(notes)})
         return self.execute(
             f"""WITH t AS (
                   SELECT memory_id FROM revisions
-                  WHERE known_at > :since AND known_at <= :until AND namespace = :ns
+                  WHERE known_at > :since AND known_at <= :until AND namespace = :ns{only}
                   UNION
                   SELECT memory_id FROM revisions WHERE namespace = :ns
-                    AND valid_from > :since AND valid_from <= :until AND known_at <= :until
+                    AND valid_from > :since AND valid_from <= :until AND known_at <= :until{only}
                   UNION
                   SELECT memory_id FROM revisions WHERE namespace = :ns
-                    AND valid_to > :since AND valid_to <= :until AND known_at <= :until)
+                    AND valid_to > :since AND valid_to <= :until AND known_at <= :until{only})
                 SELECT memory_id, {visibility.winner_id("t.memory_id", ":since", ":since")},
                        {visibility.winner_id("t.memory_id", ":until", ":until")} FROM t""",
-            {"ns": namespace, "since": since, "until": until})
+            params)
 
     def note_states(self, namespace: str, note: str) -> dict[str, bool]:
         """Every memory ID of a note (its sections and its record): True when its newest

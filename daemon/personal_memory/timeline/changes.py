@@ -38,14 +38,17 @@ class _Group:
 
 
 def knowledge_changes(db: Database, namespace: str, since: int, until: int, limit: int,
-                      offset: int = 0) -> tuple[list[NoteChange], dict[str, int]]:
+                      offset: int = 0, notes: list[str] | None = None,
+                      ) -> tuple[list[NoteChange], dict[str, int]]:
     """The notes (and lone memories) whose visible text differs between ``since`` and
     ``until``, newest change first, at most ``limit`` of them after the first ``offset``,
-    and the counts of all."""
+    and the counts of all (of these ``notes`` only, when given: one note's diff, under
+    each path it had)."""
     with db.snapshot():
-        rows = db.changed_between(namespace, since, until)
+        rows = db.changed_between(namespace, since, until, notes)
         recs = db.revisions_by_id([i for _, b, a in rows for i in (b, a) if i is not None])
-        moves = db.moves_between(namespace, since, until)
+        moves = [m for m in db.moves_between(namespace, since, until)
+                 if notes is None or m.old_note in notes or m.new_note in notes]
         groups = _collect(rows, recs)
         for move in moves:
             _merge_move(groups, move.old_note, move.new_note, move.known_at)

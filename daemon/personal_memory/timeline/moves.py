@@ -39,6 +39,11 @@ def chain(db: Database, namespace: str, note: str) -> list[Move]:
     return out[::-1]
 
 
+def paths_of(db: Database, namespace: str, note: str) -> list[str]:
+    """Every path the note had: ``note`` and those it was moved from."""
+    return [note] + [m.old_note for m in reversed(chain(db, namespace, note))]
+
+
 def former_ids(db: Database, namespace: str, memory_id: str, note: str,
                ) -> list[tuple[str, int]]:
     """(ID, the time it stopped being the memory's ID) for each earlier ID of a note's

@@ -105,10 +105,8 @@ class Pages:
             timeline = store.timeline(note, namespace=self.namespace)
             diff = None
             if since and until:
-                found = store.changes(namespace=self.namespace, since=since, until=until,
-                                      limit=1000)
-                diff = [n for n in found.notes
-                        if n.note in (note, view.path_then) or n.moved_from == note]
+                diff = store.changes(namespace=self.namespace, since=since, until=until,
+                                     note=note, limit=10).notes
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
         times = sorted({r.known_at for r in timeline.revisions})

@@ -123,7 +123,8 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
             daemon.start()
         time.sleep(0.1)
     if rep.proc.poll() is not None:  # its service manager would restart it
-        rep = Replicator(db)
+        rep.stop()
+        rep.__init__(db)
     daemon.cookie()
     wait_for(lambda: caught_up(db), 60, what="the replica to catch up")
     assert oct(replica.stat().st_mode & 0o777) == "0o700"
@@ -139,7 +140,6 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
     assert again.returncode == 2 and "never over" in again.stderr
     found = run_memory("--db", restored, "search", "number", "13")
     assert "Note 13" in found.stdout
-    rep.stop()
 
 
 @needs_litestream
@@ -252,3 +252,22 @@ def test_the_companion_unit_is_hardened_and_runs_replicate(tmp_path):
     assert "PrivateNetwork" not in remote and "AF_INET" in remote
     with pytest.raises(Exception, match="is not one of"):
         Destination.parse("ftp://host/x")
+
+
+@needs_litestream
+def test_litestream_does_not_outlive_a_killed_supervisor(replicated):
+    vault, db, replica, daemon, rep = replicated
+    child = rep.litestream_pid()
+    rep.proc.kill()
+    rep.proc.wait()
+
+    def gone():
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{child}/stat") as fh:  # a zombie waiting for init counts as gone
+            return fh.read().split()[2] == "Z"
+    wait_for(gone, 20, what="litestream to exit with its supervisor")
+    s = run_memory("--db", db, "replicate", "status", "--json", env=env())
+    assert json.loads(s.stdout)["running"] is False

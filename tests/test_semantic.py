@@ -4,6 +4,7 @@ the command line and the daemon as real processes."""
 import json
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -93,6 +94,31 @@ def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
     assert "Stopping after the work in hand" in err
     done = json.loads(ok("--db", db, "reembed", "--json").stdout)
     assert done["embedded"] == left and done["remaining"] == 0
+
+
+def test_ctrl_c_during_memory_syncs_embedding_stops_soon_and_keeps_the_import(tmp_path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(60):
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About subject {i}. " * 80)
+    db = tmp_path / "m.db"
+    ok("--db", db, "init")
+    proc = subprocess.Popen(MEMORY + ["--db", str(db), "sync", str(root)], env=user_env(E5),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def some_embedded():
+        with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+            return s.stats().counts.memories == 60 and s.pending_vectors() < 60
+    wait_for(some_embedded, timeout=120, what="the import, then a first batch")
+    asked = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    # one passage in hand at most (it used to finish a 16-passage batch: 36 s)
+    assert time.monotonic() - asked < 10, err
+    assert proc.returncode == 130, err
+    with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+        assert s.stats().counts.memories == 60  # the import stays
+        assert 0 < s.pending_vectors() < 60 and s.health().integrity == "ok"
 
 
 def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault):

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -57,9 +58,18 @@ def start(db: Path, quiet: bool = False) -> subprocess.Popen:
     out = subprocess.DEVNULL if quiet else None
     try:
         return subprocess.Popen([litestream.binary(), "replicate", "-config",
-                                 str(litestream.config_path(db))], stdout=out, stderr=out)
+                                 str(litestream.config_path(db))], stdout=out, stderr=out,
+                                preexec_fn=_die_with_parent)
     finally:
         os.umask(old)
+
+
+def _die_with_parent() -> None:
+    """Linux: Litestream gets SIGTERM if its supervisor is killed (even by SIGKILL), so
+    no orphan replicates on while a purge believes replication is paused."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def stop(proc: subprocess.Popen, timeout: float = 30.0) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..paths import data_dir, ensure_private_dir, memory_executable
 from ..replication.litestream import Destination
-from .units import Outcome, _plist_path, _quote, _run, _unit_path, default_kind
+from .units import Outcome, default_kind, plist_path, quote, run_step, unit_path
 
 UNIT_NAME = "personal-memory-replicate.service"
 LABEL = "io.github.personal-memory.replicate"
@@ -36,7 +36,7 @@ Description=personal-memory replication: streams the database to {dest.url} (Lit
 
 [Service]
 Type=simple
-ExecStart={" ".join(_quote(a) for a in command(db))}
+ExecStart={" ".join(quote(a) for a in command(db))}
 Restart=always
 RestartSec=10
 TimeoutStopSec=30
@@ -46,7 +46,7 @@ UMask=0077
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=read-only
-{"".join(f"ReadWritePaths={_quote(p)}{chr(10)}" for p in writable)}PrivateTmp=yes
+{"".join(f"ReadWritePaths={quote(p)}{chr(10)}" for p in writable)}PrivateTmp=yes
 {network}CapabilityBoundingSet=
 ProtectKernelTunables=yes
 ProtectKernelModules=yes
@@ -73,14 +73,14 @@ def launchd_plist(db: Path) -> str:
 
 def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outcome:
     if kind == "systemd":
-        path = _unit_path(name=UNIT_NAME)
+        path = unit_path(name=UNIT_NAME)
         text = systemd_unit(db, dest)
         steps = [["systemctl", "--user", "daemon-reload"],
                  ["systemctl", "--user", "enable", "--now", UNIT_NAME],
                  ["systemctl", "--user", "restart", UNIT_NAME]]  # a new config: reread it
         logs = f"journalctl --user -u {UNIT_NAME} -f"
     else:
-        path = _plist_path(LABEL)
+        path = plist_path(LABEL)
         text = launchd_plist(db)
         ensure_private_dir(Path.home() / "Library" / "Logs" / "personal-memory")
         steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
@@ -89,7 +89,7 @@ def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outc
     path.write_text(text)
     messages = [*messages, f"wrote {path}"]
     for step in steps:
-        out, failure = _run(step)
+        out, failure = run_step(step)
         messages.append(out)
         if failure:
             return Outcome(kind, messages, (

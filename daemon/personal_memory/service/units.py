@@ -56,7 +56,7 @@ def default_kind() -> str:
     return "launchd" if sys.platform == "darwin" else "systemd"
 
 
-def _quote(arg: str) -> str:
+def quote(arg: str) -> str:
     if any(c in arg for c in ' "\\$%;'):
         escaped = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
         return f'"{escaped}"'
@@ -64,7 +64,7 @@ def _quote(arg: str) -> str:
 
 
 def systemd_unit(spec: ServiceSpec) -> str:
-    exec_start = " ".join(_quote(a) for a in spec.command())
+    exec_start = " ".join(quote(a) for a in spec.command())
     if spec.system_user:
         identity = f"User={spec.system_user}\n"
         # In force in system units only (systemd.exec): a user manager ignores them.
@@ -100,7 +100,7 @@ PrivateUsers=yes
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=read-only
-ReadWritePaths={_quote(str(spec.db.parent))}
+ReadWritePaths={quote(str(spec.db.parent))}
 PrivateTmp=yes
 PrivateNetwork=yes
 RestrictAddressFamilies=AF_UNIX
@@ -153,14 +153,14 @@ def render(kind: str, spec: ServiceSpec) -> str:
     return systemd_unit(spec) if kind == "systemd" else launchd_plist(spec)
 
 
-def _unit_path(system: bool = False, name: str = UNIT_NAME) -> Path:
+def unit_path(system: bool = False, name: str = UNIT_NAME) -> Path:
     if system:
         return Path("/etc/systemd/system") / name
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     return Path(base) / "systemd" / "user" / name
 
 
-def _plist_path(label: str = LABEL) -> Path:
+def plist_path(label: str = LABEL) -> Path:
     return Path.home() / "Library" / "LaunchAgents" / f"{label}.plist"
 
 
@@ -182,7 +182,7 @@ class Outcome:
         return asdict(self)
 
 
-def _run(cmd: list[str]) -> Ran:
+def run_step(cmd: list[str]) -> Ran:
     if shutil.which(cmd[0]) is None:
         return Ran(f"$ {' '.join(cmd)}\n({cmd[0]} not found)", f"{cmd[0]} was not found")
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -229,7 +229,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
                 ensure_private_dir(folder)
                 os.chown(folder, entry.pw_uid, entry.pw_gid)
         messages += _create_database(spec)
-        path = _unit_path(system)
+        path = unit_path(system)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(systemd_unit(spec))
         messages.append(f"wrote {path}")
@@ -238,7 +238,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
         logs = f"journalctl {'' if system else '--user '}-u {UNIT_NAME} -f"
     else:
         messages += _create_database(spec)
-        path = _plist_path()
+        path = plist_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         ensure_private_dir(spec.log_dir)
         path.write_text(launchd_plist(spec))
@@ -246,7 +246,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
         steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
         logs = str(spec.log_dir)
     for step in steps:
-        text, failure = _run(step)
+        text, failure = run_step(step)
         messages.append(text)
         if failure:
             return Outcome(kind, messages, (
@@ -265,11 +265,11 @@ def uninstall(kind: str, system: bool = False) -> Outcome:
     messages, failure = [], None
     if kind == "systemd":
         ctl = ["systemctl"] if system else ["systemctl", "--user"]
-        text, failure = _run(ctl + ["disable", "--now", UNIT_NAME])
-        path = _unit_path(system)
+        text, failure = run_step(ctl + ["disable", "--now", UNIT_NAME])
+        path = unit_path(system)
     else:
-        path = _plist_path()
-        text, failure = _run(["launchctl", "bootout", f"gui/{os.getuid()}", str(path)])
+        path = plist_path()
+        text, failure = run_step(["launchctl", "bootout", f"gui/{os.getuid()}", str(path)])
     messages.append(text)
     if failure and "not found" in failure:
         failure = None
@@ -279,5 +279,5 @@ def uninstall(kind: str, system: bool = False) -> Outcome:
     else:
         messages.append(f"{path} was not installed")
     if kind == "systemd":
-        messages.append(_run(ctl + ["daemon-reload"]).text)
+        messages.append(run_step(ctl + ["daemon-reload"]).text)
     return Outcome(kind, messages, failure)

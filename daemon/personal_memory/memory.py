@@ -474,8 +474,9 @@ class MemoryStore:
         copy = write_copy(source, Path(to), at_text)
         with MemoryStore.open(copy, read_only=True, create=False, embedder="none") as store:
             health = store.health()
+        # an older schema is fine (the next writer upgrades it); a newer one is not ours
         ok = (health.integrity == "ok"
-              and health.schema_version == health.supported_schema_version)
+              and health.schema_version <= health.supported_schema_version)
         return Restored(source=source, path=str(copy), at=at_text,
                         integrity=health.integrity, schema_version=health.schema_version,
                         revisions=health.revisions, newest_known_at=health.newest_known_at,

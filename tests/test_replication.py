@@ -271,3 +271,74 @@ def test_litestream_does_not_outlive_a_killed_supervisor(replicated):
     wait_for(gone, 20, what="litestream to exit with its supervisor")
     s = run_memory("--db", db, "replicate", "status", "--json", env=env())
     assert json.loads(s.stdout)["running"] is False
+
+
+@needs_litestream
+def test_a_stuck_replica_is_lagging_and_doctor_fails_until_it_moves(replicated):
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    stuck = rep.litestream_pid()
+    os.kill(stuck, signal.SIGSTOP)  # a destination that hangs: Litestream alive, no progress
+    lag = {"MEMORY_REPLICA_MAX_LAG": "2"}
+    try:
+        for i in range(3):
+            note(vault, f"Late {i}.md", f"written while the replica is stuck {i}")
+            daemon.cookie()
+            time.sleep(1.5)
+        s = json.loads(run_memory("--db", db, "replicate", "status", "--json",
+                                  env={**env(), **lag}).stdout)
+        assert s["state"] == "lagging" and s["running"] and s["lag_seconds"] > 2, s
+        doctor = run_memory("--db", db, "doctor", env={**env(), **lag})
+        assert doctor.returncode == 1 and "lagging" in doctor.stdout
+    finally:
+        os.kill(stuck, signal.SIGCONT)
+    wait_for(lambda: caught_up(db), 30, what="the replica to move again")
+    after = json.loads(run_memory("--db", db, "doctor", "--json", env={**env(), **lag}).stdout)
+    assert [c["status"] for c in after["checks"] if c["name"] == "replication"] == ["ok"]
+    bad = run_memory("--db", db, "replicate", "status", env={**env(),
+                                                                "MEMORY_REPLICA_MAX_LAG": "soon"})
+    assert bad.returncode == 2 and "MEMORY_REPLICA_MAX_LAG" in bad.stderr
+
+
+def _can_mount() -> bool:
+    return os.geteuid() == 0 and subprocess.run(["which", "mount"],
+                                                capture_output=True).returncode == 0
+
+
+@needs_litestream
+@pytest.mark.skipif(not _can_mount(), reason="a full replica folder is made with a small "
+                    "tmpfs, which needs root")
+def test_a_full_replica_folder_is_reported_and_the_daemon_goes_on(tmp_path):
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "small"
+    vault.mkdir()
+    replica.mkdir()
+    note(vault, "First.md", "before the replica filled up")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs",
+                              str(replica)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    daemon = Daemon(db, vault).start()
+    rep = None
+    try:
+        assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                          env=env()).returncode == 0
+        rep = Replicator(db)
+        wait_for(lambda: caught_up(db), 30, what="the first replication")
+        for i in range(12):  # about 1.5 MB of new text: more than the replica can hold
+            note(vault, f"Big {i}.md", " ".join(os.urandom(8).hex() for _ in range(8000)))
+        daemon.cookie()
+        lag = {"MEMORY_REPLICA_MAX_LAG": "2"}
+
+        def reported():
+            s = json.loads(run_memory("--db", db, "replicate", "status", "--json",
+                                      env={**env(), **lag}).stdout)
+            return s if s["state"] in ("lagging", "failing") else None
+        s = wait_for(reported, 30, what="the full replica to be reported")
+        assert s["problem"]
+        note(vault, "After.md", "the daemon still indexes this")
+        daemon.cookie()  # the daemon is not held up by the full replica
+    finally:
+        if rep:
+            rep.stop()
+        daemon.close()
+        subprocess.run(["umount", "-l", str(replica)], capture_output=True)

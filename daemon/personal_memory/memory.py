@@ -17,7 +17,7 @@ from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending
 from .errors import InvalidArgument, NotFound, PersonalMemoryError
-from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS
+from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS, REPLICA_MAX_LAG_SECONDS
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
                       EmbeddingRun, Health, Links, NoteTimeline, NoteView, PurgeAudit,
@@ -447,7 +447,8 @@ class MemoryStore:
                      namespaces=namespaces, bytes=size, vector_backend=self.vector_backend,
                      vectors=vectors)
 
-    def status(self, namespace: str | None = None) -> Status:
+    def status(self, namespace: str | None = None,
+               replica_max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Status:
         """Counts (of one namespace, or all), search and vectors, and the sync daemon's
         state: running or not, last sync, files indexed, problems."""
         with self._db.errors(), self._db.snapshot():
@@ -455,12 +456,13 @@ class MemoryStore:
                            vector_backend=self.vector_backend,
                            vectors=self._vector_status(namespace),
                            daemon=daemon_status(self._db, namespace))
-        return replace(found, replication=self.replication())
+        return replace(found, replication=self.replication(replica_max_lag))
 
-    def replication(self) -> Replication:
-        """How the Litestream replica stands (``absent`` when none is set up)."""
+    def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:
+        """How the Litestream replica stands (``absent`` when none is set up); lagging
+        when more than ``max_lag`` seconds behind the last write."""
         from .replication.health import replication
-        return replication(Path(self._db.path))
+        return replication(Path(self._db.path), max_lag)
 
     @staticmethod
     def restore(source: str, to: str | os.PathLike, *, at: Any = None) -> Restored:

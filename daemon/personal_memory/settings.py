@@ -23,7 +23,7 @@ from typing import Mapping
 
 from . import config as config_file
 from .errors import ConfigError
-from .limits import EMBEDDER_CHOICES
+from .limits import EMBEDDER_CHOICES, REPLICA_MAX_LAG_SECONDS
 from .notes.folders import DEFAULT_NAMESPACE, Folder
 from .paths import default_config, default_db
 
@@ -39,6 +39,7 @@ class Settings:
     vector_backend: str
     config_path: Path
     embedder: str = "auto"
+    replica_max_lag: float = REPLICA_MAX_LAG_SECONDS  # seconds; MEMORY_REPLICA_MAX_LAG
 
     def load_config(self) -> config_file.Config:
         """The configuration file (defaults when it does not exist)."""
@@ -78,6 +79,18 @@ def _bool(raw: str, name: str) -> bool:
     raise ConfigError(f"{name}: {raw!r} is not true or false")
 
 
+def _seconds(raw: str | None, name: str) -> float:
+    if raw is None or raw == "":
+        return REPLICA_MAX_LAG_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e9:
+        raise ConfigError(f"{name}: {raw!r} is not a number of seconds above 0")
+    return value
+
+
 def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None,
             enable_writes: bool | None = None, vector_backend: str | None = None,
             config: str | os.PathLike | None = None, embedder: str | None = None,
@@ -94,6 +107,7 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
             raise ConfigError(f"MEMORY_EMBEDDER: {embedder!r} is not one of "
                               f"{', '.join(EMBEDDER_CHOICES)}")
     return Settings(
+        replica_max_lag=_seconds(env.get("MEMORY_REPLICA_MAX_LAG"), "MEMORY_REPLICA_MAX_LAG"),
         db=Path(db_value).expanduser() if db_value else default_db(),
         namespace=namespace or env.get("MEMORY_NAMESPACE") or DEFAULT_NAMESPACE,
         enable_writes=enable_writes,

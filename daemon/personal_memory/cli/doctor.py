@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 
 from ..embedding import models as embedders
 from ..errors import PersonalMemoryError
+from ..limits import REPLICA_MAX_LAG_SECONDS
 from ..memory import MemoryStore
 
 
@@ -24,7 +25,7 @@ class Check:
 
 
 def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto",
-               ) -> list[Check]:
+               replica_max_lag: float = REPLICA_MAX_LAG_SECONDS) -> list[Check]:
     checks = []
     ok_python = sys.version_info >= (3, 11)
     checks.append(Check("python", "ok" if ok_python else "fail",
@@ -56,7 +57,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
         with MemoryStore.open(db_path, read_only=True, vector_backend="python",
                               embedder=model if model is not None else "none") as store:
             health = store.health()
-            replica = store.replication()
+            replica = store.replication(replica_max_lag)
     except PersonalMemoryError as exc:
         checks.append(Check("database", "fail", str(exc)))
         return checks

@@ -90,7 +90,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 @command
 def cmd_status(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True) as store:
-        emit(args, store.status(), output.status)
+        emit(args, store.status(replica_max_lag=settings(args).replica_max_lag),
+             output.status)
     return EXIT_OK
 
 
@@ -98,7 +99,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_checks
     s = settings(args)
-    checks = run_checks(str(s.db), s.vector_backend, s.embedder)
+    checks = run_checks(str(s.db), s.vector_backend, s.embedder, s.replica_max_lag)
     failed = any(c.status == "fail" for c in checks)
     emit(args, {"ok": not failed, "checks": [c.to_dict() for c in checks]},
          lambda d: output.checks(d["checks"]))

@@ -45,7 +45,7 @@ def cmd_replicate(args: argparse.Namespace) -> int:
             signal.signal(sig, lambda *_: stopping.append(True))
         return control.supervise(db, lambda: bool(stopping))
     with open_store(args, read_only=True, embedder="none") as store:
-        found = store.replication()
+        found = store.replication(settings(args).replica_max_lag)
     emit(args, found, output.replication)
     return EXIT_OK if found.state in ("absent", "healthy") else EXIT_PROBLEM
 

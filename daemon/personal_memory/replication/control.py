@@ -72,7 +72,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def stop(proc: subprocess.Popen, timeout: float = 30.0) -> int:
+def stop(proc: subprocess.Popen, timeout: float = 10.0) -> int:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:

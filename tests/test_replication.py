@@ -338,7 +338,9 @@ def test_a_full_replica_folder_is_reported_and_the_daemon_goes_on(tmp_path):
         note(vault, "After.md", "the daemon still indexes this")
         daemon.cookie()  # the daemon is not held up by the full replica
     finally:
-        if rep:
-            rep.stop()
-        daemon.close()
-        subprocess.run(["umount", "-l", str(replica)], capture_output=True)
+        try:
+            if rep:
+                rep.stop()
+            daemon.close()
+        finally:
+            subprocess.run(["umount", "-l", str(replica)], capture_output=True)

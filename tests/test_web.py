@@ -149,7 +149,7 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
         assert browser.find_element(By.CSS_SELECTOR, ".changes del").text == "March."
         assert browser.find_element(By.CSS_SELECTOR, ".changes ins").text == "May."
     finally:
-        page.stop()
+        assert page.stop() == 0
 
 
 @needs_browser
@@ -169,7 +169,7 @@ def test_hostile_notes_stay_inert(vault_db, browser):
         browser.get(page.url + "&q=tricks")
         assert browser.execute_script("return window.pwned === undefined")
     finally:
-        page.stop()
+        assert page.stop() == 0
 
 
 @needs_browser

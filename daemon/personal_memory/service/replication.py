@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import os
 import plistlib
-import sys
 from pathlib import Path
 
-from ..paths import data_dir, ensure_private_dir, memory_executable
+from ..paths import ensure_private_dir, memory_executable
 from ..replication.litestream import Destination
-from .units import Outcome, default_kind, plist_path, quote, run_step, unit_path
+from .units import Outcome, default_kind, plist_path, quote, run_steps, unit_path
 
 UNIT_NAME = "personal-memory-replicate.service"
 LABEL = "io.github.personal-memory.replicate"
+LAUNCHD_LOGS = Path.home() / "Library" / "Logs" / "personal-memory"
 
 
 def kind(args) -> str:
@@ -62,7 +62,7 @@ WantedBy=default.target
 
 
 def launchd_plist(db: Path) -> str:
-    logs = Path.home() / "Library" / "Logs" / "personal-memory"
+    logs = LAUNCHD_LOGS
     return plistlib.dumps({
         "Label": LABEL, "ProgramArguments": command(db), "RunAtLoad": True,
         "KeepAlive": True, "ProcessType": "Background", "ThrottleInterval": 10,
@@ -82,19 +82,17 @@ def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outc
     else:
         path = plist_path(LABEL)
         text = launchd_plist(db)
-        ensure_private_dir(Path.home() / "Library" / "Logs" / "personal-memory")
+        ensure_private_dir(LAUNCHD_LOGS)
         steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
-        logs = str(data_dir() if sys.platform != "darwin" else path)
+        logs = str(LAUNCHD_LOGS)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     messages = [*messages, f"wrote {path}"]
-    for step in steps:
-        out, failure = run_step(step)
-        messages.append(out)
-        if failure:
-            return Outcome(kind, messages, (
-                f"{failure}; the service file is written ({path}) but replication is not "
-                f"running: fix the cause and run '{' '.join(steps[-1])}', or run 'memory "
-                f"--db {db} replicate run' yourself"))
+    failure = run_steps(steps, messages)
+    if failure:
+        return Outcome(kind, messages, (
+            f"{failure}; the service file is written ({path}) but replication is not "
+            f"running: fix the cause and run '{' '.join(steps[-1])}', or run 'memory "
+            f"--db {db} replicate run' yourself"))
     messages.append(f"logs: {logs}")
     return Outcome(kind, messages, None)

@@ -195,6 +195,17 @@ def run_step(cmd: list[str]) -> Ran:
                f"'{' '.join(cmd)}' failed with exit code {done.returncode}: {first}")
 
 
+def run_steps(steps: list[list[str]], messages: list[str]) -> str | None:
+    """Run each command in turn, its output added to ``messages``; stop at the first that
+    fails and say why (None when all succeeded)."""
+    for step in steps:
+        text, failure = run_step(step)
+        messages.append(text)
+        if failure:
+            return failure
+    return None
+
+
 def _create_database(spec: ServiceSpec) -> list[str]:
     """The daemon never creates its database (a missing one may be an unmounted drive):
     installing the service does, once, owned by the user the service runs as."""
@@ -245,13 +256,11 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
         messages.append(f"wrote {path}")
         steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
         logs = str(spec.log_dir)
-    for step in steps:
-        text, failure = run_step(step)
-        messages.append(text)
-        if failure:
-            return Outcome(kind, messages, (
-                f"{failure}; the service file is written ({path}) but the service is not "
-                f"running: fix the cause, then run '{' '.join(steps[-1])}'"))
+    failure = run_steps(steps, messages)
+    if failure:
+        return Outcome(kind, messages, (
+            f"{failure}; the service file is written ({path}) but the service is not "
+            f"running: fix the cause, then run '{' '.join(steps[-1])}'"))
     messages.append(f"logs: {logs}")
     if not spec.config.exists():
         messages.append(f"note: {spec.config} does not exist yet; add [[folders]] to it "

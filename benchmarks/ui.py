@@ -49,7 +49,7 @@ SERVER = r"""
 import sys
 sys.path.insert(0, sys.argv[3]); sys.path.insert(0, sys.argv[4])
 from corpus import SyntheticEmbedder
-from personal_memory.memory import ReaderPool
+from personal_memory.readers import ReaderPool
 from personal_memory.web.server import serve
 
 class QueryTiming(SyntheticEmbedder):

@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from urllib.parse import urlencode

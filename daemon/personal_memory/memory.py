@@ -5,18 +5,16 @@ calls one engine function and returns a named record."""
 from __future__ import annotations
 
 import json
-import logging
 import os
-from pathlib import Path
 import threading
-import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending
-from .errors import InvalidArgument, NotFound, PersonalMemoryError
+from .errors import InvalidArgument, NotFound
 from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS, REPLICA_MAX_LAG_SECONDS
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
@@ -35,8 +33,6 @@ from .timeline.purge import purge as purge_revisions
 from .timeline.links import embedded_in, note_embeds, note_links
 from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment, parse_time
-
-log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = "personal-memory-export"
 EXPORT_VERSION = 1
@@ -105,6 +101,12 @@ class MemoryStore:
         """The key (model and version) of the vectors this store searches and writes, or
         None when search is keyword-only."""
         return self._embedder.key if self._embedder is not None else None
+
+    @property
+    def model(self) -> "embedders.Embedder | None":
+        """The embedder object itself (None: keyword-only), for another store that must
+        search with the same model (:meth:`reopen`, a reader pool)."""
+        return self._embedder
 
     @property
     def embedder_note(self) -> str:
@@ -665,81 +667,3 @@ class MemoryStore:
             self._db.set_daemon(pid=os.getpid(), started_at=started_at,
                                 heartbeat_at=now_micros(), roots=roots, state=state)
 
-
-class ReaderPool:
-    """Read-only stores for a server's threads: one connection per thread (a store belongs
-    to one thread), one in-memory search index shared by all of them. When the file is
-    purged or replaced (its fingerprint moves), every thread gets a fresh store and the
-    index starts afresh, so no cache keeps what a purge erased or rows of another file."""
-
-    CHECK_EVERY = 0.5  # seconds between fingerprint checks
-
-    def __init__(self, path: str | os.PathLike, *, vector_backend: str = "auto",
-                 embedder: "str | embedders.Embedder" = "auto", read_only: bool = True):
-        self.path, self.vector_backend, self.read_only = path, vector_backend, read_only
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self.first = MemoryStore.open(path, read_only=read_only, vector_backend=vector_backend,
-                                      create=False, embedder=embedder)
-        self._model = self.first._embedder
-        self._note = self.first.embedder_note
-        self._epoch = 0
-        self._fingerprint = self.first.fingerprint()
-        self._checked = time.monotonic()
-
-    def warm_in_background(self) -> threading.Thread:
-        """Build the shared search index and load the model on a thread of its own, so the
-        first search does not build them (a search meanwhile builds what it needs)."""
-        def work() -> None:
-            try:
-                store = self.store()
-                store.warm()
-            except PersonalMemoryError as exc:  # searches still work: they build it
-                log.warning("warming the search index failed: %s", exc)
-            finally:
-                self._release()
-        thread = threading.Thread(target=work, name="warm-search-index", daemon=True)
-        thread.start()
-        return thread
-
-    def store(self) -> MemoryStore:
-        self._check()
-        local = self._local
-        if getattr(local, "store", None) is None or local.epoch != self._epoch:
-            if getattr(local, "store", None) is not None and local.store is not self.first:
-                local.store.close()
-            store = MemoryStore(Database.open(self.path, read_only=self.read_only,
-                                              vector_backend=self.vector_backend,
-                                              create=False), self._model, self._note)
-            store.share_search_index(self.first)
-            local.store, local.epoch = store, self._epoch
-        return local.store
-
-    def _check(self) -> None:
-        now = time.monotonic()
-        if now - self._checked < self.CHECK_EVERY:
-            return
-        with self._lock:
-            if now - self._checked < self.CHECK_EVERY:
-                return
-            self._checked = now
-            with MemoryStore.open(self.path, read_only=True, create=False,
-                                  embedder="none") as fresh:
-                seen = fresh.fingerprint()
-            if seen != self._fingerprint:
-                self._fingerprint = seen
-                self.first.close()
-                self.first = MemoryStore(Database.open(self.path, read_only=self.read_only,
-                                                       vector_backend=self.vector_backend,
-                                                       create=False), self._model, self._note)
-                self._epoch += 1
-
-    def _release(self) -> None:
-        """Close this thread's own connection (a thread that is done with the pool)."""
-        store = getattr(self._local, "store", None)
-        if store is not None and store is not self.first:
-            store.close()
-        self._local.store = None
-
-    def close(self) -> None:
-        self.first.close()

@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 
 from .. import render
 from ..errors import NotFound, PersonalMemoryError
-from ..memory import ReaderPool
+from ..readers import ReaderPool
 from . import pictures
 from .security import Guard
 

@@ -11,7 +11,7 @@ import webbrowser
 
 from ..errors import InvalidArgument
 from ..limits import EXIT_OK
-from ..memory import ReaderPool
+from ..readers import ReaderPool
 from ..settings import Settings
 from .app import build_app
 

@@ -92,7 +92,8 @@ def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
         left = s.pending_vectors()
         assert 0 < left < 60 and s.health().integrity == "ok"
     assert "Stopping after the work in hand" in err
-    done = json.loads(ok("--db", db, "reembed", "--json").stdout)
+    # up to 59 long passages: minutes on a loaded two-core machine
+    done = json.loads(ok("--db", db, "reembed", "--json", timeout=600).stdout)
     assert done["embedded"] == left and done["remaining"] == 0
 
 

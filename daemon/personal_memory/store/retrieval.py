@@ -3,6 +3,7 @@ and what the in-memory search index reads."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Iterator, NamedTuple, Sequence
 
 import apsw
@@ -33,6 +34,23 @@ def match_expression(terms: Sequence[str]) -> str:
 class Retrieval:
     """Mixin of :class:`~personal_memory.store.Database`: ranking primitives."""
 
+    @contextlib.contextmanager
+    def _scratch_index(self, name: str, revision_ids: Sequence[int]) -> Iterator[None]:
+        """A fresh temporary FTS5 table ``name`` holding exactly these revisions' indexed
+        text, dropped afterwards."""
+        conn = self.conn
+        conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        conn.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5(title, content, "
+                     f"tokenize='{self.tokenizer}')")
+        try:
+            conn.executemany(
+                f"INSERT INTO temp.{name} (rowid, title, content) VALUES (?, ?, ?)",
+                ((rid, title, content)
+                 for rid, (title, content) in self.index_texts(revision_ids).items()))
+            yield
+        finally:
+            conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+
     def bm25_over(self, revision_ids: Sequence[int], terms: Sequence[str],
                   ) -> dict[int, float]:
         """BM25 of exactly these revisions: their indexed text is copied into a fresh FTS5 index,
@@ -40,42 +58,23 @@ class Retrieval:
         returned positive (higher is better); rows matching no term are absent."""
         if not terms:
             return {}
-        conn = self.conn
-        conn.execute("DROP TABLE IF EXISTS temp.rank_fts")
-        conn.execute(f"CREATE VIRTUAL TABLE temp.rank_fts USING fts5(title, content, "
-                     f"tokenize='{self.tokenizer}')")
-        try:
-            conn.executemany(
-                "INSERT INTO temp.rank_fts (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, title, content)
-                 for rid, (title, content) in self.index_texts(revision_ids).items()))
-            rows = conn.execute("SELECT rowid, bm25(rank_fts) FROM temp.rank_fts "
-                                "WHERE rank_fts MATCH ?", (match_expression(terms),))
+        with self._scratch_index("rank_fts", revision_ids):
+            rows = self.conn.execute("SELECT rowid, bm25(rank_fts) FROM temp.rank_fts "
+                                     "WHERE rank_fts MATCH ?", (match_expression(terms),))
             return {rowid: -score for rowid, score in rows}
-        finally:
-            conn.execute("DROP TABLE temp.rank_fts")
 
     def matching(self, revision_ids: Sequence[int], phrase: str) -> set[int]:
         """Which of these revisions hold ``phrase`` (its words in order, as FTS5 reads a
         quoted phrase over the same normalised text)."""
         if not revision_ids:
             return set()
-        conn = self.conn
-        conn.execute("DROP TABLE IF EXISTS temp.match_fts")
-        conn.execute(f"CREATE VIRTUAL TABLE temp.match_fts USING fts5(title, content, "
-                     f"tokenize='{self.tokenizer}')")
-        try:
-            conn.executemany(
-                "INSERT INTO temp.match_fts (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, title, content)
-                 for rid, (title, content) in self.index_texts(revision_ids).items()))
-            expression = '"' + self.normalize(phrase).replace('"', '""') + '"'
-            return {rowid for (rowid,) in conn.execute(
-                "SELECT rowid FROM temp.match_fts WHERE match_fts MATCH ?", (expression,))}
-        except apsw.SQLError:  # a phrase with no word FTS5 can read: nothing holds it
-            return set()
-        finally:
-            conn.execute("DROP TABLE IF EXISTS temp.match_fts")
+        expression = '"' + self.normalize(phrase).replace('"', '""') + '"'
+        with self._scratch_index("match_fts", revision_ids):
+            try:
+                return {rowid for (rowid,) in self.conn.execute(
+                    "SELECT rowid FROM temp.match_fts WHERE match_fts MATCH ?", (expression,))}
+            except apsw.SQLError:  # a phrase with no word FTS5 can read: nothing holds it
+                return set()
 
     # -- for the in-memory search index ---------------------------------------------------
 

@@ -344,3 +344,55 @@ def test_a_full_replica_folder_is_reported_and_the_daemon_goes_on(tmp_path):
             daemon.close()
         finally:
             subprocess.run(["umount", "-l", str(replica)], capture_output=True)
+
+
+@needs_litestream
+def test_a_replica_wiped_while_litestream_runs_gets_a_fresh_generation(replicated, tmp_path):
+    """Litestream recreates a deleted replica folder and goes on writing WAL segments
+    under a generation whose snapshot is gone: no restore could use them. The supervisor
+    notices and starts a fresh generation; until then the status says failing."""
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    old = status(db)["generation"]
+    import shutil
+    shutil.rmtree(replica)
+    note(vault, "After.md", "written after the replica was wiped")
+    daemon.cookie()
+    seen = []
+
+    def fresh():
+        s = status(db)
+        seen.append((s["state"], s.get("problem")))
+        return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
+    wait_for(fresh, 60, interval=0.5, what="a fresh generation")
+    assert not (replica / "generations" / old).exists()
+    out = tmp_path / "restored.db"
+    done = run_memory("restore", replica, "--to", out, env=env())
+    assert done.returncode == 0, done.stderr
+    assert rows(out) == rows(db)
+    assert "fresh generation" in (db.parent / "replicate.log").read_text()
+
+
+@needs_litestream
+def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tmp_path):
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    home = {**env(), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "PATH": "/nonexistent"}  # no service manager: the unit file is all there is
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory-replicate.service"
+    from personal_memory.replication.litestream import Destination
+    from personal_memory.service.replication import systemd_unit
+    unit.parent.mkdir(parents=True)
+    unit.write_text(systemd_unit(db, Destination.parse(str(replica))))
+    done = run_memory("--db", db, "replicate", "remove", "--systemd", env=home)
+    assert done.returncode == 0, done.stderr
+    assert f"removed {unit}" in done.stdout and "kept the replica" in done.stdout
+    assert rep.proc.wait(timeout=20) == 0  # the foreground replicator ends by itself
+    assert not unit.exists() and not (tmp_path / "m.db.litestream.yml").exists()
+    assert not (tmp_path / ".m.db-litestream").exists()  # Litestream's WAL copies
+    assert list((replica / "generations").iterdir())  # the history is the user's
+    assert status(db)["state"] == "absent"
+    again = run_memory("--db", db, "replicate", "remove", env=home)
+    assert again.returncode == 2 and "no replica is set up" in again.stderr
+    restored = tmp_path / "restored.db"
+    assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0

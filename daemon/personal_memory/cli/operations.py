@@ -136,6 +136,10 @@ def cmd_service(args: argparse.Namespace) -> int:
                                                for f in added])
     else:
         outcome = service.uninstall(kind, system=args.system)
+        from ..service import replication
+        if replication.path(kind).exists():
+            outcome.messages.append(f"the replication service ({replication.path(kind)}) "
+                                    "stays; 'memory replicate remove' removes it")
     emit(args, outcome, lambda d: "\n".join(d.messages))
     if outcome.error:
         print(f"memory: error: {outcome.error}", file=sys.stderr)

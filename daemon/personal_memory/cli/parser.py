@@ -190,8 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
 
     p = add("replicate", "continuous replication with Litestream: set up a replica and its "
-            "companion service, say how it stands, or run it in the foreground")
-    p.add_argument("action", choices=["setup", "status", "run"])
+            "companion service, say how it stands, run it in the foreground, or remove "
+            "it (the replica's files are kept)")
+    p.add_argument("action", choices=["setup", "status", "run", "remove"])
     p.add_argument("destination", nargs="?",
                    help="with setup: a folder, sftp://HOST/PATH or s3://BUCKET/PATH")
     p.add_argument("--no-service", action="store_true",

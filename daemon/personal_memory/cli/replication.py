@@ -1,4 +1,4 @@
-"""``memory replicate`` (setup, status, run) and ``memory restore``."""
+"""``memory replicate`` (setup, status, run, remove) and ``memory restore``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,24 @@ def cmd_replicate(args: argparse.Namespace) -> int:
         if outcome.error:
             print(f"memory: error: {outcome.error}", file=sys.stderr)
             return EXIT_USAGE
+        return EXIT_OK
+    if args.action == "remove":
+        if litestream.read_destination(db) is None:
+            raise CommandError(f"replicate remove: no replica is set up for {db}")
+        from ..service import replication as unit
+        messages, kind = [], unit.kind(args)
+        if unit.path(kind).exists():  # stopped first, or it would restart Litestream
+            outcome = unit.uninstall(kind)
+            if outcome.error:
+                raise CommandError(f"replicate remove: {outcome.error}; nothing else changed")
+            messages += outcome.messages
+        dest, removed = control.remove(db)
+        messages += [f"removed {p}" for p in removed]
+        messages.append(f"kept the replica at {dest.url}: it holds the history (and any "
+                        "text purged since it was written); delete it yourself when it is "
+                        "no longer wanted")
+        emit(args, {"messages": messages, "replica": dest.url},
+             lambda d: "\n".join(d["messages"]))
         return EXIT_OK
     if args.action == "run":
         stopping = []

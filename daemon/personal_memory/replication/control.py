@@ -114,6 +114,9 @@ def supervise(db: Path, stopping) -> int:
                                "setup DEST' first")
     litestream.binary()
     while not stopping():
+        if not litestream.config_path(db).exists():
+            log.info("the replica of %s was removed; replication ends", db)
+            return 0
         if pause_path(db).exists():
             time.sleep(0.2)
             continue
@@ -122,16 +125,83 @@ def supervise(db: Path, stopping) -> int:
             time.sleep(0.2)  # another replicator, or a pause being taken
             continue
         try:
+            if lost_generation(db):
+                start_afresh(db)
             proc = start(db)
             log.info("replicating %s (litestream pid %d)", db, proc.pid)
+            checked, lost = time.monotonic(), None
             while proc.poll() is None and not stopping() and not pause_path(db).exists():
                 time.sleep(0.2)
+                if time.monotonic() - checked > LOSS_CHECK_SECONDS:
+                    checked, lost = time.monotonic(), lost_generation(db)
+                    if lost:
+                        break
             if proc.poll() is not None:
                 log.error("litestream exited with code %d", proc.returncode)
                 return proc.returncode or 1
             stop(proc)
-            if not stopping():
+            if lost:
+                start_afresh(db)
+            elif not stopping():
                 log.info("replication paused")
         finally:
             os.close(fd)
     return 0
+
+
+LOSS_CHECK_SECONDS = 2.0
+SNAPSHOT_GRACE_SECONDS = 10.0  # a new generation's first snapshot takes about a second
+
+
+def lost_generation(db: Path) -> str | None:
+    """The generation Litestream writes to a local replica, when the replica no longer
+    holds its snapshot (its files were deleted while Litestream ran). Litestream would go
+    on writing WAL segments there that no restore can use."""
+    dest = litestream.read_destination(db)
+    if dest is None or not dest.readable_here:
+        return None
+    marker = litestream.shadow_dir(db) / "generation"
+    try:
+        generation = marker.read_text().strip()
+        age = time.time() - marker.stat().st_mtime
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no generation yet: Litestream starts one with its snapshot
+    snapshots = Path(dest.location) / "generations" / generation / "snapshots"
+    if age < SNAPSHOT_GRACE_SECONDS or (snapshots.is_dir() and any(snapshots.iterdir())):
+        return None
+    return generation or None
+
+
+def start_afresh(db: Path) -> None:
+    """A fresh generation at the next start: Litestream's own WAL copy is dropped (it
+    keys the generation), and so is the unusable rest of the lost one."""
+    import shutil
+    lost = lost_generation(db)
+    dest = litestream.read_destination(db)
+    log.warning("the replica lost its snapshot of generation %s (were its files "
+                "deleted?); starting a fresh generation", lost)
+    shutil.rmtree(litestream.shadow_dir(db), ignore_errors=True)
+    if lost and dest is not None:
+        shutil.rmtree(Path(dest.location) / "generations" / lost, ignore_errors=True)
+
+
+def remove(db: Path) -> tuple[litestream.Destination | None, list[str]]:
+    """Replication of ``db`` switched off: Litestream paused, then its config and its
+    local WAL copies (they hold old text) deleted. The replica itself is kept: it is the
+    user's history. Returns the replica it named and what was removed."""
+    import shutil
+    dest = litestream.read_destination(db)
+    if dest is None:
+        raise ReplicationError(f"no replica is set up for {db}")
+    removed = []
+    with paused(db):
+        for path in (litestream.config_path(db), litestream.shadow_dir(db)):
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            else:
+                continue
+            removed.append(str(path))
+    lock_path(db).unlink(missing_ok=True)
+    return dest, removed

@@ -38,6 +38,16 @@ def replication(db: Path, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replicati
         return Replication("failing", **base, problem="nothing replicated yet" + (
             "" if base["running"] else "; replication is not running"))
     newest = found[-1]
+    try:
+        restorable = newest.generation in litestream.snapshotted(db)
+    except PersonalMemoryError as exc:
+        return Replication("failing", **base, problem=str(exc))
+    if not restorable:
+        return Replication("failing", **base, generation=newest.generation,
+                           generations=len(found), problem=(
+                               f"the replica's newest generation {newest.generation} has no "
+                               "snapshot, so it cannot be restored (were its files deleted?); "
+                               "replication starts a fresh generation when it notices"))
     # Litestream gives whole seconds: a replica as new as the WAL can read 1 s older
     lag = max(0.0, (last_write(db) - newest.end) / 1e6 - 1.0)
     record = dict(**base, generation=newest.generation, generations=len(found),

@@ -135,6 +135,15 @@ def generations(db: Path) -> list[Generation]:
     return sorted(out, key=lambda g: g.end)
 
 
+def snapshotted(db: Path) -> set[str]:
+    """The replica's generations that hold at least one snapshot (a restore needs one)."""
+    done = run(["snapshots", "-config", str(config_path(db)), str(db)])
+    if done.returncode != 0:
+        raise ReplicationError("litestream snapshots: " + _first_line(done))
+    return {cols[1] for cols in (line.split() for line in done.stdout.splitlines()[1:])
+            if len(cols) >= 2}
+
+
 def _seconds(lag: str) -> float:
     """Go's duration text (``-676ms``, ``1m2.5s``, ``3h0m0s``) in seconds."""
     import re

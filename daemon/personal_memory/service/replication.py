@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..paths import ensure_private_dir, memory_executable
 from ..replication.litestream import Destination
+from . import units
 from .units import Outcome, default_kind, plist_path, quote, run_steps, unit_path
 
 UNIT_NAME = "personal-memory-replicate.service"
@@ -96,3 +97,11 @@ def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outc
             f"--db {db} replicate run' yourself"))
     messages.append(f"logs: {logs}")
     return Outcome(kind, messages, None)
+
+
+def path(kind: str) -> Path:
+    return unit_path(name=UNIT_NAME) if kind == "systemd" else plist_path(LABEL)
+
+
+def uninstall(kind: str) -> Outcome:
+    return units.uninstall(kind, name=UNIT_NAME, label=LABEL)

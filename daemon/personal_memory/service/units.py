@@ -268,20 +268,21 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
     return Outcome(kind, messages, None)
 
 
-def uninstall(kind: str, system: bool = False) -> Outcome:
+def uninstall(kind: str, system: bool = False, name: str = UNIT_NAME,
+              label: str = LABEL) -> Outcome:
     """Stop the service and remove its file. A missing systemctl or launchctl is not a
     failure here (nothing can be running); a command that fails is."""
     messages, failure = [], None
     if kind == "systemd":
         ctl = ["systemctl"] if system else ["systemctl", "--user"]
-        text, failure = run_step(ctl + ["disable", "--now", UNIT_NAME])
-        path = unit_path(system)
+        path = unit_path(system, name)
+        text, failure = run_step(ctl + ["disable", "--now", name])
     else:
-        path = plist_path()
+        path = plist_path(label)
         text, failure = run_step(["launchctl", "bootout", f"gui/{os.getuid()}", str(path)])
     messages.append(text)
-    if failure and "not found" in failure:
-        failure = None
+    if failure and ("not found" in failure or not path.exists()):
+        failure = None  # no systemctl/launchctl, or nothing installed: nothing runs
     if path.exists():
         path.unlink()
         messages.append(f"removed {path}")

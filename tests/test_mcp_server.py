@@ -211,7 +211,8 @@ def test_startup_errors_are_one_line(notes_db, tmp_path, args, env, fragment):
 def _stdio(db, *extra, env=None):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory.mcp_server", "--db", db, *extra],
-                                 env={"MEMORY_EMBEDDER": "none", **(env or {})})
+                                 env={"MEMORY_EMBEDDER": os.environ.get("PM_TEST_EMBEDDER", "none"),
+                                      **(env or {})})
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

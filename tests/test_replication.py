@@ -4,6 +4,7 @@ to a time in the middle, and a purge that reaches the replica."""
 
 import json
 import os
+import random
 import signal
 import subprocess
 import time
@@ -111,20 +112,33 @@ def test_without_litestream_setup_says_how_to_get_it(tmp_path):
 
 @needs_litestream
 def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tmp_path):
+    """SIGKILL of Litestream and of the daemon at random moments of an edit stream (the
+    seed is in the failure message), each restarted as its service manager would."""
     vault, db, replica, daemon, rep = replicated
     wait_for(lambda: caught_up(db), 30, what="the first replication")
-    for i in range(20):
+    seed = int(os.environ.get("PM_TEST_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    kills = sorted((rng.uniform(0.1, 3.0), rng.choice(["litestream", "daemon"]))
+                   for _ in range(4))
+    start, i = time.monotonic(), 0
+    while kills or time.monotonic() - start < 3.5:
         note(vault, f"Note {i}.md", f"written while replicating, number {i}")
-        if i == 7:
-            os.kill(rep.litestream_pid(), signal.SIGKILL)  # Litestream dies mid-stream
-        if i == 12:
-            daemon.proc.kill()  # so does the daemon
-            daemon.proc.wait()
-            daemon.start()
-        time.sleep(0.1)
-    if rep.proc.poll() is not None:  # its service manager would restart it
+        i += 1
+        while kills and kills[0][0] <= time.monotonic() - start:
+            if rep.proc.poll() is not None:  # its service manager would restart it
+                rep.stop()
+                rep.__init__(db)
+            if kills.pop(0)[1] == "litestream":
+                os.kill(rep.litestream_pid(), signal.SIGKILL)  # dies mid-stream
+            else:
+                daemon.proc.kill()
+                daemon.proc.wait()
+                daemon.start()
+        time.sleep(rng.uniform(0.0, 0.2))
+    if rep.proc.poll() is not None:
         rep.stop()
         rep.__init__(db)
+    assert i > 13, f"seed {seed}"
     daemon.cookie()
     wait_for(lambda: caught_up(db), 60, what="the replica to catch up")
     assert oct(replica.stat().st_mode & 0o777) == "0o700"
@@ -139,7 +153,7 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
     again = run_memory("restore", replica, "--to", restored, env=env())
     assert again.returncode == 2 and "never over" in again.stderr
     found = run_memory("--db", restored, "search", "number", "13")
-    assert "Note 13" in found.stdout
+    assert "Note 13" in found.stdout, f"seed {seed}"
 
 
 @needs_litestream

@@ -43,6 +43,13 @@ def keyword_ids(store, query: str, namespace: str = "notes", limit: int = 1000) 
                   if r.bm25 is not None)
 
 
+def word_hits(search_json: str) -> list[dict]:
+    """The results of ``memory search --json`` with a keyword match (with the model on,
+    every visible row ranks by meaning too)."""
+    import json
+    return [r for r in json.loads(search_json) if r["bm25"] is not None]
+
+
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
     """Poll until ``predicate()`` is truthy (returned), or fail naming ``what``."""
     deadline = time.monotonic() + timeout

@@ -110,7 +110,9 @@ def test_doctor(tmp_path):
     report = json.loads(ok("--db", db, "doctor", "--json").stdout)
     names = {c["name"]: c for c in report["checks"]}
     assert names["vector backend"]["detail"].startswith("numpy")  # auto: numpy, exact
-    assert names["semantic model"]["detail"].startswith("keyword-only (embedder set to none)")
+    chosen = os.environ.get("PM_TEST_EMBEDDER", "none")  # what support.user_env sets
+    assert names["semantic model"]["detail"].startswith(
+        "keyword-only (embedder set to none)" if chosen == "none" else "semantic: ")
     assert names["database"]["status"] == "warn" and report["ok"] is True
     native = json.loads(ok("--db", db, "--vector-backend", "sqlite-vec", "--embedder", "e5",
                            "doctor", "--json").stdout)

@@ -11,7 +11,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from personal_memory.errors import InvalidArgument, NotFound
 from personal_memory.notes.folders import Folder
-from support import ids, keyword_ids, run_memory
+from support import ids, keyword_ids, run_memory, word_hits
 
 
 def sections(n: int, edit: dict | None = None) -> str:
@@ -160,7 +160,7 @@ def test_cli_read_tag_and_mcp_read(tmp_path, vault):
     (vault / "home.md").write_text("lighthouse postcard\n")
     assert run_memory("--db", db, "sync", vault).returncode == 0
     p = run_memory("--db", db, "search", "lighthouse", "--tag", "work", "--json")
-    assert [r["memory_id"] for r in json.loads(p.stdout)] == ["vault/plan.md#Plan"]
+    assert [r["memory_id"] for r in word_hits(p.stdout)] == ["vault/plan.md#Plan"]
     p = run_memory("--db", db, "read", "vault/plan.md")
     assert p.returncode == 0 and "lines 5-7  vault/plan.md#Plan#Risks" in p.stdout, p.stdout
     assert p.stdout.rstrip().endswith("fog")

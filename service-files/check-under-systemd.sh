@@ -9,7 +9,9 @@
 # `memory service install` as that user and checks the unit: READY, STATUS, an edit made
 # searchable, read-only notes and no network inside the sandbox, watchdog pings over two
 # minutes, a clean stop, a restart after kill -9, no restart after exit 75, a failed
-# install that says so, `systemd-analyze verify`, and the system unit for one user. Prints
+# install that says so, `systemd-analyze verify`, the replication companion (a replica kept
+# current, private and without network, restarted after Litestream is killed, removed),
+# and the system unit for one user. Prints
 # one PASS/FAIL line per check, exits 1 if any failed, and removes every mount and process.
 set -uo pipefail
 
@@ -140,6 +142,55 @@ as_user sh -c "printf 'edited kumquat\n' > $NOTES/edit.md"
 check "an edited note is searchable within 30 s" wait_for 30 searchable kumquat edit.md
 check "notes are read-only inside the sandbox (EROFS)" notes_read_only
 check "no network inside the sandbox (only lo)" only_loopback
+
+# -- the replication companion (Litestream), beside the running daemon ------------------------
+LITESTREAM_BIN="$("$REPO/scripts/get-litestream.sh" 2>/dev/null)"
+if [ -n "$LITESTREAM_BIN" ]; then
+    install -m 755 "$LITESTREAM_BIN" "$ROOT/usr/bin/litestream"  # in the overlay only
+    REPLICA="/home/$USER_NAME/replica"
+    RUNIT="/home/$USER_NAME/.config/systemd/user/personal-memory-replicate.service"
+    rprop() { as_user systemctl --user show -p "$1" --value personal-memory-replicate.service; }
+    ractive() { [ "$(rprop ActiveState)" = active ] && [ "$(rprop SubState)" = running ]; }
+    rverify_silent() { [ -z "$(as_user systemd-analyze verify --user "$RUNIT" 2>&1)" ]; }
+    rhealthy() { [[ "$(as_user memory replicate status --json)" == *'"state": "healthy"'* ]]; }
+    in_replica() {  # a restore of the replica finds the word
+        local out="/tmp/restored-$RANDOM$RANDOM.db"
+        as_user memory restore "$REPLICA" --to "$out" >/dev/null \
+            && [[ "$(as_user memory --db "$out" search "$1" --json)" == *"\"memory_id\": \"Notes/$2"* ]]
+    }
+    replica_private() {
+        [ "$(inside stat -c %a "$REPLICA")" = 700 ] && [ -z "$(inside find "$REPLICA" -type f ! -perm 600)" ]
+    }
+    r_only_loopback() {
+        [ "$(inside nsenter -t "$(rprop MainPID)" -n -- cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ')" = lo ]
+    }
+    r_restarted() { [ "$(rprop NRestarts)" -gt "$1" ] && ractive; }
+    removed() {
+        [ ! -e "$ROOT$RUNIT" ] && [ "$(rprop LoadState)" = not-found ] \
+            && [ ! -e "$ROOT/home/$USER_NAME/.local/share/personal-memory/memory.db.litestream.yml" ] \
+            && inside test -d "$REPLICA/generations"
+    }
+    check "replicate setup installs and starts the companion" as_user memory replicate setup "$REPLICA"
+    check "companion: active (running)" wait_for 30 ractive
+    ractive || as_user systemctl --user status personal-memory-replicate.service --no-pager -n 20 \
+        2>&1 | sed 's/^/     /'
+    check "companion: systemd-analyze verify --user prints nothing" rverify_silent
+    as_user sh -c "printf 'replicated quince\n' > $NOTES/quince.md"
+    check "an edit reaches the replica within 30 s (restored and searched)" wait_for 30 in_replica quince quince.md
+    check "the replica is private (folder 0700, files 0600)" replica_private
+    check "companion: no network for a local replica (only lo)" r_only_loopback
+    check "replicate status: healthy" wait_for 20 rhealthy
+    rrestarts="$(rprop NRestarts)"
+    inside pkill -KILL -x litestream
+    check "companion: restarted after Litestream is killed" wait_for 30 r_restarted "$rrestarts"
+    as_user sh -c "printf 'after the kill, medlar\n' > $NOTES/medlar.md"
+    check "an edit after that restart reaches the replica" wait_for 30 in_replica medlar medlar.md
+    check "replicate remove exits 0" as_user memory replicate remove
+    check "replicate remove: unit, config gone; the replica kept" removed
+else
+    echo "FAIL the replication checks: scripts/get-litestream.sh could not fetch Litestream"
+    FAILED=1
+fi
 first_ping="$(prop WatchdogTimestampMonotonic)"
 sleep 130
 check "watchdog pings over two minutes, still running" pinged_and_running "$first_ping"
@@ -147,6 +198,7 @@ restarts="$(prop NRestarts)"
 inside kill -KILL "$(prop MainPID)"
 sleep 8
 check "restarted after kill -9" restarted "$restarts"
+
 start=$SECONDS
 as_user systemctl --user stop personal-memory.service
 check "stop exits 0 within 10 s" stopped_cleanly $((SECONDS - start))

@@ -27,10 +27,9 @@ def command(db: Path) -> list[str]:
 
 
 def systemd_unit(db: Path, dest: Destination) -> str:
+    """Hardened as the daemon's unit is (one sandbox for both), with the network only a
+    remote replica needs."""
     writable = [str(db.parent)] + ([dest.location] if dest.scheme == "file" else [])
-    network = ("PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX\n"
-               if dest.scheme == "file" else
-               "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n")
     return f"""\
 [Unit]
 Description=personal-memory replication: streams the database to {dest.url} (Litestream)
@@ -44,19 +43,7 @@ TimeoutStopSec=30
 Environment=PYTHONUNBUFFERED=1
 Nice=10
 UMask=0077
-NoNewPrivileges=yes
-ProtectSystem=strict
-ProtectHome=read-only
-{"".join(f"ReadWritePaths={quote(p)}{chr(10)}" for p in writable)}PrivateTmp=yes
-{network}CapabilityBoundingSet=
-ProtectKernelTunables=yes
-ProtectKernelModules=yes
-ProtectControlGroups=yes
-RestrictNamespaces=yes
-RestrictSUIDSGID=yes
-LockPersonality=yes
-SystemCallArchitectures=native
-
+{units.sandbox(writable, network=not dest.readable_here)}
 [Install]
 WantedBy=default.target
 """

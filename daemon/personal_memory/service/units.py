@@ -96,16 +96,26 @@ CPUWeight=20
 IOWeight=20
 UMask=0077
 # Sandbox: notes are read-only, only the database folder is writable, no network.
+{sandbox([str(spec.db.parent)], network=False, proc=proc)}
+[Install]
+WantedBy={wanted}
+"""
+
+
+def sandbox(writable: list[str], network: bool, proc: str = "") -> str:
+    """The hardening every unit of this package gets. ``PrivateUsers=yes`` is what lets a
+    user manager apply the capability and namespace settings at all (without it the unit
+    fails with 218/CAPABILITIES)."""
+    net = ("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n" if network else
+           "PrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX\nIPAddressDeny=any\n")
+    paths = "".join(f"ReadWritePaths={quote(p)}\n" for p in writable)
+    return f"""\
 PrivateUsers=yes
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=read-only
-ReadWritePaths={quote(str(spec.db.parent))}
-PrivateTmp=yes
-PrivateNetwork=yes
-RestrictAddressFamilies=AF_UNIX
-IPAddressDeny=any
-CapabilityBoundingSet=
+{paths}PrivateTmp=yes
+{net}CapabilityBoundingSet=
 AmbientCapabilities=
 ProtectKernelTunables=yes
 ProtectKernelModules=yes
@@ -125,9 +135,6 @@ SystemCallArchitectures=native
 SystemCallFilter=@system-service
 SystemCallFilter=~@privileged
 SystemCallErrorNumber=EPERM
-
-[Install]
-WantedBy={wanted}
 """
 
 

@@ -80,6 +80,24 @@ def caught_up(db: Path) -> bool:
     return s["state"] == "healthy" and s["lag_seconds"] == 0
 
 
+def restored_whole(source: str, db: Path, tmp: Path, *extra) -> Path:
+    """Restore until the copy holds every revision of ``db``; every copy must equal the
+    source up to its own position, byte for byte. (The replica's position reads in whole
+    seconds, so the last second may still be on its way.)"""
+    want = rows(db)
+
+    def attempt():
+        out = tmp / f"restored-{os.urandom(4).hex()}.db"
+        done = run_memory("restore", source, "--to", out, "--json", *extra, env=env())
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["ok"] and report["integrity"] == "ok"
+        got = rows(out)
+        assert got == want[:len(got)] and report["revisions"] == len(got)
+        return out if len(got) == len(want) else None
+    return wait_for(attempt, 30, interval=0.5, what=f"a whole restore of {source}")
+
+
 def note(vault: Path, name: str, text: str) -> None:
     (vault / name).write_text(f"# {name[:-3]}\n\n{text}\n")
 
@@ -142,20 +160,10 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
     daemon.cookie()
     wait_for(lambda: caught_up(db), 60, what="the replica to catch up")
     assert oct(replica.stat().st_mode & 0o777) == "0o700"
-    source, attempts = rows(db), iter(range(100))
-
-    def restore_all():
-        """A restore gives the source up to the replica's position, byte for byte; the
-        position reads in whole seconds, so the last second may still be on its way."""
-        out = tmp_path / f"restored-{next(attempts)}.db"
-        done = run_memory("restore", replica, "--to", out, "--json", env=env())
-        assert done.returncode == 0, done.stderr
-        report = json.loads(done.stdout)
-        assert report["ok"] and report["integrity"] == "ok"
-        got = rows(out)
-        assert got == source[:len(got)] and report["revisions"] == len(got), f"seed {seed}"
-        return out if len(got) == len(source) else None
-    restored = wait_for(restore_all, 30, interval=0.5, what=f"the whole replica (seed {seed})")
+    try:
+        restored = restored_whole(str(replica), db, tmp_path)
+    except AssertionError as exc:
+        raise AssertionError(f"seed {seed}: {exc}") from exc
     assert oct(restored.stat().st_mode & 0o777) == "0o600"
     again = run_memory("restore", replica, "--to", restored, env=env())
     assert again.returncode == 2 and "never over" in again.stderr
@@ -387,10 +395,7 @@ def test_a_replica_wiped_while_litestream_runs_gets_a_fresh_generation(replicate
         return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
     wait_for(fresh, 60, interval=0.5, what="a fresh generation")
     assert not (replica / "generations" / old).exists()
-    out = tmp_path / "restored.db"
-    done = run_memory("restore", replica, "--to", out, env=env())
-    assert done.returncode == 0, done.stderr
-    assert rows(out) == rows(db)
+    restored_whole(str(replica), db, tmp_path)
     assert "fresh generation" in (db.parent / "replicate.log").read_text()
 
 
@@ -417,3 +422,92 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
     assert again.returncode == 2 and "no replica is set up" in again.stderr
     restored = tmp_path / "restored.db"
     assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0
+
+
+def _sshd() -> str | None:
+    import shutil
+    return shutil.which("sshd") or next(
+        (p for p in ("/usr/sbin/sshd",) if os.access(p, os.X_OK)), None)
+
+
+@pytest.fixture
+def sftp_server(tmp_path):
+    """A real OpenSSH server on a loopback port, for this test only: its own host key,
+    one authorised client key, sftp only."""
+    import socket
+    sshd = _sshd()
+    if sshd is None:
+        pytest.skip("no OpenSSH server here (.ci/run installs openssh-server)")
+    if os.geteuid() != 0:
+        pytest.skip("the test's sshd runs as root (OpenSSH's privilege separation)")
+    d = tmp_path / "sshd"
+    d.mkdir()
+    for name in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)],
+                       check=True)
+    (d / "authorized").write_text((d / "client.pub").read_text())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (d / "config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
+        f"AuthorizedKeysFile {d / 'authorized'}\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\n"
+        f"StrictModes no\nSubsystem sftp internal-sftp\nPidFile {d / 'pid'}\n")
+    os.makedirs("/run/sshd", exist_ok=True)
+    log = open(d / "log", "wb")
+    proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(d / "config")], stderr=log)
+
+    def listening():
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+    try:
+        wait_for(listening, 10, what="the test's sshd")
+        yield port, d / "client"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+@needs_litestream
+def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_server,
+                                                                         tmp_path):
+    port, key = sftp_server
+    vault, db, remote = tmp_path / "vault", tmp_path / "m.db", tmp_path / "remote"
+    vault.mkdir()
+    note(vault, "First.md", "replicated over sftp, a first apricot")
+    daemon = Daemon(db, vault).start()
+    url = f"sftp://root@127.0.0.1:{port}{remote}"
+    config = tmp_path / "m.db.litestream.yml"
+    rep = None
+    try:
+        nokey = run_memory("--db", db, "replicate", "setup", url, "--no-service",
+                           "--ssh-key", tmp_path / "no-such-key", env=env())
+        assert nokey.returncode == 2 and "no SSH key" in nokey.stderr
+        locked = tmp_path / "locked-key"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "a passphrase", "-f",
+                        str(locked)], check=True)
+        asks = run_memory("--db", db, "replicate", "setup", url, "--no-service", "--ssh-key",
+                          locked, env=env())
+        assert asks.returncode == 2 and "has a passphrase" in asks.stderr
+        closed = f"sftp://root@127.0.0.1:1{remote}"  # nothing listens on port 1
+        unreachable = run_memory("--db", db, "replicate", "setup", closed, "--no-service",
+                                 "--ssh-key", key, env=env())
+        assert unreachable.returncode == 2 and "cannot reach" in unreachable.stderr
+        assert not config.exists()  # a failed setup leaves nothing behind
+        done = run_memory("--db", db, "replicate", "setup", url, "--no-service",
+                          "--ssh-key", key, env=env())
+        assert done.returncode == 0, done.stderr
+        assert "host key" in done.stdout and oct(config.stat().st_mode & 0o777) == "0o600"
+        rep = Replicator(db)
+        note(vault, "Second.md", "a second apricot, written while replicating")
+        daemon.cookie()
+        wait_for(lambda: caught_up(db), 60, what="the sftp replica to catch up")
+        assert any((remote / "generations").iterdir())
+        for source in (str(db), url):  # by the database's config, then by the URL alone
+            restored_whole(source, db, tmp_path, "--ssh-key", key)
+    finally:
+        if rep is not None:
+            rep.stop()
+        daemon.close()

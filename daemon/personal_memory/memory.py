@@ -467,15 +467,17 @@ class MemoryStore:
         return replication(Path(self._db.path), max_lag)
 
     @staticmethod
-    def restore(source: str, to: str | os.PathLike, *, at: Any = None) -> Restored:
+    def restore(source: str, to: str | os.PathLike, *, at: Any = None,
+                ssh_key: str | None = None) -> Restored:
         """Restore a replica (a folder, an ``sftp://`` or ``s3://`` URL, or a database
         with a replica set up) or a ``memory backup`` file into the new file ``to``, as
         of ``at`` (replicas only), then check the copy: integrity, schema, revisions,
-        the newest ``known_at``."""
+        the newest ``known_at``. ``ssh_key``: the key for an ``sftp://`` URL (default:
+        the user's usual one)."""
         from .replication.restore import write_copy
         when = args.optional_time(at, "at")
         at_text = format_time(when) if when is not None else None
-        copy = write_copy(source, Path(to), at_text)
+        copy = write_copy(source, Path(to), at_text, ssh_key)
         with MemoryStore.open(copy, read_only=True, create=False, embedder="none") as store:
             health = store.health()
         # an older schema is fine (the next writer upgrades it); a newer one is not ours

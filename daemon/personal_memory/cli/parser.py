@@ -197,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with setup: a folder, sftp://HOST/PATH or s3://BUCKET/PATH")
     p.add_argument("--no-service", action="store_true",
                    help="with setup: write the config only, install no service")
+    p.add_argument("--ssh-key", help="with setup to sftp://: the private key (without a "
+                   "passphrase) Litestream signs in with (default: ~/.ssh/id_ed25519, "
+                   "id_ecdsa or id_rsa)")
     kind = p.add_mutually_exclusive_group()
     kind.add_argument("--systemd", action="store_true", help="systemd user unit (Linux)")
     kind.add_argument("--launchd", action="store_true", help="launchd agent (macOS)")
@@ -206,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "a replica set up, or a 'memory backup' file")
     p.add_argument("--to", required=True, help="the new file (never overwritten)")
     p.add_argument("--at", help="restore the replica as of this time (default: its newest)")
+    p.add_argument("--ssh-key", help="for an sftp:// replica: the private key to sign in "
+                   "with (default: ~/.ssh/id_ed25519, id_ecdsa or id_rsa)")
 
     p = add("service", "install, remove or print the systemd user unit or launchd agent")
     p.add_argument("action", choices=["install", "uninstall", "print"])

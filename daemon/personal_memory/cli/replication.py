@@ -23,11 +23,20 @@ def cmd_replicate(args: argparse.Namespace) -> int:
         litestream.binary()  # says how to get it when missing
         with open_store(args, read_only=True, embedder="none"):
             pass  # the database must exist and be ours
-        dest = litestream.Destination.parse(args.destination)
+        dest = litestream.Destination.parse(args.destination, args.ssh_key)
         if dest.scheme == "file":
             Path(dest.location).mkdir(parents=True, exist_ok=True, mode=0o700)
         path = litestream.write_config(db, dest)
+        if not dest.readable_here:
+            try:  # a replica that cannot be reached is found now, not in the journal
+                litestream.check_reachable(db)
+            except Exception:
+                path.unlink()
+                raise
         messages = [f"wrote {path} (replica {dest.url})"]
+        if dest.scheme == "sftp":
+            messages.append("note: Litestream 0.3 does not check an SFTP server's host key; "
+                            "replicate over sftp only on a network you trust")
         if args.no_service:
             messages.append(f"run 'memory --db {db} replicate run' to start replicating")
             emit(args, {"messages": messages}, lambda d: "\n".join(d["messages"]))
@@ -71,6 +80,6 @@ def cmd_replicate(args: argparse.Namespace) -> int:
 @command
 def cmd_restore(args: argparse.Namespace) -> int:
     from ..memory import MemoryStore
-    restored = MemoryStore.restore(args.source, args.to, at=args.at)
+    restored = MemoryStore.restore(args.source, args.to, at=args.at, ssh_key=args.ssh_key)
     emit(args, restored, output.restored)
     return EXIT_OK if restored.ok else EXIT_PROBLEM

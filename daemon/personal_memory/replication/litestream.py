@@ -40,12 +40,14 @@ def shadow_dir(db: Path) -> Path:
 
 @dataclass(frozen=True)
 class Destination:
-    """Where a replica lives: a local folder (``file``) or a URL Litestream reads."""
+    """Where a replica lives: a local folder (``file``) or a URL Litestream reads.
+    ``key_path``: for ``sftp``, the private key Litestream signs in with."""
     scheme: str
     location: str  # an absolute folder for file, the URL otherwise
+    key_path: str | None = None
 
     @classmethod
-    def parse(cls, raw: str) -> "Destination":
+    def parse(cls, raw: str, ssh_key: str | None = None) -> "Destination":
         parsed = urlparse(raw)
         if parsed.scheme in ("", "file"):
             path = Path(parsed.path if parsed.scheme == "file" else raw).expanduser()
@@ -55,6 +57,13 @@ class Destination:
                               "sftp://HOST/PATH or s3://BUCKET/PATH")
         if not parsed.netloc:
             raise ConfigError(f"replica: {raw!r} names no host or bucket")
+        if parsed.scheme == "sftp":
+            if parsed.password:
+                raise ConfigError("replica: put no password in an sftp:// URL (the config "
+                                  "would keep it); Litestream signs in with a key file")
+            if parsed.path in ("", "/"):
+                raise ConfigError(f"replica: {raw!r} names no folder on the server")
+            return cls("sftp", raw, find_ssh_key(ssh_key))
         return cls(parsed.scheme, raw)
 
     @property
@@ -66,19 +75,72 @@ class Destination:
         """A local folder this process can read back and clear itself."""
         return self.scheme == "file"
 
+    def replica_yaml(self, sync_interval: str) -> str:
+        """This replica's entry in a Litestream config."""
+        if self.scheme == "file":
+            entry = f"      - type: file\n        path: {_yaml(self.location)}\n"
+        elif self.scheme == "sftp":
+            import getpass
+            u = urlparse(self.location)
+            host = f"{u.hostname}:{u.port or 22}"
+            entry = (f"      - type: sftp\n        host: {_yaml(host)}\n"
+                     f"        user: {_yaml(u.username or getpass.getuser())}\n"
+                     f"        path: {_yaml(u.path)}\n"
+                     f"        key-path: {_yaml(str(self.key_path))}\n")
+        else:
+            entry = f"      - url: {_yaml(self.location)}\n"
+        return entry + f"        sync-interval: {sync_interval}\n"
+
+
+SSH_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+
+
+def find_ssh_key(given: str | None) -> str:
+    """The private key for an sftp replica: ``given``, else the user's usual one. Litestream
+    reads the file itself: no agent, no passphrase prompt."""
+    names = [Path(given).expanduser()] if given else [Path.home() / ".ssh" / n
+                                                       for n in SSH_KEYS]
+    found = next((p for p in names if p.is_file()), None)
+    if found is None:
+        raise ConfigError(f"sftp: no SSH key at {', '.join(str(p) for p in names)}; "
+                          "Litestream signs in with a key file: pass --ssh-key PATH")
+    if shutil.which("ssh-keygen"):
+        done = subprocess.run(["ssh-keygen", "-y", "-P", "", "-f", str(found)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ConfigError(
+                f"sftp: {found} has a passphrase or is not a private key, and Litestream "
+                "cannot ask for one: make a key for the replica (ssh-keygen -t ed25519 "
+                "-N '' -f ~/.ssh/memory-replica), add its .pub to the server's "
+                "authorized_keys, and pass --ssh-key ~/.ssh/memory-replica")
+    return str(found.absolute())
+
 
 def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path:
     """The config ``litestream replicate`` runs with (0600: it may name a bucket)."""
-    replica = (f"      - type: file\n        path: {_yaml(dest.location)}\n"
-               if dest.scheme == "file" else f"      - url: {_yaml(dest.location)}\n")
-    text = ("# Written by `memory replicate setup`; the replica of this database.\n"
-            f"dbs:\n  - path: {_yaml(str(db))}\n    replicas:\n{replica}"
-            f"        sync-interval: {sync_interval}\n")
     path = config_path(db)
+    _write_private(path, _config_text(db, dest, sync_interval))
+    return path
+
+
+def _config_text(db: Path, dest: Destination, sync_interval: str = "1s") -> str:
+    return ("# Written by `memory replicate setup`; the replica of this database.\n"
+            f"dbs:\n  - path: {_yaml(str(db))}\n    replicas:\n"
+            + dest.replica_yaml(sync_interval))
+
+
+def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(text)
-    return path
+
+
+def check_reachable(db: Path) -> None:
+    """Litestream can reach the replica the config names (it lists its generations)."""
+    try:
+        generations(db)
+    except ReplicationError as exc:
+        raise ReplicationError(f"Litestream cannot reach the replica: {exc}") from None
 
 
 def read_destination(db: Path) -> Destination | None:
@@ -90,12 +152,15 @@ def read_destination(db: Path) -> Destination | None:
     try:
         doc = yaml.safe_load(path.read_text()) or {}
         replica = doc["dbs"][0]["replicas"][0]
+        if replica.get("type") == "file":
+            return Destination("file", replica["path"])
+        if replica.get("type") == "sftp":
+            url = f"sftp://{replica['user']}@{replica['host']}{replica['path']}"
+            return Destination("sftp", url, replica["key-path"])
+        return Destination.parse(replica["url"])
     except (yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
         raise ConfigError(f"{path}: not a replica config this package wrote ({exc})") \
             from None
-    if replica.get("type") == "file":
-        return Destination("file", replica["path"])
-    return Destination.parse(replica.get("url", ""))
 
 
 def _yaml(text: str) -> str:
@@ -123,11 +188,12 @@ def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
 
 def generations(db: Path) -> list[Generation]:
     """The replica's generations, newest last (empty: nothing replicated yet)."""
-    done = run(["generations", "-config", str(config_path(db)), str(db)])
-    if done.returncode != 0:
-        raise ReplicationError("litestream generations: " + _first_line(done))
+    done = run(["generations", "-config", str(config_path(db)), str(db)], timeout=60)
+    if done.returncode != 0 or _logged_error(done):  # it exits 0 when a replica fails
+        raise ReplicationError("litestream generations: " + (_logged_error(done)
+                                                              or _first_line(done)))
     out = []
-    for line in done.stdout.splitlines()[1:]:
+    for line in _table(done.stdout):
         cols = line.split()
         if len(cols) == 5:
             out.append(Generation(cols[1], _seconds(cols[2]), parse_time(cols[3]),
@@ -137,10 +203,11 @@ def generations(db: Path) -> list[Generation]:
 
 def snapshotted(db: Path) -> set[str]:
     """The replica's generations that hold at least one snapshot (a restore needs one)."""
-    done = run(["snapshots", "-config", str(config_path(db)), str(db)])
-    if done.returncode != 0:
-        raise ReplicationError("litestream snapshots: " + _first_line(done))
-    return {cols[1] for cols in (line.split() for line in done.stdout.splitlines()[1:])
+    done = run(["snapshots", "-config", str(config_path(db)), str(db)], timeout=60)
+    if done.returncode != 0 or _logged_error(done):
+        raise ReplicationError("litestream snapshots: " + (_logged_error(done)
+                                                            or _first_line(done)))
+    return {cols[1] for cols in (line.split() for line in _table(done.stdout))
             if len(cols) >= 2}
 
 
@@ -154,14 +221,39 @@ def _seconds(lag: str) -> float:
     return -total if lag.startswith("-") else total
 
 
+def _table(stdout: str) -> list[str]:
+    """The rows of a table Litestream printed: no log lines (it logs to stdout too), no
+    header."""
+    lines = [x for x in stdout.splitlines() if x.strip() and not x.startswith("time=")]
+    return lines[1:]
+
+
+def _logged_error(done: subprocess.CompletedProcess) -> str | None:
+    """The error of the first ``level=ERROR`` line Litestream logged, if any."""
+    import re
+    for line in (done.stdout + "\n" + done.stderr).splitlines():  # it logs to stdout
+        if "level=ERROR" in line:
+            found = re.search(r'error="((?:[^"\\]|\\.)*)"', line)
+            return found.group(1).replace('\\"', '"') if found else line.strip()
+    return None
+
+
 def _first_line(done: subprocess.CompletedProcess) -> str:
     text = (done.stderr or done.stdout).strip()
     return text.splitlines()[-1] if text else f"exit code {done.returncode}"
 
 
-def restore(source: str, to: Path, at: str | None = None) -> None:
-    """``litestream restore`` of a replica URL into ``to`` (as of ``at``, RFC 3339)."""
-    _restore(["-o", str(to), *(["-timestamp", at] if at else []), source])
+def restore(dest: Destination, to: Path, at: str | None = None) -> None:
+    """``litestream restore`` of a replica into ``to`` (as of ``at``, RFC 3339). An sftp
+    replica needs its key, which only a config can name: a temporary one."""
+    if dest.scheme != "sftp":
+        _restore(["-o", str(to), *(["-timestamp", at] if at else []), dest.url])
+        return
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="pm-restore-") as tmp:
+        db = Path(tmp) / "replica.db"  # named by the config only; never created
+        _write_private(config_path(db), _config_text(db, dest))
+        restore_from_config(db, to, at)
 
 
 def restore_from_config(db: Path, to: Path, at: str | None = None) -> None:

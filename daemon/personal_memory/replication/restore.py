@@ -20,7 +20,7 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
-def write_copy(source: str, to: Path, at: str | None) -> Path:
+def write_copy(source: str, to: Path, at: str | None, ssh_key: str | None = None) -> Path:
     """Write the copy (0600); the caller checks it (:meth:`MemoryStore.restore`)."""
     to = to.expanduser().absolute()
     for path in (to, Path(f"{to}-wal"), Path(f"{to}-shm")):
@@ -42,9 +42,10 @@ def write_copy(source: str, to: Path, at: str | None) -> Path:
     elif litestream.config_path(src).exists():  # a database with a replica set up
         litestream.restore_from_config(src.absolute(), to, at)
     else:
-        if litestream.Destination.parse(source).scheme == "file" and not src.is_dir():
+        dest = litestream.Destination.parse(source, ssh_key)
+        if dest.scheme == "file" and not src.is_dir():
             raise InvalidArgument(f"{source}: neither a replica folder, a replica URL, a "
                                   "database with a replica set up, nor a backup file")
-        litestream.restore(litestream.Destination.parse(source).url, to, at)
+        litestream.restore(dest, to, at)
     os.chmod(to, 0o600)
     return to

@@ -18,4 +18,4 @@ echo "== the hostile scenarios again, with the semantic model on =="
 PM_TEST_EMBEDDER=e5 exec .venv/bin/python -m pytest "$@" -p no:cacheprovider \
     tests/test_watch_daemon.py tests/test_sync_hostile.py tests/test_database_files.py \
     tests/test_purge.py tests/test_clock.py tests/test_mcp_freshness.py \
-    tests/test_replication.py tests/test_soak.py
+    tests/test_mcp_server.py

@@ -17,7 +17,7 @@ def user_env(extra: dict | None = None) -> dict:
     machine's MEMORY_* and NOTIFY_*. Keyword-only unless ``extra`` asks for the semantic
     model (MEMORY_EMBEDDER): embedding every note of every test would take minutes; the
     tests of semantic search ask for it. ``PM_TEST_EMBEDDER=e5`` runs every process with
-    the model on (the model-on twin of the hostile runs, docs/operations.md)."""
+    the model on (the hostile runs' second pass, docs/operations.md#with-the-model-on)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "NOTIFY_"))}
     env["MEMORY_EMBEDDER"] = os.environ.get("PM_TEST_EMBEDDER", "none")
     env.update(extra or {})

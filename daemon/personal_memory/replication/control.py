@@ -125,8 +125,9 @@ def supervise(db: Path, stopping) -> int:
             time.sleep(0.2)  # another replicator, or a pause being taken
             continue
         try:
-            if lost_generation(db):
-                start_afresh(db)
+            lost = lost_generation(db)
+            if lost:
+                start_afresh(db, lost)
             proc = start(db)
             log.info("replicating %s (litestream pid %d)", db, proc.pid)
             checked, lost = time.monotonic(), None
@@ -141,7 +142,7 @@ def supervise(db: Path, stopping) -> int:
                 return proc.returncode or 1
             stop(proc)
             if lost:
-                start_afresh(db)
+                start_afresh(db, lost)
             elif not stopping():
                 log.info("replication paused")
         finally:
@@ -172,20 +173,19 @@ def lost_generation(db: Path) -> str | None:
     return generation or None
 
 
-def start_afresh(db: Path) -> None:
+def start_afresh(db: Path, lost: str) -> None:
     """A fresh generation at the next start: Litestream's own WAL copy is dropped (it
-    keys the generation), and so is the unusable rest of the lost one."""
+    keys the generation), and so is the unusable rest of the ``lost`` one."""
     import shutil
-    lost = lost_generation(db)
     dest = litestream.read_destination(db)
     log.warning("the replica lost its snapshot of generation %s (were its files "
                 "deleted?); starting a fresh generation", lost)
     shutil.rmtree(litestream.shadow_dir(db), ignore_errors=True)
-    if lost and dest is not None:
+    if dest is not None:
         shutil.rmtree(Path(dest.location) / "generations" / lost, ignore_errors=True)
 
 
-def remove(db: Path) -> tuple[litestream.Destination | None, list[str]]:
+def remove(db: Path) -> tuple[litestream.Destination, list[str]]:
     """Replication of ``db`` switched off: Litestream paused, then its config and its
     local WAL copies (they hold old text) deleted. The replica itself is kept: it is the
     user's history. Returns the replica it named and what was removed."""

@@ -82,7 +82,8 @@ class Destination:
         elif self.scheme == "sftp":
             import getpass
             u = urlparse(self.location)
-            host = f"{u.hostname}:{u.port or 22}"
+            host = u.netloc.rsplit("@", 1)[-1]  # keeps an IPv6 address's brackets
+            host = host if u.port else f"{host}:22"
             entry = (f"      - type: sftp\n        host: {_yaml(host)}\n"
                      f"        user: {_yaml(u.username or getpass.getuser())}\n"
                      f"        path: {_yaml(u.path)}\n"

@@ -424,6 +424,19 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
     assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0
 
 
+@needs_litestream
+def test_an_s3_replica_without_credentials_is_refused_at_setup(tmp_path):
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "init").returncode == 0
+    no_credentials = {**env(), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                      "AWS_PROFILE": "", "HOME": str(tmp_path)}
+    done = run_memory("--db", db, "replicate", "setup", "s3://bucket.localhost:1/notes",
+                      "--no-service", env=no_credentials)
+    assert done.returncode == 2 and "cannot reach the replica" in done.stderr
+    assert "AWS_ACCESS_KEY_ID" in done.stderr and done.stderr.count("\n") == 1
+    assert not (tmp_path / "m.db.litestream.yml").exists()
+
+
 def _sshd() -> str | None:
     import shutil
     return shutil.which("sshd") or next(

@@ -141,7 +141,9 @@ def check_reachable(db: Path) -> None:
     try:
         generations(db)
     except ReplicationError as exc:
-        raise ReplicationError(f"Litestream cannot reach the replica: {exc}") from None
+        hint = ("; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                if "NoCredentialProviders" in str(exc) else "")
+        raise ReplicationError(f"Litestream cannot reach the replica: {exc}{hint}") from None
 
 
 def read_destination(db: Path) -> Destination | None:
@@ -235,7 +237,8 @@ def _logged_error(done: subprocess.CompletedProcess) -> str | None:
     for line in (done.stdout + "\n" + done.stderr).splitlines():  # it logs to stdout
         if "level=ERROR" in line:
             found = re.search(r'error="((?:[^"\\]|\\.)*)"', line)
-            return found.group(1).replace('\\"', '"') if found else line.strip()
+            text = found.group(1).replace('\\"', '"') if found else line.strip()
+            return text.split("\\n")[0].strip()  # Go's quoted text: its first line
     return None
 
 

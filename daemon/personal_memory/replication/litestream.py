@@ -118,9 +118,17 @@ def find_ssh_key(given: str | None) -> str:
 
 
 def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path:
-    """The config ``litestream replicate`` runs with (0600: it may name a bucket)."""
+    """The config ``litestream replicate`` runs with (0600: it may name a bucket). A
+    remote replica must answer first: a setup that fails keeps the config there was."""
     path = config_path(db)
-    _write_private(path, _config_text(db, dest, sync_interval))
+    candidate = Path(f"{path}.new")
+    _write_private(candidate, _config_text(db, dest, sync_interval))
+    try:
+        if not dest.readable_here:
+            check_reachable(db, candidate)
+        os.replace(candidate, path)
+    finally:
+        candidate.unlink(missing_ok=True)
     return path
 
 
@@ -136,10 +144,10 @@ def _write_private(path: Path, text: str) -> None:
         out.write(text)
 
 
-def check_reachable(db: Path) -> None:
-    """Litestream can reach the replica the config names (it lists its generations)."""
+def check_reachable(db: Path, config: Path) -> None:
+    """Litestream can reach the replica ``config`` names (it lists its generations)."""
     try:
-        generations(db)
+        generations(db, config)
     except ReplicationError as exc:
         hint = ("; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
                 if "NoCredentialProviders" in str(exc) else "")
@@ -189,9 +197,10 @@ def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
             from None
 
 
-def generations(db: Path) -> list[Generation]:
+def generations(db: Path, config: Path | None = None) -> list[Generation]:
     """The replica's generations, newest last (empty: nothing replicated yet)."""
-    done = run(["generations", "-config", str(config_path(db)), str(db)], timeout=60)
+    done = run(["generations", "-config", str(config or config_path(db)), str(db)],
+               timeout=60)
     if done.returncode != 0 or _logged_error(done):  # it exits 0 when a replica fails
         raise ReplicationError("litestream generations: " + (_logged_error(done)
                                                               or _first_line(done)))

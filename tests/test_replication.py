@@ -394,6 +394,7 @@ def test_a_replica_wiped_while_litestream_runs_gets_a_fresh_generation(replicate
         seen.append((s["state"], s.get("problem")))
         return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
     wait_for(fresh, 60, interval=0.5, what="a fresh generation")
+    assert seen[0][0] == "failing", seen  # said at once, not only healed later
     assert not (replica / "generations" / old).exists()
     restored_whole(str(replica), db, tmp_path)
     assert "fresh generation" in (db.parent / "replicate.log").read_text()

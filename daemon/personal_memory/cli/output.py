@@ -176,8 +176,8 @@ def replication(r: Replication) -> str:
     if r.position:
         lines += [f"position      {r.position} (generation {r.generation}, "
                   f"{r.generations} in the replica)",
-                  f"lag           {r.lag_seconds:.1f} s (lagging beyond "
-                  f"{r.max_lag_seconds:.0f} s)"]
+                  f"lag           {r.lag_seconds:.1f} s behind the last write (lagging "
+                  f"when over {r.max_lag_seconds:.0f} s)"]
     return "\n".join(lines)
 
 

@@ -320,6 +320,8 @@ def main() -> int:
     ap.add_argument("--vault", type=Path,
                     help="the Obsidian help vault (a clone): a real vault's first sync")
     ap.add_argument("--only", choices=["vault"], help="run one part, keep the others")
+    ap.add_argument("--sample-seconds", type=float, default=120.0,
+                    help="how long the all-languages vault is embedded for its rate")
     ap.add_argument("--out", default=str(HERE / "results" / "sync.json"))
     args = ap.parse_args()
     if args.only:
@@ -330,7 +332,8 @@ def main() -> int:
         result = run(args.files, args.edits, args.burst, args.embed_files, args.backlog_notes)
     if args.vault:
         with tempfile.TemporaryDirectory() as tmp:
-            result["vault_first_sync"] = vault_run(Path(tmp), args.vault.resolve())
+            result["vault_first_sync"] = vault_run(Path(tmp), args.vault.resolve(),
+                                                   args.sample_seconds)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0

@@ -135,7 +135,7 @@ lock_taken() { inside test -e "/home/$USER_NAME/.local/share/personal-memory/mem
 
 check "install exits 0 as a user with lingering" as_user memory service install "$NOTES"
 check "READY: active (running) after Type=notify" wait_for 60 active
-check "STATUS shows folders and notes indexed" status_text
+check "STATUS shows folders and notes indexed" wait_for 30 status_text
 check "systemd-analyze verify --user prints nothing" verify_silent
 check "the user unit claims no ProtectProc/ProcSubset" no_system_only_claims
 as_user sh -c "printf 'edited kumquat\n' > $NOTES/edit.md"

@@ -138,9 +138,17 @@ def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault
         d.proc.wait()
         d.proc = None
         d.start()
+        # A save while the backlog is embedded: systemd's STATUS keeps the folders and
+        # counts and adds the backlog, rather than showing the backlog alone.
+        (vault / "poke.md").write_text("# Poke\n\nsaved while the model works\n")
+
+        def status_with_backlog():
+            seen = d.messages + [d.recv(0.2) or ""]
+            return any("notes indexed" in m and "memories to go" in m for m in seen)
+        wait_for(status_with_backlog, timeout=60, what="a STATUS with the backlog")
         with MemoryStore.open(db, read_only=True, embedder="e5") as s:
             wait_for(lambda: s.pending_vectors() == 0, timeout=240, what="all embedded")
-            assert s.health().vectors == {s.embedder: 123}  # one per revision, no more
+            assert s.health().vectors == {s.embedder: 124}  # one per revision, no more
             # A note saved now is imported at once and embedded soon after.
             (vault / "new.md").write_text("# Bird\n\nA robin builds a nest in the hedge.\n")
             wait_for(lambda: s.search("robin", namespace="notes"), what="new note")

@@ -69,7 +69,9 @@ class Watcher:
         # A database deleted or replaced under us is detected by its device and inode.
         self._db_identity = _identity(os.path.abspath(store.path))
         self._overflow = OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
-        self.embedder = (EmbeddingWorker(store, busy=self.busy)
+        self.last_status = ""
+        self.embedder = (EmbeddingWorker(store, busy=self.busy,
+                                         status=lambda: self.last_status)
                          if store.embedder is not None else None)
 
     # -- called from other threads -------------------------------------------------------------
@@ -268,7 +270,9 @@ class Watcher:
             parts.append(f"last {what} at {at}: {report.chunks_added} added, "
                          f"{report.chunks_changed} changed, {report.chunks_tombstoned} "
                          "tombstoned")
-        return "; ".join(parts)
+        self.last_status = "; ".join(parts)  # the embedding worker adds its progress to it
+        progress = self.embedder.progress if self.embedder is not None else ""
+        return f"{self.last_status}; {progress}" if progress else self.last_status
 
     def _retry_or_lose(self, folders: list[Folder]) -> None:
         for folder in folders:

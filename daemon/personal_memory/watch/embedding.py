@@ -27,9 +27,12 @@ NICE = 10  # the worker's CPU priority, below the import path's
 
 
 class EmbeddingWorker:
-    def __init__(self, store: MemoryStore, busy: Callable[[], bool]):
+    def __init__(self, store: MemoryStore, busy: Callable[[], bool],
+                 status: Callable[[], str] = lambda: ""):
         self._store = store  # only reopened: a connection belongs to one thread
         self._busy = busy
+        self._status = status  # the daemon's last status line: the progress joins it
+        self.progress = ""  # "embedding: N memories to go" while there is a backlog
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._below: int | None = None
@@ -95,9 +98,13 @@ class EmbeddingWorker:
                 now = time.monotonic()
                 if now - last_status > 30 and not self._stopping.is_set():
                     last_status = now
-                    notify.notify(f"STATUS=embedding: {store.pending_vectors()} memories to go")
+                    self.progress = f"embedding: {store.pending_vectors()} memories to go"
+                    base = self._status()
+                    notify.notify(f"STATUS={base}; {self.progress}" if base else
+                                  f"STATUS={self.progress}")
                 continue
             self._below = None
+            self.progress = ""
             if self.embedded:
                 log.info("embedded %d memories in %.1f s (%.1f per second, %d reused); all "
                          "are searchable by meaning", self.embedded, self.seconds,

@@ -18,7 +18,8 @@ class NotFound(PersonalMemoryError):
 
 
 class AlreadyHidden(PersonalMemoryError):
-    """A forget targets a memory that is not visible at that time."""
+    """A forget targets a memory with no revision known and valid at that time (one hidden
+    then by a tombstone or a purge is a no-op instead)."""
 
 
 class SchemaError(PersonalMemoryError):

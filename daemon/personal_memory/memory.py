@@ -4,6 +4,7 @@ calls one engine function and returns a named record."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -141,8 +142,9 @@ class MemoryStore:
     def forget(self, memory_id: str, *, namespace: str, known_at: Any = None,
                valid_from: Any = None, valid_to: Any = None) -> WriteResult:
         """Append a tombstone hiding the memory over [valid_from, valid_to) (default: from
-        its known_at on). Repeating an identical forget is a no-op; forgetting a memory
-        that is already hidden then (by a tombstone or a purge) is an error."""
+        its known_at on). Forgetting a memory already hidden then (an identical repeat, an
+        earlier tombstone, a purge) is a no-op (``created`` False); one with nothing known
+        and valid then is an error."""
         with self._db.transaction():
             return writes.forget(self._db, memory_id, namespace=namespace, known_at=known_at,
                                  valid_from=valid_from, valid_to=valid_to)
@@ -473,17 +475,25 @@ class MemoryStore:
         with a replica set up) or a ``memory backup`` file into the new file ``to``, as
         of ``at`` (replicas only), then check the copy: integrity, schema, revisions,
         the newest ``known_at``. ``ssh_key``: the key for an ``sftp://`` URL (default:
-        the user's usual one)."""
-        from .replication.restore import write_copy
+        the user's usual one). The copy is made and checked in a scratch folder beside
+        ``to``: a restore leaves the checked file at ``to``, or nothing (``ok`` False)."""
+        import tempfile
+        from .replication.restore import check_target, place, write_copy
         when = args.optional_time(at, "at")
         at_text = format_time(when) if when is not None else None
-        copy = write_copy(source, Path(to), at_text, ssh_key)
-        with MemoryStore.open(copy, read_only=True, create=False, embedder="none") as store:
-            health = store.health()
-        # an older schema is fine (the next writer upgrades it); a newer one is not ours
-        ok = (health.integrity == "ok"
-              and health.schema_version <= health.supported_schema_version)
-        return Restored(source=source, path=str(copy), at=at_text,
+        target = check_target(Path(to))
+        with tempfile.TemporaryDirectory(prefix=f".{target.name}.restoring-",
+                                         dir=target.parent) as scratch:
+            copy = write_copy(source, Path(scratch), at_text, ssh_key)
+            with MemoryStore.open(copy, read_only=True, create=False,
+                                  embedder="none") as store:
+                health = store.health()
+            # an older schema is fine (the next writer upgrades it); a newer one is not ours
+            ok = (health.integrity == "ok"
+                  and health.schema_version <= health.supported_schema_version)
+            if ok:
+                place(copy, target)
+        return Restored(source=source, path=str(target), at=at_text,
                         integrity=health.integrity, schema_version=health.schema_version,
                         revisions=health.revisions, newest_known_at=health.newest_known_at,
                         ok=ok)
@@ -594,10 +604,16 @@ class MemoryStore:
         :class:`~personal_memory.errors.PurgeRefused` while a note file still holds the
         text (the next sync would import it again). With a replica set up, ``replicas``
         carries the purge there (see :mod:`personal_memory.replication.forget`); without
-        it the report warns that the replica still holds the text."""
+        it the report warns that the replica still holds the text. Replication is paused
+        for every purge. A purge that could not prove its erasure (a reader kept the WAL
+        from emptying, the replica was not reached, the process was killed) stays in the
+        audit as unfinished, and the next purge finishes it, whatever it selects:
+        ``matching`` names a text to prove gone, and with nothing selected only the
+        unfinished work is done (``unfinished_purges`` lists it)."""
         namespace = args.namespace_arg(namespace)
-        if sum(x is not None for x in (memory_id, note, matching)) != 1:
-            raise InvalidArgument("purge: choose exactly one of memory_id, note, matching")
+        if sum(x is not None for x in (memory_id, note, matching)) > 1:
+            raise InvalidArgument("purge: choose one of memory_id, note, matching (or none, "
+                                  "to finish unfinished purges only)")
         before = args.optional_time(known_before, "known_before")
         reason = args.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
         if memory_id is not None:
@@ -606,29 +622,36 @@ class MemoryStore:
         elif note is not None:
             note = args.note_arg(note)
             selector = "note (its path is not recorded)"
-        else:
+        elif matching is not None:
             matching = args.text(matching, "matching", MAX_QUERY_CHARS)
             selector = "matching (the text is not recorded)"
+        else:
+            selector = PurgeReport.RESUME
         from .replication import control, forget, litestream
-        db_path = Path(self._db.path)
+        db_path = Path(self._db.path)  # the real file's path (resolved at open)
         selection = dict(namespace=namespace, selector=selector, memory_id=memory_id,
                          note=note, matching=matching, known_before=before, reason=reason,
                          dry_run=dry_run)
         dest = litestream.read_destination(db_path)
-        if dry_run or dest is None:
+        shadow = litestream.shadow_dir(db_path)
+        if dry_run:
             with self._db.errors():
                 return purge_revisions(self._db, **selection)
-        if not replicas:
-            with self._db.errors():
-                report = purge_revisions(self._db, **selection)
+        # Replication paused for every purge: Litestream's read transaction would keep the
+        # WAL from emptying, and its own WAL copies (dropped here) hold the text too.
+        pause = control.paused(db_path) if dest is not None else contextlib.nullcontext()
+        with pause, self._db.errors():
+            report = purge_revisions(
+                self._db, **selection, companions=[str(shadow)],
+                replica_set_up=dest is not None,
+                then=(lambda patterns: forget.forget(db_path, patterns))
+                if dest is not None and replicas else None)
+        if dest is not None and not replicas and report.unfinished:
             return replace(report, replica_warning=(
                 f"the replica at {dest.url} still holds the purged text in older "
-                "snapshots and WAL segments; purge again with replicas (--replicas) to "
-                "make it forget"))
-        # Litestream paused first: its read transaction would keep the WAL from emptying
-        with control.paused(db_path), self._db.errors():
-            return purge_revisions(self._db, **selection,
-                                   then=lambda patterns: forget.forget(db_path, patterns))
+                "snapshots and WAL segments; run the purge again with replicas "
+                "(--replicas) to make it forget"))
+        return report
 
     def purges(self) -> list[PurgeAudit]:
         """The audit record: every purge, when, what kind of selection, why, and the

@@ -116,17 +116,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 @command
 def cmd_purge(args: argparse.Namespace) -> int:
     chosen = [x for x in (args.id, args.note, args.matching) if x is not None]
-    if len(chosen) != 1:
-        raise CommandError("purge: give exactly one of --id, --note, --matching")
+    if len(chosen) != (0 if args.resume else 1):
+        raise CommandError("purge: give exactly one of --id, --note, --matching, or "
+                           "--resume alone")
     selection = dict(namespace=settings(args).namespace, memory_id=args.id, note=args.note,
                      matching=args.matching, known_before=args.known_before,
                      reason=args.reason)
     with open_store(args, read_only=False, embedder="none") as store:
         preview = store.purge(**selection, dry_run=True)
-        if args.dry_run or not preview.revision_ids:
+        if args.dry_run or not (preview.revision_ids or preview.unfinished):
             emit(args, preview, output.purge)
             return EXIT_OK
-        if not args.yes:
+        if preview.revision_ids and not args.yes:
             if not sys.stdin.isatty():
                 raise CommandError("purge: erases for good; confirm with --yes (no terminal "
                                    "to ask on)")
@@ -136,14 +137,15 @@ def cmd_purge(args: argparse.Namespace) -> int:
                 print("Nothing purged.", file=sys.stderr)
                 return EXIT_PROBLEM
         replicas = args.replicas
-        if not replicas and not args.yes and store.replication().state != "absent":
+        if (not replicas and not args.yes and sys.stdin.isatty()
+                and store.replication().state != "absent"):
             answer = input("The replica holds the text too. Make it forget (a fresh "
                            "generation, the older ones deleted)? [Y/n] ")
             replicas = answer.strip().lower() in ("", "y", "yes")
         report = store.purge(**selection, replicas=replicas)
     emit(args, report, output.purge)
     replica_failed = report.replica is not None and not report.replica.verified
-    return EXIT_OK if report.occurrences == 0 and not replica_failed else EXIT_PROBLEM
+    return EXIT_OK if report.advice is None and not replica_failed else EXIT_PROBLEM
 
 
 @command

@@ -124,7 +124,10 @@ def history(revisions: list[RevisionRecord]) -> str:
 
 def write(done: WriteResult) -> str:
     r = done.revision
-    if not done.created:
+    if not done.created and (r.deleted or r.purged):
+        why = f"purged at {r.purged.at}" if r.purged else f"tombstone #{r.revision_id}"
+        text = f"Unchanged: {r.memory_id} is hidden then already ({why})."
+    elif not done.created:
         text = (f"Unchanged: {r.memory_id} already has this revision "
                 f"(#{r.revision_id}, known {r.known_at}).")
     else:
@@ -138,18 +141,44 @@ def write(done: WriteResult) -> str:
 
 def purge(d: PurgeReport) -> str:
     n, m = len(d.revision_ids), len(d.memory_ids)
-    if not n:
-        return f"Nothing to purge: no revision in {d.namespace!r} matches {d.selector}."
-    head = (f"{'Would purge' if d.dry_run else 'Purged'} {n} revisions of {m} memories "
-            f"({d.selector}):")
-    lines = [head] + [f"  {mid}" for mid in d.memory_ids[:50]]
-    if len(d.memory_ids) > 50:
-        lines.append(f"  … and {len(d.memory_ids) - 50} more")
+    earlier = (f"{len(d.unfinished)} earlier purge{'s' if len(d.unfinished) > 1 else ''} "
+               f"unfinished (audit {', '.join(map(str, d.unfinished))})")
+    if not n and (d.dry_run or d.purged_at is None):
+        nothing = ("Nothing to finish: no purge is unfinished." if d.resume_only else
+                   f"Nothing to purge: no revision in {d.namespace!r} matches {d.selector}.")
+        if not d.unfinished:
+            return nothing
+        return f"{nothing}\n{earlier}: a purge (or 'memory purge --resume') finishes it."
+    if n:
+        head = (f"{'Would purge' if d.dry_run else 'Purged'} {n} revisions of {m} memories "
+                f"({d.selector}):")
+        lines = [head] + [f"  {mid}" for mid in d.memory_ids[:50]]
+        if len(d.memory_ids) > 50:
+            lines.append(f"  … and {len(d.memory_ids) - 50} more")
+    else:
+        lines = ["No new revision selected; finishing the unfinished purges."]
     if d.dry_run:
+        if d.unfinished:
+            lines.append(f"{earlier}: this purge finishes it too.")
         return "\n".join(lines)
-    proof = (f"Proof: {d.occurrences} occurrences in {d.bytes_scanned:,} bytes "
-             f"({', '.join(os.path.basename(p) for p in d.files_scanned)}).")
-    lines.append(proof if d.occurrences == 0 else f"FAILED {proof} Why: {d.advice}.")
+    where = ", ".join(os.path.relpath(p, os.path.dirname(d.files_scanned[0]))
+                      for p in d.files_scanned) if d.files_scanned else "no files"
+    if d.advice:
+        lines.append(f"FAILED: {d.occurrences} occurrences in {d.bytes_scanned:,} bytes "
+                     f"({where}). Why: {d.advice}.")
+    elif d.proven:
+        lines.append(f"Proof: 0 occurrences in {d.bytes_scanned:,} bytes ({where}).")
+    else:
+        lines.append(f"Rewritten and WAL emptied ({where}); no text was given to scan for "
+                     "(--matching TEXT proves a text gone).")
+    if d.finished:
+        lines.append(f"Finished purge{'s' if len(d.finished) > 1 else ''} "
+                     f"{', '.join(map(str, d.finished))} of the audit.")
+    if d.unfinished:
+        lines.append(f"Unfinished: purge{'s' if len(d.unfinished) > 1 else ''} "
+                     f"{', '.join(map(str, d.unfinished))} of the audit; the next purge "
+                     "(or 'memory purge --resume') finishes "
+                     f"{'them' if len(d.unfinished) > 1 else 'it'}.")
     for path, count in d.other_files_with_copies.items():
         lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
     r = d.replica
@@ -182,10 +211,12 @@ def replication(r: Replication) -> str:
 
 
 def restored(r: Restored) -> str:
-    head = "Restored" if r.ok else "Restored, but the checks FAILED:"
-    return (f"{head} {r.source}{f' as of {r.at}' if r.at else ''} to {r.path}: "
-            f"{r.revisions} revisions, newest known {r.newest_known_at or '-'}, schema "
-            f"v{r.schema_version}, integrity {r.integrity}.")
+    found = (f"{r.revisions} revisions, newest known {r.newest_known_at or '-'}, schema "
+             f"v{r.schema_version}, integrity {r.integrity}")
+    at = f" as of {r.at}" if r.at else ""
+    if r.ok:
+        return f"Restored {r.source}{at} to {r.path}: {found}."
+    return f"The copy of {r.source}{at} FAILED its checks ({found}); nothing was written."
 
 
 def stats(d: Stats) -> str:

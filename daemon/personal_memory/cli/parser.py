@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replicas", action="store_true",
                    help="with a replica set up: make it forget too (a fresh generation, "
                    "the older ones deleted, then verified); asked for when interactive")
+    p.add_argument("--resume", action="store_true",
+                   help="select nothing new: finish purges that could not prove their "
+                   "erasure (every purge does this too; --matching TEXT with it proves "
+                   "that text gone)")
 
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")

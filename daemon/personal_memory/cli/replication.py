@@ -14,8 +14,9 @@ from .context import CommandError, command, emit, open_store, settings
 
 @command
 def cmd_replicate(args: argparse.Namespace) -> int:
+    from ..paths import real_database
     from ..replication import control, litestream
-    db = settings(args).db.expanduser().absolute()
+    db = real_database(settings(args).db)
     if args.action == "setup":
         if not args.destination:
             raise CommandError("replicate setup: give the replica: a folder, "
@@ -25,7 +26,12 @@ def cmd_replicate(args: argparse.Namespace) -> int:
             pass  # the database must exist and be ours
         dest = litestream.Destination.parse(args.destination, args.ssh_key)
         if dest.scheme == "file":
-            Path(dest.location).mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                Path(dest.location).mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as exc:
+                raise CommandError(f"replicate setup: cannot make the replica folder "
+                                   f"{dest.location} ({exc.strerror}); nothing was "
+                                   "changed") from None
         path = litestream.write_config(db, dest)  # a remote one is reached first
         messages = [f"wrote {path} (replica {dest.url})"]
         if dest.scheme == "sftp":

@@ -26,7 +26,8 @@ class Replication(Record):
 
 @dataclass(frozen=True)
 class Restored(Record):
-    """What ``restore`` wrote and what the checks of the copy found."""
+    """What ``restore`` wrote and what the checks of the copy found. ``path``: the target,
+    written only when ``ok`` (a copy that fails its checks is not kept)."""
     source: str
     path: str
     at: str | None

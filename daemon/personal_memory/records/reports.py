@@ -4,7 +4,7 @@ purges, health."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from .base import Record
 from .replication import ReplicaPurge, Replication  # noqa: F401 (field types)
@@ -197,6 +197,9 @@ class PurgeAudit(Record):
     reason: str | None
     revision_ids: list[int]
     revisions: int
+    # What its erasure still lacks: "file" (not proven gone from the database files),
+    # "replica" (the replica not made to forget); empty once finished.
+    unfinished: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,17 @@ class PurgeReport(Record):
     # With replication set up: the purge carried to the replica, or why it was not.
     replica: "ReplicaPurge | None" = None
     replica_warning: str | None = None
+    # The audit IDs of purges this one finished, and of those still unfinished (see
+    # ``MemoryStore.purge``); ``proven``: a text was scanned for and found nowhere.
+    finished: list[int] = field(default_factory=list)
+    unfinished: list[int] = field(default_factory=list)
+    proven: bool = False
+
+    RESUME: ClassVar[str] = "no new selection (unfinished purges only)"
+
+    @property
+    def resume_only(self) -> bool:
+        return self.selector == self.RESUME
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,9 @@ def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path
     candidate = Path(f"{path}.new")
     _write_private(candidate, _config_text(db, dest, sync_interval))
     try:
-        if not dest.readable_here:
+        if dest.readable_here:
+            check_writable(Path(dest.location))
+        else:
             check_reachable(db, candidate)
         os.replace(candidate, path)
     finally:
@@ -142,6 +144,22 @@ def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(text)
+
+
+def check_writable(folder: Path) -> None:
+    """A local replica folder takes a file (a probe, created and removed): its mode, a
+    read-only mount or a full disk would otherwise show only once Litestream fails."""
+    probe = folder / f".memory-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"probe")
+        finally:
+            os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        raise ReplicationError(f"the replica folder {folder} cannot be written "
+                               f"({exc.strerror}); nothing was changed") from None
 
 
 def check_reachable(db: Path, config: Path) -> None:

@@ -14,7 +14,7 @@ import apsw
 from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
-from ..paths import ensure_private_dir
+from ..paths import ensure_private_dir, real_database
 from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION, TOKENIZER, fts_table)
 
 
@@ -117,7 +117,7 @@ class Connection:
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
              vector_backend: str = "auto", create: bool = True):
-        path = os.fspath(path)
+        path = str(real_database(path))  # the name SQLite keeps its WAL beside
         if vector_backend not in VECTOR_BACKENDS:
             raise BackendError(f"vector backend {vector_backend!r} is unknown; "
                                f"choose one of {', '.join(VECTOR_BACKENDS)}")

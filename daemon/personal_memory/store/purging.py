@@ -36,6 +36,10 @@ class Candidate(NamedTuple):
     rename: bool
 
 
+# meta key prefix of an unfinished purge: ``purge-unfinished:<audit id>`` -> its parts left
+UNFINISHED = "purge-unfinished:"
+
+
 def placeholder() -> str:
     """A new identity for a memory or note whose name was the erased text: unguessable (a
     hash of a short secret could be reversed) and unlike any ID a sync writes."""
@@ -104,12 +108,15 @@ class Purging:
             (text, text, json.dumps(excluded))) > 0
 
     def purge_revisions(self, candidates: list[Candidate], *, namespace: str, selector: str,
-                        reason: str | None, purged_at: int, erase: list[str]) -> None:
+                        reason: str | None, purged_at: int, erase: list[str],
+                        unfinished: list[str]) -> int:
         """Blank the candidates' text, title, source, provenance, metadata, hash and vectors,
         take them out of the full-text index, rename the identities that hold the text,
         scrub ``erase`` (the texts being erased) from the bookkeeping tables, and record
-        the purge (kind of selection and IDs, never the text). One transaction;
-        ``secure_delete`` overwrites what SQLite frees."""
+        the purge (kind of selection and IDs, never the text) with the parts of the
+        erasure still to do (``unfinished``: see :meth:`unfinished_purges`). One
+        transaction, so a purge killed after it is found and finished by the next one;
+        ``secure_delete`` overwrites what SQLite frees. Returns the audit entry's ID."""
         self.execute("PRAGMA secure_delete = ON")
         stub = json.dumps({"purged_at": purged_at, "reason": reason}, sort_keys=True)
         ids = [c.revision_id for c in candidates]
@@ -164,12 +171,38 @@ class Purging:
             self.conn.execute("DELETE FROM meta WHERE key = 'purge_in_progress'")
             # Merge the index into one b-tree so no old segment keeps a deleted term.
             self.conn.execute("INSERT INTO revisions_fts (revisions_fts) VALUES ('optimize')")
-            if self.at_least(3):
-                self.conn.execute(
-                    "INSERT INTO purges (purged_at, namespace, selector, reason, revision_ids, "
-                    "revisions) VALUES (?,?,?,?,?,?)",
-                    (purged_at, namespace, selector, reason, json.dumps(ids), len(ids)))
+            self.conn.execute(
+                "INSERT INTO purges (purged_at, namespace, selector, reason, revision_ids, "
+                "revisions) VALUES (?,?,?,?,?,?)",
+                (purged_at, namespace, selector, reason, json.dumps(ids), len(ids)))
+            audit = self.conn.last_insert_rowid()
+            self.set_meta(UNFINISHED + str(audit), ",".join(unfinished))
             self.bump_index_generation()
+        return audit
+
+    def unfinished_purges(self) -> dict[int, list[str]]:
+        """Purges whose erasure is not proven yet, by audit ID, with what is left:
+        ``file`` (the database file and its WAL were not shown free of the text: a reader
+        kept the WAL from emptying, or the purge was killed) and ``replica`` (the replica
+        was not made to forget)."""
+        return {int(key[len(UNFINISHED):]): [p for p in value.split(",") if p]
+                for key, value in self.execute(
+                    "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+                    (UNFINISHED, UNFINISHED + "\uffff"))}
+
+    def finish_purges(self, part: str) -> list[int]:
+        """``part`` done for every unfinished purge; the audit IDs now finished whole."""
+        done = []
+        with self.transaction():
+            for audit, parts in self.unfinished_purges().items():
+                left = [p for p in parts if p != part]
+                if left:
+                    self.set_meta(UNFINISHED + str(audit), ",".join(left))
+                else:
+                    self.conn.execute("DELETE FROM meta WHERE key = ?",
+                                      (UNFINISHED + str(audit),))
+                    done.append(audit)
+        return done
 
     def _scrub_bookkeeping(self, erase: list[str]) -> None:
         """The erased texts out of what the sync and the daemon record (paths in the stat
@@ -229,9 +262,10 @@ class Purging:
     def purges(self) -> list[PurgeAudit]:
         if self.schema < 3:
             return []
+        unfinished = self.unfinished_purges()
         return [PurgeAudit(id=row[0], purged_at=format_time(row[1]), namespace=row[2],
                            selector=row[3], reason=row[4], revision_ids=json.loads(row[5]),
-                           revisions=row[6])
+                           revisions=row[6], unfinished=unfinished.get(row[0], []))
                 for row in self.conn.execute(
                     "SELECT id, purged_at, namespace, selector, reason, revision_ids, "
                     "revisions FROM purges ORDER BY id")]
@@ -260,11 +294,15 @@ def scan_files(paths: list[str], needles: list[bytes]) -> dict[str, int]:
     return found
 
 
-def folder_files(db_path: str) -> list[str]:
-    """The database, its WAL and SHM, then every other regular file beside them."""
+def folder_files(db_path: str, companions: list[str] = ()) -> tuple[list[str], list[str]]:
+    """The files the store keeps: the database, its WAL and SHM, and every file under the
+    ``companions`` folders (Litestream's WAL copies); then every other regular file beside
+    the database."""
     own = [db_path + suffix for suffix in ("", "-wal", "-shm")]
+    for top in companions:
+        own += sorted(os.path.join(d, n) for d, _, names in os.walk(top) for n in names)
     folder = os.path.dirname(os.path.abspath(db_path))
     others = sorted(os.path.join(folder, n) for n in os.listdir(folder)
                     if os.path.join(folder, n) not in own
                     and os.path.isfile(os.path.join(folder, n)))
-    return own + others
+    return own, others

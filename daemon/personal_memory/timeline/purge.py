@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import unicodedata
 from typing import Callable
 
 from ..errors import PurgeRefused
+from ..paths import processes_with_open
 from ..records import PurgeReport, ReplicaPurge
 from ..store import Database, folder_files, scan_files
 from ..store.purging import Candidate
@@ -90,52 +92,79 @@ def needles(db: Database, found: list[Candidate], matching: str | None, note: st
 
 def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
           note: str | None, matching: str | None, known_before: int | None,
-          reason: str | None, dry_run: bool,
+          reason: str | None, dry_run: bool, companions: list[str] = (),
+          replica_set_up: bool = False,
           then: Callable[[list[bytes]], ReplicaPurge] | None = None) -> PurgeReport:
-    """``then``: a further step given the byte patterns of the erased text (the replica's
-    purge); its record goes into the report."""
+    """``companions``: folders of copies kept beside the database (Litestream's WAL copies),
+    scanned with it; the caller empties them once the file is rewritten. ``replica_set_up``:
+    a replica exists, so the erasure is unfinished until it forgets. ``then``: that step,
+    given the byte patterns of the erased text; its record goes into the report.
+
+    A purge that matched revisions but could not prove the erasure stays unfinished in the
+    audit (:meth:`Database.unfinished_purges`); the next purge, whatever it selects (or
+    none), finishes it: rewrite, empty the WAL, scan, and the replica when asked."""
     with db.snapshot():
         found = db.purge_candidates(namespace, memory_id=memory_id, note=note,
-                                    matching=matching, known_before=known_before)
+                                    matching=matching, known_before=known_before) \
+            if (memory_id, note, matching) != (None, None, None) else []
+        unfinished = db.unfinished_purges()
     report = PurgeReport(namespace=namespace, selector=selector, dry_run=dry_run,
                          revision_ids=[c.revision_id for c in found],
-                         memory_ids=sorted({c.memory_id for c in found}))
-    if dry_run or not found:
+                         memory_ids=sorted({c.memory_id for c in found}),
+                         unfinished=sorted(unfinished))
+    if dry_run or not (found or unfinished):
         return report
-    refuse_while_notes_hold(db, namespace, found, matching, note)
-    with db.snapshot():
-        erased = needles(db, found, matching, note)
     now = now_micros()
-    with db.errors():
-        db.purge_revisions(found, namespace=namespace, selector=selector, reason=reason,
-                           purged_at=now, erase=[matching] if matching else
-                           ([note] if note else []))
-        checkpoint = db.rewrite_file()
-    patterns = [f for n in erased for f in forms(n)]
-    paths = folder_files(db.path)
-    counts = scan_files(paths, patterns)
-    own = paths[:3]
-    occurrences = sum(counts[p] for p in own)
-    advice = None
-    if occurrences:
+    if found:
+        refuse_while_notes_hold(db, namespace, found, matching, note)
         with db.snapshot():
-            where = [w for n in erased for w in db.residue(n)]
-        if where:
-            advice = ("the text is still in " + ", ".join(dict.fromkeys(where))
-                      + ": revisions that hold it were not selected; purge them too (for "
-                      "example with --matching)")
-        elif checkpoint.busy and checkpoint.frames_left:
-            advice = ("a reader holds an old snapshot, so the WAL could not be emptied: stop "
-                      "the readers (the daemon, the MCP server, the page), then purge again")
-        else:
-            advice = ("the text is in the file's free space or index pages: run the purge "
-                      "again, and report this if it stays")
+            erased = needles(db, found, matching, note)
+        with db.errors():
+            audit = db.purge_revisions(found, namespace=namespace, selector=selector, reason=reason,
+                               purged_at=now, erase=[matching] if matching else
+                               ([note] if note else []),
+                               unfinished=["file"] + (["replica"] if replica_set_up else []))
+    else:  # finishing earlier purges: the text given, if any, is what to prove gone
+        audit, erased = None, [matching] if matching is not None else []
+    with db.errors():
+        checkpoint = db.rewrite_file()
+    blocked = bool(checkpoint.busy and checkpoint.frames_left)
+    for folder in companions:
+        shutil.rmtree(folder, ignore_errors=True)
+    patterns = [f for n in erased for f in forms(n)]
+    own, others = folder_files(db.path, companions)
+    counts = scan_files(own + others, patterns)
+    occurrences = sum(counts[p] for p in own)
+    with db.snapshot():
+        where = [w for n in erased for w in db.residue(n)]
+    advice = None
+    if where:
+        advice = ("the text is still in " + ", ".join(dict.fromkeys(where))
+                  + ": revisions that hold it were not selected; purge them too (for "
+                  "example with --matching)")
+    elif blocked:
+        holders = processes_with_open([db.path, db.path + "-wal", db.path + "-shm"])
+        advice = ("a reader holds an old snapshot, so the WAL could not be emptied ("
+                  + ("the database is open in " + ", ".join(holders) if holders else
+                     "no other process is seen with it open")
+                  + "): let it finish or stop it, then run the same purge again (it "
+                  "finishes this one)")
+    elif occurrences:
+        advice = ("the text is in the file's free space or index pages: run the purge "
+                  "again, and report this if it stays")
+    finished = [] if advice else db.finish_purges("file")
+    replica = then(patterns) if then and advice is None else None  # never copy residue
+    if (replica is not None and replica.verified) or not replica_set_up:
+        finished += db.finish_purges("replica")
+    with db.snapshot():
+        left = db.unfinished_purges()
     return PurgeReport(
         namespace=namespace, selector=selector, dry_run=False,
         revision_ids=report.revision_ids, memory_ids=report.memory_ids,
         purged_at=format_time(now), reason=reason,
         bytes_scanned=sum(os.path.getsize(p) for p in own if os.path.exists(p)),
         occurrences=occurrences, files_scanned=[p for p in own if os.path.exists(p)],
-        other_files_with_copies={p: n for p, n in counts.items() if p not in own and n},
-        wal_checkpoint_blocked=bool(checkpoint.busy and checkpoint.frames_left),
-        advice=advice, replica=then(patterns) if then else None)
+        other_files_with_copies={p: n for p, n in counts.items() if p in others and n},
+        wal_checkpoint_blocked=blocked, advice=advice, replica=replica,
+        proven=bool(patterns) and advice is None,
+        finished=sorted(set(finished) - set(left) - {audit}), unfinished=sorted(left))

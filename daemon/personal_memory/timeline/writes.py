@@ -145,9 +145,10 @@ def _append(db: Database, memory_id: str, content: str, *, namespace: str,
 
 def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None,
            valid_from: Any = None, valid_to: Any = None) -> WriteResult:
-    """Append a tombstone; an identical repeat is a no-op, a memory hidden at that time
-    (by a tombstone or a purge) an error (:class:`AlreadyHidden`), an unknown one
-    :class:`NotFound`."""
+    """Append a tombstone. A memory hidden at that time already (an identical repeat,
+    another tombstone, a purge) makes it a no-op (``created`` False, with the revision
+    that hides it); one with nothing known or valid then is :class:`AlreadyHidden`, an
+    unknown one :class:`NotFound`."""
     memory_id = memory_id_arg(memory_id)
     namespace = namespace_arg(namespace)
     known, vfrom, start, vto = _interval(db, known_at, valid_from, valid_to)
@@ -157,11 +158,12 @@ def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None
     if (latest.deleted and latest.valid_to == format_time(vto)
             and (vfrom is None or latest.valid_from == format_time(vfrom))):
         return _result(db, latest, created=False)
-    current = db.visible(namespace, memory_id, known, start)
+    current = db.winner(namespace, memory_id, known, start)
     if current is None:
-        raise AlreadyHidden(f"memory {memory_id!r} is not visible at "
-                            f"{format_time(start)} (known by {format_time(known)}); "
-                            "nothing to forget")
+        raise AlreadyHidden(f"memory {memory_id!r} is not visible at {format_time(start)} "
+                           f"(known by {format_time(known)}); nothing to forget")
+    if current.hidden:  # by a tombstone or a purge: one answer, the no-op of a repeat
+        return _result(db, current, created=False)
     rec = db.insert_revision(
         namespace=namespace, memory_id=memory_id, known_at=known, valid_from=start,
         valid_to=vto, deleted=True, hides_revision=current.revision_id, title=None,

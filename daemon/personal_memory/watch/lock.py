@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..errors import LockedError
-from ..paths import ensure_private_dir, lock_path
+from ..paths import ensure_private_dir, lock_path, real_database
 
 
 class DaemonLock:
@@ -16,7 +16,7 @@ class DaemonLock:
     opened: SQLite keeps its journal beside the name, so two names would corrupt it.)"""
 
     def __init__(self, db: Path):
-        self.path = lock_path(Path(os.path.realpath(db)))
+        self.path = lock_path(real_database(db))
         self._fd: int | None = None
 
     def acquire(self) -> None:

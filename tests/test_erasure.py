@@ -1,0 +1,204 @@
+"""Erasure that always finishes: a purge beside a running daemon and Litestream, through a
+symlinked database path, kept from its proof by a reader and then finished by the next
+purge. Every file of the database's folder, Litestream's folder and the restored replica
+is scanned by the test itself, not by the product's own proof."""
+
+import json
+import os
+from pathlib import Path
+
+import apsw
+import pytest
+
+from daemon_harness import Daemon
+from support import run_memory, wait_for
+from test_replication import Replicator, caught_up, env, needs_litestream, note
+
+
+def occurrences(folder: Path, text: str) -> dict[str, int]:
+    """Every file under ``folder`` (hidden ones too) that holds ``text``."""
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            n = path.read_bytes().count(text.encode())
+            if n:
+                found[str(path)] = n
+    return found
+
+
+def purge(db: Path, *args: str) -> tuple[int, dict, str]:
+    done = run_memory("--db", db, "purge", *args, "--yes", "--json", env=env(), timeout=240)
+    assert done.stdout.strip(), done.stderr
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def restored_replica_holds(replica: Path, tmp: Path, text: str) -> dict[str, int]:
+    out = tmp / f"check-{os.urandom(4).hex()}" / "r.db"
+    out.parent.mkdir()
+    done = run_memory("restore", replica, "--to", out, env=env(), timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return occurrences(out.parent, text)
+
+
+@pytest.fixture
+def linked(tmp_path):
+    """A vault indexed by a daemon into a database named through a symlink, replicated by
+    `memory replicate run` (set up through the same link)."""
+    data, names = tmp_path / "data", tmp_path / "names"
+    data.mkdir()
+    names.mkdir()
+    vault, replica = tmp_path / "vault", tmp_path / "replica"
+    vault.mkdir()
+    real, link = data / "m.db", names / "m.db"
+    link.symlink_to(real)
+    note(vault, "First.md", "the first note, before replication started")
+    daemon = Daemon(link, vault).start()
+    setup = run_memory("--db", link, "replicate", "setup", replica, "--no-service", env=env())
+    assert setup.returncode == 0, setup.stderr
+    rep = Replicator(link)
+    yield vault, link, real, replica, daemon, rep
+    rep.stop()
+    daemon.close()
+
+
+@needs_litestream
+def test_a_purge_beside_replication_and_the_daemon_through_a_symlink(linked, tmp_path):
+    vault, link, real, replica, daemon, rep = linked
+    secret = "vault pin 8812-osprey"
+    note(vault, "Secret.md", f"the {secret} is in the drawer")
+    daemon.cookie()
+    wait_for(lambda: caught_up(link), 30, what="the secret in the replica")
+    assert (real.parent / f".{real.name}-litestream").is_dir()  # beside the real file
+    assert not (link.parent / f".{link.name}-litestream").exists()
+    (vault / "Secret.md").unlink()
+    daemon.cookie()
+    # the form the docs give for scripts: no --replicas, while everything runs
+    code, report, err = purge(link, "--matching", "8812-osprey")
+    assert code == 0, (report, err)
+    assert report["proven"] and report["occurrences"] == 0 and not report["advice"]
+    assert str(real) in report["files_scanned"]
+    assert report["unfinished"] and "--replicas" in report["replica_warning"]
+    assert occurrences(tmp_path / "data", "8812-osprey") == {}
+    assert occurrences(tmp_path / "names", "8812-osprey") == {}
+    assert restored_replica_holds(replica, tmp_path, "8812-osprey")  # not asked to forget
+    # the same text again, now with the replica: finds the unfinished erasure, finishes it
+    code, report, err = purge(link, "--matching", "8812-osprey", "--replicas")
+    assert code == 0, (report, err)
+    assert report["revision_ids"] == [] and report["finished"] and not report["unfinished"]
+    assert report["replica"]["verified"] and report["replica"]["generations_deleted"]
+    wait_for(lambda: caught_up(link), 30, what="replication resumed after the purge")
+    assert occurrences(tmp_path / "data", "8812-osprey") == {}
+    assert restored_replica_holds(replica, tmp_path, "8812-osprey") == {}
+    daemon.cookie()  # the daemon went on through it all
+
+
+def test_a_purge_kept_from_its_proof_is_finished_by_the_next(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    note(vault, "A.md", "the locker combination is 5521-heron")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "A.md").write_text("# A\n\nnothing to see\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    reader = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    reader.execute("BEGIN")
+    assert next(reader.execute("SELECT count(*) FROM revisions"))[0] > 0  # an old snapshot
+    code, report, err = purge(db, "--matching", "5521-heron")
+    assert code == 1 and report["revision_ids"] and report["unfinished"]
+    assert f"pid {os.getpid()}" in report["advice"], report["advice"]
+    reader.execute("COMMIT")
+    reader.close()
+    # the advice's own remedy: the same purge again
+    code, report, err = purge(db, "--matching", "5521-heron")
+    assert code == 0, (report, err)
+    assert report["finished"] and not report["unfinished"] and report["proven"]
+    assert occurrences(tmp_path, "5521-heron") == {}
+    again = run_memory("--db", db, "purge", "--matching", "5521-heron", "--yes")
+    assert again.returncode == 0 and "Nothing to purge" in again.stdout
+
+
+def test_resume_alone_finishes_a_purge_by_note(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    note(vault, "Gone.md", "a paragraph about the 7730-plover account")
+    note(vault, "Stays.md", "another note")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "Gone.md").unlink()
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    reader = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    reader.execute("BEGIN")
+    next(reader.execute("SELECT count(*) FROM revisions"))
+    code, report, _ = purge(db, "--note", "vault/Gone.md")
+    assert code == 1 and report["unfinished"]
+    reader.execute("COMMIT")
+    reader.close()
+    preview = run_memory("--db", db, "purge", "--resume", "--dry-run")
+    assert preview.returncode == 0 and "unfinished" in preview.stdout
+    done = run_memory("--db", db, "purge", "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Finished purge" in done.stdout and "no text was given" in done.stdout
+    assert occurrences(tmp_path, "7730-plover") == {}
+
+
+def test_restore_refuses_a_companion_name_and_leaves_one_file_or_nothing(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    note(vault, "A.md", "alpha")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    backup = tmp_path / "b" / "backup.db"
+    backup.parent.mkdir()
+    assert run_memory("--db", db, "backup", backup).returncode == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for name in ("m.db-journal", "m.db-wal", "x.db-shm", "m.db.lock", "m.db.litestream.yml"):
+        done = run_memory("restore", backup, "--to", tmp_path / name)
+        assert done.returncode == 2 and "choose another name" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    out = tmp_path / "r"
+    out.mkdir()
+    done = run_memory("restore", backup, "--to", out / "c.db")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["c.db"]
+    # a copy that fails its checks (a database of another application) leaves nothing
+    other = tmp_path / "b" / "other.db"
+    conn = apsw.Connection(str(other))
+    conn.execute("CREATE TABLE t (x); INSERT INTO t VALUES ('note text that must not stay')")
+    conn.close()
+    done = run_memory("restore", other, "--to", out / "d.db")
+    assert done.returncode != 0
+    assert sorted(p.name for p in out.iterdir()) == ["c.db"]
+
+
+@needs_litestream
+def test_replicate_setup_to_a_folder_that_cannot_be_written_changes_nothing(tmp_path):
+    vault, db, ro = tmp_path / "vault", tmp_path / "m.db", tmp_path / "ro"
+    vault.mkdir()
+    ro.mkdir()
+    note(vault, "A.md", "alpha")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    first = tmp_path / "replica"
+    assert run_memory("--db", db, "replicate", "setup", first, "--no-service",
+                      env=env()).returncode == 0
+    config = tmp_path / "m.db.litestream.yml"
+    kept = config.read_text()
+    if os.geteuid() == 0:  # root writes through any mode: a read-only mount instead
+        import subprocess
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs",
+                                  str(ro)], capture_output=True, text=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"root writes through a folder's mode, and no read-only tmpfs can "
+                        f"be mounted here: {mounted.stderr.strip()}")
+    else:
+        ro.chmod(0o555)
+    try:
+        done = run_memory("--db", db, "replicate", "setup", ro, "--no-service", env=env())
+        assert done.returncode == 2 and "cannot be written" in done.stderr, done.stderr
+        done = run_memory("--db", db, "replicate", "setup", ro / "sub", "--no-service",
+                          env=env())
+        assert done.returncode == 2 and "nothing was changed" in done.stderr, done.stderr
+    finally:
+        if os.geteuid() == 0:
+            import subprocess
+            subprocess.run(["umount", "-l", str(ro)], capture_output=True)
+        else:
+            ro.chmod(0o755)
+    assert config.read_text() == kept

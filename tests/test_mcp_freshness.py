@@ -17,18 +17,25 @@ from support import run_memory, user_env, wait_for
 SECRET = "zq-secret-91f3c07ab2"
 
 
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {},
+              "clientInfo": {"name": "t", "version": "1"}}
+
+
 class Server:
     """`memory serve` as a client starts it, spoken to line by line."""
 
-    def __init__(self, db):
+    def __init__(self, db, handshake=True):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "personal_memory", "--db", str(db), "serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=user_env())
         self.next_id = 1
-        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "t", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if handshake:
+            self.call("initialize", INITIALIZE)
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def send(self, message):
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -157,5 +164,53 @@ def test_a_copy_over_the_same_inode_is_noticed(vault_db, tmp_path):
                  what="a fresh worker")
         assert [r["memory_id"] for r in server.search("kumquat")["results"]] == [
             "swap"]
+    finally:
+        server.close()
+
+
+def test_a_client_that_fell_back_to_the_handshake_keeps_its_era_after_a_purge(vault_db):
+    """The SDK's auto mode: its server/discover took too long, so it sent initialize,
+    which the server (locked modern by the discover) refused; the client goes on with
+    enveloped requests. The fresh worker after a purge must serve those."""
+    vault, db = vault_db
+    server = Server(db, handshake=False)
+    try:
+        assert "result" in server.call("server/discover", {"_meta": ENVELOPE})
+        assert "error" in server.call("initialize", INITIALIZE)  # the era is modern
+        call = {"name": "memory_search", "arguments": {"query": "billing"}, "_meta": ENVELOPE}
+        assert server.call("tools/call", call)["result"]["structuredContent"]["count"] == 2
+        first = server.worker()
+        (vault / "keys.md").write_text("# Keys\n\nthe token was rotated; billing\n")
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        assert run_memory("--db", db, "purge", "--matching", SECRET, "--yes").returncode == 0
+        wait_for(lambda: server.worker() not in (None, first), timeout=30,
+                 what="a fresh worker")
+        reply = server.call("tools/call", call)
+        assert "result" in reply, reply
+        assert SECRET not in json.dumps(reply)
+    finally:
+        server.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_announcements_resume_where_the_replaced_worker_stopped(vault_db):
+    vault, db = vault_db
+    server = Server(db)
+    try:
+        first = server.worker()
+        with MemoryStore.open(db, embedder="none") as s:
+            newest = s.appended_since(None).newest
+        (vault / "keys.md").write_text("# Keys\n\nthe token was rotated; billing\n")
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        # announced by the first worker, so the next one must start after it
+        wait_for(lambda: server.worker() == first, what="the first worker")
+        time.sleep(1.5)
+        assert run_memory("--db", db, "purge", "--matching", SECRET, "--yes").returncode == 0
+        wait_for(lambda: server.worker() not in (None, first), timeout=30,
+                 what="a fresh worker")
+        env = dict(kv.split("=", 1) for kv in open(f"/proc/{server.worker()}/environ")
+                   .read().split("\0") if "=" in kv)
+        after = int(env["PERSONAL_MEMORY_ANNOUNCE_AFTER"])
+        assert after > newest  # what the first worker announced, not the newest at start
     finally:
         server.close()

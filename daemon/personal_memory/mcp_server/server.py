@@ -23,7 +23,7 @@ from ..limits import EXIT_OK, EXIT_USAGE
 from ..settings import Settings
 from ..version import __version__
 from . import resources
-from .stdio import Relay, is_worker
+from .stdio import ANNOUNCE_AFTER_ENV, ANNOUNCED_FD_ENV, Relay, is_worker
 from .tools import INSTRUCTIONS, MemoryTools
 
 log = logging.getLogger("personal_memory.mcp")
@@ -108,19 +108,36 @@ def build_server(config: Settings, *, warm: bool = False,
 async def _announce_changes(tools: MemoryTools, bus: InMemorySubscriptionBus,
                             every: float = 1.0) -> None:
     """Tell listening clients which notes changed (resource-updated events) whenever the
-    daemon indexes something: the notes of the revisions appended since the last look."""
-    last = await anyio.to_thread.run_sync(tools.newest_revision)
+    daemon indexes something: the notes of the revisions appended since the last look.
+    A worker that replaces another (``stdio``) starts after what that one announced."""
+    newest = await anyio.to_thread.run_sync(tools.newest_revision)
+    after = os.environ.get(ANNOUNCE_AFTER_ENV, "")
+    last = min(int(after), newest) if after.isdigit() else newest
+    _tell_relay(last)
     while True:
         await anyio.sleep(every)
         try:
+            seen = last
             last, notes = await anyio.to_thread.run_sync(tools.notes_changed_after, last)
         except PersonalMemoryError as exc:
             log.warning("could not look for changed notes: %s", exc)
             continue
+        if last != seen:
+            _tell_relay(last)
         for note in notes:
             await bus.publish(ResourceUpdated(uri=resources.note_uri(note)))
         if notes:
             await bus.publish(ResourceUpdated(uri=resources.RECENT))
+
+
+def _tell_relay(revision: int) -> None:
+    """The newest revision announced up to, for the relay to hand to a replacement."""
+    fd = os.environ.get(ANNOUNCED_FD_ENV, "")
+    if fd.isdigit():
+        try:
+            os.write(int(fd), f"{revision}\n".encode())
+        except OSError:
+            pass  # no relay behind us (run directly): nothing to hand over
 
 
 def serve(config: Settings) -> None:

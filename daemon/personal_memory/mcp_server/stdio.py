@@ -10,8 +10,11 @@ The relay does two things the SDK cannot:
 - **Nothing the server held survives a purge or a replaced file.** When the database is
   purged (its index generation moves) or replaced under it, the child exits with
   :data:`~personal_memory.limits.EXIT_RESTART` and the relay starts a fresh one, replays
-  the session's ``initialize``, and sends again every request the old child had not
-  answered (the tools are read-only or idempotent). The old process's memory, caches and
+  the session's ``initialize`` if the client speaks the handshake era (a client of the
+  2026-07-28 era carries its envelope on every request, so nothing is replayed), and
+  sends again every request the old child had not answered (the tools are read-only or
+  idempotent; a pending listen is listening again). The fresh child announces changes
+  from where the old one stopped, so none made during the restart is missed. The old process's memory, caches and
   pages with it, is gone; the relay itself keeps no answer: it passes the child's output
   through one buffer that it zeroes after every line.
 """
@@ -29,6 +32,13 @@ import threading
 from ..limits import EXIT_OK, EXIT_RESTART
 
 WORKER_ENV = "PERSONAL_MEMORY_SERVE_WORKER"  # set in the child: serve, do not relay
+# The worker writes the newest revision it has announced changes up to, a line at a time,
+# to this inherited file descriptor; a replacement worker starts announcing after it.
+ANNOUNCED_FD_ENV = "PERSONAL_MEMORY_ANNOUNCED_FD"
+ANNOUNCE_AFTER_ENV = "PERSONAL_MEMORY_ANNOUNCE_AFTER"
+# The key whose presence in a request's params._meta marks the 2026-07-28 protocol era
+# (the SDK's mcp_types.PROTOCOL_VERSION_META_KEY; not imported: the relay starts light).
+MODERN_ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
 _REPLAY_ID = "personal-memory-relay-initialize"
 _RESPONSE = re.compile(rb'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
 
@@ -136,6 +146,9 @@ class Relay:
         self.pending: dict[object, bytes] = {}  # request id -> the request, until answered
         self.initialize: bytes | None = None
         self.initialized: bytes | None = None
+        self.modern = False  # the client's newest request carried the 2026 envelope
+        self.announced_read, self.announced_write = os.pipe()
+        self.announced: bytes | None = None  # the newest revision announced so far
         self.child: subprocess.Popen | None = None
         self.replaying = False
         self.closed = False
@@ -143,8 +156,19 @@ class Relay:
     # -- the child --------------------------------------------------------------------------
 
     def _start(self) -> None:
+        env = {**self.env, ANNOUNCED_FD_ENV: str(self.announced_write)}
+        if self.announced is not None:
+            env[ANNOUNCE_AFTER_ENV] = self.announced.decode()
         self.child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, env=self.env, bufsize=0)
+                                      stdout=subprocess.PIPE, env=env, bufsize=0,
+                                      pass_fds=(self.announced_write,))
+
+    def _track_announced(self) -> None:
+        """Keep the newest revision a child has announced up to (a thread)."""
+        with os.fdopen(self.announced_read, "rb", buffering=0) as pipe:
+            for line in pipe:
+                if line.strip().isdigit():
+                    self.announced = line.strip()
 
     def _send(self, data: bytes) -> None:
         try:
@@ -193,9 +217,9 @@ class Relay:
                 if code != EXIT_RESTART or self.closed:
                     return code
                 self._start()
-                if self.initialize is not None:
+                if self.initialize is not None and not self.modern:
                     self._replay()
-                else:  # a stateless session (no initialize): only the unanswered requests
+                else:  # a stateless session (no handshake): only the unanswered requests
                     for request in list(self.pending.values()):
                         self._send(request)
 
@@ -208,11 +232,14 @@ class Relay:
                 if reply:
                     _write_all(1, reply)
                 continue
+            method, modern = _method(line)
             with self.lock:
-                if self.initialize is None and _is(line, "initialize"):
-                    self.initialize = bytes(line)
-                elif self.initialized is None and _is(line, "notifications/initialized"):
+                if method == "initialize":
+                    self.initialize, self.initialized, self.modern = bytes(line), None, False
+                elif method == "notifications/initialized" and self.initialized is None:
                     self.initialized = bytes(line)
+                elif modern:
+                    self.modern = True
                 if id_ is not None:
                     self.pending[id_] = bytes(line)
                 if not self.replaying:
@@ -233,15 +260,19 @@ class Relay:
         signal.signal(signal.SIGINT, stop)
         self._start()
         threading.Thread(target=self._client, name="client", daemon=True).start()
+        threading.Thread(target=self._track_announced, name="announced", daemon=True).start()
         code = self._children()
         return EXIT_OK if code in (EXIT_OK, -signal.SIGTERM) else code
 
 
-def _is(line: bytes, method: str) -> bool:
+def _method(line: bytes) -> tuple[str | None, bool]:
+    """A checked line's method, and whether it carries the 2026-07-28 envelope."""
     try:
-        return json.loads(line).get("method") == method
+        message = json.loads(line)
+        meta = (message.get("params") or {}).get("_meta")
+        return message.get("method"), isinstance(meta, dict) and MODERN_ENVELOPE_KEY in meta
     except (ValueError, AttributeError):
-        return False
+        return None, False
 
 
 def is_worker() -> bool:

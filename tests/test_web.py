@@ -233,3 +233,33 @@ def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
         assert urllib.request.urlopen(again, timeout=10).status == 200
     finally:
         assert page.stop() == 0
+
+
+def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_db, tmp_path):
+    vault, source = vault_db
+    db = tmp_path / "m.db"
+    with MemoryStore.open(source, embedder="none") as s:
+        s.backup(str(db))
+    page = Page(db)
+    try:
+        ok = urllib.request.urlopen(page.url, timeout=10)
+        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        away = tmp_path / "away"
+        away.mkdir()
+        for path in tmp_path.glob("m.db*"):
+            path.rename(away / path.name)
+        time.sleep(0.6)  # past the page's check interval
+        for where in ("/", "/?q=launch", "/note?id=vault/Garden.md", "/changes", "/status"):
+            with pytest.raises(urllib.error.HTTPError) as failed:
+                urllib.request.urlopen(urllib.request.Request(page.base + where,
+                                                              headers=cookie), timeout=10)
+            body = failed.value.read().decode()
+            assert failed.value.code == 404 and f"database {db} does not exist" in body, body
+        for path in away.iterdir():
+            path.rename(tmp_path / path.name)
+        back = urllib.request.urlopen(urllib.request.Request(page.base + "/?q=launch",
+                                                             headers=cookie), timeout=10)
+        assert back.status == 200 and "Launch plan" in back.read().decode()
+    finally:
+        assert page.stop() == 0
+    assert "Traceback" not in page.proc.stderr.read()

@@ -37,6 +37,7 @@ class ReaderPool:
         self._epoch = 0
         self._fingerprint = self.first.fingerprint()
         self._checked = time.monotonic()
+        self._missing: PersonalMemoryError | None = None  # why the file cannot be opened
 
     def warm_in_background(self) -> threading.Thread:
         """Build the shared search index and load the model on a thread of its own, so the
@@ -67,16 +68,23 @@ class ReaderPool:
         return local.store
 
     def _check(self) -> None:
+        """Replace the stores when the file was purged or replaced; raise the file's error
+        (deleted, unreadable) on every call until it can be opened again."""
         now = time.monotonic()
-        if now - self._checked < self.CHECK_EVERY:
+        if self._missing is None and now - self._checked < self.CHECK_EVERY:
             return
         with self._lock:
-            if now - self._checked < self.CHECK_EVERY:
+            if self._missing is None and now - self._checked < self.CHECK_EVERY:
                 return
             self._checked = now
-            with MemoryStore.open(self.path, read_only=True, create=False,
-                                  embedder="none") as fresh:
-                seen = fresh.fingerprint()
+            try:
+                with MemoryStore.open(self.path, read_only=True, create=False,
+                                      embedder="none") as fresh:
+                    seen = fresh.fingerprint()
+            except PersonalMemoryError as exc:
+                self._missing = exc
+                raise
+            self._missing = None
             if seen != self._fingerprint:
                 self._fingerprint = seen
                 self.first.close()

@@ -136,7 +136,9 @@ class Pages:
 
 def build_app(pool: ReaderPool, namespace: str, token: str, port: int):
     pages = Pages(pool, namespace)
-    app = Starlette(routes=[
+    # The file gone or unreadable under a running page: the CLI's one line, on every page,
+    # until it is back.
+    app = Starlette(exception_handlers={PersonalMemoryError: pages.failed}, routes=[
         Route("/", pages.search), Route("/note", pages.note),
         Route("/changes", pages.changes), Route("/status", pages.status),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),

@@ -55,7 +55,8 @@ def test_changes_equal_a_brute_force_diff_and_two_reference_searches(events, a, 
             for s in sections.values():
                 if s.change == "revised":
                     assert s.diff == word_diff(s.before.content, s.after.content)
-            assert got.counts["notes"] == len(want) == len(got.notes)  # lone memories
+            assert got.counts["memories"] == len(want) == len(got.notes)  # lone memories
+            assert got.counts["notes"] == 0  # none of them is a note
             # With a query: each side is exactly the reference search at that time.
             ranked = store.changes(namespace=ns, since=format_time(since),
                                    until=format_time(until), query=query, limit=50)
@@ -96,8 +97,9 @@ def test_notes_changed_in_a_week(tmp_path):
 
         week = store.changes(namespace="notes", since="2025-01-02", until="2025-01-08")
         assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T00:00:00Z"
-        assert week.counts == {"notes": 3, "notes_added": 1, "notes_deleted": 1,
-                               "notes_moved": 0, "added": 2, "revised": 1, "retracted": 2}
+        assert week.counts == {"notes": 3, "memories": 0, "notes_added": 1,
+                               "notes_deleted": 1, "notes_moved": 0, "added": 2,
+                               "revised": 1, "retracted": 2}
         by_note = {n.note: n for n in week.notes}
         assert by_note["v/old.md"].change == "deleted" and by_note["v/new.md"].change == "added"
         plan = by_note["v/plan.md"]

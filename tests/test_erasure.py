@@ -202,3 +202,63 @@ def test_replicate_setup_to_a_folder_that_cannot_be_written_changes_nothing(tmp_
         else:
             ro.chmod(0o755)
     assert config.read_text() == kept
+
+
+def test_answers_that_say_the_right_thing(tmp_path):
+    """Links of an unknown note, a filter that leaves nothing, words starting with '-',
+    an open line range, a tag written with a slash, an API memory in changes, a
+    backslash in a file name."""
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    (vault / "back").mkdir(parents=True)
+    (vault / "Launch.md").write_text("---\ntags: [work]\n---\n# Launch\n\nlaunch on the "
+                                     "date in May\n\nsecond line\n\nthird line\n")
+    (vault / "back" / "slash.md").write_text("# Real\n\nin a folder\n")
+    (vault / "back\\slash.md").write_text("# Odd\n\na backslash in the name\n")
+    done = run_memory("--db", db, "sync", vault)
+    assert done.returncode == 0 and "0 skipped" in done.stdout, done.stdout + done.stderr
+    read = run_memory("--db", db, "read", "vault/Nope.md")
+    links = run_memory("--db", db, "links", "vault/Nope.md")
+    assert read.returncode == links.returncode == 2 and "not known" in links.stderr
+    early = run_memory("--db", db, "links", "vault/Launch.md", "--as-of", "2001-01-01")
+    assert early.returncode == 2 and "not known" in early.stderr
+    found = run_memory("--db", db, "search", "launch", "tag:nope")
+    assert "the filter tag:nope left nothing" in found.stdout, found.stdout
+    found = run_memory("--db", db, "search", "launch", '"no such phrase"')
+    assert 'the filter "no such phrase" left nothing' in found.stdout, found.stdout
+    found = run_memory("--db", db, "search", "launch", "-date", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout) == [], found.stderr
+    found = run_memory("--db", db, "search", "launch", "--tag", "work/", "--json")
+    assert [r["memory_id"] for r in json.loads(found.stdout)] == ["vault/Launch.md#Launch"]
+    lines = run_memory("--db", db, "read", "vault/Launch.md", "--lines", "8-")
+    assert lines.returncode == 0 and "third line" in lines.stdout, lines.stderr
+    assert "launch on" not in lines.stdout
+    assert run_memory("--db", db, "remember", "plain", "an API memory").returncode == 0
+    changes = json.loads(run_memory("--db", db, "changes", "--since", "1d", "--json").stdout)
+    assert changes["counts"]["notes"] == 3 and changes["counts"]["memories"] == 1
+    odd = run_memory("--db", db, "read", "vault/back\\slash.md")
+    real = run_memory("--db", db, "read", "vault/back/slash.md")
+    assert "a backslash in the name" in odd.stdout and "in a folder" in real.stdout
+
+
+def test_a_note_named_like_a_drive_is_a_resource_and_lines_run_to_the_end(tmp_path):
+    import asyncio
+    import sys
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "C:drive.md").write_text("# Drive\n\nfirst\n\nlast line\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "personal_memory", "--db", str(db), "serve"],
+                                   env={"MEMORY_EMBEDDER": "none"})
+
+    async def go():
+        async with Client(params, mode="legacy") as c:
+            top = await c.read_resource("note://vault/C%3Adrive.md")
+            tail = await c.call_tool("memory_read", {"note": "vault/C:drive.md",
+                                                     "lines": "3-"})
+            return top.contents[0].text, tail.structured_content
+    text, tail = asyncio.run(go())
+    assert "last line" in text
+    assert "last line" in json.dumps(tail) and "# Drive" not in json.dumps(tail)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .errors import InvalidArgument
 from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
                      MAX_TAGS)
-from .notes.front_matter import normalise_tag
+from .notes.front_matter import wanted_tag
 from .times import now_micros, parse_time
 
 
@@ -81,9 +81,9 @@ def tags_arg(tags: object) -> tuple[str, ...] | None:
         raise InvalidArgument(f"tags: {len(tags)} given; the limit is {MAX_TAGS}")
     out: dict[str, None] = {}
     for tag in tags:
-        if not isinstance(tag, str) or not normalise_tag(tag):
+        if not isinstance(tag, str) or not wanted_tag(tag):
             raise InvalidArgument(f"tags: {tag!r} is not a tag name")
-        out.setdefault(normalise_tag(unicode_checked(tag, "tags")), None)
+        out.setdefault(wanted_tag(unicode_checked(tag, "tags")), None)
     return tuple(out) or None
 
 

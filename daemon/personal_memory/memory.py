@@ -305,7 +305,8 @@ class MemoryStore:
             return Changes(namespace=namespace, since=format_time(start),
                            until=format_time(end), query=None, counts=counts,
                            notes=notes_changed, offset=offset,
-                           more=max(0, counts["notes"] - offset - len(notes_changed)))
+                           more=max(0, counts["notes"] + counts["memories"] - offset
+                                        - len(notes_changed)))
         query = args.query_arg(query)
         # Two exact point-in-time searches: each side is what a search at that time gives.
         before = self.search(query, namespace=namespace, as_of=format_time(start),

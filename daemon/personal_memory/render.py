@@ -47,14 +47,19 @@ def hits(found: SearchResults, query: str) -> str:
     return "\n".join(lines)
 
 
+OPEN_END = 2**31  # "12-": to the note's last line, whatever its length
+
+
 def parse_lines(spec: str | None) -> tuple[int, int] | None:
-    """``"10-40"`` or ``"12"`` as (first, last), 1-based inclusive; None for all."""
+    """``"10-40"``, ``"12"`` or ``"12-"`` (to the end) as (first, last), 1-based
+    inclusive (an open end is a last line past any note); None for all."""
     if spec is None or not str(spec).strip():
         return None
     text = str(spec).strip()
-    first, _, last = text.partition("-")
+    first, dash, last = text.partition("-")
     try:
-        a, b = int(first), int(last or first)
+        a = int(first)
+        b = int(last) if last.strip() else (OPEN_END if dash else a)
     except ValueError:
         raise InvalidArgument(f"lines: {spec!r} is not a line or a range like 10-40") from None
     if a < 1 or b < a:

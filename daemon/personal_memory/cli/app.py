@@ -11,12 +11,13 @@ import sys
 from ..limits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE
 from . import commands, operations, replication  # noqa: F401  (they register the commands)
 from .context import COMMANDS, CommandError
-from .parser import build_parser
+from .parser import build_parser, query_words_last
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(query_words_last(parser, sys.argv[1:] if argv is None
+                                              else list(argv)))
     for name, default in (("db", None), ("json", False), ("vector_backend", None),
                           ("embedder", None)):
         if not hasattr(args, name):

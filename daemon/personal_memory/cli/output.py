@@ -70,9 +70,11 @@ def changes(found: Changes) -> str:
             return f"Nothing changed {span}."
         notes = f"{c['notes']} note" + ("" if c["notes"] == 1 else "s")
         moved = f", {c['notes_moved']} moved" if c.get("notes_moved") else ""
+        others = (f"; {c['memories']} other memor{'y' if c['memories'] == 1 else 'ies'}"
+                  if c.get("memories") else "")
         lines = [f"Changes {span}: {notes} ({c['notes_added']} new, "
-                 f"{c['notes_deleted']} deleted{moved}); sections {c['added']} added, "
-                 f"{c['revised']} revised, {c['retracted']} retracted"]
+                 f"{c['notes_deleted']} deleted{moved}){others}; sections {c['added']} "
+                 f"added, {c['revised']} revised, {c['retracted']} retracted"]
         for n in found.notes:
             title = f" — {n.title}" if n.title else ""
             what = f"moved from {n.moved_from}" if n.moved_from else n.change
@@ -86,8 +88,8 @@ def changes(found: Changes) -> str:
                 lines.append(f"  {_MARK[sec.change]} {sec.memory_id}{when}{why}")
                 if sec.diff:
                     lines.append(f"      {short(sec.diff, 400)}")
-        if len(found.notes) < c["notes"]:
-            lines.append(f"... and {c['notes'] - len(found.notes)} more notes (--limit)")
+        if found.more:
+            lines.append(f"... and {found.more} more (--limit)")
         return "\n".join(lines)
     head = (f"{found.query!r} {span}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v)
             if any(c.values()) else f"{found.query!r} {span}: no results either time.")

@@ -17,6 +17,42 @@ class Parser(argparse.ArgumentParser):
         return (" ".join(parts) + " ") if parts else ""
 
 
+# Commands whose free words are a query: a word there that starts with '-' and is not one
+# of the command's options is query text (an exclusion), wherever it stands.
+QUERY_COMMANDS = ("search", "changes")
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, bool]:
+    """Each option string of a parser, and whether it takes a value."""
+    return {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
+
+
+def query_words_last(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with a query command's words moved behind ``--``, its options before, so
+    that ``memory search launch -date`` searches for launch without date."""
+    top = _options(parser)
+    k = 0
+    while k < len(argv) and argv[k].startswith("-"):
+        k += 2 if top.get(argv[k]) else 1
+    if k >= len(argv) or argv[k] not in QUERY_COMMANDS:
+        return argv
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = _options(sub.choices[argv[k]])
+    options, words, rest = [], [], iter(argv[k + 1:])
+    for word in rest:
+        if word == "--":
+            words += list(rest)
+        elif word in known:
+            options.append(word)
+            if known[word]:
+                options.append(next(rest, ""))
+        elif word.startswith("--") and known.get(word.split("=", 1)[0]):
+            options.append(word)
+        else:
+            words.append(word)
+    return argv[:k + 1] + options + ["--"] + words
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS,

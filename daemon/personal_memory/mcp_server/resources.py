@@ -13,6 +13,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
 
 from ..errors import PersonalMemoryError
 from .tools import MemoryTools
@@ -20,6 +21,10 @@ from .tools import MemoryTools
 NOTE_TEMPLATE = "note://{collection}/{+path}{?as_of}"
 RECENT = "note://recent"
 RECENT_LIMIT = 50
+# A note's path is looked up in the store, never joined to a folder: a top-level note
+# named like a drive (C:drive.md) is a note, not an absolute path. Traversal and NUL stay
+# refused.
+NOTE_SECURITY = ResourceSecurity(reject_absolute_paths=False)
 
 
 def note_uri(note: str, as_of: str | None = None) -> str:
@@ -30,7 +35,7 @@ def note_uri(note: str, as_of: str | None = None) -> str:
 
 def register(server, tools: MemoryTools) -> None:
     @server.resource(NOTE_TEMPLATE, name="note", title="A note at a point in time",
-                     mime_type="text/markdown",
+                     mime_type="text/markdown", security=NOTE_SECURITY,
                      description="A note's Markdown as it was known at as_of (default: now); "
                      "a note that moved since is read under the path it had then.")
     def read_note(collection: str, path: str, as_of: str | None = None) -> str:

@@ -31,6 +31,12 @@ def normalise_tag(tag: str) -> str:
     return unicodedata.normalize("NFC", tag.strip().lstrip("#")).casefold()
 
 
+def wanted_tag(tag: str) -> str:
+    """A tag a filter asks for: as stored, and ``work/`` means the tag ``work`` (and, as
+    every tag filter does, the tags nested under it)."""
+    return normalise_tag(tag).rstrip("/")
+
+
 def _strings(value: object) -> list[str]:
     """A scalar or a list of scalars as strings; tags may also be one comma- or
     space-separated string (both spellings are common)."""

@@ -17,6 +17,7 @@ note, except that whitespace-only lines at the end of a part come back empty.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -310,8 +311,10 @@ def reassemble(pieces: list[Piece]) -> str:
 
 
 def normalise_path(relpath: str) -> str:
-    """NFC and forward slashes, so one note has one ID on every platform."""
-    return unicodedata.normalize("NFC", relpath.replace("\\", "/"))
+    """NFC and forward slashes, so one note has one ID on every platform. Only the
+    platform's own separator is one: on Linux and macOS a backslash is a character of
+    the name (``back\\slash.md`` is not ``back/slash.md``)."""
+    return unicodedata.normalize("NFC", relpath.replace(os.sep, "/"))
 
 
 def is_note_name(name: str) -> bool:

@@ -78,4 +78,4 @@ class Changes(Record):
     results: list[ResultChange] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     offset: int = 0  # notes skipped (a later page of the same comparison)
-    more: int = 0  # notes after this page
+    more: int = 0  # notes (and memories of the API) after this page

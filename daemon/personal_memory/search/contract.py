@@ -93,12 +93,17 @@ def has_words(query: str) -> bool:
 
 
 def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
-              semantic: Semantic | None, visible: int = 1) -> str | None:
+              semantic: Semantic | None, visible: int = 1, unfiltered: int = 1,
+              query: syntax.Query | None = None) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
-    or no visible row holds a query word, and none is semantically closer than the
-    embedder's calibrated threshold for ``embedded`` visible rows with a vector."""
+    or the query's filters kept none of the ``unfiltered`` visible rows; or no row it
+    ranks holds a query word, and none is semantically closer than the embedder's
+    calibrated threshold for ``embedded`` rows with a vector."""
     if keyword_matches:
         return None
+    if not visible and unfiltered and query is not None and query.filters():
+        return (f"the filter{'s' if len(query.filters()) > 1 else ''} "
+                f"{' '.join(query.filters())} left nothing of what was visible then")
     if not visible:
         return ("no memory was visible then: none known by the cutoff was valid at the "
                 "valid time")

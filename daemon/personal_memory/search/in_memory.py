@@ -359,7 +359,8 @@ class SearchIndex:
                valid_at: int, limit: int, semantic: Semantic | None = None) -> Ranked:
         with self._lock, db.snapshot():
             self.refresh(db, semantic.key if semantic else None)
-            winners = self.rankable(self.visible(namespace, as_of, valid_at), query)
+            everything = self.visible(namespace, as_of, valid_at)
+            winners = self.rankable(everything, query)
             if query.filters_rows and len(winners):
                 kept = text_filtered(db, self.rows.ids[winners].tolist(), query,
                                      lambda text: self._holding(db, winners, text))
@@ -369,7 +370,8 @@ class SearchIndex:
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
             why = no_answer(len(bm_pos), cos.best() if cos else None,
-                            len(cos.pos) if cos else 0, semantic, visible=len(winners))
+                            len(cos.pos) if cos else 0, semantic, visible=len(winners),
+                            unfiltered=len(everything), query=query)
             if why:
                 return Ranked(unembedded=unembedded, no_answer=why)
             return Ranked(fuse_ranked(

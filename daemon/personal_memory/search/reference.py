@@ -36,7 +36,8 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
     visible row's stored vector."""
     with db.snapshot():
         db.index_generation()  # takes up a tokenizer another process re-indexed with
-        visible = rankable(db.visible_revisions(namespace, as_of, valid_at), query)
+        everything = db.visible_revisions(namespace, as_of, valid_at)
+        visible = rankable(everything, query)
         if query.filters_rows:
             kept = set(text_filtered(db, [r.revision_id for r in visible], query))
             visible = [r for r in visible if r.revision_id in kept]
@@ -45,7 +46,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         cosine = cosine_reference(db, list(rows), semantic)
     unembedded = len(rows) - len(cosine) if semantic is not None else 0
     why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
-                    visible=len(rows))
+                    visible=len(rows), unfiltered=len(everything), query=query)
     if why:
         return Ranked(unembedded=unembedded, no_answer=why)
     return Ranked(fuse(rows, bm25, cosine, limit), unembedded)

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument
-from ..notes.front_matter import normalise_tag
+from ..notes.front_matter import wanted_tag
 
 OPERATORS = ("path", "folder", "file", "section", "tag")
 _TOKEN = re.compile(r'(-?)(?:(\w+):)?("([^"]*)("?)|\S+)')
@@ -37,6 +37,14 @@ class Query:
     files: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+
+    def filters(self) -> list[str]:
+        """The query's filters as a user writes them (tags, paths, phrases, exclusions)."""
+        ops = [f"{op}:{v}" for op, values in (("tag", self.tags), ("path", self.paths),
+                                              ("folder", self.folders), ("file", self.files),
+                                              ("section", self.sections)) for v in values]
+        return (ops + [f'"{p}"' for p in self.phrases]
+                + [f"-{x}" if " " not in x else f'-"{x}"' for x in self.excluded])
 
     @property
     def filters_rows(self) -> bool:
@@ -83,7 +91,7 @@ def parse(text: str, tags: tuple[str, ...] | None = None) -> Query:
     if not ranked.strip():
         raise InvalidArgument("query: give words to search for, besides filters and "
                               "exclusions")
-    all_tags = tuple(dict.fromkeys([*(tags or ()), *(normalise_tag(t) for t in found["tag"])]))
+    all_tags = tuple(dict.fromkeys([*(tags or ()), *(wanted_tag(t) for t in found["tag"])]))
     return Query(words=ranked, phrases=tuple(found["phrases"]),
                  excluded=tuple(found["excluded"]), paths=tuple(found["path"]),
                  folders=tuple(found["folder"]), files=tuple(found["file"]),

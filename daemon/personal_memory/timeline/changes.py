@@ -64,10 +64,11 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
                 ids = (record.metadata or {}).get("sections", []) if record else []
                 g.order = {m: i for i, m in enumerate(ids)}
     notes = [_note_change(g) for g in ordered]
-    counts = {"notes": len(notes),
-              "notes_added": sum(n.change == "added" for n in notes),
-              "notes_deleted": sum(n.change == "deleted" for n in notes),
-              "notes_moved": sum(n.change == "moved" for n in notes),
+    of_notes = [n for n in notes if n.note is not None]  # the rest: memories of the API
+    counts = {"notes": len(of_notes), "memories": len(notes) - len(of_notes),
+              "notes_added": sum(n.change == "added" for n in of_notes),
+              "notes_deleted": sum(n.change == "deleted" for n in of_notes),
+              "notes_moved": sum(n.change == "moved" for n in of_notes),
               "added": 0, "revised": 0, "retracted": 0}
     for n in notes:
         for s in n.sections:

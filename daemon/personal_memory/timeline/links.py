@@ -14,7 +14,7 @@ from ..records import Embed, Link, Links, RevisionRecord
 from ..store import Database
 from ..times import format_time
 from .moves import path_at
-from .reading import section_lines
+from .reading import read_note, section_lines
 
 MAX_EMBED_CHARS = 4000  # the text shown for one embed
 
@@ -93,6 +93,8 @@ def note_links(db: Database, namespace: str, note: str, as_of: int | None,
     with db.snapshot():
         asked, note = note, path_at(db, namespace, note, as_of)
         at = Cutoff(db, namespace, as_of, valid_at)
+        if note not in at.records:  # unknown then: NotFound, as for reading it
+            read_note(db, namespace, asked, as_of, valid_at)
         outgoing = at.links_in(note) if note in at.records else []
         backlinks = []
         for source, record in sorted(at.records.items()):

@@ -587,7 +587,8 @@ class MemoryStore:
         return VectorStatus(semantic=self._embedder_note, embedder=self.embedder,
                             pending_vectors=pending, embedding_per_second=per_second,
                             eta_seconds=round(pending / per_second, 1)
-                            if pending and per_second else None)
+                            if pending and per_second else None,
+                            embedding_threads=self._db.meta("embedding_threads"))
 
     # -- erasure ------------------------------------------------------------------------
 

@@ -87,6 +87,9 @@ class ReaderPool:
             self._missing = None
             if seen != self._fingerprint:
                 self._fingerprint = seen
+                forget = getattr(self._model, "forget_queries", None)
+                if forget is not None:  # questions may hold what a purge erased
+                    forget()
                 self.first.close()
                 self.first = MemoryStore(Database.open(self.path, read_only=self.read_only,
                                                        vector_backend=self.vector_backend,

@@ -269,6 +269,8 @@ def status(d: Status) -> str:
         lines.append(f"vectors       {v.pending_vectors} memories waiting for one{rate}"
                      f"{_eta(v.eta_seconds)}" if v.pending_vectors
                      else f"vectors       all embedded{rate}")
+        if v.embedding_threads:
+            lines.append(f"model         {v.embedding_threads}")
     problems = {(p.collection, p.path) for p in s.problems}
     lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {p.since}"
               + ("; its last good version stays searchable)" if p.stale else ")")

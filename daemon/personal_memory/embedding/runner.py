@@ -68,6 +68,9 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                 db.add_vectors(key, [(row.id, blobs[digest], digest) for row, digest in kept])
                 if seconds > 0:
                     db.set_meta("embedding_rate", f"{(done + handled - reused) / seconds:.2f}")
+                choice = getattr(model, "threads", None)  # a model that chooses them
+                if choice is not None:
+                    db.set_meta("embedding_threads", choice.describe())
             below = kept[-1][0].id
         done += handled
         if progress:

@@ -120,6 +120,8 @@ class VectorStatus(Record):
     pending_vectors: int
     embedding_per_second: float | None
     eta_seconds: float | None = None  # pending / rate, when both are known
+    # The threads the model last read passages with, and the rates that choice rests on.
+    embedding_threads: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import Ranked, Semantic, has_tag, no_answer, query_terms, text_filtered
@@ -357,7 +358,7 @@ class SearchIndex:
 
     def search(self, db: Database, query: Query, *, namespace: str, as_of: int | None,
                valid_at: int, limit: int, semantic: Semantic | None = None) -> Ranked:
-        with self._lock, db.snapshot():
+        with self._lock, db.snapshot(), one_blas_thread():
             self.refresh(db, semantic.key if semantic else None)
             everything = self.visible(namespace, as_of, valid_at)
             winners = self.rankable(everything, query)

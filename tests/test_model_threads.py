@@ -89,3 +89,25 @@ def test_the_daemon_reports_its_thread_choice(tmp_path):
         assert "reads passages on" in text
     finally:
         daemon.close()
+
+
+def test_a_moved_folder_keeps_its_vectors_in_the_same_write(tmp_path):
+    from personal_memory import MemoryStore
+    from personal_memory.notes.folders import Folder
+    vault = tmp_path / "vault"
+    (vault / "trips").mkdir(parents=True)
+    for i in range(6):
+        (vault / "trips" / f"t{i}.md").write_text(f"# Trip {i}\n\nthe ferry to island {i}\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="e5") as store:
+        store.sync([Folder.of(vault)])
+        assert store.embed_pending().embedded == 6
+        for i in range(5):  # a backlog the worker has not reached
+            (vault / f"b{i}.md").write_text(f"# Backlog {i}\n\n" + "long words " * 200)
+        store.sync([Folder.of(vault)])
+        assert store.pending_vectors() == 5
+        (vault / "trips").rename(vault / "journeys")
+        store.sync([Folder.of(vault)])
+        assert store.pending_vectors() == 5  # the six moved sections already have theirs
+        found = [r for r in store.search("boat crossing to an island", namespace="notes",
+                                         limit=3) if r.cosine is not None]
+        assert found and all(r.memory_id.startswith("vault/journeys/") for r in found)

@@ -22,6 +22,31 @@ def passage_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def passage_of(row) -> str:
+    """The exact text a revision's vector is made from."""
+    return passage_text(model_text(row.title) if row.title else None, model_text(row.content))
+
+
+def carry_vectors(db: Database, last_id: int) -> int:
+    """Inside the caller's write transaction: the revisions appended after ``last_id``
+    whose exact passage already has a vector get it now, for every model that has one, so
+    a moved or renamed note, a reverted edit or a copied section is searched by meaning
+    from the moment it is written, before the embedding worker comes to it. Returns how
+    many vectors were carried."""
+    keys = db.embedders()
+    rows = db.passages_after(last_id) if keys else []
+    if not rows:
+        return 0
+    hashes = {row.id: passage_hash(passage_of(row)) for row in rows}
+    carried = 0
+    for key in keys:
+        blobs = db.vectors_of_passages(key, list(set(hashes.values())))
+        found = [(rid, blobs[h], h) for rid, h in hashes.items() if h in blobs]
+        db.add_vectors(key, found)
+        carried += len(found)
+    return carried
+
+
 def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                   max_rows: int | None = None, below: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
@@ -44,8 +69,7 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
             rows = db.missing_vectors(key, min(batch_size, total - done), below)
         if not rows:
             break
-        passages = [passage_text(model_text(r.title) if r.title else None,
-                                 model_text(r.content)) for r in rows]
+        passages = [passage_of(r) for r in rows]
         hashes = [passage_hash(p) for p in passages]
         with db.snapshot():
             blobs = db.vectors_of_passages(key, hashes)

@@ -45,6 +45,19 @@ class Vectors:
             f"SELECT id, {self.index_text} FROM revisions WHERE {bound}{self._needs_vector} "
             f"AND {self._MISSING} ORDER BY id DESC LIMIT ?", (embedder, limit))]
 
+    def passages_after(self, last_id: int) -> list[PendingPassage]:
+        """(id, title, content as indexed) of the revisions appended after ``last_id`` that
+        get a vector (of any model)."""
+        return [PendingPassage(*row) for row in self.conn.execute(
+            f"SELECT id, {self.index_text} FROM revisions WHERE id > ? AND "
+            f"{self._needs_vector} ORDER BY id", (last_id,))]
+
+    def embedders(self) -> list[str]:
+        """The models that have vectors stored."""
+        if not self.vectors_ready():
+            return []
+        return [k for (k,) in self.execute("SELECT DISTINCT embedder FROM vectors")]
+
     def count_missing_vectors(self, embedder: str, namespace: str | None = None) -> int:
         where = " AND namespace = ?" if namespace else ""
         params = (namespace,) if namespace else ()

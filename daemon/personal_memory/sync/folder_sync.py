@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from ..embedding.runner import carry_vectors
 from ..errors import (BackdatedWrite, CollectionTaken, MassDelete, PersonalMemoryError,
                       RootUnavailable, SyncError)
 from ..notes import markdown, model as notes
@@ -310,6 +311,7 @@ class FolderSync:
             with self.db.transaction():
                 # One time for the whole batch: a cutoff sees all of it or none of it.
                 known_at = self.known_at or format_time(writes.next_known_at(self.db))
+                before = self.db.max_revision_id()
                 plain = [loaded[rel] for rel in step.changed if rel in loaded]
                 for rel, old in step.moves:
                     if rel not in loaded:
@@ -326,6 +328,7 @@ class FolderSync:
                     self._remove(folder, rel, known_at, batch)
                 if dry_run:
                     raise _DryRun
+                carry_vectors(self.db, before)
         except _DryRun:
             pass
         batch.transactions = 0 if dry_run else 1

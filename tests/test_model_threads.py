@@ -111,3 +111,20 @@ def test_a_moved_folder_keeps_its_vectors_in_the_same_write(tmp_path):
         found = [r for r in store.search("boat crossing to an island", namespace="notes",
                                          limit=3) if r.cosine is not None]
         assert found and all(r.memory_id.startswith("vault/journeys/") for r in found)
+
+
+def test_the_estimate_counts_the_tokens_waiting(tmp_path):
+    """A long Chinese section is read in several windows: the time left goes by tokens,
+    not by sections."""
+    from personal_memory import MemoryStore
+    with MemoryStore.open(tmp_path / "m.db", embedder="e5") as store:
+        for i in range(8):
+            store.remember(f"en{i}", f"a short note number {i} about ferries", namespace="n")
+        store.embed_pending()
+        han = "我们在花园里种了西红柿和豆子，每天早上浇水。" * 68  # about 1,500 characters
+        for i in range(4):
+            store.remember(f"zh{i}", f"{i}{han}", namespace="n")
+        v = store.status().vectors
+        assert v.pending_vectors == 4 and v.embedding_per_second and v.eta_seconds
+        by_sections = 4 / v.embedding_per_second
+        assert v.eta_seconds > 5 * by_sections, (v.eta_seconds, by_sections)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 from . import arguments as args
 from .embedding import models as embedders
-from .embedding.runner import embed_pending
+from .embedding.runner import embed_pending, eta_seconds
 from .errors import InvalidArgument, NotFound
 from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS, REPLICA_MAX_LAG_SECONDS
 from .notes.folders import Folder
@@ -586,8 +586,8 @@ class MemoryStore:
         per_second = float(rate) if rate else None
         return VectorStatus(semantic=self._embedder_note, embedder=self.embedder,
                             pending_vectors=pending, embedding_per_second=per_second,
-                            eta_seconds=round(pending / per_second, 1)
-                            if pending and per_second else None,
+                            eta_seconds=eta_seconds(self._db, self._embedder, pending)
+                            if self._embedder is not None else None,
                             embedding_threads=self._db.meta("embedding_threads"))
 
     # -- erasure ------------------------------------------------------------------------

@@ -120,6 +120,12 @@ class E5Small:
                 del self._queries[next(iter(self._queries))]
             return found
 
+    def tokens(self, text: str) -> int:
+        """How many tokens the model reads for a passage (what its time goes by: a long
+        Chinese or Japanese section is several windows of 512)."""
+        with _MODEL_LOCK:
+            return self._loaded().token_count(passage_cut(text))
+
     def forget_queries(self) -> None:
         """Drop the remembered questions (a purge may have erased their words)."""
         with _MODEL_LOCK:

@@ -47,6 +47,25 @@ def carry_vectors(db: Database, last_id: int) -> int:
     return carried
 
 
+ETA_SAMPLE = 200  # pending passages whose tokens are counted for an estimate
+
+
+def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
+    """How long the pending passages will take: by their tokens (a sample of them, counted
+    by the model) at the tokens per second the model last got, where it counts tokens;
+    else by passages at the last passages per second."""
+    if not pending:
+        return None
+    token_rate, tokens = db.meta("embedding_token_rate"), getattr(model, "tokens", None)
+    if token_rate and tokens is not None:
+        sample = db.missing_vectors(model.key, ETA_SAMPLE)
+        if sample:
+            mean = sum(tokens(passage_of(r)) for r in sample) / len(sample)
+            return round(pending * mean / float(token_rate), 1)
+    rate = db.meta("embedding_rate")
+    return round(pending / float(rate), 1) if rate else None
+
+
 def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                   max_rows: int | None = None, below: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
@@ -95,6 +114,9 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                 choice = getattr(model, "threads", None)  # a model that chooses them
                 if choice is not None:
                     db.set_meta("embedding_threads", choice.describe())
+                    if choice.rates.get(choice.current):
+                        db.set_meta("embedding_token_rate",
+                                    f"{choice.rates[choice.current]:.1f}")
             below = kept[-1][0].id
         done += handled
         if progress:

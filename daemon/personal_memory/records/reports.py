@@ -119,7 +119,9 @@ class VectorStatus(Record):
     embedder: str | None
     pending_vectors: int
     embedding_per_second: float | None
-    eta_seconds: float | None = None  # pending / rate, when both are known
+    # How long the pending will take: by their tokens (a sample counted by the model) at
+    # the tokens per second it last got; by passages where the model counts no tokens.
+    eta_seconds: float | None = None
     # The threads the model last read passages with, and the rates that choice rests on.
     embedding_threads: str | None = None
 

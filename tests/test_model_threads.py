@@ -59,9 +59,14 @@ def test_a_users_omp_num_threads_stands(tmp_path):
 
 
 def test_the_choice_follows_the_measured_rate(monkeypatch):
+    from personal_memory.embedding import threads
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     choice = ThreadChoice(most=2)
     assert choice.options == [1, 2]
+    assert choice.next() == 2  # every core until the first measurement is due
+    choice.record(2, 200, 1.0)
+    monkeypatch.setattr(threads.time, "monotonic",
+                        lambda: 1e9)  # the first measurement is due
     for _ in range(2 * PROBE_PASSAGES):  # busy: two threads wait for each other
         n = choice.next()
         choice.record(n, 200, 0.5 if n == 1 else 2.0)
@@ -128,3 +133,15 @@ def test_the_estimate_counts_the_tokens_waiting(tmp_path):
         assert v.pending_vectors == 4 and v.embedding_per_second and v.eta_seconds
         by_sections = 4 / v.embedding_per_second
         assert v.eta_seconds > 5 * by_sections, (v.eta_seconds, by_sections)
+
+
+def test_a_close_call_keeps_every_core(monkeypatch):
+    from personal_memory.embedding import threads
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    choice = ThreadChoice(most=2)
+    choice.next()
+    monkeypatch.setattr(threads.time, "monotonic", lambda: 1e9)
+    for _ in range(2 * PROBE_PASSAGES):  # one thread 5% faster: within the noise
+        n = choice.next()
+        choice.record(n, 200, 1.0 if n == 1 else 1.05)
+    assert choice.current == 2

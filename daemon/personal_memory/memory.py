@@ -611,7 +611,7 @@ class MemoryStore:
         from emptying, the replica was not reached, the process was killed) stays in the
         audit as unfinished, and the next purge finishes it, whatever it selects:
         ``matching`` names a text to prove gone, and with nothing selected only the
-        unfinished work is done (``unfinished_purges`` lists it)."""
+        unfinished work is done (:meth:`purges` says what each still lacks)."""
         namespace = args.namespace_arg(namespace)
         if sum(x is not None for x in (memory_id, note, matching)) > 1:
             raise InvalidArgument("purge: choose one of memory_id, note, matching (or none, "

@@ -163,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "the older ones deleted, then verified); asked for when interactive")
     p.add_argument("--resume", action="store_true",
                    help="select nothing new: finish purges that could not prove their "
-                   "erasure (every purge does this too; --matching TEXT with it proves "
-                   "that text gone)")
+                   "erasure (every purge does this too, and the same --matching TEXT "
+                   "again also proves that text gone)")
 
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")

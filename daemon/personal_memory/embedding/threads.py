@@ -5,8 +5,9 @@ backtest that imported numpy first, the daemon, the MCP server, the command line
   but on a busy one their barriers wait for each other: 1.7 s a query beside two busy
   processes, 30 ms on one thread. The limit is set at run time on the loaded runtime
   (threadpoolctl), so no environment variable read at import matters.
-- **Passages get what measures best**: one thread or all, compared every few minutes on
-  interleaved passages (so both see the same load), by tokens per second.
+- **Passages get what measures best**: every core at first, then one thread or all,
+  compared every five minutes on interleaved passages (so both see the same load), by
+  tokens per second.
 - **libgomp spins briefly.** It spins up to 300,000 times at a barrier before it sleeps,
   which a busy machine turns into lost time slices; the model's own copy of libgomp is
   loaded with ``GOMP_SPINCOUNT`` at 1,000 (as fast when quiet, about 25% faster beside two
@@ -25,8 +26,10 @@ from typing import Iterator
 
 QUERY_THREADS = 1
 SPIN_COUNT = "1000"
-PROBE_EVERY_SECONDS = 180.0  # between two measurements of the thread counts
-PROBE_PASSAGES = 3  # passages per thread count in one measurement
+FIRST_PROBE_SECONDS = 30.0  # work on every core this long before the first measurement
+PROBE_EVERY_SECONDS = 300.0  # between two measurements of the thread counts
+PROBE_PASSAGES = 2  # passages per thread count in one measurement
+FEWER_THREADS_MARGIN = 1.15  # how much faster one thread must measure to be chosen
 
 
 def user_threads() -> int | None:
@@ -104,12 +107,17 @@ class ThreadChoice:
         self.rates: dict[int, float] = {}  # threads -> tokens per second, last measured
         self._plan: list[int] = []  # the measurement under way: thread counts to run
         self._sums: dict[int, list[float]] = {}
-        self._next_probe = 0.0
+        self._next_probe: float | None = None  # set by the first passage
 
     def next(self) -> int:
-        """The thread count for the next passage."""
-        if not self._plan and len(self.options) > 1 and time.monotonic() >= self._next_probe:
-            self._plan = self.options * PROBE_PASSAGES  # interleaved: 1, 2, 1, 2, ...
+        """The thread count for the next passage: every core at first (the faster choice
+        on a quiet machine, and on a busy one with libgomp's short spin), then whichever
+        measured faster."""
+        now = time.monotonic()
+        if self._next_probe is None:
+            self._next_probe = now + FIRST_PROBE_SECONDS
+        if not self._plan and len(self.options) > 1 and now >= self._next_probe:
+            self._plan = self.options[::-1] * PROBE_PASSAGES  # interleaved: 2, 1, 2, 1
             self._sums = {n: [0.0, 0.0] for n in self.options}
         return self._plan[0] if self._plan else self.current
 
@@ -126,7 +134,12 @@ class ThreadChoice:
         self._sums[threads][1] += seconds
         if not self._plan:
             self.rates = {n: t / s for n, (t, s) in self._sums.items() if s > 0}
-            self.current = max(self.rates, key=self.rates.get)
+            most = self.options[-1]
+            best = max(self.rates, key=self.rates.get)
+            # fewer threads only when clearly faster: a close call is noise, and every
+            # core is the better bet when the load goes away
+            self.current = (best if best == most or self.rates[best]
+                            > FEWER_THREADS_MARGIN * self.rates.get(most, 0.0) else most)
             self._next_probe = time.monotonic() + PROBE_EVERY_SECONDS
 
     def describe(self) -> str:

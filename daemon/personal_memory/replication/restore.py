@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from ..errors import InvalidArgument
-from ..paths import real_database
+from ..paths import lock_path, real_database
 from ..store import Database
-from . import litestream
+from . import control, litestream
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -21,11 +21,17 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
-# Files kept beside a database: SQLite's own (whatever the base is called) and this
-# package's; a restore never writes to a name like these.
+# SQLite's files beside a database, whatever it is called: a restore never writes to a
+# name like these.
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
-OWN_COMPANIONS = (".lock", ".litestream.yml", ".litestream.yml.new", ".replication-lock",
-                  ".replication-pause")
+
+
+def own_companions() -> list[str]:
+    """The endings of the files this package keeps beside a database, from the functions
+    that name them."""
+    base = Path("db")
+    return [str(name(base))[len("db"):] for name in (
+        lock_path, litestream.config_path, control.lock_path, control.pause_path)]
 
 
 def check_target(to: Path) -> Path:
@@ -36,7 +42,7 @@ def check_target(to: Path) -> Path:
     if to.name.endswith(SQLITE_COMPANIONS):
         raise InvalidArgument(f"--to: {to.name} is named like SQLite's journal of a "
                               "database (-wal, -shm, -journal); choose another name")
-    for suffix in OWN_COMPANIONS:
+    for suffix in own_companions():
         if to.name.endswith(suffix) and Path(str(to)[:-len(suffix)]).exists():
             raise InvalidArgument(f"--to: {to.name} is the name of a file kept beside the "
                                   f"database {str(to)[:-len(suffix)]}; choose another name")

@@ -120,10 +120,10 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         with db.snapshot():
             erased = needles(db, found, matching, note)
         with db.errors():
-            audit = db.purge_revisions(found, namespace=namespace, selector=selector, reason=reason,
-                               purged_at=now, erase=[matching] if matching else
-                               ([note] if note else []),
-                               unfinished=["file"] + (["replica"] if replica_set_up else []))
+            audit = db.purge_revisions(
+                found, namespace=namespace, selector=selector, reason=reason, purged_at=now,
+                erase=[matching] if matching else ([note] if note else []),
+                unfinished=["file"] + (["replica"] if replica_set_up else []))
     else:  # finishing earlier purges: the text given, if any, is what to prove gone
         audit, erased = None, [matching] if matching is not None else []
     with db.errors():
@@ -135,8 +135,10 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
     own, others = folder_files(db.path, companions)
     counts = scan_files(own + others, patterns)
     occurrences = sum(counts[p] for p in own)
-    with db.snapshot():
-        where = [w for n in erased for w in db.residue(n)]
+    where = []
+    if occurrences:  # a table still holding it is found in the bytes too
+        with db.snapshot():
+            where = [w for n in erased for w in db.residue(n)]
     advice = None
     if where:
         advice = ("the text is still in " + ", ".join(dict.fromkeys(where))

@@ -74,8 +74,8 @@ def test_unembedded_rows_are_searched_by_keywords_and_reembed_finishes(tmp_path,
 def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
     root = tmp_path / "vault"
     root.mkdir()
-    for i in range(60):  # long enough that the interrupt lands in the middle
-        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About topic {i}. " * 80)
+    for i in range(60):  # more than a batch, so the interrupt lands in the middle
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About topic {i}. " * 30)
     db = tmp_path / "m.db"
     ok("--db", db, "sync", "--no-embed", root)
     proc = subprocess.Popen(MEMORY + ["--db", str(db), "reembed"], env=user_env(E5),
@@ -93,7 +93,7 @@ def test_an_interrupted_embedding_keeps_its_batches_and_resumes(tmp_path):
         left = s.pending_vectors()
         assert 0 < left < 60 and s.health().integrity == "ok"
     assert "Stopping after the work in hand" in err
-    # up to 59 long passages: minutes on a loaded two-core machine
+    # up to 59 passages: a minute or more on a loaded two-core machine
     done = json.loads(ok("--db", db, "reembed", "--json", timeout=600).stdout)
     assert done["embedded"] == left and done["remaining"] == 0
 
@@ -102,7 +102,7 @@ def test_ctrl_c_during_memory_syncs_embedding_stops_soon_and_keeps_the_import(tm
     root = tmp_path / "vault"
     root.mkdir()
     for i in range(60):
-        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About subject {i}. " * 80)
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"About subject {i}. " * 30)
     db = tmp_path / "m.db"
     ok("--db", db, "init")
     proc = subprocess.Popen(MEMORY + ["--db", str(db), "sync", str(root)], env=user_env(E5),

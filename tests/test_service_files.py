@@ -44,6 +44,15 @@ def test_systemd_unit_contents(tmp_path):
     assert "watch" in exec_start
 
 
+def test_a_symlinked_database_makes_its_real_folder_writable(tmp_path):
+    (tmp_path / "disk").mkdir()
+    (tmp_path / "names").mkdir()
+    (tmp_path / "names" / "m.db").symlink_to(tmp_path / "disk" / "m.db")
+    p = run_memory("--db", tmp_path / "names" / "m.db", "service", "print", "--systemd")
+    assert p.returncode == 0, p.stderr
+    assert f"ReadWritePaths={tmp_path / 'disk'}" in p.stdout  # SQLite's WAL is there
+
+
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
 def test_systemd_analyze_verify_prints_nothing(tmp_path):
     unit, _ = _unit(tmp_path)

@@ -10,8 +10,8 @@ backtest that imported numpy first, the daemon, the MCP server, the command line
   tokens per second.
 - **libgomp spins briefly.** It spins up to 300,000 times at a barrier before it sleeps,
   which a busy machine turns into lost time slices; the model's own copy of libgomp is
-  loaded with ``GOMP_SPINCOUNT`` at 1,000 (as fast when quiet, about 25% faster beside two
-  busy processes; benchmarks/api_load.py). The variable is set only while the model loads.
+  loaded with ``GOMP_SPINCOUNT`` at 1,000, so that two threads stay faster than one beside
+  busy processes (benchmarks/api_load.py). The variable is set only while the model loads.
 
 A user who sets ``OMP_NUM_THREADS`` keeps it for both, and one who sets
 ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` keeps those.

@@ -8,7 +8,7 @@ import os
 import plistlib
 from pathlib import Path
 
-from ..paths import ensure_private_dir, memory_executable
+from ..paths import ensure_private_dir, memory_executable, real_database
 from ..replication.litestream import Destination
 from . import units
 from .units import Outcome, default_kind, plist_path, quote, run_steps, unit_path
@@ -29,7 +29,8 @@ def command(db: Path) -> list[str]:
 def systemd_unit(db: Path, dest: Destination) -> str:
     """Hardened as the daemon's unit is (one sandbox for both), with the network only a
     remote replica needs."""
-    writable = [str(db.parent)] + ([dest.location] if dest.scheme == "file" else [])
+    writable = ([str(real_database(db).parent)]  # the WAL is beside the real file
+                + ([dest.location] if dest.scheme == "file" else []))
     return f"""\
 [Unit]
 Description=personal-memory replication: streams the database to {dest.url} (Litestream)

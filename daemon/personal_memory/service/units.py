@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import ConfigError, ServiceError
-from ..paths import APP_NAME, data_dir, ensure_private_dir, memory_executable
+from ..paths import APP_NAME, data_dir, ensure_private_dir, memory_executable, real_database
 
 LABEL = "io.github.personal-memory.watch"
 UNIT_NAME = "personal-memory.service"
@@ -96,7 +96,7 @@ CPUWeight=20
 IOWeight=20
 UMask=0077
 # Sandbox: notes are read-only, only the database folder is writable, no network.
-{sandbox([str(spec.db.parent)], network=False, proc=proc)}
+{sandbox([str(real_database(spec.db).parent)], network=False, proc=proc)}
 [Install]
 WantedBy={wanted}
 """

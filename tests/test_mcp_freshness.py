@@ -168,6 +168,18 @@ def test_a_copy_over_the_same_inode_is_noticed(vault_db, tmp_path):
         server.close()
 
 
+def rotate(vault, db) -> None:
+    """The secret edited out of its note and the edit synced (so it can be purged)."""
+    (vault / "keys.md").write_text("# Keys\n\nthe token was rotated; billing\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+
+
+def purge_for_a_fresh_worker(server: Server, db) -> None:
+    first = server.worker()
+    assert run_memory("--db", db, "purge", "--matching", SECRET, "--yes").returncode == 0
+    wait_for(lambda: server.worker() not in (None, first), timeout=30, what="a fresh worker")
+
+
 def test_a_client_that_fell_back_to_the_handshake_keeps_its_era_after_a_purge(vault_db):
     """The SDK's auto mode: its server/discover took too long, so it sent initialize,
     which the server (locked modern by the discover) refused; the client goes on with
@@ -179,12 +191,8 @@ def test_a_client_that_fell_back_to_the_handshake_keeps_its_era_after_a_purge(va
         assert "error" in server.call("initialize", INITIALIZE)  # the era is modern
         call = {"name": "memory_search", "arguments": {"query": "billing"}, "_meta": ENVELOPE}
         assert server.call("tools/call", call)["result"]["structuredContent"]["count"] == 2
-        first = server.worker()
-        (vault / "keys.md").write_text("# Keys\n\nthe token was rotated; billing\n")
-        assert run_memory("--db", db, "sync", vault).returncode == 0
-        assert run_memory("--db", db, "purge", "--matching", SECRET, "--yes").returncode == 0
-        wait_for(lambda: server.worker() not in (None, first), timeout=30,
-                 what="a fresh worker")
+        rotate(vault, db)
+        purge_for_a_fresh_worker(server, db)
         reply = server.call("tools/call", call)
         assert "result" in reply, reply
         assert SECRET not in json.dumps(reply)
@@ -200,14 +208,10 @@ def test_announcements_resume_where_the_replaced_worker_stopped(vault_db):
         first = server.worker()
         with MemoryStore.open(db, embedder="none") as s:
             newest = s.appended_since(None).newest
-        (vault / "keys.md").write_text("# Keys\n\nthe token was rotated; billing\n")
-        assert run_memory("--db", db, "sync", vault).returncode == 0
-        # announced by the first worker, so the next one must start after it
-        wait_for(lambda: server.worker() == first, what="the first worker")
-        time.sleep(1.5)
-        assert run_memory("--db", db, "purge", "--matching", SECRET, "--yes").returncode == 0
-        wait_for(lambda: server.worker() not in (None, first), timeout=30,
-                 what="a fresh worker")
+        rotate(vault, db)
+        time.sleep(1.5)  # announced by the first worker: the next one must start after it
+        assert server.worker() == first
+        purge_for_a_fresh_worker(server, db)
         env = dict(kv.split("=", 1) for kv in open(f"/proc/{server.worker()}/environ")
                    .read().split("\0") if "=" in kv)
         after = int(env["PERSONAL_MEMORY_ANNOUNCE_AFTER"])

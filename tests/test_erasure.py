@@ -262,3 +262,18 @@ def test_a_note_named_like_a_drive_is_a_resource_and_lines_run_to_the_end(tmp_pa
     text, tail = asyncio.run(go())
     assert "last line" in text
     assert "last line" in json.dumps(tail) and "# Drive" not in json.dumps(tail)
+
+
+@needs_litestream
+def test_a_pause_left_by_a_killed_purge_does_not_stop_replication_for_ever(linked):
+    import subprocess
+    import sys
+    vault, link, real, replica, daemon, rep = linked
+    wait_for(lambda: caught_up(link), 30, what="the first replication")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (real.parent / f"{real.name}.replication-pause").write_text(gone)  # a purge, killed
+    note(vault, "After.md", "written after the purge was killed")
+    daemon.cookie()
+    wait_for(lambda: caught_up(link), 30, what="replication resumed")
+    assert not (real.parent / f"{real.name}.replication-pause").exists()

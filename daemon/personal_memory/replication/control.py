@@ -84,9 +84,14 @@ def stop(proc: subprocess.Popen, timeout: float = 10.0) -> int:
 
 @contextlib.contextmanager
 def paused(db: Path, wait: float = PAUSE_WAIT_SECONDS) -> Iterator[None]:
-    """Litestream stopped for the duration (and kept from starting again)."""
+    """Litestream stopped for the duration (and kept from starting again). The pause file
+    names this process, so a pause left by one that was killed is not obeyed for ever."""
     pause = pause_path(db)
-    pause.touch(mode=0o600)
+    fd = os.open(pause, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    finally:
+        os.close(fd)
     fd = None
     try:
         deadline = time.monotonic() + wait
@@ -117,7 +122,7 @@ def supervise(db: Path, stopping) -> int:
         if not litestream.config_path(db).exists():
             log.info("the replica of %s was removed; replication ends", db)
             return 0
-        if pause_path(db).exists():
+        if paused_by_a_live_process(db):
             time.sleep(0.2)
             continue
         fd = _lock(db, blocking=False)
@@ -150,6 +155,29 @@ def supervise(db: Path, stopping) -> int:
         finally:
             os.close(fd)
     return 0
+
+
+def paused_by_a_live_process(db: Path) -> bool:
+    """Whether a pause is in force. A pause file whose process is gone (a purge killed
+    while replication was paused) is removed, and replication goes on."""
+    pause = pause_path(db)
+    try:
+        text = pause.read_text().strip()
+    except FileNotFoundError:
+        return False
+    try:
+        if text.isdigit():
+            os.kill(int(text), 0)
+        elif time.time() - pause.stat().st_mtime > 10:  # no pid: written by an old version
+            raise ProcessLookupError
+    except ProcessLookupError:
+        log.warning("the process that paused replication (%s) is gone; resuming",
+                    f"pid {text}" if text else "unknown")
+        pause.unlink(missing_ok=True)
+        return False
+    except (PermissionError, FileNotFoundError):
+        pass  # alive (another user's); or just removed
+    return True
 
 
 LOSS_CHECK_SECONDS = 2.0

@@ -190,6 +190,14 @@ def test_the_changes_page_shows_an_edit_the_daemon_made(vault_db, browser, tmp_p
         browser.get(page.base + "/changes?" + urlencode({"since": since}))
         assert "basil" in " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".note-change ins"))
         shot(browser, "changes")
+        # the cookie note was added in the span: no "before" for it, and no link of the
+        # page leads to a note that did not exist then
+        links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR,
+                                                                        ".both a")]
+        assert links and sum("as_of" in h for h in links) == 3  # Garden: 2, cookie: 1
+        for href in links:
+            browser.get(href)
+            assert not browser.find_elements(By.CSS_SELECTOR, ".error"), href
         browser.get(page.base + "/status")
         assert "running" in browser.find_element(By.CSS_SELECTOR, "table.status").text
         shot(browser, "status")

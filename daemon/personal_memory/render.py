@@ -47,6 +47,15 @@ def hits(found: SearchResults, query: str) -> str:
     return "\n".join(lines)
 
 
+def duration(seconds: float) -> str:
+    """A time span as people say it: 40 s, 12 min, 1.5 h."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 OPEN_END = 2**31  # "12-": to the note's last line, whatever its length
 
 

@@ -56,7 +56,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         note(args, f"Nothing matched: {found.no_answer}.")
     if found.unembedded:
         note(args, f"{found.unembedded} visible memories have no vector yet and were ranked "
-             "by keywords alone (the daemon embeds them; or run 'memory sync').")
+             "by keywords alone (the daemon embeds them; or run 'memory reembed', which "
+             "embeds every memory without a vector, synced or remembered).")
     return EXIT_OK
 
 

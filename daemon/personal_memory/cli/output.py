@@ -236,16 +236,6 @@ def stats(d: Stats) -> str:
             f"database      {d.path} ({d.bytes / 1024:.1f} KiB)")
 
 
-def _eta(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 90:
-        return f", about {seconds:.0f} s to go"
-    if seconds < 5400:
-        return f", about {seconds / 60:.0f} min to go"
-    return f", about {seconds / 3600:.1f} h to go"
-
-
 def status(d: Status) -> str:
     s, c, v = d.daemon, d.counts, d.vectors
     lines = [f"daemon        {'running' if s.daemon_running else 'not running'} "
@@ -267,7 +257,8 @@ def status(d: Status) -> str:
         rate = (f", {v.embedding_per_second:.1f} per second"
                 if v.embedding_per_second else "")
         lines.append(f"vectors       {v.pending_vectors} memories waiting for one{rate}"
-                     f"{_eta(v.eta_seconds)}" if v.pending_vectors
+                     + (f", about {render.duration(v.eta_seconds)} to go"
+                        if v.eta_seconds else "") if v.pending_vectors
                      else f"vectors       all embedded{rate}")
         if v.embedding_threads:
             lines.append(f"model         {v.embedding_threads}")

@@ -65,7 +65,8 @@ class Pages:
         self.pool, self.namespace = pool, namespace
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown)
-        self.templates.env.globals.update(place=render.place, heading=render.heading)
+        self.templates.env.globals.update(place=render.place, heading=render.heading,
+                                          duration=render.duration)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:
         return self.templates.TemplateResponse(request, name, {

@@ -27,9 +27,9 @@ Saves JSON to benchmarks/results/api_load.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +40,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "daemon"))
 
+from changes import ms  # noqa: E402  (p50 and p95 in ms)
 from corpus import Corpus, SyntheticEmbedder, load  # noqa: E402
+from search_scale import Busy  # noqa: E402  (two processes keeping both cores busy)
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.embedding.models import E5Small  # noqa: E402
@@ -109,31 +111,6 @@ def plain_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OMP_", "GOMP_", "OPENBLAS_", "MKL_", "MEMORY_"))}
     return env | extra
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
-def ms(values: list[float]) -> dict:
-    return {"p50_ms": round(statistics.median(values) * 1000, 1),
-            "p95_ms": round(pct(values, 0.95) * 1000, 1)}
-
-
-class Busy:
-    """Two processes keeping both cores busy."""
-
-    def __enter__(self):
-        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      for _ in range(2)]
-        time.sleep(0.5)
-        return self
-
-    def __exit__(self, *exc):
-        for p in self.procs:
-            p.kill()
-            p.wait()
 
 
 class E5Keyed(SyntheticEmbedder):
@@ -227,7 +204,7 @@ def main() -> int:
         queries = corpus.queries(opts.searches)
         for label, busy in (("quiet", False), ("busy", True)):
             found = result.setdefault(label, {})
-            with (Busy() if busy else _Quiet()):
+            with (Busy() if busy else contextlib.nullcontext()):
                 if "search" in opts.parts:
                     found.update(searches(db, queries))
                     found["cli_search"] = cli_searches(db, queries, opts.cli_searches)
@@ -253,14 +230,6 @@ def main() -> int:
     opts.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result.get("ratios")))
     return 0
-
-
-class _Quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 if __name__ == "__main__":

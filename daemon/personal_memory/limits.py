@@ -15,6 +15,16 @@ MAX_TOOL_RESULTS = 50
 MAX_TOOL_CONTENT_CHARS = 100_000
 MAX_TOOL_SOURCE_CHARS = 2000
 
+# `memory serve --http`: its port, and what one client may ask of it.
+HTTP_PORT = 8767
+HTTP_MAX_BODY_BYTES = 1024 * 1024  # a JSON-RPC message at /mcp
+HTTP_MAX_FORM_BYTES = 64 * 1024  # registration, token and consent requests
+HTTP_REQUESTS_PER_MINUTE = 600  # per token, with bursts of HTTP_BURST
+HTTP_BURST = 120
+HTTP_ADDRESS_REQUESTS_PER_MINUTE = 120  # per address without a valid token (OAuth, failures)
+HTTP_MAX_SESSIONS = 64
+HTTP_SESSION_IDLE_SECONDS = 1800
+
 # The daemon records a heartbeat at least this often; three missed beats mean it is dead.
 HEARTBEAT_SECONDS = 30
 

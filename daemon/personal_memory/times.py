@@ -108,6 +108,13 @@ _UNIT_US = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000
             "w": 7 * 86_400_000_000}
 
 
+def parse_span(value: object, field: str) -> int | None:
+    """A span a person types (``90s``, ``15m``, ``24h``, ``7d``, ``2w``) in microseconds, or
+    None when the value is not one."""
+    m = _RELATIVE.fullmatch(value.strip().lower()) if isinstance(value, str) else None
+    return int(m.group(1)) * _UNIT_US[m.group(2)] if m else None
+
+
 def parse_moment(value: object, field: str, now: int) -> int:
     """:func:`parse_time`, plus what a person types for "that long ago": ``now``, ``90s``,
     ``15m``, ``24h``, ``7d``, ``2w`` (seconds, minutes, hours, days, weeks before ``now``)."""
@@ -115,9 +122,9 @@ def parse_moment(value: object, field: str, now: int) -> int:
         text = value.strip().lower()
         if text == "now":
             return now
-        m = _RELATIVE.fullmatch(text)
-        if m:
-            return _checked(now - int(m.group(1)) * _UNIT_US[m.group(2)], field, value)
+        span = parse_span(text, field)
+        if span is not None:
+            return _checked(now - span, field, value)
     try:
         return parse_time(value, field)
     except InvalidTime as exc:

@@ -9,7 +9,7 @@ import os
 import sys
 
 from ..limits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE
-from . import commands, operations, replication  # noqa: F401  (they register the commands)
+from . import access, commands, operations, replication  # noqa: F401  (they register the commands)
 from .context import COMMANDS, CommandError
 from .parser import build_parser, query_words_last
 

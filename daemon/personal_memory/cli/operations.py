@@ -149,8 +149,19 @@ def cmd_service(args: argparse.Namespace) -> int:
 
 @command
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..mcp_server.server import run
-    return run(settings(args))
+    if not args.http:
+        from ..mcp_server.server import run
+        return run(settings(args))
+    from ..mcp_server import streamable
+    options = streamable.options_from_environment() or streamable.HttpOptions(
+        host=args.host, port=args.port, public_url=args.public_url,
+        tls_cert=_absolute(args.tls_cert), tls_key=_absolute(args.tls_key),
+        behind_proxy=args.behind_proxy, allow_origins=tuple(args.allow_origin))
+    return streamable.run(settings(args), options)
+
+
+def _absolute(path: str | None) -> str | None:
+    return str(Path(path).expanduser().absolute()) if path else None
 
 
 @command

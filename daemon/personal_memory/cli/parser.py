@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..limits import EMBEDDER_CHOICES, EXIT_USAGE, VECTOR_BACKENDS
+from ..limits import EMBEDDER_CHOICES, EXIT_USAGE, HTTP_PORT, VECTOR_BACKENDS
 from ..version import __version__
 
 
@@ -171,13 +171,49 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("doctor", "check the installation and the database; exit 1 on a problem")
 
-    p = add("serve", "run the MCP stdio server for assistants (read-only by default)")
+    p = add("serve", "run the MCP server for assistants: on stdio (read-only by default), "
+            "or with --http one server for every client, behind OAuth (always read-only)")
     p.add_argument("--namespace", "-n", default=None,
                    help="the one namespace this server reads (default: $MEMORY_NAMESPACE, "
-                   "else 'notes')")
+                   "else 'notes'); over HTTP, the namespace of a client that asks for none")
     p.add_argument("--enable-writes", action="store_true", default=None,
-                   help="also offer memory_remember and memory_forget "
+                   help="also offer memory_remember and memory_forget, on stdio only "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")
+    http = p.add_argument_group("Streamable HTTP (docs/http.md)")
+    http.add_argument("--http", action="store_true",
+                      help="serve MCP over Streamable HTTP at /mcp instead of stdio")
+    http.add_argument("--host", default="127.0.0.1",
+                      help="address to listen on (default 127.0.0.1; any other needs TLS "
+                      "or --behind-proxy)")
+    http.add_argument("--port", type=int, default=HTTP_PORT,
+                      help=f"port (default {HTTP_PORT}; 0 picks a free one)")
+    http.add_argument("--public-url", metavar="URL",
+                      help="the https:// address clients reach the server at (needed "
+                      "behind a proxy or off loopback)")
+    http.add_argument("--tls-cert", metavar="FILE", help="TLS certificate (PEM)")
+    http.add_argument("--tls-key", metavar="FILE", help="TLS private key (PEM)")
+    http.add_argument("--behind-proxy", action="store_true",
+                      help="a reverse proxy on this machine terminates TLS (trusts its "
+                      "X-Forwarded-For)")
+    http.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                      help="a web page origin allowed to call the server from a browser "
+                      "(CORS; repeat for several; default: none)")
+
+    p = add("tokens", "tokens for the HTTP server: add one for a script (printed once), "
+            "list every device and script that may read, revoke one")
+    p.add_argument("action", choices=["add", "list", "revoke"])
+    p.add_argument("name", nargs="?", help="with add and revoke: the token's name (revoke "
+                   "also takes a client's name from the list)")
+    p.add_argument("--namespace", "-n", action="append", default=None, dest="namespaces",
+                   help="with add: a namespace it may read (repeat for several; default: "
+                   "$MEMORY_NAMESPACE, else 'notes')")
+    p.add_argument("--expires", metavar="SPAN",
+                   help="with add: expire after this span (30d, 12h, 2w; default: never)")
+
+    p = add("http", "settings of the HTTP server: 'passphrase' sets the passphrase the "
+            "owner gives on the consent page (read from the terminal, or one line of "
+            "standard input)")
+    p.add_argument("action", choices=["passphrase"])
     p = add("ui", "open a read-only page of the memory in the browser: search at any time, "
             "a note through time, what changed, status")
     p.add_argument("--namespace", "-n", default=None,

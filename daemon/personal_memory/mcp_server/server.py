@@ -1,4 +1,4 @@
-"""The MCP stdio server, on the official SDK: the tools registered under their names, each
+"""The MCP server, on the official SDK, for stdio and Streamable HTTP alike: the tools registered under their names, each
 marked read-only or not; notes as resources; prompts for the questions this memory answers
 best. Read-only unless writes are enabled; purge is never offered."""
 
@@ -24,7 +24,7 @@ from ..settings import Settings
 from ..version import __version__
 from . import resources
 from .stdio import ANNOUNCE_AFTER_ENV, ANNOUNCED_FD_ENV, Relay, is_worker
-from .tools import INSTRUCTIONS, MemoryTools
+from .tools import INSTRUCTIONS, REQUEST_NAMESPACE, MemoryTools
 
 log = logging.getLogger("personal_memory.mcp")
 
@@ -63,20 +63,46 @@ def one_line(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+# Where the HTTP guard leaves the namespace a request's token reads (guard.NAMESPACE_KEY;
+# not imported: stdio does not load the HTTP modules).
+_NAMESPACE_STATE = "memory_namespace"
+
+
+def _request_namespace(context) -> str | None:
+    """The namespace an HTTP request reads (None on stdio)."""
+    request = getattr(getattr(context, "_request_context", None), "request", None)
+    scope = getattr(request, "scope", None)
+    return scope.get("state", {}).get(_NAMESPACE_STATE) if isinstance(scope, dict) else None
+
+
 class Server(MCPServer):
-    """The SDK's server with arguments errors said in one line."""
+    """The SDK's server with arguments errors said in one line, and each call over HTTP
+    reading the namespace its token allows."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        reset = REQUEST_NAMESPACE.set(_request_namespace(context))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(one_line(exc.__cause__)) from None
             raise
+        finally:
+            REQUEST_NAMESPACE.reset(reset)
+
+    async def read_resource(self, uri, context=None):
+        reset = REQUEST_NAMESPACE.set(_request_namespace(context))
+        try:
+            return await super().read_resource(uri, context)
+        finally:
+            REQUEST_NAMESPACE.reset(reset)
 
 
-def build_server(config: Settings, *, warm: bool = False,
-                 restart_on_change: bool = False) -> MCPServer:
+def build_server(config: Settings, *, warm: bool = False, restart_on_change: bool = False,
+                 auth=None, provider=None) -> MCPServer:
+    """The one server of both transports. With ``auth`` (HTTP), ``provider`` is the
+    authorization server and change announcements cover every namespace (each session
+    listens to the notes its token reads)."""
     tools = MemoryTools(config)
     if warm:
         tools.warm_in_background()
@@ -87,12 +113,13 @@ def build_server(config: Settings, *, warm: bool = False,
     @asynccontextmanager
     async def lifespan(server):
         async with anyio.create_task_group() as group:
-            group.start_soon(_announce_changes, tools, bus)
+            group.start_soon(_announce_changes, tools, bus, auth is not None)
             yield {}
             group.cancel_scope.cancel()
 
     server = Server("personal-memory", title="Personal memory", version=__version__,
-                    instructions=INSTRUCTIONS, subscriptions=bus, lifespan=lifespan)
+                    instructions=INSTRUCTIONS, subscriptions=bus, lifespan=lifespan,
+                    auth=auth, auth_server_provider=provider)
     for tool in READ_TOOLS + (WRITE_TOOLS if config.enable_writes else ()):
         fn = getattr(tools, tool.method)
         server.add_tool(fn, name=tool.name, title=tool.title,
@@ -106,7 +133,7 @@ def build_server(config: Settings, *, warm: bool = False,
 
 
 async def _announce_changes(tools: MemoryTools, bus: InMemorySubscriptionBus,
-                            every: float = 1.0) -> None:
+                            every_namespace: bool = False, every: float = 1.0) -> None:
     """Tell listening clients which notes changed (resource-updated events) whenever the
     daemon indexes something: the notes of the revisions appended since the last look.
     A worker that replaces another (``stdio``) starts after what that one announced."""
@@ -118,7 +145,8 @@ async def _announce_changes(tools: MemoryTools, bus: InMemorySubscriptionBus,
         await anyio.sleep(every)
         try:
             seen = last
-            last, notes = await anyio.to_thread.run_sync(tools.notes_changed_after, last)
+            last, notes = await anyio.to_thread.run_sync(tools.notes_changed_after, last,
+                                                         every_namespace)
         except PersonalMemoryError as exc:
             log.warning("could not look for changed notes: %s", exc)
             continue

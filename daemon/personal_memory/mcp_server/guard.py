@@ -1,0 +1,200 @@
+"""What every HTTP request passes before the SDK sees it: the Host and Origin it names
+(DNS rebinding), the size of its body, a rate per token (or, without one, per address),
+and at ``/mcp`` a bearer token that is well formed, known, live and issued for this
+server, each refusal with its own one-line reason and a line in the log. A request that
+passes carries the namespace it reads in ``scope["state"]``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections import OrderedDict
+from typing import NamedTuple
+from urllib.parse import parse_qs
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..access.store import AccessStore, TokenRefused
+from .oauth import same_url
+
+log = logging.getLogger("personal_memory.http")
+
+NAMESPACE_KEY = "memory_namespace"
+MAX_TRACKED = 10_000  # rate buckets kept; the least recently used go first
+
+
+class Rate(NamedTuple):
+    per_minute: float
+    burst: int
+
+
+class Buckets:
+    """Token buckets by key: ``wait(key)`` is 0 when a request may go now, else the
+    seconds until it may."""
+
+    def __init__(self, rate: Rate):
+        self.rate = rate
+        self._held: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def wait(self, key: str) -> float:
+        now = time.monotonic()
+        level, then = self._held.pop(key, (float(self.rate.burst), now))
+        level = min(float(self.rate.burst), level + (now - then) * self.rate.per_minute / 60)
+        if level >= 1:
+            self._held[key] = (level - 1, now)
+            wait = 0.0
+        else:
+            self._held[key] = (level, now)
+            wait = (1 - level) * 60 / self.rate.per_minute
+        while len(self._held) > MAX_TRACKED:
+            self._held.popitem(last=False)
+        return wait
+
+
+class Policy(NamedTuple):
+    hosts: frozenset[str]  # Host header values accepted, lower case, with the port
+    origins: frozenset[str]  # Origin header values accepted (absent is accepted)
+    resource_url: str
+    metadata_url: str
+    per_token: Rate
+    per_address: Rate
+    max_form_bytes: int  # bodies outside /mcp (the SDK bounds /mcp's)
+    mcp_path: str = "/mcp"
+
+
+async def _send_json(send: Send, status: int, body: dict,
+                     headers: list[tuple[bytes, bytes]] = ()) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode()),
+                            (b"cache-control", b"no-store"), *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, store: AccessStore, policy: Policy):
+        self.app = app
+        self.store = store
+        self.policy = policy
+        self.tokens = Buckets(policy.per_token)
+        self.addresses = Buckets(policy.per_address)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", ())}
+        path = scope.get("path", "")
+        address = (scope.get("client") or ("?", 0))[0]
+        where = f"{scope.get('method')} {path} from {address}"
+
+        def refuse(status: int, error: str, description: str, extra=()):
+            log.warning("refused %s: %s", where, description)
+            return _send_json(send, status, {"error": error, "error_description":
+                                             description}, list(extra))
+
+        host = headers.get("host", "").lower()
+        if host not in self.policy.hosts:
+            await refuse(421, "misdirected_request", f"Host {host!r} is not this server's")
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self.policy.origins:
+            await refuse(403, "forbidden_origin", f"Origin {origin!r} may not call this "
+                         "server")
+            return
+        if path == self.policy.mcp_path:
+            await self._mcp(scope, receive, send, headers, address, refuse)
+            return
+        wait = self.addresses.wait(address)
+        if wait:
+            await refuse(429, "rate_limited", "too many requests from this address",
+                         [(b"retry-after", str(math.ceil(wait)).encode())])
+            return
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.policy.max_form_bytes:
+            await refuse(413, "body_too_large", f"the body is larger than "
+                         f"{self.policy.max_form_bytes} bytes")
+            return
+        await self.app(scope, self._bounded(receive), self._logged(send, where))
+
+    async def _mcp(self, scope, receive, send, headers, address, refuse) -> None:
+        bearer = headers.get("authorization", "")
+        www = [f'resource_metadata="{self.policy.metadata_url}"']
+
+        async def unauthorized(description: str) -> None:
+            wait = self.addresses.wait(address)  # failed tries are counted per address
+            if wait:
+                await refuse(429, "rate_limited", "too many failed requests from this "
+                             "address", [(b"retry-after", str(math.ceil(wait)).encode())])
+                return
+            value = ", ".join([f'Bearer error="invalid_token"',
+                               f'error_description="{description}"', *www])
+            await refuse(401, "invalid_token", description,
+                         [(b"www-authenticate", value.encode())])
+
+        if not bearer.lower().startswith("bearer "):
+            await unauthorized("no bearer token given" if not bearer else
+                               "the Authorization header is not a Bearer token")
+            return
+        try:
+            held = self.store.check(bearer[7:].strip())
+        except TokenRefused as exc:
+            await unauthorized(exc.reason)
+            return
+        if held.resource is not None and not same_url(held.resource,
+                                                      self.policy.resource_url):
+            await unauthorized("the token was issued for another server")
+            return
+        wait = self.tokens.wait(f"grant:{held.grant.id}")
+        if wait:
+            await refuse(429, "rate_limited", f"too many requests for {held.grant.name!r}",
+                         [(b"retry-after", str(math.ceil(wait)).encode())])
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        wanted = query.get("namespace", [held.grant.namespaces[0]])[0]
+        if wanted not in held.grant.namespaces:
+            await refuse(403, "insufficient_scope", f"this token does not read the "
+                         f"namespace {wanted!r}", [(b"www-authenticate", (
+                             f'Bearer error="insufficient_scope", scope="{wanted}", '
+                             + www[0]).encode())])
+            return
+        scope.setdefault("state", {})[NAMESPACE_KEY] = wanted
+        await self.app(scope, receive, send)
+
+    def _bounded(self, receive: Receive) -> Receive:
+        """A body without a length announced is cut off at the limit too."""
+        left = self.policy.max_form_bytes
+
+        async def bounded() -> Message:
+            nonlocal left
+            message = await receive()
+            if message["type"] == "http.request":
+                left -= len(message.get("body", b""))
+                if left < 0:
+                    raise ValueError("request body too large")
+            return message
+        return bounded
+
+    @staticmethod
+    def _logged(send: Send, where: str) -> Send:
+        """One log line for each refusal of the SDK's OAuth endpoints (unknown client, a
+        redirect URI not registered, a wrong PKCE verifier...)."""
+        status = 0
+
+        async def logged(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and 400 <= status < 500:
+                try:
+                    body = json.loads(message.get("body", b"") or b"{}")
+                    reason = body.get("error_description") or body.get("error")
+                except (ValueError, AttributeError):
+                    reason = None
+                log.warning("refused %s: %s", where, reason or f"status {status}")
+            await send(message)
+        return logged

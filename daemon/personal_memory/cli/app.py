@@ -78,6 +78,9 @@ def configure_logging(long_running: bool) -> None:
     logging.basicConfig(level=logging.INFO if long_running else logging.WARNING,
                         stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    # The SDK says every HTTP session's start and end at INFO: a line per request.
+    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     if long_running:  # a daemon must not repeat a library's warning for ever
         logging.captureWarnings(True)
         warnings.simplefilter("once")

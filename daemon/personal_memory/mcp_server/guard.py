@@ -81,6 +81,22 @@ class Guard:
         self.policy = policy
         self.tokens = Buckets(policy.per_token)
         self.addresses = Buckets(policy.per_address)
+        self._logged_at: OrderedDict[str, tuple[float, int]] = OrderedDict()
+
+    def _log(self, where: str, reason: str, every: float = 60.0) -> None:
+        """One line a refusal; the same refusal again within a minute is counted, and
+        said with the next line (a flood must not fill the disk with its log)."""
+        key = f"{where} {reason}"
+        now = time.monotonic()
+        then, quiet = self._logged_at.pop(key, (-every, 0))
+        if now - then < every:
+            self._logged_at[key] = (then, quiet + 1)
+            return
+        self._logged_at[key] = (now, 0)
+        while len(self._logged_at) > MAX_TRACKED:
+            self._logged_at.popitem(last=False)
+        more = f" (and {quiet} more like it)" if quiet else ""
+        log.warning("refused %s: %s%s", where, reason, more)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -93,7 +109,7 @@ class Guard:
         where = f"{scope.get('method')} {path} from {address}"
 
         def refuse(status: int, error: str, description: str, extra=()):
-            log.warning("refused %s: %s", where, description)
+            self._log(where, description)
             return _send_json(send, status, {"error": error, "error_description":
                                              description}, list(extra))
 
@@ -119,7 +135,7 @@ class Guard:
             await refuse(413, "body_too_large", f"the body is larger than "
                          f"{self.policy.max_form_bytes} bytes")
             return
-        await self.app(scope, self._bounded(receive), self._logged(send, where))
+        await self.app(scope, self._bounded(receive), self._logged(send, where, self._log))
 
     async def _mcp(self, scope, receive, send, headers, address, refuse) -> None:
         bearer = headers.get("authorization", "")
@@ -180,7 +196,7 @@ class Guard:
         return bounded
 
     @staticmethod
-    def _logged(send: Send, where: str) -> Send:
+    def _logged(send: Send, where: str, say) -> Send:
         """One log line for each refusal of the SDK's OAuth endpoints (unknown client, a
         redirect URI not registered, a wrong PKCE verifier...)."""
         status = 0
@@ -195,6 +211,6 @@ class Guard:
                     reason = body.get("error_description") or body.get("error")
                 except (ValueError, AttributeError):
                     reason = None
-                log.warning("refused %s: %s", where, reason or f"status {status}")
+                say(where, reason or f"status {status}")
             await send(message)
         return logged

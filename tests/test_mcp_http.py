@@ -1,0 +1,584 @@
+"""``memory serve --http`` as a real process: the SDK's Streamable HTTP client with its
+OAuth client provider through the whole flow, static tokens, the same answers as stdio,
+and every refusal (tokens, Host and Origin, bodies, floods, OAuth mistakes)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+from personal_memory import MemoryStore
+from personal_memory.access.store import AccessStore
+from support import MEMORY, run_memory, user_env
+
+PASSPHRASE = "correct horse battery staple"
+INSPECTOR = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+             / "personal-memory-tests" / "inspector-2.12.0" / "node_modules" / ".bin"
+             / "mcp-inspector")
+
+
+@pytest.fixture
+def notes_db(db_path):
+    with MemoryStore.open(db_path, embedder="none") as s:
+        s.remember("role", "I prefer equity research.", namespace="notes",
+                   known_at="2025-01-10", source="journal.md")
+        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
+                   known_at="2025-03-15", source="journal.md")
+        s.remember("secret", "the private plan to prefer", namespace="private",
+                   known_at="2025-01-01")
+    assert run_memory("--db", db_path, "http", "passphrase", input=PASSPHRASE + "\n"
+                      ).returncode == 0
+    return db_path
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen, log: Path, url: str, db: str):
+        self.proc, self.log, self.url, self.db = proc, log, url, db
+        self.base = url.removesuffix("/mcp")
+
+    def token(self, name: str, *extra: str) -> str:
+        p = run_memory("--db", self.db, "tokens", "add", name, *extra)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.splitlines()[0]
+
+    def log_text(self) -> str:
+        return self.log.read_text()
+
+
+def start(db: str, tmp_path: Path, *extra: str, env=None) -> Served:
+    log = tmp_path / f"serve-{secrets.token_hex(3)}.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(MEMORY + ["--db", db, "serve", "--http", "--port", "0",
+                                          *extra], stdout=subprocess.DEVNULL, stderr=out,
+                                env=user_env(env))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"serving MCP at (\S+)", log.read_text())
+        if found:
+            served = Served(proc, log, found.group(1), db)
+            _wait_ready(served)
+            return served
+        if proc.poll() is not None:
+            raise AssertionError(f"the server exited: {log.read_text()}")
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the server did not start: " + log.read_text())
+
+
+def _wait_ready(served: Served) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx2.get(served.base + "/.well-known/oauth-authorization-server",
+                          timeout=2).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the server does not answer: " + served.log_text())
+
+
+def stop(served: Served) -> None:
+    if served.proc.poll() is None:
+        served.proc.send_signal(signal.SIGTERM)
+        try:
+            served.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            served.proc.kill()
+            raise
+
+
+@pytest.fixture
+def server(notes_db, tmp_path):
+    served = start(notes_db, tmp_path)
+    yield served
+    stop(served)
+
+
+def with_token(url: str, token: str, mode: str = "legacy") -> Client:
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=client), mode=mode)
+
+
+def stdio(db: str, mode: str = "legacy") -> Client:
+    from mcp.client.stdio import StdioServerParameters
+    return Client(StdioServerParameters(command=sys.executable, args=[
+        "-m", "personal_memory", "--db", db, "serve"], env=user_env()), mode=mode)
+
+
+REQUESTS = [
+    ("memory_search", {"query": "prefer", "as_of": "2025-02-01"}),
+    ("memory_search", {"query": "prefer", "as_of": "2025-06-01", "detail": "full"}),
+    ("memory_history", {"memory_id": "role"}),
+    ("memory_changes", {"since": "2025-01-01", "until": "2025-04-01"}),
+    ("memory_search", {"query": ""}),  # bad arguments: an error, the same on both
+    ("memory_read", {"note": "nowhere/none.md"}),
+]
+
+
+async def answers(client: Client) -> list[str]:
+    out = []
+    async with client as c:
+        for name, args in REQUESTS:
+            r = await c.call_tool(name, args)
+            out.append(json.dumps([r.is_error, [x.text for x in r.content],
+                                   r.structured_content], sort_keys=True))
+    return out
+
+
+def test_static_token_sessions_answer_exactly_as_stdio(server, notes_db):
+    token = server.token("script")
+
+    async def go():
+        alone = await answers(stdio(notes_db))
+        together = await asyncio.gather(*(answers(with_token(server.url, token, mode))
+                                          for mode in ("legacy", "auto", "legacy", "auto")))
+        async with with_token(server.url, token) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+        async with stdio(notes_db) as c:
+            local = {t.name: t for t in (await c.list_tools()).tools}
+        return alone, together, tools, local
+
+    alone, together, tools, local = asyncio.run(go())
+    for each in together:
+        assert each == alone
+    assert json.loads(alone[0])[2]["results"][0]["snippet"] == "I **prefer** equity research."
+    assert json.loads(alone[4])[0] is True  # the bad request is an error, on both
+    assert {n: t.model_dump() for n, t in tools.items()} == \
+        {n: t.model_dump() for n, t in local.items()}
+    assert all(t.annotations.read_only_hint for t in tools.values())
+
+
+def test_a_token_reads_only_its_namespaces(server):
+    private = server.token("private-only", "--namespace", "private")
+
+    async def go(url):
+        async with with_token(url, private) as c:
+            return await c.call_tool("memory_search", {"query": "prefer"})
+    r = asyncio.run(go(server.url))
+    assert [x["memory_id"] for x in r.structured_content["results"]] == ["secret"]
+    refused = httpx2.post(server.url + "?namespace=notes", json={},
+                          headers={"Authorization": f"Bearer {private}"})
+    assert refused.status_code == 403
+    assert "does not read the namespace 'notes'" in refused.json()["error_description"]
+
+
+class Browser:
+    """The owner at the consent page: follows the client's authorization URL, answers with
+    a passphrase, and hands the code back to the client."""
+
+    def __init__(self, passphrases: list[str]):
+        self.passphrases = passphrases
+        self.pages: list[httpx2.Response] = []
+        self.code: asyncio.Future | None = None
+
+    async def redirect(self, url: str) -> None:
+        self.code = asyncio.get_running_loop().create_future()
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=60) as web:
+            page = await web.get(url)
+            assert page.status_code == 302, page.text
+            consent = page.headers["location"]
+            page = await web.get(consent)
+            self.pages.append(page)
+            key = parse_qs(urlsplit(consent).query)["request"][0]
+            for phrase in self.passphrases:
+                answer = await web.post(consent.split("?")[0], data={
+                    "request": key, "passphrase": phrase, "decision": "allow"},
+                    headers={"Origin": f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"})
+                self.pages.append(answer)
+                if answer.status_code == 302:
+                    query = parse_qs(urlsplit(answer.headers["location"]).query)
+                    self.code.set_result(AuthorizationCodeResult(
+                        code=query["code"][0], state=query.get("state", [None])[0]))
+                    return
+        self.code.set_exception(AssertionError("no code"))
+
+    async def callback(self) -> AuthorizationCodeResult:
+        return await self.code
+
+
+class Memory:
+    """The client's token storage."""
+
+    def __init__(self):
+        self.tokens = self.client = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, info):
+        self.client = info
+
+
+def oauth(url: str, browser: Browser, storage: Memory) -> OAuthClientProvider:
+    return OAuthClientProvider(
+        server_url=url, storage=storage, redirect_handler=browser.redirect,
+        callback_handler=browser.callback,
+        client_metadata=OAuthClientMetadata(client_name="Test assistant",
+                                            redirect_uris=["http://127.0.0.1:9/callback"],
+                                            grant_types=["authorization_code",
+                                                         "refresh_token"]))
+
+
+def test_the_whole_oauth_flow_with_the_sdk_client(server, notes_db):
+    browser, storage = Browser(["wrong guess at it", PASSPHRASE]), Memory()
+
+    async def go():
+        client = httpx2.AsyncClient(auth=oauth(server.url, browser, storage), timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client)) as c:
+            return await c.call_tool("memory_search", {"query": "prefer",
+                                                        "as_of": "2025-02-01"})
+    r = asyncio.run(go())
+    assert r.structured_content["results"][0]["memory_id"] == "role"
+    first, wrong, right = browser.pages
+    assert "Test assistant" in first.text and "<code>notes</code>" in first.text
+    assert first.headers["x-frame-options"] == "DENY"
+    assert wrong.status_code == 403 and "not right" in wrong.text
+    assert "location" not in wrong.headers and "code=" not in wrong.text
+    assert right.status_code == 302
+    tokens = storage.tokens
+    assert tokens.access_token.startswith("pm_at_") and tokens.refresh_token
+
+    # Refresh: a new pair; the old refresh token is spent, and coming back it ends the grant.
+    token_url = server.base + "/token"
+    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token,
+            "client_id": storage.client.client_id}
+    if storage.client.client_secret:
+        form["client_secret"] = storage.client.client_secret
+    fresh = httpx2.post(token_url, data=form)
+    assert fresh.status_code == 200, fresh.text
+    pair = fresh.json()
+    assert pair["refresh_token"] != tokens.refresh_token
+    ok = httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {pair['access_token']}"})
+    assert ok.status_code != 401
+    again = httpx2.post(token_url, data=form)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+
+    # The grant is listed under the client's name, and revoking it ends every token.
+    listed = json.loads(run_memory("--db", notes_db, "--json", "tokens", "list").stdout)
+    grant = next(g for g in listed if g["kind"] == "oauth")
+    assert grant["name"].startswith("Test-assistant") and grant["state"] == "revoked"
+    assert grant["namespaces"] == ["notes"]
+    late = httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {pair['access_token']}"})
+    assert late.status_code == 401
+    assert "revoked" in late.json()["error_description"]
+
+
+def test_revoking_a_client_by_name_stops_it_at_the_next_request(server, notes_db):
+    browser, storage, answered = Browser([PASSPHRASE]), Memory(), []
+
+    async def go():
+        client = httpx2.AsyncClient(auth=oauth(server.url, browser, storage), timeout=60)
+        async with Client(streamable_http_client(server.url, http_client=client)) as c:
+            answered.append(await c.call_tool("memory_status", {}))
+            browser.passphrases = []  # asked again, the owner does not approve
+            revoked = run_memory("--db", notes_db, "tokens", "revoke", "Test-assistant")
+            assert revoked.returncode == 0, revoked.stderr
+            answered.append(await c.call_tool("memory_status", {}))
+    with pytest.raises(BaseException):
+        asyncio.run(go())
+    assert len(answered) == 1 and not answered[0].is_error
+    assert "the token was revoked" in server.log_text()
+    refused = httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {storage.tokens.access_token}"})
+    assert refused.status_code == 401
+
+
+def _refusal(response) -> str:
+    assert response.status_code == 401, response.text
+    header = response.headers["www-authenticate"]
+    assert header.startswith("Bearer ") and 'resource_metadata="' in header
+    return response.json()["error_description"]
+
+
+def test_each_bad_token_is_refused_with_its_reason(server, notes_db):
+    url = server.url
+    assert _refusal(httpx2.post(url, json={})) == "no bearer token given"
+    assert "not a Bearer" in _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": "Basic dXNlcjpwYXNz"}))
+    assert _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": "Bearer not-a-token"})) == "the token is malformed"
+    assert _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": "Bearer pm_st_" + "A" * 43})) == "the token is unknown"
+    soon = server.token("soon", "--expires", "1s")
+    time.sleep(1.5)
+    assert _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": f"Bearer {soon}"})) == "the token expired"
+    gone = server.token("gone")
+    assert run_memory("--db", notes_db, "tokens", "revoke", "gone").returncode == 0
+    assert _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": f"Bearer {gone}"})) == "the token was revoked"
+    # An access token another server (another URL) was given is not for this one.
+    with AccessStore.open(notes_db) as access:
+        code = access.issue_code(client_id="elsewhere", client_name="other", namespaces=[
+            "notes"], redirect_uri="http://127.0.0.1:9/cb", redirect_uri_explicit=True,
+            code_challenge="x" * 43, resource="https://other.example/mcp")
+        foreign = access.exchange_code(access.load_code(code, "elsewhere")).access
+        assert _refusal(httpx2.post(url, json={}, headers={
+            "Authorization": f"Bearer {foreign}"})) == "the token was issued for another server"
+        # A code works once; presented again it ends the grant it made (it leaked).
+        assert access.load_code(code, "elsewhere") is None
+    assert _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": f"Bearer {foreign}"})) == "the token was revoked"
+    # A refresh token is not an access token.
+    assert "not an access token" in _refusal(httpx2.post(url, json={}, headers={
+        "Authorization": "Bearer pm_rt_" + "A" * 43}))
+    log = server.log_text()
+    assert log.count("refused POST /mcp") >= 7
+
+
+def test_host_origin_body_and_json_rpc_refusals(server):
+    token = server.token("checks")
+    auth = {"Authorization": f"Bearer {token}"}
+    netloc = urlsplit(server.url).netloc
+    # DNS rebinding: a page on another name that resolves here.
+    r = httpx2.post(server.url, json={}, headers=auth | {"Host": "evil.example"})
+    assert r.status_code == 421
+    r = httpx2.post(server.url, json={}, headers=auth | {"Origin": "http://evil.example"})
+    assert r.status_code == 403 and "may not call" in r.json()["error_description"]
+    r = httpx2.get(server.base + "/.well-known/oauth-authorization-server",
+                   headers={"Host": "evil.example"})
+    assert r.status_code == 421
+    # No CORS unless configured.
+    r = httpx2.options(server.url, headers={"Origin": f"http://{netloc}",
+                                            "Access-Control-Request-Method": "POST"})
+    assert "access-control-allow-origin" not in r.headers
+    # Bodies are bounded, at /mcp and at the OAuth endpoints.
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * 2_000_000 + b'"}}'
+    r = httpx2.post(server.url, content=big, headers=auth | {
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 413
+    r = httpx2.post(server.base + "/register", content=b"{" + b" " * 100_000 + b"}",
+                    headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    # A malformed JSON-RPC body gets a JSON-RPC error.
+    r = httpx2.post(server.url, content=b"{not json", headers=auth | {
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32700
+
+
+def test_a_flood_of_requests_is_slowed_with_retry_after(server):
+    token = server.token("flood")
+    auth = {"Authorization": f"Bearer {token}"}
+    statuses, retry = [], None
+    with httpx2.Client(timeout=10) as web:
+        for _ in range(200):  # the burst is 120
+            r = web.get(server.url, headers=auth)
+            statuses.append(r.status_code)
+            if r.status_code == 429:
+                retry = r.headers["retry-after"]
+                break
+    assert statuses[-1] == 429 and int(retry) >= 1
+    # Other tokens are not slowed by it.
+    other = server.token("calm")
+    assert httpx2.get(server.url, headers={"Authorization": f"Bearer {other}"}
+                      ).status_code != 429
+    # Guessing tokens from one address is slowed too.
+    with httpx2.Client(timeout=10) as web:
+        codes = [web.post(server.url, json={}, headers={
+            "Authorization": "Bearer pm_st_" + secrets.token_urlsafe(32)}).status_code
+            for _ in range(70)]
+    assert codes[0] == 401 and codes[-1] == 429
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()
+                                         ).decode().rstrip("=")
+    return verifier, challenge
+
+
+def test_oauth_mistakes_are_refused_and_logged(server):
+    base = server.base
+    reg = httpx2.post(base + "/register", json={
+        "client_name": "Probe", "redirect_uris": ["http://127.0.0.1:9/cb"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_method": "none"})
+    assert reg.status_code == 201, reg.text
+    client_id = reg.json()["client_id"]
+    verifier, challenge = _pkce()
+    query = {"response_type": "code", "client_id": client_id, "code_challenge": challenge,
+             "code_challenge_method": "S256", "redirect_uri": "http://127.0.0.1:9/cb",
+             "state": "s1"}
+    # Unknown client, unregistered redirect URI, plain PKCE: refused, no consent page.
+    r = httpx2.get(base + "/authorize", params=query | {"client_id": "nobody"})
+    assert r.status_code == 400
+    r = httpx2.get(base + "/authorize", params=query | {"redirect_uri": "http://127.0.0.1:9/x"})
+    assert r.status_code == 400
+    r = httpx2.get(base + "/authorize", params=query | {"code_challenge_method": "plain"})
+    assert "consent" not in r.headers.get("location", "")
+    # A plain-http redirect to another machine cannot even register.
+    r = httpx2.post(base + "/register", json={"redirect_uris": ["http://evil.example/cb"]})
+    assert r.status_code == 400
+    # The right request reaches the consent page; the owner allows.
+    r = httpx2.get(base + "/authorize", params=query)
+    consent = r.headers["location"]
+    key = parse_qs(urlsplit(consent).query)["request"][0]
+    r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
+                                              "decision": "allow"})
+    code = parse_qs(urlsplit(r.headers["location"]).query)["code"][0]
+    token = {"grant_type": "authorization_code", "code": code, "client_id": client_id,
+             "redirect_uri": "http://127.0.0.1:9/cb"}
+    r = httpx2.post(base + "/token", data=token | {"code_verifier": "w" * 50})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
+    r = httpx2.post(base + "/token", data=token)
+    assert r.status_code == 400  # no verifier at all
+    r = httpx2.post(base + "/token", data=token | {"code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    # The code is spent: used again, it fails and ends the grant it made.
+    r2 = httpx2.post(base + "/token", data=token | {"code_verifier": verifier})
+    assert r2.status_code == 400
+    refused = httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {r.json()['access_token']}"})
+    assert refused.status_code == 401
+    log = server.log_text()
+    assert "refused GET /authorize" in log and "refused POST /token" in log
+    assert "incorrect code_verifier" in log
+
+
+def test_deny_and_an_expired_request_never_give_a_code(server):
+    reg = httpx2.post(server.base + "/register", json={
+        "client_name": "Probe <b>bold</b>", "redirect_uris": ["http://127.0.0.1:9/cb"],
+        "token_endpoint_auth_method": "none"}).json()
+    _, challenge = _pkce()
+    r = httpx2.get(server.base + "/authorize", params={
+        "response_type": "code", "client_id": reg["client_id"], "code_challenge": challenge,
+        "code_challenge_method": "S256", "redirect_uri": "http://127.0.0.1:9/cb",
+        "state": "s2"})
+    consent = r.headers["location"]
+    page = httpx2.get(consent)
+    assert "Probe &lt;b&gt;bold&lt;/b&gt;" in page.text  # the client's name is escaped
+    key = parse_qs(urlsplit(consent).query)["request"][0]
+    r = httpx2.post(server.base + "/consent", data={"request": key, "decision": "deny"})
+    assert r.status_code == 302
+    assert parse_qs(urlsplit(r.headers["location"]).query)["error"] == ["access_denied"]
+    r = httpx2.post(server.base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
+                                                     "decision": "allow"})
+    assert r.status_code == 400 and "location" not in r.headers
+
+
+def test_the_notes_database_is_not_written(server, notes_db):
+    before = hashlib.sha256(Path(notes_db).read_bytes()).hexdigest()
+    token = server.token("reader")
+
+    async def go():
+        async with with_token(server.url, token) as c:
+            for _ in range(3):
+                await c.call_tool("memory_search", {"query": "prefer"})
+            return await c.call_tool("memory_remember", {"memory_id": "x", "content": "y"})
+    assert asyncio.run(go()).is_error  # no such tool over HTTP
+    assert hashlib.sha256(Path(notes_db).read_bytes()).hexdigest() == before
+    with MemoryStore.open(notes_db, read_only=True, embedder="none") as s:
+        assert s.stats().counts.revisions == 3
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--host", "0.0.0.0"], "in the clear"),
+    (["--host", "0.0.0.0", "--behind-proxy"], "--public-url"),
+    (["--behind-proxy", "--public-url", "http://memory.example.org"], "needs https://"),
+    (["--tls-cert", "/nonexistent.pem"], "go together"),
+    (["--enable-writes"], "nothing is ever writable over HTTP"),
+    (["--port", "70000"], "not a port"),
+    (["--allow-origin", "example.org"], "not an origin"),
+])
+def test_unsafe_or_wrong_options_refuse_to_start(notes_db, args, fragment):
+    p = run_memory("--db", notes_db, "serve", "--http", *args, timeout=60)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], p.stderr
+
+
+def test_tokens_commands(notes_db):
+    p = run_memory("--db", notes_db, "tokens", "add", "bad name")
+    assert p.returncode == 2 and "not a token name" in p.stderr
+    token = run_memory("--db", notes_db, "tokens", "add", "ci", "-n", "notes", "-n",
+                       "private", "--expires", "2w").stdout.splitlines()[0]
+    assert token.startswith("pm_st_")
+    p = run_memory("--db", notes_db, "tokens", "add", "ci")
+    assert p.returncode == 2 and "exists" in p.stderr
+    listing = run_memory("--db", notes_db, "tokens", "list").stdout
+    assert re.search(r"ci\s+token\s+notes,private\s+until ", listing)
+    assert token not in listing
+    assert token.encode() not in Path(str(notes_db) + ".access").read_bytes()
+    assert oct(os.stat(str(notes_db) + ".access").st_mode & 0o777) == "0o600"
+    p = run_memory("--db", notes_db, "tokens", "revoke", "nobody")
+    assert p.returncode == 2 and "no active token" in p.stderr
+    p = run_memory("--db", notes_db, "http", "passphrase", input="short\n")
+    assert p.returncode == 2 and "characters" in p.stderr
+    stored = Path(str(notes_db) + ".access").read_bytes()
+    assert PASSPHRASE.encode() not in stored and b"scrypt$" in stored
+
+
+def test_a_purge_restarts_the_server_on_the_same_address(server, notes_db):
+    token = server.token("after-purge")
+
+    async def search():
+        async with with_token(server.url, token) as c:
+            return await c.call_tool("memory_search", {"query": "equity",
+                                                        "as_of": "2025-02-01"})
+    assert asyncio.run(search()).structured_content["count"] == 1
+    p = run_memory("--db", notes_db, "purge", "--matching", "equity", "--yes")
+    assert p.returncode == 0, p.stderr
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if "a fresh server takes over" in server.log_text():
+            break
+        time.sleep(0.2)
+    _wait_ready(server)
+    assert asyncio.run(search()).structured_content["count"] == 0
+    assert server.proc.poll() is None
+
+
+def test_ctrl_c_stops_the_server(notes_db, tmp_path):
+    served = start(notes_db, tmp_path)
+    served.proc.send_signal(signal.SIGINT)
+    assert served.proc.wait(timeout=20) == 0
+    with pytest.raises(httpx2.TransportError):
+        httpx2.get(served.base + "/.well-known/oauth-authorization-server", timeout=2)
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="the MCP Inspector is not installed "
+                    "(scripts/get-inspector.sh installs it from npm; .ci/run does)")
+def test_the_mcp_inspector_cli_with_a_static_token(server):
+    token = server.token("inspector")
+    p = subprocess.run([str(INSPECTOR), "--cli", server.url, "--transport", "http",
+                        "--header", f"Authorization: Bearer {token}", "--method",
+                        "tools/call", "--tool-name", "memory_search", "--tool-arg",
+                        "query=prefer", "--tool-arg", "as_of=2025-02-01"],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, HOME=str(Path(server.db).parent)))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["structuredContent"]["results"][0]["snippet"] == "I **prefer** equity research."
+    p = subprocess.run([str(INSPECTOR), "--cli", server.url, "--transport", "http",
+                        "--method", "tools/list"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, HOME=str(Path(server.db).parent)))
+    assert p.returncode != 0 and "auth_required" in (p.stdout + p.stderr)  # it met a 401

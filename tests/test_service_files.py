@@ -108,6 +108,32 @@ def test_install_and_uninstall_write_the_unit(tmp_path):
     assert p.returncode == 0 and not unit.exists()
 
 
+def test_the_http_server_as_a_service(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "PATH": "/nonexistent"}
+    db = tmp_path / "d" / "m.db"
+    p = run_memory("--db", db, "service", "install", "--http", "--systemd", env=env)
+    assert p.returncode == 2 and "no database at" in p.stderr  # nothing to serve yet
+    assert run_memory("--db", db, "init").returncode == 0
+    p = run_memory("--db", db, "service", "print", "--http", "--systemd")
+    assert p.returncode == 0
+    assert f"--db {db} serve --http" in p.stdout
+    assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in p.stdout
+    assert f"ReadWritePaths={db.parent}" in p.stdout and "ProtectHome=read-only" in p.stdout
+    assert "RestartPreventExitStatus=2" in p.stdout
+    plist = run_memory("--db", db, "service", "print", "--http", "--launchd").stdout
+    assert "io.github.personal-memory.mcp" in plist and "<string>--http</string>" in plist
+    p = run_memory("--db", db, "service", "install", "--http", "--systemd", env=env)
+    assert p.returncode == 2 and "systemctl was not found" in p.stderr
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory-mcp.service"
+    assert unit.exists() and "serve --http" in unit.read_text()
+    assert not (tmp_path / "cfg" / "systemd" / "user" / "personal-memory.service").exists()
+    p = run_memory("--db", db, "service", "install", tmp_path, "--http", env=env)
+    assert p.returncode == 2 and "takes no FOLDER" in p.stderr
+    p = run_memory("--db", db, "service", "uninstall", "--http", "--systemd", env=env)
+    assert p.returncode == 0 and not unit.exists()
+
+
 def test_checked_in_service_files_match_the_generator():
     """service-files/ holds examples for /home/you; they must be what the code writes."""
     from personal_memory.service import units as service

@@ -39,6 +39,11 @@ def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 
 
+def access_path(db: Path) -> Path:
+    """The HTTP server's tokens and passphrase hash, beside the database."""
+    return db.with_name(db.name + ".access")
+
+
 def ensure_private_dir(path: Path) -> None:
     """Create a directory (and its parents) readable only by the user (0700)."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import apsw
 
 from ..errors import InvalidArgument, NotFound, PersonalMemoryError
-from ..paths import real_database
+from ..paths import access_path, real_database
 from ..times import format_time
 from . import hashing
 
@@ -43,10 +43,9 @@ CREATE INDEX IF NOT EXISTS tokens_grant ON tokens(grant_id);
 """
 
 
-def access_path(db: str | os.PathLike) -> Path:
+def access_file(db: str | os.PathLike) -> Path:
     """The access file of a database, beside the real file (not beside a symlink)."""
-    real = real_database(db)
-    return real.with_name(real.name + ".access")
+    return access_path(real_database(db))
 
 
 class TokenRefused(PersonalMemoryError):
@@ -132,7 +131,7 @@ class AccessStore:
 
     @classmethod
     def open(cls, db: str | os.PathLike) -> AccessStore:
-        path = access_path(db)
+        path = access_file(db)
         if not path.parent.is_dir():
             raise NotFound(f"{path.parent}: no such folder (the database's folder)")
         try:

@@ -111,6 +111,8 @@ def cmd_service(args: argparse.Namespace) -> int:
     from ..service import units as service
     s = settings(args)
     kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
+    if args.http:
+        return _http_service(args, kind, s.db)
     if args.system:
         if kind != "systemd" or not args.user:
             raise CommandError("--system makes a systemd system unit; name the user it runs "
@@ -140,6 +142,26 @@ def cmd_service(args: argparse.Namespace) -> int:
         if replication.path(kind).exists():
             outcome.messages.append(f"the replication service ({replication.path(kind)}) "
                                     "stays; 'memory replicate remove' removes it")
+    emit(args, outcome, lambda d: "\n".join(d.messages))
+    if outcome.error:
+        print(f"memory: error: {outcome.error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _http_service(args: argparse.Namespace, kind: str, db: Path) -> int:
+    from ..service import http
+    if args.system or args.user or args.folders:
+        raise CommandError("--http installs the HTTP server for this user; it takes no "
+                           "FOLDER, --system or --user")
+    db = db.expanduser().absolute()
+    if args.action == "print":
+        print(http.render(kind, db), end="")
+        return EXIT_OK
+    if args.action == "install" and not db.exists():
+        raise CommandError(f"no database at {db}: install the sync daemon's service first "
+                           "(memory service install FOLDER)")
+    outcome = http.install(kind, db) if args.action == "install" else http.uninstall(kind)
     emit(args, outcome, lambda d: "\n".join(d.messages))
     if outcome.error:
         print(f"memory: error: {outcome.error}", file=sys.stderr)

@@ -301,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a systemd system unit instead (a home server; needs root and --user)")
     p.add_argument("--user", metavar="NAME", help="with --system: the user it runs as")
     p.add_argument("--config", help="config file the service should read")
+    p.add_argument("--http", action="store_true",
+                   help="the MCP server over HTTP (memory serve --http) instead of the sync "
+                   "daemon: its own unit or agent")
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
             "this machine's absolute paths")

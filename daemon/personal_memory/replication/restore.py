@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..errors import InvalidArgument
-from ..paths import lock_path, real_database
+from ..paths import access_path, lock_path, real_database
 from ..store import Database
 from . import control, litestream
 
@@ -31,7 +31,8 @@ def own_companions() -> list[str]:
     that name them."""
     base = Path("db")
     return [str(name(base))[len("db"):] for name in (
-        lock_path, litestream.config_path, control.lock_path, control.pause_path)]
+        lock_path, access_path, litestream.config_path, control.lock_path,
+        control.pause_path)]
 
 
 def check_target(to: Path) -> Path:

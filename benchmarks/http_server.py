@@ -82,8 +82,9 @@ def memory_env() -> dict:
 class HttpServer:
     def __init__(self, db: Path, folder: Path):
         self.log = folder / "http.log"
+        # No rate limit in the way: a closed loop asks more than an assistant does.
         self.proc = subprocess.Popen(MEMORY + ["--db", str(db), "serve", "--http", "--port",
-                                               "0"], stderr=open(self.log, "w"),
+                                               "0", "--rate-limit", "1000000"], stderr=open(self.log, "w"),
                                      stdout=subprocess.DEVNULL, env=memory_env())
         deadline = time.monotonic() + 120
         while not (found := re.search(r"serving MCP at (\S+)", self.log.read_text())):

@@ -378,6 +378,13 @@ def test_host_origin_body_and_json_rpc_refusals(server):
     r = httpx2.post(server.base + "/register", content=b"{" + b" " * 100_000 + b"}",
                     headers={"Content-Type": "application/json"})
     assert r.status_code == 413
+
+    def chunks():  # no length announced: cut off at the limit all the same
+        for _ in range(100):
+            yield b" " * 1000
+    r = httpx2.post(server.base + "/token", content=chunks(),
+                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413
     # A malformed JSON-RPC body gets a JSON-RPC error.
     r = httpx2.post(server.url, content=b"{not json", headers=auth | {
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})

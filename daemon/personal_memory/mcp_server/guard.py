@@ -135,7 +135,16 @@ class Guard:
             await refuse(413, "body_too_large", f"the body is larger than "
                          f"{self.policy.max_form_bytes} bytes")
             return
-        await self.app(scope, self._bounded(receive), self._logged(send, where, self._log))
+        body = await self._read_body(receive)
+        if body is None:
+            await refuse(413, "body_too_large", f"the body is larger than "
+                         f"{self.policy.max_form_bytes} bytes")
+            return
+        replay = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def replayed() -> Message:
+            return replay.pop() if replay else await receive()
+        await self.app(scope, replayed, self._logged(send, where, self._log))
 
     async def _mcp(self, scope, receive, send, headers, address, refuse) -> None:
         bearer = headers.get("authorization", "")
@@ -181,19 +190,19 @@ class Guard:
         scope.setdefault("state", {})[NAMESPACE_KEY] = wanted
         await self.app(scope, receive, send)
 
-    def _bounded(self, receive: Receive) -> Receive:
-        """A body without a length announced is cut off at the limit too."""
-        left = self.policy.max_form_bytes
-
-        async def bounded() -> Message:
-            nonlocal left
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        """The whole body (small outside /mcp), or None past the limit: a body sent
+        without a length is held to it too."""
+        body, more = b"", True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                left -= len(message.get("body", b""))
-                if left < 0:
-                    raise ValueError("request body too large")
-            return message
-        return bounded
+            if message["type"] != "http.request":
+                return b""
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.policy.max_form_bytes:
+                return None
+        return body
 
     @staticmethod
     def _logged(send: Send, where: str, say) -> Send:

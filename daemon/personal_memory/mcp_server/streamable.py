@@ -45,6 +45,7 @@ class HttpOptions(NamedTuple):
     tls_key: str | None = None
     behind_proxy: bool = False
     allow_origins: tuple[str, ...] = ()
+    rate_limit: int = HTTP_REQUESTS_PER_MINUTE
 
 
 class Endpoint(NamedTuple):
@@ -55,6 +56,7 @@ class Endpoint(NamedTuple):
     tls: tuple[str, str] | None
     behind_proxy: bool
     allow_origins: tuple[str, ...]
+    rate_limit: int
 
     @property
     def resource_url(self) -> str:
@@ -80,6 +82,9 @@ def check(options: HttpOptions, port: int | None = None) -> Endpoint:
     o = options
     if not 0 <= o.port <= 65535:
         raise ConfigError(f"--port: {o.port} is not a port (0 to 65535)")
+    if not 1 <= o.rate_limit <= 1_000_000:
+        raise ConfigError(f"--rate-limit: {o.rate_limit} is not a number of requests a "
+                          "minute (1 to 1,000,000)")
     if bool(o.tls_cert) != bool(o.tls_key):
         raise ConfigError("--tls-cert and --tls-key go together")
     for flag, path in (("--tls-cert", o.tls_cert), ("--tls-key", o.tls_key)):
@@ -114,7 +119,7 @@ def check(options: HttpOptions, port: int | None = None) -> Endpoint:
                               "https://app.example.org")
     return Endpoint(o.host, port, base,
                     (o.tls_cert, o.tls_key) if o.tls_cert else None, o.behind_proxy,
-                    tuple(x.rstrip("/").lower() for x in o.allow_origins))
+                    tuple(x.rstrip("/").lower() for x in o.allow_origins), o.rate_limit)
 
 
 def policy(endpoint: Endpoint):
@@ -131,7 +136,9 @@ def policy(endpoint: Endpoint):
     return Policy(hosts=frozenset(hosts), origins=frozenset(origins),
                   resource_url=endpoint.resource_url,
                   metadata_url=str(build_resource_metadata_url(endpoint.resource_url)),
-                  per_token=Rate(HTTP_REQUESTS_PER_MINUTE, HTTP_BURST),
+                  per_token=Rate(endpoint.rate_limit,
+                                 max(1, endpoint.rate_limit * HTTP_BURST
+                                     // HTTP_REQUESTS_PER_MINUTE)),
                   per_address=Rate(HTTP_ADDRESS_REQUESTS_PER_MINUTE, 60),
                   max_form_bytes=HTTP_MAX_FORM_BYTES, mcp_path=MCP_PATH)
 

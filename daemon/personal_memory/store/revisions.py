@@ -68,6 +68,22 @@ class RevisionLog:
             "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
             (namespace, note, note + "#", note + "#\U0010ffff"))
 
+    def any_record_with(self, namespace: str, key: str) -> bool:
+        """Whether any note record of the namespace, at any time, has ``key`` in its
+        metadata: a search over a vault without embeds skips looking for embedders. The
+        answer is kept until the file changes (SQLite's data_version, this connection's
+        own writes included through total_changes)."""
+        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        held = getattr(self, "_records_with", {})
+        if held.get((namespace, key), (None,))[0] != version:
+            found = self.at_least(4) and self.scalar(
+                "SELECT 1 FROM revisions INDEXED BY revisions_note WHERE namespace = ? AND "
+                "note IS NOT NULL AND memory_id = note || '#' AND metadata LIKE ? LIMIT 1",
+                (namespace, f'%"{key}"%')) is not None
+            held[(namespace, key)] = (version, found)
+            self._records_with = held
+        return held[(namespace, key)][1]
+
     def visible_records(self, namespace: str, as_of: int | None, valid_at: int,
                         with_key: str | None = None) -> list[RevisionRecord]:
         """The notes' records visible at a point in time (with ``with_key``: only those

@@ -159,7 +159,8 @@ def embedded_in(db: Database, namespace: str, as_of: int | None, valid_at: int,
     wanted = {r.memory_id for r in results}
     out: dict[str, list[str]] = {}
     with db.snapshot():
-        if not results or not db.visible_records(namespace, as_of, valid_at, "embeds"):
+        if (not results or not db.any_record_with(namespace, "embeds")
+                or not db.visible_records(namespace, as_of, valid_at, "embeds")):
             return out
         at = Cutoff(db, namespace, as_of, valid_at)
         for source, record in at.records.items():

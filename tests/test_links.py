@@ -69,3 +69,24 @@ def test_links_and_backlinks_follow_time(tmp_path):
     assert "↳ [embedded from v/B2.md#B#Setup" in out.stdout and "The old block text." in out.stdout
     out = run_memory("--db", tmp_path / "m.db", "links", "v/B2.md")
     assert "embedded by v/A.md:3" in out.stdout
+
+
+def test_a_reader_sees_the_first_embed_written_by_another_connection(tmp_path):
+    """A search remembers that no note embeds anything until the file changes: a reader
+    that searched before the first embed existed sees it as soon as it is written."""
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "B.md").write_text("# B\n\n## Setup\n\nInstall the pump first.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as writer:
+        writer.sync([Folder.of(v)], known_at="2025-01-01")
+    with MemoryStore.open(db, read_only=True, embedder="none") as reader:
+        found = reader.search("pump", namespace="notes", snippets=True)
+        assert found[0].embedded_in == ()
+        (v / "A.md").write_text("# A\n\n![[B#Setup]]\n")
+        with MemoryStore.open(db, embedder="none") as writer:
+            writer.sync([Folder.of(v)], known_at="2025-02-01")
+        found = reader.search("pump", namespace="notes", snippets=True)
+        assert found[0].embedded_in == ("v/A.md",)
+        early = reader.search("pump", namespace="notes", snippets=True, as_of="2025-01-15")
+        assert early[0].embedded_in == ()

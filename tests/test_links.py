@@ -90,3 +90,32 @@ def test_a_reader_sees_the_first_embed_written_by_another_connection(tmp_path):
         assert found[0].embedded_in == ("v/A.md",)
         early = reader.search("pump", namespace="notes", snippets=True, as_of="2025-01-15")
         assert early[0].embedded_in == ()
+
+
+def test_link_forms_obsidian_writes(tmp_path):
+    """A table's escaped pipe, code in a link's text, and Markdown links by vault-root path
+    or by the shortest name all resolve as Obsidian resolves them."""
+    from personal_memory.notes.links import occurrences, reading_text
+    table = "| name | why |\n| --- | --- |\n| [[Y\\|the why]] | x |\n"
+    assert [o.target for o in occurrences(table)] == ["Y"]
+    assert "| the why |" in reading_text(table)
+    code = "Use [[Functions#hasTag|`hasTag`]] or [md `code`](F.md); not `[[Z]]`.\n"
+    assert [o.target for o in occurrences(code)] == ["Functions#hasTag", "F.md"]
+    v = tmp_path / "v"
+    for folder in ("a", "b", "c"):
+        (v / folder).mkdir(parents=True)
+    (v / "a" / "Y.md").write_text("# Y\n\ntarget\n")
+    (v / "b" / "W.md").write_text("# W\n\nanother\n")
+    (v / "c" / "Src.md").write_text(
+        "# Src\n\n| link | kind |\n| --- | --- |\n| [[Y\\|why]] | table |\n\n"
+        "[by name](Y.md), [from the root](b/W.md), [relative](../a/Y.md), "
+        "[not here](./Y.md), [code `W`](W.md)\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)], known_at="2025-01-01")
+        out = s.links("v/c/Src.md", namespace="notes")
+        assert [(x.target, x.kind, x.note) for x in out.outgoing] == [
+            ("Y", "note", "v/a/Y.md"), ("Y.md", "note", "v/a/Y.md"),
+            ("b/W.md", "note", "v/b/W.md"), ("../a/Y.md", "note", "v/a/Y.md"),
+            ("./Y.md", "dangling", None), ("W.md", "note", "v/b/W.md")]
+        back = s.links("v/a/Y.md", namespace="notes").backlinks
+        assert len(back) == 3 and {x.source_note for x in back} == {"v/c/Src.md"}

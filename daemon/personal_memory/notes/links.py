@@ -53,7 +53,10 @@ def _outside_code(text: str) -> list[tuple[str, bool]]:
             out.append((piece, True))
             continue
         last = 0
+        links = _link_spans(piece) if "`" in piece and "[" in piece else []
         for m in _CODE_SPAN.finditer(piece):
+            if any(a < m.start() and m.end() < b for a, b in links):
+                continue  # code in a link's text ([[F#x|`x`]]): part of the link
             out.append((piece[last:m.start()], False))
             out.append((m.group(0), True))
             last = m.end()
@@ -61,8 +64,19 @@ def _outside_code(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def _link_spans(piece: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for pattern in (_WIKILINK, _MDLINK)
+            for m in pattern.finditer(piece)]
+
+
+def _wiki_target(m: re.Match) -> str:
+    """A wikilink's target as written; in a table its pipe is escaped (``[[Y\\|why]]``),
+    and the backslash belongs to the table, not to the name."""
+    return m.group(2).strip().removesuffix("\\").strip()
+
+
 def _wikilink_words(m: re.Match) -> str:
-    embed, target, alias = m.group(1), m.group(2).strip(), m.group(3)
+    embed, target, alias = m.group(1), _wiki_target(m), m.group(3)
     path, _, fragment = target.partition("#")
     if embed and fragment.strip().lower() == "icon":
         return " "  # an icon: a picture, not words
@@ -129,7 +143,7 @@ def read(text: str, tag_text: str | None = None) -> tuple[str, list[str], list[s
             continue
         if "[" in piece:
             for m in _WIKILINK.finditer(piece):
-                target = m.group(2).strip()
+                target = _wiki_target(m)
                 if target and not target.lower().endswith("#icon"):
                     found.setdefault(target, None)
             for m in _MDLINK.finditer(piece):
@@ -172,7 +186,7 @@ def occurrences(text: str) -> list[Occurrence]:
         if not is_code and "[" in piece:
             found = []
             for m in _WIKILINK.finditer(piece):
-                target = m.group(2).strip()
+                target = _wiki_target(m)
                 if target and not target.lower().endswith("#icon"):
                     found.append((m.start(), Occurrence(target, bool(m.group(1)), False, 0)))
             for m in _MDLINK.finditer(piece):

@@ -3,8 +3,10 @@
 A wikilink ``[[target#fragment]]`` names a note by its path from the vault's root or by
 its file name (``.md`` optional, case ignored); when several notes share the name, the one
 in the linking note's folder wins, then the shortest path, then the first in order; an
-alias of a note is tried last. A Markdown link ``[text](path.md#fragment)`` is a path
-relative to the linking note (URL-escaped). ``#Heading`` (or ``#H1#H2``) names a section,
+alias of a note is tried last. A Markdown link ``[text](path.md#fragment)`` (URL-escaped)
+is a path relative to the linking note, else, as Obsidian writes them too, a path from
+the vault's root or the shortest unique name (``./`` and ``../`` links are relative only;
+aliases are never tried). ``#Heading`` (or ``#H1#H2``) names a section,
 ``#^id`` a block (the line that ends with ``^id``). An empty target is the note itself.
 Other files are attachments, URLs are external; what matches nothing is dangling.
 
@@ -79,9 +81,14 @@ class NoteIndex:
         if markdown:
             rel_source = source[len(self.collection) + 1:]
             base = "" if path.startswith("/") else posixpath.dirname(rel_source)
-            path = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
-            found = self.paths.get(_stem(path).casefold())
-            return Target(kind, found, fragment) if found else Target(DANGLING, None, fragment)
+            joined = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
+            found = self.paths.get(_stem(joined).casefold())
+            if found:
+                return Target(kind, found, fragment)
+            if path.startswith((".", "/")):  # ./x.md, ../x.md: relative and nothing else
+                return Target(DANGLING, None, fragment)
+        else:
+            path = path.removesuffix("\\").strip()  # a table's [[Y\|why]], as stored before
         key = _stem(path).casefold().lstrip("/")
         found = self.paths.get(key)
         if found is None and "/" in key:  # a partial path: the end of a note's path
@@ -91,7 +98,7 @@ class NoteIndex:
             named = self.names.get(posixpath.basename(key))
             if named and "/" not in key:
                 found = self._pick(named, source)
-        if found is None:
+        if found is None and not markdown:
             aliased = self.aliases.get(key)
             found = self._pick(aliased, source) if aliased else None
         return Target(kind, found, fragment) if found else Target(DANGLING, None, fragment)

@@ -119,3 +119,21 @@ def test_link_forms_obsidian_writes(tmp_path):
             ("./Y.md", "dangling", None), ("W.md", "note", "v/b/W.md")]
         back = s.links("v/a/Y.md", namespace="notes").backlinks
         assert len(back) == 3 and {x.source_note for x in back} == {"v/c/Src.md"}
+
+
+def test_a_section_embed_shows_its_subsections(tmp_path):
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "T.md").write_text("# T\n\n## Setup\n\nintro words\n\n### Pump\n\nprime the pump\n\n"
+                            "#### Valve\n\nopen the valve\n\n## Other\n\nunrelated harbour\n")
+    (v / "A.md").write_text("# A\n\n![[T#Setup]]\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)], known_at="2025-01-01")
+        shown = s.read("v/A.md", namespace="notes").embeds[0].text
+        assert "intro words" in shown and "prime the pump" in shown
+        assert "open the valve" in shown and "harbour" not in shown
+        for words in ("prime pump", "open valve", "intro words"):
+            found = s.search(words, namespace="notes", snippets=True)
+            assert found[0].embedded_in == ("v/A.md",), words
+        other = s.search("harbour", namespace="notes", snippets=True)
+        assert other[0].embedded_in == ()

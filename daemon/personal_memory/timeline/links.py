@@ -50,6 +50,20 @@ class Cutoff:
             self._sections[note] = out
         return self._sections[note]
 
+    def with_subsections(self, note: str, section: str) -> list[RevisionRecord]:
+        """A section and the sections under it (deeper headings, up to the next heading
+        of the same or a higher level): what Obsidian shows for ``![[Note#Section]]``."""
+        sections = [rev for rev, _ in self.sections(note)]
+        start = next(i for i, rev in enumerate(sections) if rev.memory_id == section)
+        path = list(sections[start].heading_path or [])
+        out = [sections[start]]
+        for rev in sections[start + 1:]:
+            under = list(rev.heading_path or [])
+            if not path or len(under) <= len(path) or under[:len(path)] != path:
+                break
+            out.append(rev)
+        return out
+
     def resolve(self, occurrence: link_syntax.Occurrence, source: str) -> tuple[Target, str | None]:
         """The target, and the memory ID of the section or block it names (if found)."""
         target = self.index(source).resolve(occurrence.target, source, occurrence.markdown)
@@ -118,6 +132,10 @@ def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str,
     if section is not None:
         rev = next(r for r, _ in sections if r.memory_id == section)
         text = rev.content
+        if target.kind == SECTION:
+            shown = at.with_subsections(target.note, section)
+            text = "\n\n".join(r.content for r in shown)
+            return text[:MAX_EMBED_CHARS], max(r.known_at for r in shown)
         if target.kind == BLOCK:  # the block: its paragraph, up to the line marked ^id
             lines = text.split("\n")
             end = next(i for i, line in enumerate(lines) if line.rstrip().endswith(
@@ -167,8 +185,11 @@ def embedded_in(db: Database, namespace: str, as_of: int | None, valid_at: int,
             for raw in (record.metadata or {}).get("embeds", []):
                 occ = link_syntax.Occurrence(raw, True, False, 0)
                 target, section = at.resolve(occ, source)
-                if section in wanted:
-                    out.setdefault(section, []).append(source)
+                if section is not None:
+                    shown = ([r.memory_id for r in at.with_subsections(target.note, section)]
+                             if target.kind == SECTION else [section])
+                    for memory_id in wanted.intersection(shown):
+                        out.setdefault(memory_id, []).append(source)
                 elif target.kind == "note" and target.note:
                     for r in results:
                         if r.note == target.note:

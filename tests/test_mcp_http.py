@@ -589,3 +589,57 @@ def test_the_mcp_inspector_cli_with_a_static_token(server):
                         "--method", "tools/list"], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, HOME=str(Path(server.db).parent)))
     assert p.returncode != 0 and "auth_required" in (p.stdout + p.stderr)  # it met a 401
+
+
+def test_a_listening_client_hears_changes_over_http(server, notes_db):
+    import anyio
+    token = server.token("listener")
+
+    async def go():
+        async with with_token(server.url, token, mode="auto") as c:
+            uri = "note://recent"
+            async with c.listen(resource_subscriptions=[uri]) as sub:
+                with MemoryStore.open(notes_db, embedder="none") as writer:
+                    writer.remember("fresh", "a fresh thought", namespace="notes")
+                with anyio.fail_after(20):
+                    async for event in sub:
+                        return event
+    event = asyncio.run(go())
+    assert getattr(event, "uri", None) == "note://recent"
+
+
+def test_tls_served_directly(notes_db, tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (it makes the test's certificate)")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    log = tmp_path / "tls.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(MEMORY + ["--db", notes_db, "serve", "--http", "--port", "0",
+                                          "--tls-cert", str(cert), "--tls-key", str(key)],
+                                stdout=subprocess.DEVNULL, stderr=out, env=user_env())
+    try:
+        deadline = time.monotonic() + 60
+        while not (found := re.search(r"serving MCP at (\S+)", log.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        url = found.group(1)
+        assert url.startswith("https://127.0.0.1:")
+        base = url.removesuffix("/mcp")
+        for _ in range(600):
+            try:
+                meta = httpx2.get(base + "/.well-known/oauth-authorization-server",
+                                  verify=str(cert))
+                break
+            except httpx2.TransportError:
+                time.sleep(0.1)
+        assert meta.json()["issuer"] == base
+        with pytest.raises(httpx2.TransportError):  # no plain HTTP on the TLS port
+            httpx2.get(base.replace("https://", "http://") + "/.well-known/oauth-"
+                       "authorization-server", timeout=5).raise_for_status()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)

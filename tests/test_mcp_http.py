@@ -591,16 +591,21 @@ def test_the_mcp_inspector_cli_with_a_static_token(server):
     assert p.returncode != 0 and "auth_required" in (p.stdout + p.stderr)  # it met a 401
 
 
-def test_a_listening_client_hears_changes_over_http(server, notes_db):
+def test_a_listening_client_hears_changes_over_http(server, notes_db, tmp_path):
     import anyio
+
+    from personal_memory.notes.folders import Folder
     token = server.token("listener")
+    vault = tmp_path / "vault"
+    vault.mkdir()
 
     async def go():
         async with with_token(server.url, token, mode="auto") as c:
             uri = "note://recent"
             async with c.listen(resource_subscriptions=[uri]) as sub:
+                (vault / "fresh.md").write_text("# Fresh\n\na fresh thought\n")
                 with MemoryStore.open(notes_db, embedder="none") as writer:
-                    writer.remember("fresh", "a fresh thought", namespace="notes")
+                    writer.sync([Folder.of(vault)])
                 with anyio.fail_after(20):
                     async for event in sub:
                         return event
@@ -614,7 +619,8 @@ def test_tls_served_directly(notes_db, tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                     "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
-                    "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+                    str(key), "-out", str(cert)],
                    check=True, capture_output=True)
     log = tmp_path / "tls.log"
     with open(log, "w") as out:

@@ -40,14 +40,14 @@ def test_backend_choice_is_reported(corpus):
         assert s.vector_backend == "sqlite-vec"
 
 
-def test_sqlite_vec_agrees_within_float32_on_1000_random_searches(corpus):
+def test_sqlite_vec_agrees_within_float32_on_500_random_searches(corpus):
     rng = random.Random(99)
     native = MemoryStore.open(corpus, read_only=True, vector_backend="sqlite-vec",
                               embedder=ToyEmbedder())
     exact = MemoryStore.open(corpus, read_only=True, embedder=ToyEmbedder())
     try:
         compared = 0
-        for _ in range(1000):
+        for _ in range(500):
             q = " ".join(rng.choice(VOCAB) for _ in range(rng.randint(1, 5)))
             as_of = f"2025-{rng.randint(1, 3):02d}-{rng.randint(1, 28):02d}"
             # The reference path is the one that computes cosine with the chosen backend.
@@ -61,7 +61,7 @@ def test_sqlite_vec_agrees_within_float32_on_1000_random_searches(corpus):
                 # the same memory, or one whose exact score is as close as float32 can tell
                 assert x.memory_id == y.memory_id or abs(fused[x.memory_id] - y.score) < 1e-4
             compared += bool(a)
-        assert compared > 900
+        assert compared > 450
     finally:
         native.close()
         exact.close()

@@ -180,6 +180,11 @@ def test_a_token_reads_only_its_namespaces(server):
                           headers={"Authorization": f"Bearer {private}"})
     assert refused.status_code == 403
     assert "does not read the namespace 'notes'" in refused.json()["error_description"]
+    assert 'scope="notes"' in refused.headers["www-authenticate"]
+    odd = httpx2.post(server.url + "?namespace=a%0d%0aX-Evil:%201", json={},
+                      headers={"Authorization": f"Bearer {private}"})
+    assert odd.status_code == 403 and "x-evil" not in odd.headers
+    assert "scope=" not in odd.headers["www-authenticate"]
 
 
 class Browser:
@@ -649,3 +654,32 @@ def test_tls_served_directly(notes_db, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+def test_a_code_or_refresh_token_used_twice_ends_its_grant(tmp_path):
+    """Even when both uses passed the lookup (two token requests at the same moment):
+    one gets tokens, the other nothing, and the grant ends (someone else holds it)."""
+    from personal_memory.access.store import TokenRefused
+    db = tmp_path / "m.db"
+    MemoryStore.open(db, embedder="none").close()
+    with AccessStore.open(db) as access:
+        def code():
+            secret = access.issue_code(client_id="c", client_name="twice",
+                                       namespaces=["notes"], resource=None,
+                                       redirect_uri="http://127.0.0.1:9/cb",
+                                       redirect_uri_explicit=True, code_challenge="x" * 43)
+            return access.load_code(secret, "c")
+        first = code()
+        pair = access.exchange_code(first)
+        with pytest.raises(TokenRefused):
+            access.exchange_code(first)
+        with pytest.raises(TokenRefused, match="revoked"):
+            access.check(pair.access)
+        second = access.exchange_code(code())
+        held = access.load_refresh(second.refresh, "c")
+        newer = access.rotate(second.refresh, held)
+        with pytest.raises(TokenRefused):
+            access.rotate(second.refresh, held)
+        with pytest.raises(TokenRefused, match="revoked"):
+            access.check(newer.access)
+        assert [g.state for g in access.grants()] == ["revoked", "revoked"]

@@ -301,11 +301,22 @@ class AccessStore:
         return Code(grant, code, data["redirect_uri"], data["explicit"],
                     data["code_challenge"], row[1], row[2])
 
+    def _spend(self, secret: str, grant_id: int, resource: str | None) -> Pair:
+        """A new pair for a code or refresh token, which is used up: a second use, even
+        at the same moment, ends the grant and gets nothing."""
+        with self._lock:
+            with self._conn:
+                self._conn.execute("UPDATE tokens SET spent_at = ? WHERE hash = ? AND "
+                                   "spent_at IS NULL", (int(time.time()),
+                                                        hashing.digest(secret)))
+                if self._conn.changes() == 1:
+                    return self._pair(grant_id, resource)
+            with self._conn:
+                self._revoke_grant(grant_id)
+        raise TokenRefused("already used")
+
     def exchange_code(self, code: Code) -> Pair:
-        with self._lock, self._conn:
-            self._conn.execute("UPDATE tokens SET spent_at = ? WHERE hash = ?",
-                               (int(time.time()), hashing.digest(code.code)))
-            return self._pair(code.grant.id, code.resource)
+        return self._spend(code.code, code.grant.id, code.resource)
 
     def _pair(self, grant_id: int, resource: str | None) -> Pair:
         now = int(time.time())
@@ -328,10 +339,7 @@ class AccessStore:
 
     def rotate(self, token: str, held: TokenGrant) -> Pair:
         """A new pair for a refresh token, which is spent: it never works again."""
-        with self._lock, self._conn:
-            self._conn.execute("UPDATE tokens SET spent_at = ? WHERE hash = ?",
-                               (int(time.time()), hashing.digest(token)))
-            return self._pair(held.grant.id, held.resource)
+        return self._spend(token, held.grant.id, held.resource)
 
     def revoke_token(self, token: str) -> None:
         """RFC 7009: a revoked access or refresh token ends its whole grant."""

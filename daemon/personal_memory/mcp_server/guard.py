@@ -17,7 +17,8 @@ from urllib.parse import parse_qs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access.store import AccessStore, TokenRefused
-from .oauth import same_url
+from ..limits import MAX_NAMESPACE_CHARS
+from .oauth import NAMESPACE_NAME, same_url
 
 log = logging.getLogger("personal_memory.http")
 
@@ -131,11 +132,8 @@ class Guard:
                          [(b"retry-after", str(math.ceil(wait)).encode())])
             return
         length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.policy.max_form_bytes:
-            await refuse(413, "body_too_large", f"the body is larger than "
-                         f"{self.policy.max_form_bytes} bytes")
-            return
-        body = await self._read_body(receive)
+        too_big = length.isdigit() and int(length) > self.policy.max_form_bytes
+        body = None if too_big else await self._read_body(receive)
         if body is None:
             await refuse(413, "body_too_large", f"the body is larger than "
                          f"{self.policy.max_form_bytes} bytes")
@@ -182,10 +180,11 @@ class Guard:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wanted = query.get("namespace", [held.grant.namespaces[0]])[0]
         if wanted not in held.grant.namespaces:
+            scope_hint = f', scope="{wanted}"' if NAMESPACE_NAME.fullmatch(wanted) else ""
             await refuse(403, "insufficient_scope", f"this token does not read the "
-                         f"namespace {wanted!r}", [(b"www-authenticate", (
-                             f'Bearer error="insufficient_scope", scope="{wanted}", '
-                             + www[0]).encode())])
+                         f"namespace {wanted[:MAX_NAMESPACE_CHARS]!r}", [(
+                             b"www-authenticate", (f'Bearer error="insufficient_scope"'
+                                                   f'{scope_hint}, {www[0]}').encode())])
             return
         scope.setdefault("state", {})[NAMESPACE_KEY] = wanted
         await self.app(scope, receive, send)

@@ -31,7 +31,8 @@ log = logging.getLogger("personal_memory.http")
 PENDING_SECONDS = 600  # a consent page left open longer must be started again
 MAX_PENDING = 64
 MAX_CONSENT_TRIES = 5
-_SCOPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# A scope is a namespace's name; only such names are echoed in a header.
+NAMESPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def same_url(a: str | None, b: str) -> bool:
@@ -78,7 +79,7 @@ class OwnerAuthorization:
                 raise RegistrationError("invalid_redirect_uri", "a redirect URI over plain "
                                         "http must be on this machine (OAuth 2.1)")
         for scope in (client_info.scope or "").split():
-            if not _SCOPE.fullmatch(scope):
+            if not NAMESPACE_NAME.fullmatch(scope):
                 raise RegistrationError("invalid_client_metadata", f"scope {scope!r} is "
                                         "not a namespace name")
         self.store.register_client(client_info.client_id, client_info.model_dump_json())
@@ -144,9 +145,12 @@ class OwnerAuthorization:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: AuthorizationCode) -> OAuthToken:
         code = self.store.load_code(authorization_code.code, client.client_id)
-        if code is None:
+        try:
+            pair = self.store.exchange_code(code) if code is not None else None
+        except TokenRefused:
+            pair = None
+        if pair is None:
             raise TokenError("invalid_grant", "the code was already used")
-        pair = self.store.exchange_code(code)
         log.info("issued tokens to %r (grant %s)", client.client_name, code.grant.name)
         return OAuthToken(access_token=pair.access, refresh_token=pair.refresh,
                           expires_in=pair.expires_in, scope=" ".join(code.grant.namespaces))
@@ -166,9 +170,12 @@ class OwnerAuthorization:
                                      refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
         held = self.store.load_refresh(refresh_token.token, client.client_id)
-        if held is None:
+        try:
+            pair = self.store.rotate(refresh_token.token, held) if held is not None else None
+        except TokenRefused:
+            pair = None
+        if pair is None:
             raise TokenError("invalid_grant", "the refresh token was already used")
-        pair = self.store.rotate(refresh_token.token, held)
         return OAuthToken(access_token=pair.access, refresh_token=pair.refresh,
                           expires_in=pair.expires_in, scope=" ".join(held.grant.namespaces))
 

@@ -286,17 +286,26 @@ class AccessStore:
                           "WHERE hash = ? AND kind = ?", hashing.digest(secret), kind)
         return rows[0] if rows else None
 
-    def load_code(self, code: str, client_id: str) -> Code | None:
-        row = self._lookup(code, "code")
+    def _unspent(self, secret: str, kind: str, client_id: str) -> tuple[tuple, Grant] | None:
+        """The row and live grant of a code or refresh token of this client, or None. One
+        that comes back after it was used has leaked: its grant ends."""
+        row = self._lookup(secret, kind)
         if row is None:
             return None
         grant = self._grant_by_id(row[0])
         if grant.client_id != client_id or grant.revoked_at:
             return None
-        if row[3] is not None:  # a code used twice: someone else has it; end the grant
+        if row[3] is not None:
             with self._lock, self._conn:
                 self._revoke_grant(grant.id)
             return None
+        return row, grant
+
+    def load_code(self, code: str, client_id: str) -> Code | None:
+        found = self._unspent(code, "code", client_id)
+        if found is None:
+            return None
+        row, grant = found
         data = json.loads(row[4])
         return Code(grant, code, data["redirect_uri"], data["explicit"],
                     data["code_challenge"], row[1], row[2])
@@ -325,16 +334,10 @@ class AccessStore:
                     ACCESS_TOKEN_SECONDS)
 
     def load_refresh(self, token: str, client_id: str) -> TokenGrant | None:
-        row = self._lookup(token, "refresh")
-        if row is None:
+        found = self._unspent(token, "refresh", client_id)
+        if found is None:
             return None
-        grant = self._grant_by_id(row[0])
-        if grant.client_id != client_id or grant.revoked_at:
-            return None
-        if row[3] is not None:  # a rotated-out refresh token came back: it leaked
-            with self._lock, self._conn:
-                self._revoke_grant(grant.id)
-            return None
+        row, grant = found
         return TokenGrant(grant, "refresh", row[1], row[2])
 
     def rotate(self, token: str, held: TokenGrant) -> Pair:

@@ -35,6 +35,16 @@ MAX_CONSENT_TRIES = 5
 NAMESPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
+def _spent(exchange, held, used: str):
+    """A new token pair for a code or refresh token still held, or invalid_grant."""
+    try:
+        if held is not None:
+            return exchange(held)
+    except TokenRefused:
+        pass
+    raise TokenError("invalid_grant", used)
+
+
 def same_url(a: str | None, b: str) -> bool:
     return a is not None and a.rstrip("/").lower() == b.rstrip("/").lower()
 
@@ -145,12 +155,7 @@ class OwnerAuthorization:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: AuthorizationCode) -> OAuthToken:
         code = self.store.load_code(authorization_code.code, client.client_id)
-        try:
-            pair = self.store.exchange_code(code) if code is not None else None
-        except TokenRefused:
-            pair = None
-        if pair is None:
-            raise TokenError("invalid_grant", "the code was already used")
+        pair = _spent(self.store.exchange_code, code, "the code was already used")
         log.info("issued tokens to %r (grant %s)", client.client_name, code.grant.name)
         return OAuthToken(access_token=pair.access, refresh_token=pair.refresh,
                           expires_in=pair.expires_in, scope=" ".join(code.grant.namespaces))
@@ -170,12 +175,8 @@ class OwnerAuthorization:
                                      refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
         held = self.store.load_refresh(refresh_token.token, client.client_id)
-        try:
-            pair = self.store.rotate(refresh_token.token, held) if held is not None else None
-        except TokenRefused:
-            pair = None
-        if pair is None:
-            raise TokenError("invalid_grant", "the refresh token was already used")
+        pair = _spent(lambda h: self.store.rotate(refresh_token.token, h), held,
+                      "the refresh token was already used")
         return OAuthToken(access_token=pair.access, refresh_token=pair.refresh,
                           expires_in=pair.expires_in, scope=" ".join(held.grant.namespaces))
 

@@ -208,6 +208,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
             group, lead = [], fused[m]
         group.append(m)
     order += sorted(group)
+    if embedder is not None:  # no word of the query and below the bar: noise, left out
+        bar = embedder.no_answer_below(len(co))
+        order = [m for m in order if m in bm or co.get(m, bar) >= bar]
     return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
 

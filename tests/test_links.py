@@ -137,3 +137,17 @@ def test_a_section_embed_shows_its_subsections(tmp_path):
             assert found[0].embedded_in == ("v/A.md",), words
         other = s.search("harbour", namespace="notes", snippets=True)
         assert other[0].embedded_in == ()
+
+
+def test_reading_a_section_gives_its_subsections(tmp_path):
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "T.md").write_text("# T\n\n## Setup\n\nintro words\n\n### Pump\n\nprime the pump\n\n"
+                            "## Other\n\nunrelated harbour\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)], known_at="2025-01-01")
+    out = run_memory("--db", tmp_path / "m.db", "read", "v/T.md", "--section", "Setup")
+    assert out.returncode == 0, out.stderr
+    assert "prime the pump" in out.stdout and "harbour" not in out.stdout
+    out = run_memory("--db", tmp_path / "m.db", "read", "v/T.md", "--section", "Pump")
+    assert "prime the pump" in out.stdout and "intro words" not in out.stdout

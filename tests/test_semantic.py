@@ -179,3 +179,23 @@ def test_e5_vectors_are_unit_length_and_queries_differ_from_passages():
     assert q.shape == p.shape == (384,) and q.dtype == p.dtype == "float32"
     assert abs(float(q @ q) - 1) < 1e-3 and abs(float(p @ p) - 1) < 1e-3
     assert 0.8 < float(q @ p) < 0.9999  # E5's query: and passage: prefixes differ
+
+
+def test_a_rare_word_returns_only_what_fits(vault, tmp_path):
+    """A search returns its limit only when that many rows fit: a row that shares no word
+    with the query and is less similar than the no-answer bar is left out, and counted."""
+    (vault / "beacon.md").write_text("# Beacon\n\nThe quokkabeacon blinks twice at dusk.\n")
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", vault)
+    found = json.loads(ok("--db", db, "--json", "search", "quokkabeacon").stdout)
+    assert [r["memory_id"] for r in found] == ["vault/beacon.md#Beacon"]
+    p = ok("--db", db, "search", "quokkabeacon")
+    assert "unrelated results left out" in p.stdout
+    with MemoryStore.open(db, read_only=True, embedder="e5") as s:
+        fast = s.search("quokkabeacon", namespace="notes", limit=5)
+        slow = s.search_reference("quokkabeacon", namespace="notes", limit=5)
+        assert [r.memory_id for r in fast] == [r.memory_id for r in slow]
+        assert fast.left_out == slow.left_out == 3
+        # A question close in meaning still finds a note without any of its words.
+        near = s.search("kitty snoozing sunlight", namespace="notes", limit=5)
+        assert near and near[0].memory_id == "vault/cat.md#Cat"

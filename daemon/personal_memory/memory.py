@@ -197,7 +197,7 @@ class MemoryStore:
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
-                             no_answer=found.no_answer)
+                             no_answer=found.no_answer, left_out=found.left_out)
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
                          valid_at: Any = None, limit: int = 10,
@@ -455,12 +455,16 @@ class MemoryStore:
     def status(self, namespace: str | None = None,
                replica_max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Status:
         """Counts (of one namespace, or all), search and vectors, and the sync daemon's
-        state: running or not, last sync, files indexed, problems."""
+        state: running or not, last sync, files indexed, problems. The time left for the
+        vectors is estimated only while the daemon runs (it is what embeds them)."""
         with self._db.errors(), self._db.snapshot():
+            daemon = daemon_status(self._db, namespace)
+            vectors = self._vector_status(namespace)
+            if not daemon.daemon_running:  # nothing embeds in the background: no estimate
+                vectors = replace(vectors, eta_seconds=None)
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
-                           vector_backend=self.vector_backend,
-                           vectors=self._vector_status(namespace),
-                           daemon=daemon_status(self._db, namespace))
+                           vector_backend=self.vector_backend, vectors=vectors,
+                           daemon=daemon)
         return replace(found, replication=self.replication(replica_max_lag))
 
     def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:

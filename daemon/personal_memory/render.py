@@ -79,7 +79,8 @@ def parse_lines(spec: str | None) -> tuple[int, int] | None:
 def note_part(view: NoteView, section: str | None = None,
               lines: tuple[int, int] | None = None) -> tuple[int, int, str]:
     """(first line, last line, text) of a note: all of it, one section (its memory ID, or
-    the last heading of its heading path), or a line range."""
+    the last heading of its heading path) with its subsections, up to the next heading of
+    the same or a higher level, or a line range."""
     all_lines = view.text.split("\n")
     if view.text.endswith("\n"):
         all_lines.pop()  # a final newline ends the last line; it starts none
@@ -94,6 +95,12 @@ def note_part(view: NoteView, section: str | None = None,
             raise InvalidArgument(f"section: {section!r} is not a section of {view.note} "
                                   "(give a memory ID or a heading)")
         first, last = match[0].line_start, match[-1].line_end
+        path = list(match[0].heading_path or [])
+        for s in view.sections[view.sections.index(match[0]) + 1:]:
+            under = list(s.heading_path or [])
+            if not path or len(under) < len(path) or under[:len(path)] != path:
+                break  # the next heading of the same or a higher level
+            last = max(last, s.line_end)  # a subsection, or a part of a long section
     if lines is not None:
         first, last = max(first, lines[0]), min(last, lines[1])
         if first > last:

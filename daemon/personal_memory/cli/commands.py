@@ -54,6 +54,9 @@ def cmd_search(args: argparse.Namespace) -> int:
          else render.hits(found, query))
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
+    if found.left_out:
+        note(args, f"{found.left_out} unrelated results left out (no word of the query, and "
+             "not close enough in meaning).")
     if found.unembedded:
         note(args, f"{found.unembedded} visible memories have no vector yet and were ranked "
              "by keywords alone (the daemon embeds them; or run 'memory reembed', which "

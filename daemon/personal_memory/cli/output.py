@@ -256,9 +256,11 @@ def status(d: Status) -> str:
     if v.embedder:
         rate = (f", {v.embedding_per_second:.1f} per second"
                 if v.embedding_per_second else "")
+        waiting = (f", about {render.duration(v.eta_seconds)} to go" if v.eta_seconds
+                   else "" if s.daemon_running else
+                   " (the daemon is not running: start it, or run 'memory reembed')")
         lines.append(f"vectors       {v.pending_vectors} memories waiting for one{rate}"
-                     + (f", about {render.duration(v.eta_seconds)} to go"
-                        if v.eta_seconds else "") if v.pending_vectors
+                     + waiting if v.pending_vectors
                      else f"vectors       all embedded{rate}")
         if v.embedding_threads:
             lines.append(f"model         {v.embedding_threads}")

@@ -187,6 +187,9 @@ class MemoryTools:
                     "as of this cutoff; try other words rather than guessing.")
         out = SearchOutput.of(query, found, hint, full=detail == "full")
         text = render.hits(found, query)
+        if found.left_out:
+            text += (f"\n({found.left_out} unrelated sections left out: no word of the "
+                     "query, and not close enough in meaning)")
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")

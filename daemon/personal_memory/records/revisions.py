@@ -111,14 +111,17 @@ class SearchResults(list):
     (None: everything known) and ``valid_at``, as ISO 8601 strings; ``semantic``, the model
     whose vectors ranked it (None: keyword-only); ``unembedded``, how many visible memories
     had no vector yet (ranked by keywords alone); ``no_answer``, why the list is empty when
-    nothing matched."""
+    nothing matched; ``left_out``, how many rows the limit would also have held that share
+    no word with the query and are less similar in meaning than the no-answer bar (noise
+    that would only pad the list)."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
-                 no_answer: str | None = None):
+                 no_answer: str | None = None, left_out: int = 0):
         super().__init__(results)
         self.as_of = as_of
         self.valid_at = valid_at
         self.semantic = semantic
         self.unembedded = unembedded
         self.no_answer = no_answer
+        self.left_out = left_out

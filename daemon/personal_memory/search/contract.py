@@ -81,6 +81,7 @@ class Ranked:
     results: list[SearchResult] = field(default_factory=list)
     unembedded: int = 0
     no_answer: str | None = None
+    left_out: int = 0  # unrelated rows the limit would have held (see fuse)
 
 
 NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")
@@ -116,6 +117,22 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     return None
 
 
+def padding_floor(semantic: Semantic | None, embedded: int) -> float | None:
+    """The similarity below which a row holding no query word is left out of the results:
+    the no-answer bar (the same line that decides there is no answer at all)."""
+    return semantic.no_answer_below(embedded) if semantic is not None else None
+
+
+def unrelated(has_keyword: bool, cosine: float | None, floor: float | None) -> bool:
+    return (floor is not None and not has_keyword and cosine is not None
+            and cosine < floor)
+
+
+def left_out(limit: int, scored: int, returned: int) -> int:
+    """How many results the limit would have held but were unrelated (see fuse)."""
+    return min(limit, scored) - returned
+
+
 def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
     """Cosine of float64 rows (float32 values widened) with a float32 query, in float64:
     the formula both search paths use."""
@@ -134,8 +151,10 @@ def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int |
 
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
-         limit: int) -> list[SearchResult]:
-    """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped."""
+         limit: int, floor: float | None = None) -> list[SearchResult]:
+    """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
+    With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
+    than the bar is no result: it would only pad the list (:func:`unrelated`)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
@@ -147,8 +166,10 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
              for m in by_memory}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
+    kept = [m for m in ranking.fused_order(fused) if not unrelated(m in bm25_m,
+                                                                     cos_m.get(m), floor)]
     out = []
-    for m in ranking.fused_order(fused)[:limit]:
+    for m in kept[:limit]:
         co_rank = cos_ranks.get(m)
         out.append(result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
                           cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS

@@ -24,7 +24,8 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import Ranked, Semantic, has_tag, no_answer, query_terms, text_filtered
+from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
+                       query_terms, text_filtered)
 from .syntax import Query, note_matches, section_matches
 from .screening import CosineScreen, fuse_ranked
 
@@ -375,7 +376,10 @@ class SearchIndex:
                             unfiltered=len(everything), query=query)
             if why:
                 return Ranked(unembedded=unembedded, no_answer=why)
-            return Ranked(fuse_ranked(
+            found = fuse_ranked(
                 memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
                 winners=winners, bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
-                load=db.revisions_by_id), unembedded)
+                load=db.revisions_by_id,
+                floor=padding_floor(semantic, len(cos.pos) if cos else 0))
+            scored = len(np.union1d(bm_pos, cos.pos)) if cos else len(bm_pos)
+            return Ranked(found, unembedded, left_out=left_out(limit, scored, len(found)))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, fuse, no_answer, query_terms, rankable,
-                       text_filtered)
+from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
+                       query_terms, rankable, text_filtered)
 from .syntax import Query
 
 
@@ -49,4 +49,6 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                     visible=len(rows), unfiltered=len(everything), query=query)
     if why:
         return Ranked(unembedded=unembedded, no_answer=why)
-    return Ranked(fuse(rows, bm25, cosine, limit), unembedded)
+    found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)))
+    return Ranked(found, unembedded,
+                  left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)))

@@ -71,7 +71,8 @@ class CosineScreen:
 
 def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                 winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
-                cosine: CosineScreen | None, limit: int, load) -> list[SearchResult]:
+                cosine: CosineScreen | None, limit: int, load,
+                floor: float | None = None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
     exactly by the same rule as the reference path. Loads only the rows it returns.
@@ -97,6 +98,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if cosine is not None and spread > 0.0:
         approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
         error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
+    if floor is not None and cosine is not None and len(ci):
+        _leave_out_unrelated(approx, bi, ci, cosine, floor, n)
     scored = np.isfinite(approx)
     if np.count_nonzero(scored) <= limit:
         candidates = np.flatnonzero(scored)
@@ -129,6 +132,23 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                           float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
                           exact.get(c), co_ranks.get(c)))
     return out
+
+
+def _leave_out_unrelated(approx: np.ndarray, bi: np.ndarray, ci: np.ndarray,
+                         cosine: CosineScreen, floor: float, n: int) -> None:
+    """:func:`contract.unrelated` on the screen: rows with no keyword score whose cosine is
+    below ``floor`` are no result; near the floor the exact value decides."""
+    keyword = np.zeros(n, dtype=bool)
+    keyword[bi] = True
+    only = ~keyword[ci]  # per cosine row: scored by meaning alone
+    a = cosine.approx
+    below = only & (a < floor - 2 * COSINE_MARGIN)
+    near = np.flatnonzero(only & (a >= floor - 2 * COSINE_MARGIN)
+                          & (a < floor + 2 * COSINE_MARGIN))
+    out = np.flatnonzero(below)
+    if len(near):
+        out = np.concatenate([out, near[cosine.exact(near) < floor]])
+    approx[ci[out]] = -np.inf
 
 
 def _top_bm25_ranks(scores: np.ndarray, wanted: list[int]) -> dict[int, int]:

@@ -17,6 +17,10 @@ def test_locomo_runs_on_one_conversation():
         overall = result["methods"][method]["overall"]
         assert 0 < overall["R@5"] <= overall["R@10"] <= 1
         assert overall["Hit@5"] >= overall["R@5"]
+        assert 0 < overall["MRR@10"] <= 1
+    per_question = result["shipped_results_per_question"]
+    assert 0 < per_question["returned"] <= 10
+    assert per_question["unrelated_returned"] == 0  # never padded with noise
     no_answer = result["no_answer"]
     assert no_answer["made_up_searches"] == 40 and no_answer["best_similarity_real_questions"]
 

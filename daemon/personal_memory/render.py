@@ -5,6 +5,7 @@ with line numbers, a change as what happened and the words that moved. Pure func
 from __future__ import annotations
 
 from .errors import InvalidArgument
+from .notes.model import under
 from .records import Changes, NoteView, RevisionRecord, SearchResult, SearchResults
 
 SHORT = 300
@@ -95,12 +96,10 @@ def note_part(view: NoteView, section: str | None = None,
             raise InvalidArgument(f"section: {section!r} is not a section of {view.note} "
                                   "(give a memory ID or a heading)")
         first, last = match[0].line_start, match[-1].line_end
-        path = list(match[0].heading_path or [])
         for s in view.sections[view.sections.index(match[0]) + 1:]:
-            under = list(s.heading_path or [])
-            if not path or len(under) < len(path) or under[:len(path)] != path:
-                break  # the next heading of the same or a higher level
-            last = max(last, s.line_end)  # a subsection, or a part of a long section
+            if not under(match[0].heading_path, s.heading_path):
+                break
+            last = max(last, s.line_end)
     if lines is not None:
         first, last = max(first, lines[0]), min(last, lines[1])
         if first > last:

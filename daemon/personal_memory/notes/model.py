@@ -110,6 +110,15 @@ def is_record(memory_id: str, note: str | None) -> bool:
     return note is not None and memory_id == record_id(note)
 
 
+def under(heading_path, other_path) -> bool:
+    """Whether a section with ``other_path`` belongs to the section with ``heading_path``
+    when it follows it: a deeper heading under it, or a later part of it (a long section
+    is split into parts with the same path). The first that does not is the next heading
+    of the same or a higher level, where the section ends (as Obsidian reads it)."""
+    path, other = list(heading_path or []), list(other_path or [])
+    return bool(path) and len(other) >= len(path) and other[:len(path)] == path
+
+
 def file_title(relpath: str) -> str:
     name = PurePosixPath(relpath).name
     for suffix in markdown.NOTE_SUFFIXES:

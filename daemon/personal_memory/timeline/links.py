@@ -9,6 +9,7 @@ never before."""
 from __future__ import annotations
 
 from ..notes import links as link_syntax
+from ..notes.model import under
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
 from ..records import Embed, Link, Links, RevisionRecord
 from ..store import Database
@@ -51,15 +52,13 @@ class Cutoff:
         return self._sections[note]
 
     def with_subsections(self, note: str, section: str) -> list[RevisionRecord]:
-        """A section and the sections under it (deeper headings, up to the next heading
-        of the same or a higher level): what Obsidian shows for ``![[Note#Section]]``."""
+        """A section, its later parts and the sections under it (:func:`under`): what
+        Obsidian shows for ``![[Note#Section]]``."""
         sections = [rev for rev, _ in self.sections(note)]
         start = next(i for i, rev in enumerate(sections) if rev.memory_id == section)
-        path = list(sections[start].heading_path or [])
         out = [sections[start]]
         for rev in sections[start + 1:]:
-            under = list(rev.heading_path or [])
-            if not path or len(under) <= len(path) or under[:len(path)] != path:
+            if not under(out[0].heading_path, rev.heading_path):
                 break
             out.append(rev)
         return out

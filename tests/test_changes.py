@@ -96,7 +96,8 @@ def test_notes_changed_in_a_week(tmp_path):
         store.sync([Folder.of(vault)], known_at="2025-01-09")
 
         week = store.changes(namespace="notes", since="2025-01-02", until="2025-01-08")
-        assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T00:00:00Z"
+        # a day as a start is its first moment, as an end its last
+        assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T23:59:59.999999Z"
         assert week.counts == {"notes": 3, "memories": 0, "notes_added": 1,
                                "notes_deleted": 1, "notes_moved": 0, "added": 2,
                                "revised": 1, "retracted": 2}

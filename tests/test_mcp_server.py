@@ -64,7 +64,7 @@ def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
                                        "detail": "full"}, mode)
     assert not r.is_error
     out = r.structured_content
-    assert out["as_of"] == "2025-02-01T00:00:00Z"
+    assert out["as_of"] == "2025-02-01T23:59:59.999999Z"  # a day as a cutoff: its end
     assert [x["snippet"] for x in out["results"]] == ["I **prefer** equity research."]
     assert '"memory_id":"role"' in r.content[0].text  # full: the records, compact JSON
     first = rev = out["full"][0]

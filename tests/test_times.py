@@ -3,7 +3,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from personal_memory.errors import InvalidTime
-from personal_memory.times import format_time, parse_time
+from personal_memory.times import format_time, parse_cutoff, parse_time
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -54,3 +54,27 @@ def test_datetime_objects():
 def test_round_trip_keeps_microseconds():
     for us in (0, 1, 999_999, 1_700_000_000_123_456, -1):
         assert parse_time(format_time(us)) == us
+
+
+def test_a_day_as_a_cutoff_means_its_end():
+    assert format_time(parse_cutoff("2025-02-14")) == "2025-02-14T23:59:59.999999Z"
+    assert format_time(parse_cutoff(date(2025, 2, 14))) == "2025-02-14T23:59:59.999999Z"
+    assert format_time(parse_cutoff("9999-12-31")) == "9999-12-31T23:59:59.999999Z"
+    # a time given in full is taken as it is
+    assert format_time(parse_cutoff("2025-02-14T00:00:00Z")) == "2025-02-14T00:00:00Z"
+    with pytest.raises(InvalidTime, match="^as_of: .*out of range"):
+        parse_cutoff("2025-02-30")
+
+
+def test_a_search_as_of_a_day_sees_what_was_learnt_that_day(tmp_path):
+    from personal_memory import MemoryStore
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.remember("a", "quokka seen at noon", namespace="n",
+                       known_at="2025-02-14T12:00:00Z")
+        store.remember("b", "quokka seen the next morning", namespace="n",
+                       known_at="2025-02-15T00:00:00Z")
+        found = store.search("quokka", namespace="n", as_of="2025-02-14")
+        assert [r.memory_id for r in found] == ["a"]
+        assert found.as_of == "2025-02-14T23:59:59.999999Z"
+        assert [r.memory_id for r in store.search("quokka", namespace="n",
+                                                  as_of="2025-02-15")] != ["a"]

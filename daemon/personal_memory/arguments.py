@@ -8,7 +8,7 @@ from .errors import InvalidArgument
 from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
                      MAX_TAGS)
 from .notes.front_matter import wanted_tag
-from .times import now_micros, parse_time
+from .times import now_micros, parse_cutoff, parse_time
 
 
 def text(value: object, field: str, limit: int, *, optional: bool = False) -> str | None:
@@ -48,7 +48,13 @@ def note_arg(value: object) -> str:
 
 
 def optional_time(value: object, field: str) -> int | None:
+    """A start or a stored time: a bare day is its first moment."""
     return None if value is None else parse_time(value, field)
+
+
+def optional_cutoff(value: object, field: str = "as_of") -> int | None:
+    """A cutoff one looks back from: a bare day is its last moment (see ``times``)."""
+    return None if value is None else parse_cutoff(value, field)
 
 
 def query_arg(query: object) -> str:
@@ -90,8 +96,8 @@ def tags_arg(tags: object) -> tuple[str, ...] | None:
 def moment(as_of: object, valid_at: object) -> tuple[int | None, int]:
     """The cutoff (None: everything known) and the valid time, which defaults to the
     cutoff, or to now."""
-    cutoff = optional_time(as_of, "as_of")
-    at = optional_time(valid_at, "valid_at")
+    cutoff = optional_cutoff(as_of, "as_of")
+    at = optional_cutoff(valid_at, "valid_at")
     if at is None:
         at = now_micros() if cutoff is None else cutoff
     return cutoff, at

@@ -289,7 +289,7 @@ class MemoryStore:
         offset = args.offset_arg(offset)
         now = now_micros()
         start = parse_moment(since, "since", now)
-        end = now if until is None else parse_moment(until, "until", now)
+        end = now if until is None else parse_moment(until, "until", now, day_end=True)
         if start >= end:
             raise InvalidArgument(f"since: {format_time(start)} is not before until "
                                   f"{format_time(end)}")
@@ -339,7 +339,7 @@ class MemoryStore:
         had under the note's earlier paths (each with its own ``memory_id``)."""
         memory_id = args.memory_id_arg(memory_id)
         namespace = args.namespace_arg(namespace)
-        cutoff = args.optional_time(as_of, "as_of")
+        cutoff = args.optional_cutoff(as_of)
         with self._db.errors(), self._db.snapshot():
             revisions = moves.history(self._db, namespace, memory_id, cutoff)
         if not revisions:
@@ -411,7 +411,7 @@ class MemoryStore:
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:
-        cutoff = args.optional_time(as_of, "as_of")
+        cutoff = args.optional_cutoff(as_of)
         with self._db.snapshot():
             yield from self._db.revisions_in(namespace, cutoff)
 
@@ -419,7 +419,7 @@ class MemoryStore:
         """The export file's content: a versioned JSON document of revisions (the file
         format itself, so a mapping)."""
         records = [r.to_dict() for r in self.export(namespace=namespace, as_of=as_of)]
-        cutoff = args.optional_time(as_of, "as_of")
+        cutoff = args.optional_cutoff(as_of)
         return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                 "exported_at": format_time(now_micros()), "namespace": namespace,
                 "as_of": format_time(cutoff), "revisions": records}
@@ -484,7 +484,7 @@ class MemoryStore:
         ``to``: a restore leaves the checked file at ``to``, or nothing (``ok`` False)."""
         import tempfile
         from .replication.restore import check_target, place, write_copy
-        when = args.optional_time(at, "at")
+        when = args.optional_cutoff(at, "at")
         at_text = format_time(when) if when is not None else None
         target = check_target(Path(to))
         with tempfile.TemporaryDirectory(prefix=f".{target.name}.restoring-",

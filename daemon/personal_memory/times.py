@@ -1,8 +1,13 @@
 """Time parsing and formatting: every time is stored as UTC microseconds since the epoch.
 
-Accepted: ``YYYY-MM-DD`` (00:00:00 UTC) and ISO 8601 timestamps that carry a zone
-(``Z`` or ``+HH:MM``), or aware ``datetime`` objects. Anything else is rejected rather
-than guessed, because a silently shifted cutoff would leak or hide knowledge.
+Accepted: ``YYYY-MM-DD`` and ISO 8601 timestamps that carry a zone (``Z`` or ``+HH:MM``),
+or aware ``datetime`` objects. Anything else is rejected rather than guessed, because a
+silently shifted cutoff would leak or hide knowledge.
+
+One rule for a bare day: as a cutoff (``as_of``, ``until``, ``valid_at``: a moment one looks
+back from) it means the day's end, 23:59:59.999999 UTC, so "as of the 14th" includes what was
+learnt on the 14th; as a start or a stored time (``since``, ``known_at``, ``valid_from``) it
+means 00:00:00 UTC.
 """
 
 from __future__ import annotations
@@ -33,21 +38,28 @@ def from_micros(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
 
 
-def parse_time(value: object, field: str = "time") -> int:
-    """Return UTC microseconds for a date string, zoned timestamp or aware datetime."""
+DAY_US = 86_400_000_000
+
+
+def parse_time(value: object, field: str = "time", *, day_end: bool = False) -> int:
+    """Return UTC microseconds for a date string, zoned timestamp or aware datetime. A bare
+    day is its start, or with ``day_end`` its last microsecond (see the module's rule)."""
+    last = DAY_US - 1 if day_end else 0
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise InvalidTime(f"{field}: datetime {value.isoformat()!r} has no timezone; "
                               "give an aware datetime")
         return _checked(to_micros(value), field, value.isoformat())
     if isinstance(value, date):
-        return to_micros(datetime(value.year, value.month, value.day, tzinfo=timezone.utc))
+        return _checked(to_micros(datetime(value.year, value.month, value.day,
+                                           tzinfo=timezone.utc)) + last, field, str(value))
     if not isinstance(value, str):
         raise InvalidTime(f"{field}: expected an ISO 8601 string, got {type(value).__name__}")
     text = value.strip()
     m = _DATE.fullmatch(text)
     if m:
-        return _build(field, value, *m.groups(), "0", "0", "0", None, "Z")
+        return _checked(_build(field, value, *m.groups(), "0", "0", "0", None, "Z") + last,
+                        field, value)
     m = _STAMP.fullmatch(text)
     if m:
         return _build(field, value, *m.groups())
@@ -115,7 +127,12 @@ def parse_span(value: object, field: str) -> int | None:
     return int(m.group(1)) * _UNIT_US[m.group(2)] if m else None
 
 
-def parse_moment(value: object, field: str, now: int) -> int:
+def parse_cutoff(value: object, field: str = "as_of") -> int:
+    """A cutoff: :func:`parse_time` with a bare day meaning its end."""
+    return parse_time(value, field, day_end=True)
+
+
+def parse_moment(value: object, field: str, now: int, *, day_end: bool = False) -> int:
     """:func:`parse_time`, plus what a person types for "that long ago": ``now``, ``90s``,
     ``15m``, ``24h``, ``7d``, ``2w`` (seconds, minutes, hours, days, weeks before ``now``)."""
     if isinstance(value, str):
@@ -126,7 +143,7 @@ def parse_moment(value: object, field: str, now: int) -> int:
         if span is not None:
             return _checked(now - span, field, value)
     try:
-        return parse_time(value, field)
+        return parse_time(value, field, day_end=day_end)
     except InvalidTime as exc:
         raise InvalidTime(f"{exc}, or a span back from now such as 15m, 24h, 7d or "
                           "2w") from None

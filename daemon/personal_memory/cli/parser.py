@@ -21,6 +21,8 @@ class Parser(argparse.ArgumentParser):
 # Commands whose free words are a query: a word there that starts with '-' and is not one
 # of the command's options is query text (an exclusion), wherever it stands.
 QUERY_COMMANDS = ("search", "changes")
+AS_OF_HELP = ("knowledge cutoff (default: everything known): a time with a zone, or a day "
+              "(YYYY-MM-DD, UTC), which means through its end")
 
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, bool]:
@@ -107,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
                    "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:")
     namespace(p)
-    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
     p.add_argument("--limit", type=int, default=10, help="results (default 10)")
     p.add_argument("--tag", action="append", metavar="TAG",
@@ -120,21 +122,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("read", "a whole note as it was known at a cutoff, sections in order")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
-    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--section", help="only this section: its memory ID or its heading")
     p.add_argument("--lines", help="only these lines, e.g. 10-40 (printed with numbers)")
 
     p = add("links", "a note's links and backlinks as they were at a cutoff")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
-    p.add_argument("--as-of", help="knowledge cutoff (default: everything known)")
+    p.add_argument("--as-of", help=AS_OF_HELP)
 
     p = add("changes", "what was learned between two times, or how a query's answer moved")
     p.add_argument("query", nargs="*", help="optional: compare this search at both times")
     namespace(p)
-    p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of, "
-                   "or a span back from now: 90s, 15m, 24h, 7d, 2w")
-    p.add_argument("--until", help="end (included; default: now); same forms as --since")
+    p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of (a day "
+                   "means its start), or a span back from now: 90s, 15m, 24h, 7d, 2w")
+    p.add_argument("--until", help="end (included; default: now); same forms as --since, "
+                   "a day means its end")
     p.add_argument("--limit", type=int, default=20,
                    help="notes listed, or results per search (default 20)")
 

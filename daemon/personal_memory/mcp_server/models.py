@@ -24,8 +24,7 @@ class Out(BaseModel):
     model_config = ConfigDict(json_schema_extra=_untitled)
 
 
-TIME_HELP = ("ISO 8601: YYYY-MM-DD (midnight UTC) or a timestamp with a zone, "
-             "e.g. 2025-02-01T09:30:00Z")
+TIME_HELP = "a timestamp with a zone (2025-02-01T09:30:00Z) or a day (YYYY-MM-DD, UTC)"
 
 
 class Hit(Out):

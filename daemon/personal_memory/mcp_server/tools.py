@@ -25,7 +25,7 @@ from ..limits import (EXIT_RESTART, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS,
                       MAX_TOOL_SOURCE_CHARS)
 from ..memory import MemoryStore
 from ..settings import Settings
-from ..times import format_time, parse_time
+from ..times import format_time, parse_cutoff
 from .models import (TIME_HELP, ChangesOutput, HistoryOutput, LinksOutput, ReadOutput,
                      RevisionOut,
                      SearchOutput, StatusOutput, WriteOutput)
@@ -57,15 +57,17 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              "in quotes)")]
 Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known at "
                                      "this time is searched (default: everything known). "
-                                     + TIME_HELP)]
+                                     + TIME_HELP + "; a day means through its end")]
 ValidAt = Annotated[str | None, Field(description="the time the answer should be about "
-                                      "(default: the cutoff, or now). " + TIME_HELP)]
+                                      "(default: the cutoff, or now). " + TIME_HELP + "; a day "
+                                      "means its end")]
 Since = Annotated[str | None, Field(max_length=64,
-                                    description="start, excluded: " + TIME_HELP + ", or a "
+                                    description="start, excluded: " + TIME_HELP + " (a day "
+                                    "means its start), or a "
                                     "span back from now: 90s, 15m, 24h, 7d, 2w (needed "
                                     "unless cursor is given)")]
 Until = Annotated[str | None, Field(max_length=64, description="end, included (default: "
-                                    "now); same forms as since")]
+                                    "now); same forms as since, a day means its end")]
 Limit = Annotated[int, Field(ge=1, le=MAX_TOOL_RESULTS,
                              description=f"how many results, 1 to {MAX_TOOL_RESULTS}")]
 MemoryId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS,
@@ -259,7 +261,7 @@ class MemoryTools:
         shows its revisions under the note's earlier paths."""
         revs = self._call(self._store().history, memory_id, namespace=self.namespace,
                           as_of=as_of)
-        cutoff = self._call(parse_time, as_of, "as_of") if as_of is not None else None
+        cutoff = self._call(parse_cutoff, as_of) if as_of is not None else None
         out = HistoryOutput(memory_id=memory_id, as_of=format_time(cutoff),
                             revisions=[RevisionOut.of(r) for r in revs],
                             full=[r.to_dict() for r in revs] if detail == "full" else None)

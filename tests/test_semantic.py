@@ -58,7 +58,7 @@ def test_unembedded_rows_are_searched_by_keywords_and_reembed_finishes(tmp_path,
     db = tmp_path / "m.db"
     ok("--db", db, "sync", "--no-embed", vault)
     p = ok("--db", db, "search", "oat", "milk")
-    assert "vault/shop.md:1-3 — Shopping" in p.stdout
+    assert "vault/shop.md:3 — Shopping" in p.stdout  # the heading is in the path
     assert "3 visible memories have no vector yet" in p.stdout
     assert "memory reembed" in p.stdout  # 'memory sync' would fail for remembered ones
     with MemoryStore.open(db, read_only=True, embedder="e5") as s:

@@ -9,7 +9,28 @@ from ..records import RevisionRecord, Snippet
 from ..store import Database
 
 WIDTH = 300
+# A snippet that would stop inside a sentence or a list item (the next line finishes it) may
+# run this far past WIDTH to finish it.
+FINISH = WIDTH // 2
 MARK = "**"
+_ENDS = (".", "!", "?", "…", "。", "！", "？", "|", "```")
+
+
+def _heading(line: str) -> bool:
+    """An ATX heading line: the result's heading path names it already."""
+    stripped = line.lstrip()
+    return stripped.startswith("#") and stripped.lstrip("#")[:1] in (" ", "")
+
+
+def _unfinished(line: str, following: str) -> bool:
+    """Whether ``following`` finishes what ``line`` began: the line ends without a
+    sentence's end (a colon, a comma, a bare word) or the next line continues a list item
+    (indented), and the next line is text, not a blank or a heading."""
+    if not following.strip() or _heading(following):
+        return False
+    if following[:1] in (" ", "\t") and not following.lstrip().startswith(("-", "*", "+")):
+        return True
+    return not line.rstrip().endswith(_ENDS)
 
 
 def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
@@ -44,21 +65,34 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     found = [_matches(db, line, wanted) for line in lines]
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
-    best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else 0
+    # the best line: the most query words; at a tie, text before a heading (which the
+    # result's heading path shows anyway), then the first
+    best = (max(range(len(lines)), key=lambda i: (scores[i], not _heading(lines[i]), -i))
+            if lines else 0)
     if not lines or scores[best] == (0, 0):  # found by meaning: the section's first words
         best = next((i for i, line in enumerate(lines) if line.strip()
                      and not line.lstrip().startswith("#")), 0)
     lo = hi = best
     size = len(lines[best]) if lines else 0
-    while True:  # add a line after, then one before, while it fits
+    while True:  # add a line after, then one before, while it fits; no heading line
         grown = False
         for j in (hi + 1, lo - 1):
-            if 0 <= j < len(lines) and (j > hi or j < lo) and size + len(lines[j]) + 1 <= WIDTH:
+            if (0 <= j < len(lines) and (j > hi or j < lo) and not _heading(lines[j])
+                    and size + len(lines[j]) + 1 <= WIDTH):
                 size += len(lines[j]) + 1
                 lo, hi = min(lo, j), max(hi, j)
                 grown = True
         if not grown:
             break
+    # finish the sentence or list item the last line leaves open
+    while (hi + 1 < len(lines) and _unfinished(lines[hi], lines[hi + 1])
+           and size + len(lines[hi + 1]) + 1 <= WIDTH + FINISH):
+        hi += 1
+        size += len(lines[hi]) + 1
+    while lo < hi and not lines[lo].strip():  # cite only lines that are shown
+        lo += 1
+    while hi > lo and not lines[hi].strip():
+        hi -= 1
     parts = []
     for i in range(lo, hi + 1):
         line, spans = lines[i], found[i]

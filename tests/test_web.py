@@ -3,6 +3,7 @@
 
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -207,6 +208,95 @@ def test_the_changes_page_shows_an_edit_the_daemon_made(vault_db, browser, tmp_p
         daemon.close()
 
 
+@pytest.fixture(scope="module")
+def moved_db(tmp_path_factory):
+    """A note imported, another learnt in the afternoon of 2025-02-14, the first renamed."""
+    tmp = tmp_path_factory.mktemp("moved")
+    vault = tmp / "vault"
+    vault.mkdir()
+    (vault / "Plan.md").write_text("# Plan\n\n## Rocket\n\nThe launch needs a rocket.\n")
+    db = tmp / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+        (vault / "Later.md").write_text("# Later\n\nThe launch slipped a week.\n")
+        s.sync([Folder.of(vault)], known_at="2025-02-14T15:00:00Z")
+        (vault / "Plan.md").rename(vault / "Renamed.md")
+        s.sync([Folder.of(vault)], known_at="2025-03-01")
+    return vault, db
+
+
+@needs_browser
+def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    vault, db = moved_db
+    page = Page(db)
+    try:
+        browser.get(page.url)
+        box = browser.find_element(By.ID, "as_of")
+        box.send_keys("2025-02-14")
+        search = browser.find_element(By.NAME, "q")
+        search.send_keys("launch", Keys.ENTER)
+        wait_for(lambda: "q=launch" in browser.current_url, what="the typed search")
+        typed = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".result .title")]
+        assert len(typed) == 2  # the afternoon's note is known as of that day
+        assert "the end of 2025-02-14" in browser.find_element(By.CSS_SELECTOR,
+                                                               "p.meta").text
+        slider = browser.find_element(By.ID, "when")
+        assert slider.get_attribute("value") == "1"  # the slider stands at that day
+        assert "the end of 2025-02-14" in browser.find_element(By.ID, "when-label").text
+        shot(browser, "search-as-of")
+        slider.send_keys(Keys.HOME)
+        wait_for(lambda: "as_of=2025-01-10" in browser.current_url, what="the first day")
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".result")) == 1
+        slider = browser.find_element(By.ID, "when")
+        slider.send_keys(Keys.ARROW_RIGHT)  # one step on: the day typed before
+        wait_for(lambda: "as_of=2025-02-14" in browser.current_url, what="the next day")
+        slid = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".result .title")]
+        assert slid == typed
+        # each bar can be clicked, and is wider than a sliver
+        bars = browser.find_elements(By.CSS_SELECTOR, "svg.activity rect.bar")
+        assert len(bars) == 3 and min(b.size["width"] for b in bars) >= 8
+    finally:
+        assert page.stop() == 0
+
+
+@needs_browser
+def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = moved_db
+    page = Page(db)
+    try:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Renamed.md&as_of=2025-02-14")
+        svg = browser.find_element(By.CSS_SELECTOR, "svg.timeline")
+        assert svg.find_elements(By.CSS_SELECTOR, ".moved")  # an arrow where it moved
+        assert not svg.find_elements(By.CSS_SELECTOR, "a.mark .deleted")  # no cross
+        assert svg.find_elements(By.CSS_SELECTOR, ".moment")  # the moment shown
+        legend = svg.find_element(By.CSS_SELECTOR, ".legend").text
+        assert "moved here" in legend and "deleted" in legend
+        assert len(browser.find_elements(By.TAG_NAME, "h1")) == 1  # the title, once
+        assert "the end of 2025-02-14" in browser.find_element(By.CSS_SELECTOR,
+                                                               "p.meta").text
+        options = [o.text for o in browser.find_elements(By.CSS_SELECTOR,
+                                                         "select[name=from] option")]
+        assert options and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", o)
+                              for o in options)
+        shot(browser, "note-moved")
+        browser.get(page.base + "/changes?since=2025-02-01&until=2025-03-01")
+        meta = browser.find_element(By.CSS_SELECTOR, "p.meta").text
+        assert "1 note moved" in meta and "notes_" not in meta
+        before = browser.find_element(By.LINK_TEXT, "before").get_attribute("href")
+        browser.get(before)  # the moved note before its move: its old path
+        assert not browser.find_elements(By.CSS_SELECTOR, ".error")
+        assert "vault/Plan.md" in browser.find_element(By.CSS_SELECTOR, "p.meta").text
+        browser.get(page.base + "/status")
+        assert "(imported by a sync; not watched" in browser.find_element(
+            By.CSS_SELECTOR, "table.status").text
+    finally:
+        assert page.stop() == 0
+
+
 def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path):
     p = subprocess.run(MEMORY + ["--db", str(tmp_path / "none.db"), "ui", "--no-open"],
                        capture_output=True, text=True, env=user_env(), timeout=30)
@@ -271,3 +361,30 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
     finally:
         assert page.stop() == 0
     assert "Traceback" not in page.proc.stderr.read()
+
+
+def test_years_of_activity_become_at_most_ninety_clickable_periods():
+    from personal_memory.records import Activity
+    from personal_memory.web import pictures
+    from personal_memory.times import DAY_US, format_time, parse_time
+    first = parse_time("2021-03-01")
+    days = [first + i * 3 * DAY_US for i in range(400)] + [parse_time("2025-06-01")]
+    found = Activity(namespace="n", bucket="day", starts=[format_time(d) for d in days],
+                     revisions=[1] * len(days))
+    periods = pictures.periods(found)
+    assert len(periods) <= pictures.MOST_BARS
+    assert sum(p.revisions for p in periods) == len(days)  # nothing lost by grouping
+    assert periods[0].label == "2021-03" and periods[-1].label == "2025-06"
+    assert periods[-1].day == "2025-06-30"  # a month as a cutoff: its last day's end
+    for p, nxt in zip(periods, periods[1:]):
+        assert p.start <= p.end < nxt.start
+    # every day lands in the period that holds it, and a cutoff finds its period
+    assert pictures.position(periods, parse_time("2021-03-15")) == 0
+    assert pictures.position(periods, None) == len(periods)
+    svg = pictures.activity(periods, {}, len(periods))
+    widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', svg)]
+    assert len(widths) == len(periods) and min(widths) >= 6  # of 900: a click's width
+    few = Activity(namespace="n", bucket="day", starts=["2025-01-10T00:00:00Z",
+                                                        "2027-02-01T00:00:00Z"],
+                   revisions=[40, 1])
+    assert [p.label for p in pictures.periods(few)] == ["2025-01-10", "2027-02-01"]

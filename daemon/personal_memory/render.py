@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from .errors import InvalidArgument
 from .notes.model import under
-from .records import Changes, NoteView, RevisionRecord, SearchResult, SearchResults
+from .records import (Changes, DaemonStatus, NoteView, RevisionRecord, SearchResult,
+                      SearchResults)
 
 SHORT = 300
 
@@ -46,6 +47,17 @@ def hits(found: SearchResults, query: str) -> str:
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
     return "\n".join(lines)
+
+
+def folders(s: DaemonStatus) -> str:
+    """Which folders are in the store, and whether the daemon watches them."""
+    watched = s.watched_folders if s.daemon_running else []
+    rest = [f for f in s.imported_folders if f not in watched]
+    parts = [f"{', '.join(watched)} (watched)"] if watched else []
+    if rest:
+        parts.append(", ".join(rest) + " (imported by a sync; not watched"
+                     + (")" if s.daemon_running else ": the daemon is not running)"))
+    return "; ".join(parts) or "-"
 
 
 def duration(seconds: float) -> str:

@@ -242,7 +242,7 @@ def status(d: Status) -> str:
              f"({s.daemon_state}"
              + (f", pid {s.daemon_pid}, heartbeat {s.daemon_heartbeat_at}"
                 if s.daemon_pid else "") + ")",
-             f"folders       {', '.join(s.watched_folders) or '-'}",
+             f"folders       {render.folders(s)}",
              f"last sync     {s.last_sync_started_at or 'never'} "
              f"({s.last_sync_status or '-'})",
              f"last success  {s.last_successful_sync_at or 'never'}",
@@ -254,7 +254,7 @@ def status(d: Status) -> str:
              f"{c.notes} notes, {c.tombstones} tombstones)",
              f"search        {v.semantic}"]
     if v.embedder:
-        rate = (f", {v.embedding_per_second:.1f} per second"
+        rate = (f", {v.embedding_per_second:.1f} per second in the last run"
                 if v.embedding_per_second else "")
         waiting = (f", about {render.duration(v.eta_seconds)} to go" if v.eta_seconds
                    else "" if s.daemon_running else

@@ -142,6 +142,8 @@ class DaemonStatus(Record):
     note_model_version: int
     last_sync_errors: list[SkippedFile]
     problems: list[Problem]
+    # Every folder imported into the namespace, by the daemon or by 'memory sync'.
+    imported_folders: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,13 @@ class FolderState:
     def collection_root(self, namespace: str, collection: str) -> str | None:
         return self.meta(f"collection-root:{namespace}/{collection}")
 
+    def collection_roots(self, namespace: str | None = None) -> list[str]:
+        """The folders imported into ``namespace`` (None: any), by a sync or the daemon."""
+        prefix = "collection-root:" + (f"{namespace}/" if namespace is not None else "")
+        return sorted({v for _, v in self.conn.execute(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+            (prefix, prefix + "\U0010ffff"))})
+
     def bind_collection(self, namespace: str, collection: str, root: str) -> None:
         with self.transaction():
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",

@@ -46,4 +46,5 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
         notes_to_reidentify=db.files_to_reidentify(namespace, notes.CHUNKER_VERSION),
         note_model_version=notes.CHUNKER_VERSION,
         last_sync_errors=last[0].errors if last else [],
-        problems=db.problems(namespace))
+        problems=db.problems(namespace),
+        imported_folders=db.collection_roots(namespace))

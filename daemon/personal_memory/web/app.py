@@ -21,6 +21,7 @@ from starlette.templating import Jinja2Templates
 from .. import render
 from ..errors import NotFound, PersonalMemoryError
 from ..readers import ReaderPool
+from ..times import format_time, parse_cutoff
 from . import pictures
 from .security import Guard
 
@@ -60,13 +61,66 @@ def markdown(text: str) -> Markup:
     return Markup(_MARKDOWN.render(text))
 
 
+def note_markdown(text: str, title: str | None) -> Markup:
+    """A note's text, without its first heading when that is a level-1 heading saying the
+    title: the page shows the title once, above."""
+    tokens = _MARKDOWN.parse(text)
+    first = next((i for i, t in enumerate(tokens) if t.type != "front_matter"), None)
+    if (title and first is not None and first + 2 < len(tokens)
+            and tokens[first].type == "heading_open" and tokens[first].tag == "h1"
+            and tokens[first + 1].content.strip() == title.strip()):
+        del tokens[first:first + 3]
+    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+
+
+def moment(iso: str | None) -> str:
+    """A stored or echoed time as a person reads it: a day's end (how a bare day is read as
+    a cutoff) as "the end of 2025-02-14", else to the second, in UTC."""
+    if iso is None:
+        return "everything known"
+    if iso.endswith("T23:59:59.999999Z"):
+        return f"the end of {iso[:10]} (UTC)"
+    return iso[:19].replace("T", " ") + " UTC"
+
+
+def when(iso: str | None) -> str:
+    """A time to the second, in UTC (a heartbeat, a revision's time)."""
+    return "-" if iso is None else iso[:19].replace("T", " ") + " UTC"
+
+
+def counts(found: dict[str, int]) -> str:
+    """A change's counts in words: "2 notes, 1 note added, 3 sections revised"."""
+    names = {"notes": "note{s}", "memories": "memor{ies} written through the API",
+             "notes_added": "note{s} added", "notes_deleted": "note{s} deleted",
+             "notes_moved": "note{s} moved", "added": "section{s} added",
+             "revised": "section{s} revised", "retracted": "section{s} retracted",
+             "new": "new", "gone": "gone", "up": "up", "down": "down",
+             "changed": "changed", "unchanged": "unchanged"}
+    out = []
+    for key, n in found.items():
+        if n or key == "notes":
+            name = names.get(key, key.replace("_", " "))
+            one = n == 1
+            out.append(f"{n} " + name.replace("{s}", "" if one else "s")
+                       .replace("{ies}", "y" if one else "ies"))
+    return ", ".join(out)
+
+
+def _cutoff(text: str | None) -> int | None:
+    try:
+        return None if text is None else parse_cutoff(text)
+    except PersonalMemoryError:
+        return None
+
+
 class Pages:
     def __init__(self, pool: ReaderPool, namespace: str):
         self.pool, self.namespace = pool, namespace
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
-        self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown)
+        self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown,
+                                          moment=moment, when=when, counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
-                                          duration=render.duration)
+                                          duration=render.duration, folders=render.folders)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:
         return self.templates.TemplateResponse(request, name, {
@@ -82,7 +136,9 @@ class Pages:
         as_of = request.query_params.get("as_of") or None
         # an empty box in the form is no tag, not the tag ''
         tags = [t.strip() for t in request.query_params.getlist("tag") if t.strip()] or None
-        activity = store.activity(namespace=self.namespace)
+        periods = pictures.periods(store.activity(namespace=self.namespace))
+        cutoff = _cutoff(as_of)
+        shown = pictures.position(periods, cutoff)
         found, error = None, None
         if q:
             try:
@@ -92,8 +148,10 @@ class Pages:
                 error = str(exc)
         link = {"q": q} | ({"tag": tags[0]} if tags else {})
         return self.page(request, "search.html", q=q, as_of=as_of, tags=tags or [],
-                         found=found, error=error, activity=activity,
-                         picture=Markup(pictures.activity(activity, link)))
+                         found=found, error=error, periods=periods, shown=shown,
+                         inset=pictures.slider_inset(periods) if periods else 0,
+                         cutoff=format_time(cutoff),
+                         picture=Markup(pictures.activity(periods, link, shown)))
 
     def note(self, request: Request) -> Response:
         store = self.pool.store()
@@ -113,8 +171,9 @@ class Pages:
         times = sorted({r.known_at for r in timeline.revisions})
         changed = max([view.known_at, *(s.known_at for s in view.sections)])
         return self.page(request, "note.html", view=view, as_of=as_of, times=times,
-                         changed=changed,
-                         picture=Markup(pictures.timeline(timeline, note)),
+                         changed=changed, text=note_markdown(view.text, view.title),
+                         picture=Markup(pictures.timeline(timeline, note,
+                                                          _cutoff(view.as_of))),
                          since=since, until=until, diff=diff)
 
     def changes(self, request: Request) -> Response:

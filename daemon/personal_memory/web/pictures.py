@@ -3,58 +3,164 @@ and a note's timeline. Each mark is a link to the page at that time. Pure functi
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from datetime import timedelta
 from html import escape
 from urllib.parse import urlencode
 
 from ..records import Activity, NoteTimeline
-from ..times import format_time, parse_time
+from ..times import DAY_US, format_time, from_micros, parse_time, to_micros
+
+# The activity chart keeps every bar wide enough to click: past this many periods with a
+# change, days become weeks, then months, then years.
+MOST_BARS = 90
+WIDTH, PAD = 900, 10
 
 
-def _x(t: int, first: int, last: int, width: float, pad: float) -> float:
-    span = max(last - first, 1)
-    return pad + (t - first) / span * (width - 2 * pad)
+@dataclass(frozen=True)
+class Period:
+    """A day, week, month or year in which something became known."""
+    start: int  # microseconds, the period's first
+    end: int  # its last microsecond: the cutoff "as of this period"
+    revisions: int
+    label: str  # how a person names it: 2025-02-14, week of 2025-02-10, 2025-02, 2025
+
+    @property
+    def day(self) -> str:
+        """Its last day, YYYY-MM-DD: as a cutoff, a day means its end (times.py)."""
+        return format_time(self.end)[:10]
 
 
-def activity(found: Activity, link: dict, width: int = 900, height: int = 70) -> str:
-    """Bars of revisions per bucket; a bar links to the search as of the bucket's end."""
-    if not found.starts:
+def periods(found: Activity, most: int = MOST_BARS) -> list[Period]:
+    """The activity's days, coarsened until at most ``most`` periods hold a change."""
+    days = [(parse_time(s), n) for s, n in zip(found.starts, found.revisions)]
+    size = DAY_US * (7 if found.bucket == "week" else 1)
+    given = [Period(s, s + size - 1, n, _label(s, found.bucket)) for s, n in days]
+    out = given
+    for unit in ("week", "month", "year"):
+        if len(out) <= most or (unit == "week" and found.bucket == "week"):
+            continue
+        grouped: dict[int, list[Period]] = {}
+        for p in given:  # each day into the period that holds it
+            grouped.setdefault(_start_of(p.start, unit), []).append(p)
+        out = [Period(s, _end_of(s, unit), sum(p.revisions for p in ps), _label(s, unit))
+               for s, ps in grouped.items()]
+    return out
+
+
+def _start_of(us: int, unit: str) -> int:
+    d = from_micros(us).replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        d -= timedelta(days=d.weekday())
+    elif unit == "month":
+        d = d.replace(day=1)
+    else:
+        d = d.replace(month=1, day=1)
+    return to_micros(d)
+
+
+def _end_of(start: int, unit: str) -> int:
+    d = from_micros(start)
+    if unit == "week":
+        return start + 7 * DAY_US - 1
+    if unit == "month":
+        nxt = d.replace(year=d.year + d.month // 12, month=d.month % 12 + 1)
+    else:
+        nxt = d.replace(year=d.year + 1)
+    return to_micros(nxt) - 1
+
+
+def _label(start: int, unit: str) -> str:
+    day = format_time(start)[:10]
+    return {"day": day, "week": f"week of {day}", "month": day[:7], "year": day[:4]}[unit]
+
+
+def position(found: list[Period], cutoff: int | None) -> int:
+    """Where a cutoff stands among the periods: the index of the last period it reaches
+    into, or len(periods) for everything known (no cutoff, or one after the last)."""
+    if cutoff is None or not found or cutoff >= found[-1].end:
+        return len(found)
+    return max(sum(p.start <= cutoff for p in found) - 1, 0)
+
+
+def activity(found: list[Period], link: dict, shown: int) -> str:
+    """A bar per period, evenly spaced like the slider under it, and a last slot for
+    everything known; a bar links to the search as of its period's end. ``shown`` (a
+    position) is outlined and marked."""
+    if not found:
         return ""
-    starts = [parse_time(s) for s in found.starts]
-    step = 86_400_000_000 * (7 if found.bucket == "week" else 1)
-    first, last = starts[0], starts[-1] + step
-    top = max(found.revisions)
-    bar = max(2.0, (width - 20) / max((last - first) / step, 1) - 1)
+    height, slots = 84, len(found) + 1
+    slot = (WIDTH - 2 * PAD) / slots
+    bar = max(slot * 0.7, 1.0)
+    top = max(p.revisions for p in found)
     marks = []
-    for start, count in zip(starts, found.revisions):
-        x = _x(start, first, last, width, 10)
-        h = max(2.0, (height - 16) * count / top)
-        end = start + step - 1
-        href = "/?" + urlencode({**link, "as_of": format_time(end)})
-        marks.append(f'<a href="{escape(href)}"><rect x="{x:.1f}" y="{height - 12 - h:.1f}" '
-                     f'width="{bar:.1f}" height="{h:.1f}" class="bar">'
-                     f'<title>{escape(format_time(start)[:10])}: {count} revisions</title>'
-                     '</rect></a>')
-    return (f'<svg class="activity" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="revisions over time">{"".join(marks)}'
-            f'<text x="10" y="{height - 1}" class="axis">{escape(found.starts[0][:10])}</text>'
-            f'<text x="{width - 10}" y="{height - 1}" class="axis" text-anchor="end">'
-            f'{escape(found.starts[-1][:10])}</text></svg>')
+    for i, p in enumerate(found):
+        x = PAD + i * slot + (slot - bar) / 2
+        h = max(3.0, (height - 34) * math.sqrt(p.revisions / top))
+        href = "/?" + urlencode({**link, "as_of": p.day})
+        cls = "bar shown" if i == shown else "bar"
+        marks.append(f'<a href="{escape(href)}"><rect x="{x:.1f}" y="{height - 22 - h:.1f}" '
+                     f'width="{bar:.1f}" height="{h:.1f}" class="{cls}">'
+                     f'<title>{escape(p.label)}: {p.revisions} revision'
+                     f'{"" if p.revisions == 1 else "s"}; as of its end</title></rect></a>')
+        if i and found[i - 1].end + 1 < p.start:  # time passed with nothing learnt
+            gx = PAD + i * slot
+            marks.append(f'<line x1="{gx:.1f}" x2="{gx:.1f}" y1="{height - 30}" '
+                         f'y2="{height - 20}" class="gap"/>')
+    now_x = PAD + (slots - 1) * slot + slot / 2
+    href = "/?" + urlencode(link)
+    marks.append(f'<a href="{escape(href)}"><text x="{now_x:.1f}" y="{height - 24}" '
+                 f'class="now" text-anchor="middle">now<title>everything known</title>'
+                 '</text></a>')
+    mx = PAD + shown * slot + slot / 2
+    marks.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{height - 20}" '
+                 'class="moment"><title>the moment shown</title></line>')
+    every = max(1, math.ceil(slots / ((WIDTH - 2 * PAD) / 80)))
+    for i, p in enumerate(found):
+        if i % every == 0:
+            marks.append(f'<line x1="{PAD + i * slot + slot / 2:.1f}" x2="{PAD + i * slot + slot / 2:.1f}" '
+                         f'y1="{height - 20}" y2="{height - 16}" class="tick"/>'
+                         f'<text x="{PAD + i * slot + slot / 2:.1f}" y="{height - 5}" '
+                         f'class="axis" text-anchor="middle">{escape(p.label)}</text>')
+    return (f'<svg class="activity" viewBox="0 0 {WIDTH} {height}" role="img" '
+            f'aria-label="revisions over time" data-slots="{slots}">{"".join(marks)}</svg>')
 
 
-def timeline(found: NoteTimeline, note: str, width: int = 900) -> str:
+def slider_inset(found: list[Period]) -> float:
+    """How far (a percentage of the chart's width) the first and the last slot's centres
+    stand in from the chart's edges: the slider is inset by as much, so its positions sit
+    under the bars."""
+    slot = (WIDTH - 2 * PAD) / (len(found) + 1)
+    return round((PAD + slot / 2) / WIDTH * 100, 3)
+
+
+def timeline(found: NoteTimeline, note: str, shown: int | None = None,
+             width: int = WIDTH) -> str:
     """One row per section (and one for the note's record), a mark per revision at the
-    time it became known: a dot for a text, a cross for a deletion, a square for a purge;
-    a dashed line for each move. A mark links to the note as of that time."""
+    time it became known: a dot for a text, a cross for a deletion, a square for a purge,
+    an arrow where the note moved (its old path's tombstones are part of the move, not
+    deletions). A mark links to the note as of that time; ``shown`` (a cutoff) is marked."""
     revs = found.revisions
     if not revs:
         return ""
     times = [parse_time(r.known_at) for r in revs]
     first, last = min(times), max(times)
+    if shown is not None:
+        first, last = min(first, shown), max(last, shown)
+    moved = {(m.old_note, parse_time(m.known_at)) for m in found.moves}
+    arrived = {(m.new_note, parse_time(m.known_at)): m.old_note for m in found.moves}
     rows: dict[str, int] = {}
     for r in revs:
         rows.setdefault(_row_key(r), len(rows))
     row_h, left, pad = 18, 230, 12
-    height = row_h * len(rows) + 30
+    legend_y = row_h * len(rows) + 44
+    height = legend_y + 8
+    axis_y = row_h * len(rows) + 14
+
+    def x_of(t: int) -> float:
+        return left + pad + (t - first) / max(last - first, 1) * (width - left - 2 * pad)
+
     out = [f'<svg class="timeline" viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="the note\'s revisions over time">']
     for key, i in rows.items():
@@ -63,30 +169,75 @@ def timeline(found: NoteTimeline, note: str, width: int = 900) -> str:
         out.append(f'<text x="4" y="{y + 4}" class="row">{escape(label)}</text>'
                    f'<line x1="{left}" x2="{width - pad}" y1="{y}" y2="{y}" class="lane"/>')
     for move in found.moves:
-        x = left + _x(parse_time(move.known_at), first, last, width - left, pad)
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="4" y2="{height - 20}" class="move">'
-                   f'<title>moved from {escape(move.old_note)} at {escape(move.known_at)}'
-                   f'</title></line>')
+        x = x_of(parse_time(move.known_at))
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="4" y2="{axis_y - 8}" class="move">'
+                   f'<title>moved from {escape(move.old_note)} to {escape(move.new_note)} at '
+                   f'{escape(move.known_at)}</title></line>')
     for r, t in zip(revs, times):
-        x = left + _x(t, first, last, width - left, pad)
-        y = 16 + rows[_row_key(r)] * row_h
+        x, y = x_of(t), 16 + rows[_row_key(r)] * row_h
+        if r.deleted and not r.purged and (r.note, t) in moved:
+            continue  # the old path's side of a move: the arrow on the new path shows it
+        came_from = arrived.get((r.note, t))
         href = "/note?" + urlencode({"id": note, "as_of": r.known_at})
-        what = ("purged" if r.purged else "deleted" if r.deleted else "revision")
+        what = ("purged" if r.purged else "deleted" if r.deleted else
+                f"moved from {came_from}" if came_from else "revision")
         tip = escape(f"#{r.revision_id} {what}, known {r.known_at}")
         if r.purged:
             mark = f'<rect x="{x - 4:.1f}" y="{y - 4}" width="8" height="8" class="purged"/>'
         elif r.deleted:
             mark = (f'<path d="M{x - 4:.1f} {y - 4}L{x + 4:.1f} {y + 4}M{x - 4:.1f} {y + 4}'
                     f'L{x + 4:.1f} {y - 4}" class="deleted"/>')
+        elif came_from:
+            mark = (f'<path d="M{x - 5:.1f} {y - 5}L{x + 5:.1f} {y}L{x - 5:.1f} {y + 5}Z" '
+                    'class="moved"/>')
         else:
             mark = f'<circle cx="{x:.1f}" cy="{y}" r="4" class="revision"/>'
         out.append(f'<a href="{escape(href)}" class="mark"><title>{tip}</title>{mark}</a>')
-    out.append(f'<text x="{left}" y="{height - 4}" class="axis">'
-               f'{escape(revs[0].known_at[:16])}</text><text x="{width - pad}" '
-               f'y="{height - 4}" class="axis" text-anchor="end">'
-               f'{escape(max(revs, key=lambda r: parse_time(r.known_at)).known_at[:16])}'
-               '</text></svg>')
+    if shown is not None:
+        x = x_of(shown)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="2" y2="{axis_y - 8}" class="moment">'
+                   f'<title>the moment shown: {escape(format_time(shown))}</title></line>')
+    out.append(f'<line x1="{left + pad}" x2="{width - pad}" y1="{axis_y - 8}" '
+               f'y2="{axis_y - 8}" class="lane"/>')
+    ticks = _ticks(first, last)
+    for i, t in enumerate(ticks):
+        x = x_of(t)
+        anchor = ("start" if i == 0 and len(ticks) > 1 else
+                  "end" if i == len(ticks) - 1 and len(ticks) > 1 else "middle")
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis_y - 10}" y2="{axis_y - 4}" '
+                   f'class="tick"/><text x="{x:.1f}" y="{axis_y + 6}" class="axis" '
+                   f'text-anchor="{anchor}">{escape(_tick_label(t, last - first))}</text>')
+    out.append(_legend(left, legend_y, bool(found.moves), shown is not None))
+    out.append("</svg>")
     return "".join(out)
+
+
+def _ticks(first: int, last: int, most: int = 6) -> list[int]:
+    """Up to ``most`` evenly spaced moments from the first to the last (both included)."""
+    if last <= first:
+        return [first]
+    return [first + (last - first) * i // (most - 1) for i in range(most)]
+
+
+def _tick_label(t: int, span: int) -> str:
+    text = format_time(t)
+    return text[:10] if span > 3 * DAY_US else text[:16].replace("T", " ")
+
+
+def _legend(left: int, y: int, moves: bool, shown: bool) -> str:
+    items = [('<circle cx="4" cy="-4" r="4" class="revision"/>', "a text"),
+             ('<path d="M0 -8L8 0M0 0L8 -8" class="deleted"/>', "deleted"),
+             ('<rect x="0" y="-8" width="8" height="8" class="purged"/>', "purged")]
+    if moves:
+        items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved"/>', "moved here"))
+    if shown:
+        items.append(('<line x1="4" x2="4" y1="-10" y2="2" class="moment"/>', "shown"))
+    out, x = [f'<g class="legend" transform="translate({left},{y})">'], 0
+    for mark, text in items:
+        out.append(f'<g transform="translate({x},0)">{mark}<text x="14" y="0" '
+                   f'class="axis">{text}</text></g>')
+        x += 24 + 7 * len(text)
+    return "".join(out) + "</g>"
 
 
 def _row_key(r) -> str:

@@ -1,23 +1,26 @@
-// The as-of slider: it moves over the days when something changed (the activity bars);
-// its value fills the as_of box and submits the search. Without script, the box works.
+// The as-of slider: one position per bar of the activity chart above it (a day, week,
+// month or year in which something was learnt) and a last one for everything known. Its
+// value fills the as_of box with the period's last day (a day as a cutoff means its end),
+// says which moment that is, and submits the search. Without script, the box works.
 document.addEventListener("DOMContentLoaded", () => {
   const slider = document.getElementById("when");
   const box = document.getElementById("as_of");
+  const label = document.getElementById("when-label");
   if (!slider || !box) return;
   const days = JSON.parse(slider.dataset.days || "[]");
-  const endOf = (start) => {
-    const t = new Date(start);
-    t.setUTCDate(t.getUTCDate() + 1);
-    t.setUTCMilliseconds(-1);
-    return t.toISOString().replace(/\.\d+Z$/, ".999999Z");
-  };
-  if (box.value) {
-    const i = days.findIndex((d) => endOf(d) >= box.value);
-    if (i >= 0) slider.value = i;
-  }
+  const labels = JSON.parse(slider.dataset.labels || "[]");
+  // inset like the chart's first and last slots, so each position sits under its bar (the
+  // thumb's centre travels half a thumb inside the track's ends)
+  const inset = Number(slider.dataset.inset || 0);
+  slider.style.marginLeft = `calc(${inset}% - 8px)`;
+  slider.style.width = `calc(${100 - 2 * inset}% + 16px)`;
   slider.addEventListener("input", () => {
     const i = Number(slider.value);
-    box.value = i >= days.length ? "" : endOf(days[i]);
+    box.value = i >= days.length ? "" : days[i];
+    if (label) {
+      label.textContent = i >= days.length ? "everything known"
+        : `as of the end of ${days[i]} (UTC)` + (labels[i] !== days[i] ? ` · ${labels[i]}` : "");
+    }
   });
   slider.addEventListener("change", () => document.getElementById("search").submit());
 });

@@ -5,13 +5,16 @@ tokenizer and stemmer), so "prefers" in a note is marked for the query "prefer".
 
 from __future__ import annotations
 
+import math
+import re
+
 from ..records import RevisionRecord, Snippet
 from ..store import Database
 
-WIDTH = 300
+WIDTH = 220
 # A snippet that would stop inside a sentence or a list item (the next line finishes it) may
 # run this far past WIDTH to finish it.
-FINISH = WIDTH // 2
+FINISH = 100
 MARK = "**"
 _ENDS = (".", "!", "?", "…", "。", "！", "？", "|", "```")
 
@@ -31,6 +34,32 @@ def _unfinished(line: str, following: str) -> bool:
     if following[:1] in (" ", "\t") and not following.lstrip().startswith(("-", "*", "+")):
         return True
     return not line.rstrip().endswith(_ENDS)
+
+
+# A query term is marked when it carries weight: BM25's idf of at least this (a term held
+# by fewer than about a quarter of the revisions). "the", "to", "a" carry almost none.
+MARK_IDF = 1.0
+# Where a mark would break the note's own Markdown: emphasis, inline code, a wikilink.
+_UNMARKABLE = re.compile(r"\*\*.+?\*\*|__.+?__|`[^`]*`|\[\[[^\]]*\]\]")
+
+
+def weighty(db: Database, terms: list[str]) -> list[str]:
+    """The query terms worth marking: those with weight in the index (BM25's idf); when
+    none has any, the rarest."""
+    if len(terms) < 2:
+        return terms
+    total, docs = db.term_documents(terms)
+    idf = {t: math.log((total - docs[t] + 0.5) / (docs[t] + 0.5)) for t in terms}
+    keep = [t for t in terms if idf[t] >= MARK_IDF]
+    return keep or [t for t in terms if idf[t] == max(idf.values())]
+
+
+def _markable(line: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans that stand outside the line's own emphasis, code and wikilinks."""
+    if not spans:
+        return spans
+    taken = [m.span() for m in _UNMARKABLE.finditer(line)]
+    return [(s, e) for s, e in spans if not any(a <= s and e <= b for a, b in taken)]
 
 
 def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
@@ -65,9 +94,10 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     found = [_matches(db, line, wanted) for line in lines]
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
-    # the best line: the most query words; at a tie, text before a heading (which the
-    # result's heading path shows anyway), then the first
-    best = (max(range(len(lines)), key=lambda i: (scores[i], not _heading(lines[i]), -i))
+    # the best line: the most query words, in the text rather than a heading (the
+    # result's heading path shows it) unless only a heading has any, then the first
+    best = (max(range(len(lines)), key=lambda i: (scores[i] > (0, 0) and
+                                                  not _heading(lines[i]), scores[i], -i))
             if lines else 0)
     if not lines or scores[best] == (0, 0):  # found by meaning: the section's first words
         best = next((i for i, line in enumerate(lines) if line.strip()
@@ -104,7 +134,7 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
                      if s >= begin and e <= begin + WIDTH]
             line = ("…" if begin else "") + piece + ("…" if begin + WIDTH < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        parts.append(_mark(line, spans))
+        parts.append(_mark(line, _markable(line, spans)))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)
@@ -120,6 +150,7 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
     layouts: dict[str, dict[str, tuple[int, int]]] = {}
     out = []
     with db.snapshot():
+        terms = weighty(db, terms) if results else terms
         for r in results:
             first = None
             if r.note is not None:

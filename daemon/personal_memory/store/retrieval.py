@@ -105,6 +105,19 @@ class Retrieval:
         return [t for (t,) in self.conn.execute(
             "SELECT term FROM temp.revisions_terms ORDER BY doc DESC LIMIT ?", (limit,))]
 
+    def term_documents(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many revisions the index holds, and how many hold each term (over every
+        revision and namespace: a term's weight, not an answer)."""
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_terms "
+                          "USING fts5vocab(main, revisions_fts, row)")
+        counts = {t: 0 for t in terms}
+        for term in terms:
+            for (doc,) in self.conn.execute(
+                    "SELECT doc FROM temp.revisions_terms WHERE term = ?", (term,)):
+                counts[term] = doc
+        (total,) = self.conn.execute("SELECT count(*) FROM revisions").fetchone()
+        return total, counts
+
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""
         return [(rid, self.normalize(title or ""), self.normalize(content))

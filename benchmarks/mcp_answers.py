@@ -40,6 +40,11 @@ def size(result) -> int:
     return sum(len(c.text.encode()) for c in result.content if hasattr(c, "text"))
 
 
+def raw(result) -> int:
+    """The result as the SDK puts it on the wire: text content and structured content."""
+    return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
 def notes_of(structured: dict) -> list[str]:
     out = []
     for r in structured.get("results", []):
@@ -56,22 +61,37 @@ async def ask(source: Path, db: Path, questions: list[dict], big: str, since: st
         command=sys.executable, args=["-m", "personal_memory", "--db", str(db), "serve"],
         env={**os.environ, "PYTHONPATH": str(source), "MEMORY_EMBEDDER": "e5"})
     async with Client(params, mode="legacy") as c:
-        tools = (await c.list_tools()).tools
+        listed = await c.list_tools()
+        tools = listed.tools
         out: dict = {"tools_list_bytes": sum(len(json.dumps(t.model_dump(mode="json")))
-                                             for t in tools)}
-        sizes, top3 = [], 0
+                                             for t in tools),
+                     "tools_list_raw_bytes": raw(listed)}
+        sizes, raws, top3, default_raw, default_top3 = [], [], 0, [], 0
         for item in questions:
             r = await c.call_tool("memory_search", {"query": item["q"], "limit": 5})
             sizes.append(size(r))
+            raws.append(raw(r))
             top3 += any(n in item["notes"] for n in notes_of(r.structured_content)[:3])
+            r = await c.call_tool("memory_search", {"query": item["q"]})
+            default_raw.append(raw(r))
+            default_top3 += any(n in item["notes"]
+                                for n in notes_of(r.structured_content)[:3])
         out["search_limit_5_bytes"] = {"median": statistics.median(sizes), "max": max(sizes),
                                        "min": min(sizes)}
+        out["search_limit_5_raw_bytes"] = {"median": statistics.median(raws),
+                                           "max": max(raws), "min": min(raws)}
+        out["search_default_limit_raw_bytes"] = {"median": statistics.median(default_raw),
+                                                 "max": max(default_raw),
+                                                 "min": min(default_raw)}
         out["answer_in_top_3"] = f"{top3} of {len(questions)}"
+        out["answer_in_top_3_default_limit"] = f"{default_top3} of {len(questions)}"
         read = await c.call_tool("memory_read", {"note": big})
         out["read_largest_note_bytes"] = size(read)
+        out["read_largest_note_raw_bytes"] = raw(read)
         changes = await c.call_tool("memory_changes", {"since": since, "until": until,
                                                        "limit": 10})
         out["changes_10_notes_bytes"] = size(changes)
+        out["changes_10_notes_raw_bytes"] = raw(changes)
         for name, call in (("resources", c.list_resources), ("prompts", c.list_prompts)):
             try:
                 listed = await call()

@@ -81,8 +81,10 @@ def test_search_is_compact_and_cites_lines(vault_db):
         assert not cited.strip() or cited.split()[0] in first["snippet"].replace("**", "")
     assert "**backup**" in first["snippet"] and len(first["snippet"]) <= 400
     assert f"vault/backup.md:{first['line_start']}" in compact.content[0].text
-    assert [h["memory_id"] for h in hits] == [
-        r["memory_id"] for r in full.structured_content["full"]]  # same answers
+    # a hit's memory_id is left out when it is the note and its headings joined by '#'
+    assert [h.get("memory_id") or h["note"] + "".join("#" + x for x in h["heading_path"])
+            for h in hits] == [r["memory_id"] for r in full.structured_content["full"]]
+    assert any("memory_id" not in h for h in hits)
     assert text_size(compact) * 3 <= text_size(full)
     assert text_size(compact) < 2500
     listed = sum(len(json.dumps(t.model_dump(mode="json"))) for t in tools.tools)
@@ -101,8 +103,17 @@ def test_read_gives_the_note_once_with_line_numbers_a_section_or_lines(vault_db)
                                                  "section": "Chapter 3"})
         some = await c.call_tool("memory_read", {"note": "vault/archive.md", "lines": "1-3"})
         bad = await c.call_tool("memory_read", {"note": "vault/archive.md", "lines": "9-x"})
-        return whole, part, some, bad
-    whole, part, some, bad = session(db, work)
+        mapped = await c.call_tool("memory_read", {"note": "vault/archive.md",
+                                                   "section": "Chapter 3", "outline": True})
+        return whole, part, some, bad, mapped
+    whole, part, some, bad, mapped = session(db, work)
+    # the section map only when asked: the headings are in the text, and a part says
+    # where it stands
+    assert "sections:" not in part.content[0].text and "sections" not in part.structured_content
+    total = len(note.split("\n")) - 1
+    assert f"of {total}" in part.content[0].text.split("\n")[0]
+    assert "sections: " in mapped.content[0].text
+    assert len(mapped.structured_content["sections"]) == 12
     out = whole.structured_content
     assert out["text"] == note and out["line_start"] == 1
     text = whole.content[0].text
@@ -209,3 +220,26 @@ def test_a_listening_client_hears_which_note_the_daemon_indexed(vault_db, tmp_pa
 def anyio_timeout(seconds):
     import anyio
     return anyio.fail_after(seconds)
+
+
+def test_compact_schemas_accept_and_refuse_what_the_originals_do():
+    import jsonschema
+    from personal_memory.mcp_server.models import ReadOutput, SearchOutput, compact_schema
+    for model in (SearchOutput, ReadOutput):
+        original = model.model_json_schema()
+        compact = compact_schema(original)
+        assert len(json.dumps(compact)) < len(json.dumps(original))
+        assert '"title": "' not in json.dumps(compact) and "anyOf" not in json.dumps(compact)
+    arguments = {"type": "object", "properties": {
+        "since": {"anyOf": [{"maxLength": 4, "type": "string"}, {"type": "null"}],
+                  "default": None, "title": "Since"},
+        "tags": {"anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}]},
+        "title": {"type": "string", "title": "Title"}}}  # a property called title stays
+    compact = compact_schema(arguments)
+    assert "title" in compact["properties"]
+    for value in ({"since": None}, {"since": "abcd"}, {"since": "abcde"}, {"since": 3},
+                  {"tags": ["a"]}, {"tags": [1]}, {"tags": None}, {"tags": "a"},
+                  {"title": 1}, {"title": "x"}):
+        valid = [jsonschema.Draft202012Validator(s).is_valid(value)
+                 for s in (arguments, compact)]
+        assert valid[0] == valid[1], value

@@ -32,9 +32,9 @@ def heading(r: SearchResult) -> str:
     return " › ".join(parts)
 
 
-def hits(found: SearchResults, query: str) -> str:
+def hits(found: SearchResults, query: str, scores: bool = True) -> str:
     """A search as an assistant or a person reads it: one line of place, heading, time
-    and score per result, then its snippet."""
+    (and score) per result, then its snippet."""
     when = f"as of {found.as_of}" if found.as_of else "everything known"
     if not found:
         return f"No results for {query!r} ({when})." + (
@@ -43,7 +43,7 @@ def hits(found: SearchResults, query: str) -> str:
     for i, r in enumerate(found, 1):
         head = heading(r)
         lines.append(f"{i}. {place(r)}" + (f" — {head}" if head else "")
-                     + f" (known {r.known_at}, score {r.score:.3f})")
+                     + f" (known {r.known_at}" + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
     return "\n".join(lines)
@@ -142,18 +142,22 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
     return "\n".join(out)
 
 
-def note(view: NoteView, first: int, last: int, text: str) -> str:
+def note(view: NoteView, first: int, last: int, text: str, outline: bool = True) -> str:
+    """A note (or part of it) with line numbers; with ``outline``, its sections' line
+    spans first (the headings are in a whole note's text already)."""
     when = f" as of {view.as_of}" if view.as_of else ""
     then = f" (then {view.path_then})" if view.path_then else ""
     if view.deleted:
         return f"{view.note}{then}: deleted at {view.known_at}{when}."
-    head = [f"{view.note} — {view.title}{when}{then} (changed {view.known_at}); "
-            f"lines {first}-{last}"]
+    total = len(view.text.split("\n")) - view.text.endswith("\n")
+    head = [f"{view.note} — {view.title}{when}{then} (changed {view.changed_at}); "
+            f"lines {first}-{last}" + (f" of {total}" if (first, last) != (1, total) else "")]
     if view.tags:
         head.append("tags: " + ", ".join(view.tags))
-    head.append("sections: " + "; ".join(
-        f"{s.line_start}-{s.line_end} {' › '.join(s.heading_path) or '(top)'}"
-        for s in view.sections))
+    if outline:
+        head.append("sections: " + "; ".join(
+            f"{s.line_start}-{s.line_end} {' › '.join(s.heading_path) or '(top)'}"
+            for s in view.sections))
     return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 

@@ -41,7 +41,7 @@ def note(view: NoteView) -> str:
     then = f" (then {view.path_then})" if view.path_then else ""
     if view.deleted:
         return f"{view.note}{then}: deleted at {view.known_at}{when}."
-    lines = [f"{view.note} — {view.title}{when}{then} (changed {view.known_at})"]
+    lines = [f"{view.note} — {view.title}{when}{then} (changed {view.changed_at})"]
     for key in ("aliases", "tags"):
         if getattr(view, key):
             lines.append(f"{key:<8} {', '.join(getattr(view, key))}")

@@ -20,6 +20,34 @@ def _untitled(schema: dict, cls=None) -> None:
         prop.pop("title", None)
 
 
+def compact_schema(schema):
+    """A JSON schema said once: no generated titles, ``anyOf [X, null]`` as a type list,
+    no ``default: null`` (a missing optional is null anyway). Equivalent for validation;
+    tools/list is what every client loads into its context."""
+    if isinstance(schema, list):
+        return [compact_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        out[key] = value if key in ("properties", "$defs") else compact_schema(value)
+    for key in ("properties", "$defs"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: compact_schema(v) for k, v in out[key].items()}
+    options = out.get("anyOf")
+    if (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+        other = next(o for o in options if o != {"type": "null"})
+        # a type's own keywords (maxLength, items) do not apply to null: merge them
+        if isinstance(other.get("type"), str) and not set(other) & set(out) - {"anyOf"}:
+            del out["anyOf"]
+            out.update(other, type=[other["type"], "null"])
+    return out
+
+
 class Out(BaseModel):
     model_config = ConfigDict(json_schema_extra=_untitled)
 
@@ -28,25 +56,30 @@ TIME_HELP = "a timestamp with a zone (2025-02-01T09:30:00Z) or a day (YYYY-MM-DD
 
 
 class Hit(Out):
-    memory_id: str
-    note: str | None = Field(description="COLLECTION/path.md of the note, if any")
-    title: str | None
-    heading_path: list[str] | None
-    line_start: int | None = Field(description="first line of the snippet in the note's file")
-    line_end: int | None
+    memory_id: str | None = Field(None, description="omitted when it is the note followed "
+                                  "by '#' and each heading of heading_path (the usual case)")
+    note: str | None = Field(None, description="COLLECTION/path.md of the note, if any")
+    title: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
+    line_start: int | None = Field(None, description="first line of the snippet in the "
+                                   "note's file")
+    line_end: int | None = None
     snippet: str = Field(description="the lines that best match, words found in **bold**")
     known_at: str
     score: float
-    embedded_in: list[str] = Field(description="notes that embed this section then")
+    embedded_in: list[str] = Field(default_factory=list,
+                                   description="notes that embed this section then")
 
     @classmethod
     def of(cls, r: SearchResult) -> "Hit":
         s = r.snippet
-        return cls(memory_id=r.memory_id, note=r.note, title=r.title,
-                   heading_path=r.heading_path,
+        path = r.heading_path or []
+        usual = r.note is not None and r.memory_id == r.note + "".join("#" + h for h in path)
+        return cls(memory_id=None if usual else r.memory_id, note=r.note, title=r.title,
+                   heading_path=path,
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
-                   score=round(r.score, 4), embedded_in=list(r.embedded_in))
+                   score=round(r.score, 3), embedded_in=list(r.embedded_in))
 
 
 class SearchOutput(Out):
@@ -87,14 +120,16 @@ class ReadOutput(Out):
     note: str
     title: str | None
     as_of: str | None
-    known_at: str = Field(description="when the note last changed (or was deleted) by then")
+    known_at: str = Field(description="when the note (its record or a section) last "
+                          "changed, or was deleted, by then")
     deleted: bool
     path_then: str | None = Field(description="the note's path at the cutoff, when it has "
                                   "moved since (it is read under that path)")
     aliases: list[str]
     tags: list[str]
     links: list[str]
-    sections: list[Section] = Field(description="in document order, with their line spans")
+    sections: list[Section] | None = Field(None, description="with outline: in document "
+                                           "order, with their line spans")
     line_start: int = Field(description="the first line of text returned")
     line_end: int
     text: str = Field(description="the note (or the asked section or lines), once")
@@ -102,14 +137,16 @@ class ReadOutput(Out):
                                 "as known at the same cutoff and where it comes from")
 
     @classmethod
-    def of(cls, view: NoteView, first: int, last: int, text: str) -> "ReadOutput":
-        return cls(note=view.note, title=view.title, as_of=view.as_of, known_at=view.known_at,
+    def of(cls, view: NoteView, first: int, last: int, text: str,
+           outline: bool) -> "ReadOutput":
+        return cls(note=view.note, title=view.title, as_of=view.as_of,
+                   known_at=view.changed_at,
                    deleted=view.deleted, path_then=view.path_then, aliases=view.aliases,
                    tags=view.tags, links=view.links,
                    sections=[Section(memory_id=s.memory_id, heading_path=s.heading_path,
                                      line_start=s.line_start, line_end=s.line_end,
                                      revision_id=s.revision_id, known_at=s.known_at)
-                             for s in view.sections],
+                             for s in view.sections] if outline else None,
                    line_start=first, line_end=last, text=text,
                    embeds=[e for e in view.embeds if e.line is None or first <= e.line <= last])
 

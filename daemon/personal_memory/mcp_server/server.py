@@ -23,6 +23,7 @@ from ..limits import EXIT_OK, EXIT_USAGE
 from ..settings import Settings
 from ..version import __version__
 from . import resources
+from .models import compact_schema
 from .stdio import ANNOUNCE_AFTER_ENV, ANNOUNCED_FD_ENV, Relay, is_worker
 from .tools import INSTRUCTIONS, REQUEST_NAMESPACE, MemoryTools
 
@@ -76,8 +77,14 @@ def _request_namespace(context) -> str | None:
 
 
 class Server(MCPServer):
-    """The SDK's server with arguments errors said in one line, and each call over HTTP
-    reading the namespace its token allows."""
+    """The SDK's server with arguments errors said in one line, each call over HTTP
+    reading the namespace its token allows, and tools listed with compact schemas."""
+
+    async def list_tools(self):
+        return [tool.model_copy(update={
+            "input_schema": compact_schema(tool.input_schema),
+            "output_schema": compact_schema(tool.output_schema)})
+            for tool in await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         reset = REQUEST_NAMESPACE.set(_request_namespace(context))

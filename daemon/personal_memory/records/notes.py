@@ -119,3 +119,10 @@ class NoteView(Record):
     path_then: str | None = None
     moves: list[Move] = field(default_factory=list)
     embeds: list[Embed] = field(default_factory=list)
+
+    @property
+    def changed_at(self) -> str:
+        """When anything of the note last changed by the cutoff: its record (title, tags,
+        order) or one of its sections."""
+        from ..times import parse_time
+        return max([self.known_at, *(s.known_at for s in self.sections)], key=parse_time)

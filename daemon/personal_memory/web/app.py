@@ -169,9 +169,8 @@ class Pages:
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
         times = sorted({r.known_at for r in timeline.revisions})
-        changed = max([view.known_at, *(s.known_at for s in view.sections)])
         return self.page(request, "note.html", view=view, as_of=as_of, times=times,
-                         changed=changed, text=note_markdown(view.text, view.title),
+                         changed=view.changed_at, text=note_markdown(view.text, view.title),
                          picture=Markup(pictures.timeline(timeline, note,
                                                           _cutoff(view.as_of))),
                          since=since, until=until, diff=diff)

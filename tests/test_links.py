@@ -137,6 +137,15 @@ def test_a_section_embed_shows_its_subsections(tmp_path):
             assert found[0].embedded_in == ("v/A.md",), words
         other = s.search("harbour", namespace="notes", snippets=True)
         assert other[0].embedded_in == ()
+        # the note:// resource reads embeds through as memory_read does
+        view = s.read("v/A.md", namespace="notes")
+    from personal_memory import render
+    through = render.read_through(view).split("\n")
+    assert through[:3] == ["# A", "", "![[T#Setup]]"]
+    assert through[3].startswith("> [embedded from v/T.md") and "> prime the pump" in through
+    numbered = render.numbered(1, view.text, view.embeds)
+    assert [x.split("↳ ", 1)[1] for x in numbered.split("\n") if "↳" in x] == [
+        x[2:] for x in through[3:] if x]
 
 
 def test_reading_a_section_gives_its_subsections(tmp_path):

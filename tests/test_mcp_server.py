@@ -388,3 +388,12 @@ def test_check_line_forwards_ordinary_lines():
         None, None)
     assert check_line(b'{"jsonrpc":"2.0","id":"a","result":{}}\n') == (None, None)
     assert check_line(b"\n") == (None, None)
+
+
+def test_a_cutoff_before_the_first_knowledge_is_named_in_the_hint(notes_db):
+    server = build_server(config(db=notes_db))
+    r = call(server, "memory_search", {"query": "prefer", "as_of": "2024-12-31"}, "legacy")
+    hint = r.structured_content["hint"]
+    assert "earliest knowledge" in hint and "later cutoff" in hint
+    assert "other words" not in hint.split("rather than")[0]
+    assert r.structured_content["as_of"] == "2024-12-31T23:59:59.999999Z"

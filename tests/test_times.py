@@ -78,3 +78,16 @@ def test_a_search_as_of_a_day_sees_what_was_learnt_that_day(tmp_path):
         assert found.as_of == "2025-02-14T23:59:59.999999Z"
         assert [r.memory_id for r in store.search("quokka", namespace="n",
                                                   as_of="2025-02-15")] != ["a"]
+
+
+def test_a_cutoff_before_anything_was_known_says_when_knowledge_begins(tmp_path):
+    from personal_memory import MemoryStore
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.remember("a", "quokka seen", namespace="n", known_at="2025-02-14T12:00:00Z")
+        early = store.search("quokka", namespace="n", as_of="2025-02-13")
+        assert not early and early.earliest == "2025-02-14T12:00:00Z"
+        assert "nothing was known yet at 2025-02-13T23:59:59.999999Z" in early.no_answer
+        later = store.search("wombat", namespace="n", as_of="2025-03-01")
+        assert not later and later.earliest is None  # known things, none of them fits
+        empty = store.search("quokka", namespace="other", as_of="2025-03-01")
+        assert empty.no_answer == "nothing is known in namespace 'other'"

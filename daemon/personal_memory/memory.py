@@ -186,7 +186,23 @@ class MemoryStore:
                 if hosts:
                     found.results = [replace(r, embedded_in=tuple(hosts[r.memory_id]))
                                      if r.memory_id in hosts else r for r in found.results]
+            if not found.results and cutoff is not None:
+                return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)
+
+    def _before_anything(self, found: Ranked, namespace: str, cutoff: int,
+                         at: int) -> SearchResults:
+        """An empty answer whose cutoff precedes everything the namespace holds says so,
+        and when its first knowledge arrived, instead of "nothing fits"."""
+        first = self._db.first_known(namespace)
+        out = self._results(found, cutoff, at)
+        if first is None:
+            out.no_answer = f"nothing is known in namespace {namespace!r}"
+        elif cutoff < first:
+            out.earliest = format_time(first)
+            out.no_answer = (f"nothing was known yet at {format_time(cutoff)}: the earliest "
+                             f"knowledge in namespace {namespace!r} is from {out.earliest}")
+        return out
 
     def _semantic(self, query: str) -> Semantic | None:
         model = self._embedder

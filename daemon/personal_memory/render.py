@@ -126,14 +126,26 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
     if text.endswith("\n"):
         lines.pop()
     width = len(str(first + len(lines) - 1))
+    return _through(first, lines, embeds, lambda n, line: f"{n:>{width}}  {line}",
+                    " " * width + "  ↳ ")
+
+
+def read_through(view: NoteView) -> str:
+    """A note's Markdown with what it embeds read through, as ``memory_read`` shows it:
+    after a line that embeds something, the embedded text as known at the same cutoff,
+    quoted, with where it comes from."""
+    lines = view.text.split("\n")
+    return _through(1, lines, view.embeds, lambda n, line: line, "> ")
+
+
+def _through(first: int, lines: list[str], embeds: list | None, line_of, pad: str) -> str:
     at: dict[int, list] = {}
     for e in embeds or []:
         at.setdefault(e.line, []).append(e)
     out = []
     for n, line in enumerate(lines, first):
-        out.append(f"{n:>{width}}  {line}")
+        out.append(line_of(n, line))
         for e in at.get(n, []):
-            pad = " " * width + "  ↳ "
             if not e.text:
                 out.append(f"{pad}[embed of {e.target}: {e.kind}, nothing to show]")
                 continue

@@ -2,7 +2,8 @@
 read-only, like the tools.
 
 - ``note://{collection}/{path}`` (``?as_of=T`` for the note as it was known then): the
-  note's Markdown as the store holds it.
+  note's Markdown as the store holds it, with what it embeds read through (quoted after
+  the embedding line), as ``memory_read`` shows it.
 - ``note://recent``: the notes changed most recently, newest first (at most 50).
 - Prompts: catch up since a time, what was known about a topic on a date, how a note
   changed.
@@ -15,6 +16,7 @@ from urllib.parse import quote
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 
+from .. import render
 from ..errors import PersonalMemoryError
 from .tools import MemoryTools
 
@@ -36,8 +38,9 @@ def note_uri(note: str, as_of: str | None = None) -> str:
 def register(server, tools: MemoryTools) -> None:
     @server.resource(NOTE_TEMPLATE, name="note", title="A note at a point in time",
                      mime_type="text/markdown", security=NOTE_SECURITY,
-                     description="A note's Markdown as it was known at as_of (default: now); "
-                     "a note that moved since is read under the path it had then.")
+                     description="A note's Markdown as it was known at as_of (default: now), "
+                     "with embedded text read through as memory_read shows it; a note that "
+                     "moved since is read under the path it had then.")
     def read_note(collection: str, path: str, as_of: str | None = None) -> str:
         try:
             view = tools.read_view(f"{collection}/{path}", as_of)
@@ -45,7 +48,7 @@ def register(server, tools: MemoryTools) -> None:
             raise ResourceError(str(exc)) from None
         if view.deleted:
             return f"(deleted at {view.known_at})"
-        return view.text
+        return render.read_through(view)
 
     @server.resource(RECENT, name="recent", title="Recently changed notes",
                      mime_type="text/plain",

@@ -186,7 +186,10 @@ class MemoryTools:
                            as_of=as_of, valid_at=valid_at, limit=limit, tags=tags,
                            snippets=True)
         hint = None
-        if found.no_answer:
+        if found.earliest:
+            hint = (f"Nothing matched: {found.no_answer}. Search with a later cutoff (or "
+                    "none) rather than other words.")
+        elif found.no_answer:
             hint = (f"Nothing matched: {found.no_answer}. The notes hold nothing on this "
                     "as of this cutoff; try other words rather than guessing.")
         out = SearchOutput.of(query, found, hint, full=detail == "full")

@@ -113,11 +113,13 @@ class SearchResults(list):
     had no vector yet (ranked by keywords alone); ``no_answer``, why the list is empty when
     nothing matched; ``left_out``, how many rows the limit would also have held that share
     no word with the query and are less similar in meaning than the no-answer bar (noise
-    that would only pad the list)."""
+    that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
+    the time the namespace's first knowledge arrived (None when it holds none)."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
-                 no_answer: str | None = None, left_out: int = 0):
+                 no_answer: str | None = None, left_out: int = 0,
+                 earliest: str | None = None):
         super().__init__(results)
         self.as_of = as_of
         self.valid_at = valid_at
@@ -125,3 +127,4 @@ class SearchResults(list):
         self.unembedded = unembedded
         self.no_answer = no_answer
         self.left_out = left_out
+        self.earliest = earliest

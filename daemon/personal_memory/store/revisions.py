@@ -106,6 +106,11 @@ class RevisionLog:
             f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND note = ? "
             "ORDER BY known_at, id", (namespace, note))]
 
+    def first_known(self, namespace: str) -> int | None:
+        """When the namespace's earliest revision became known (None: it holds none)."""
+        return self.execute("SELECT min(known_at) FROM revisions WHERE namespace = ?",
+                            (namespace,))[0][0]
+
     def activity(self, namespace: str, bucket_us: int) -> list[tuple[int, int]]:
         """(bucket start, revisions known in it) for every bucket with any, in order."""
         return self.execute(

@@ -184,10 +184,23 @@ def test_notes_are_resources_and_prompts_are_offered(vault_db):
         catch_up = await c.get_prompt("catch_up", {"since": "2w"})
         known = await c.get_prompt("known_on", {"topic": "backup", "date": "2025-01-15"})
         history = await c.get_prompt("note_history", {"note": "vault/backup.md"})
-        return templates, listed, now, then, recent, prompts, catch_up, known, history
-    templates, listed, now, then, recent, prompts, catch_up, known, history = session(db, work)
+        folder = await c.read_resource("folder://vault")
+        try:
+            await c.read_resource("folder://vault/?as_of=2024-12-31")
+            then_folder = None
+        except Exception as exc:  # the SDK raises the resource's error
+            then_folder = str(exc)
+        return (templates, listed, now, then, recent, prompts, catch_up, known, history,
+                folder, then_folder)
+    (templates, listed, now, then, recent, prompts, catch_up, known, history, folder,
+     then_folder) = session(db, work)
     assert [t.uri_template for t in templates.resource_templates] == [
-        "note://{collection}/{+path}{?as_of}"]
+        "note://{collection}/{+path}{?as_of}", "folder://{+folder}{?as_of}"]
+    lines = folder.contents[0].text.split("\n")
+    assert lines[0] == "vault/ (everything known): 13 notes"
+    assert lines[1].startswith("vault/archive.md — Archive (changed 2025-01-01")
+    assert len(lines) == 14
+    assert "holds no notes in namespace 'notes' as of 2024-12-31" in then_folder
     assert "note://recent" in [str(r.uri) for r in listed.resources]
     assert "new guide" in now.contents[0].text and "new guide" not in then.contents[0].text
     assert "note://vault/backup.md" in recent.contents[0].text

@@ -16,10 +16,11 @@ from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending, eta_seconds
 from .errors import InvalidArgument, NotFound
-from .limits import CLOCK_TOLERANCE_US, MAX_LIMIT, MAX_QUERY_CHARS, REPLICA_MAX_LAG_SECONDS
+from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHARS,
+                     REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
-                      EmbeddingRun, Health, Links, NoteTimeline, NoteView, PurgeAudit,
+                      EmbeddingRun, FolderEntry, FolderListing, Health, Links, NoteTimeline, NoteView, PurgeAudit,
                       PurgeReport, RecentNote, Replication, Restored, RevisionRecord,
                       SearchResults, Stats, Status, SyncReport, SyncRun, VectorStatus,
                       WriteResult)
@@ -390,6 +391,37 @@ class MemoryStore:
             rows = self._db.activity(namespace, size)
         return Activity(namespace=namespace, bucket=bucket,
                         starts=[format_time(s) for s, _ in rows], revisions=[n for _, n in rows])
+
+    def folder(self, folder: str, *, namespace: str, as_of: Any = None,
+               limit: int = 200) -> FolderListing:
+        """The notes directly in ``folder`` (``COLLECTION`` or ``COLLECTION/sub/dir``) as
+        known at ``as_of``, sorted by path (at most ``limit``), and its subfolders with
+        how many notes each holds."""
+        folder = args.text(folder, "folder", MAX_ID_CHARS).strip("/")
+        namespace = args.namespace_arg(namespace)
+        limit = args.limit_arg(limit)
+        cutoff, at = args.moment(as_of, None)
+        with self._db.errors(), self._db.snapshot():
+            records = self._db.visible_records(namespace, cutoff, at)
+        here, below = [], {}
+        prefix = folder + "/"
+        for r in records:
+            if not r.note.startswith(prefix):
+                continue
+            rest = r.note[len(prefix):]
+            if "/" in rest:
+                sub = prefix + rest.split("/", 1)[0]
+                below[sub] = below.get(sub, 0) + 1
+            else:
+                here.append(FolderEntry(note=r.note, title=r.title, known_at=r.known_at))
+        if not here and not below:
+            raise NotFound(f"folder {folder!r} holds no notes in namespace {namespace!r}"
+                           + (f" as of {format_time(cutoff)}" if cutoff is not None else "")
+                           + " (give COLLECTION or COLLECTION/sub/folder)")
+        here.sort(key=lambda e: e.note)
+        return FolderListing(namespace=namespace, folder=folder, as_of=format_time(cutoff),
+                      notes=here[:limit], folders=dict(sorted(below.items())),
+                      more=max(len(here) - limit, 0))
 
     def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
         """The notes changed most recently, newest first."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .errors import InvalidArgument
 from .notes.model import under
-from .records import (Changes, DaemonStatus, NoteView, RevisionRecord, SearchResult,
+from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord, SearchResult,
                       SearchResults)
 
 SHORT = 300
@@ -128,6 +128,19 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
     width = len(str(first + len(lines) - 1))
     return _through(first, lines, embeds, lambda n, line: f"{n:>{width}}  {line}",
                     " " * width + "  ↳ ")
+
+
+def folder(found: FolderListing) -> str:
+    """A folder as known at a cutoff: its subfolders, then one line per note."""
+    when = f"as of {found.as_of}" if found.as_of else "everything known"
+    lines = [f"{found.folder}/ ({when}): {len(found.notes) + found.more} notes"
+             + (f", {len(found.folders)} folders" if found.folders else "")]
+    lines += [f"{sub}/ ({n} notes below)" for sub, n in found.folders.items()]
+    lines += [f"{e.note}" + (f" — {e.title}" if e.title else "") + f" (changed {e.known_at})"
+              for e in found.notes]
+    if found.more:
+        lines.append(f"… and {found.more} more notes")
+    return "\n".join(lines)
 
 
 def read_through(view: NoteView) -> str:

@@ -4,6 +4,8 @@ read-only, like the tools.
 - ``note://{collection}/{path}`` (``?as_of=T`` for the note as it was known then): the
   note's Markdown as the store holds it, with what it embeds read through (quoted after
   the embedding line), as ``memory_read`` shows it.
+- ``folder://{collection}/{path}`` (``?as_of=T``): a folder's notes then, one line each
+  (at most 200), and its subfolders.
 - ``note://recent``: the notes changed most recently, newest first (at most 50).
 - Prompts: catch up since a time, what was known about a topic on a date, how a note
   changed.
@@ -21,6 +23,8 @@ from ..errors import PersonalMemoryError
 from .tools import MemoryTools
 
 NOTE_TEMPLATE = "note://{collection}/{+path}{?as_of}"
+FOLDER_TEMPLATE = "folder://{+folder}{?as_of}"
+FOLDER_LIMIT = 200
 RECENT = "note://recent"
 RECENT_LIMIT = 50
 # A note's path is looked up in the store, never joined to a folder: a top-level note
@@ -49,6 +53,17 @@ def register(server, tools: MemoryTools) -> None:
         if view.deleted:
             return f"(deleted at {view.known_at})"
         return render.read_through(view)
+
+    @server.resource(FOLDER_TEMPLATE, name="folder", title="A folder at a point in time",
+                     mime_type="text/plain", security=NOTE_SECURITY,
+                     description=f"The notes in a folder (COLLECTION or COLLECTION/sub) as "
+                     f"known at as_of (default: now), one line each (at most {FOLDER_LIMIT}), "
+                     "and its subfolders.")
+    def read_folder(folder: str, as_of: str | None = None) -> str:
+        try:
+            return render.folder(tools.folder(folder, as_of, FOLDER_LIMIT))
+        except PersonalMemoryError as exc:
+            raise ResourceError(str(exc)) from None
 
     @server.resource(RECENT, name="recent", title="Recently changed notes",
                      mime_type="text/plain",

@@ -320,6 +320,10 @@ class MemoryTools:
     def read_view(self, note: str, as_of: str | None):
         return self._store().read(note, namespace=self.namespace, as_of=as_of)
 
+    def folder(self, folder: str, as_of: str | None, limit: int):
+        return self._store().folder(folder, namespace=self.namespace, as_of=as_of,
+                                    limit=limit)
+
     def recent_notes(self, limit: int):
         return self._store().recent_notes(namespace=self.namespace, limit=limit)
 

@@ -4,8 +4,8 @@ MCP output models are built from these classes, so a renamed field changes every
 once."""
 
 from .changes import Changes, NoteChange, ResultChange, SectionChange
-from .notes import (Activity, Embed, Link, Links, Move, NoteTimeline, NoteView, RecentNote,
-                    SectionView)
+from .notes import (Activity, Embed, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
+                    NoteView, RecentNote, SectionView)
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
@@ -14,7 +14,7 @@ from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, 
                         WriteResult)
 
 __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
-           "Activity", "Embed", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
+           "Activity", "Embed", "FolderEntry", "FolderListing", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
            "RecentNote", "NoteView", "ReplicaPurge", "Replication", "Restored", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",

@@ -87,6 +87,26 @@ class RecentNote(Record):
 
 
 @dataclass(frozen=True)
+class FolderEntry(Record):
+    """A note in a folder listing: its ID, its title then, and when its record changed."""
+    note: str
+    title: str | None
+    known_at: str
+
+
+@dataclass(frozen=True)
+class FolderListing(Record):
+    """A folder's notes (sorted by path, at most a limit; ``more`` counts the rest) and
+    its subfolders with how many notes each holds, as known at ``as_of``."""
+    namespace: str
+    folder: str
+    as_of: str | None
+    notes: list[FolderEntry]
+    folders: dict[str, int]
+    more: int = 0
+
+
+@dataclass(frozen=True)
 class Move(Record):
     """A note that left one path for another in one instant (a rename or a folder move)."""
     namespace: str

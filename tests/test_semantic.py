@@ -42,6 +42,10 @@ def test_sync_embeds_and_search_finds_by_meaning_or_says_nothing_fits(tmp_path, 
     db = tmp_path / "m.db"
     out = ok("--db", db, "sync", vault).stdout
     assert "Embedded 3 memories" in out
+    # the import's summary comes first, with what is ready before the model runs
+    imported = out.index("Searchable by words now")
+    assert imported < out.index("Embedded 3 memories") and out.count("Synced") <= 1
+    assert out[:imported].strip(), out
     status = json.loads(ok("--db", db, "status", "--json").stdout)
     vectors = status["vectors"]
     assert vectors["pending_vectors"] == 0 and vectors["embedder"].startswith("multilingual")

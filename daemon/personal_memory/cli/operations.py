@@ -26,7 +26,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
             report = store.sync(folders, dry_run=args.dry_run, full=args.full,
                                 allow_mass_delete=args.allow_mass_delete,
                                 known_at=args.known_at, progress=update, cancel=interrupt)
-        embedded, remark = None, None
+        embedded, remark, shown = None, None, False
         if interrupt.requested:
             remark = "Import interrupted; the next sync (or the daemon) continues."
         elif not args.dry_run and not args.no_embed and store.embedder is not None:
@@ -35,7 +35,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
                 remark = (f"The daemon (pid {daemon.daemon_pid}) gives the new memories their "
                           "vectors; 'memory status' shows how far it is.")
             else:
-                bar, update = progress_bar("memory", "embedding")
+                if not args.json:  # what is ready first: the import, searchable by words
+                    print(output.sync(report, None, "Searchable by words now; embedding "
+                                      "for search by meaning (Ctrl-C stops it, keeping "
+                                      "what is done)..."), flush=True)
+                    shown = True
+                bar, update = progress_bar("section", "embedding")
                 with bar:
                     embedded = store.embed_pending(progress=update, cancel=interrupt)
                 if embedded.interrupted:
@@ -45,7 +50,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
     data = report.to_dict() | {"folders": [str(f.root) for f in folders],
                                "vectors": embedded.to_dict() if embedded else None,
                                "note": remark}
-    emit(args, data, lambda _: output.sync(report, embedded, remark))
+    emit(args, data, lambda _: (output.embedding(embedded) + (f"\n{remark}" if remark else "")
+                                if shown else output.sync(report, embedded, remark)))
     return EXIT_INTERRUPTED if interrupt.requested else EXIT_OK
 
 

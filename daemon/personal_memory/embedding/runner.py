@@ -72,7 +72,8 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                   cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
     """Vectors for revisions that lack one, newest first. ``cancel`` is asked before each
     passage the model reads: when it says stop, what was embedded is committed and the
-    call returns (``interrupted``). ``progress(done, total)`` after each batch."""
+    call returns (``interrupted``). ``progress(done, total)`` before the first passage and
+    after each one, so a bar moves from the first section on."""
     key = model.key
     stop = cancel or (lambda: False)
     with db.snapshot():
@@ -80,6 +81,8 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
     done = reused = 0
     seconds = 0.0
     interrupted = False
+    if progress:
+        progress(0, total)
     while done < total and not interrupted:
         if stop():
             interrupted = True
@@ -105,6 +108,8 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
             else:
                 reused += 1
             handled += 1
+            if progress:
+                progress(done + handled, total)
         kept = list(zip(rows, hashes))[:handled]
         if kept:
             with db.transaction():
@@ -119,8 +124,6 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                                     f"{choice.rates[choice.current]:.1f}")
             below = kept[-1][0].id
         done += handled
-        if progress:
-            progress(done, total)
     with db.snapshot():
         remaining = db.count_missing_vectors(key) if max_rows is None else None
     model_runs = done - reused

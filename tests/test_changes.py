@@ -199,3 +199,26 @@ def test_cli_and_mcp(tmp_path):
     assert notes[0]["sections"][0]["diff"] == "… the launch is in [-march-] {+may+}"
     assert asked.structured_content["results"][0]["rank_after"] == 1
     assert bad.is_error and "7d" in bad.content[0].text
+
+
+def test_a_renamed_heading_is_one_revision_with_its_diff(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    body = "Water the tomatoes at dawn and feed them once a week in summer.\n"
+    (vault / "g.md").write_text(f"# Garden\n\n## Tomatos\n\n{body}\n## Beans\n\nPoles.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "g.md").write_text(f"# Garden\n\n## Tomatoes\n\n{body.replace('week', 'fortnight')}"
+                                    "\n## Peas\n\nSomething else entirely, nothing alike.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        found = store.changes(namespace="notes", since="2025-01-02")
+    (note,) = found.notes
+    by = {s.change: s for s in note.sections if s.why == "heading renamed"}
+    renamed = by["revised"]
+    assert renamed.memory_id == "vault/g.md#Garden#Tomatoes"
+    assert renamed.moved_from == "vault/g.md#Garden#Tomatos"
+    assert "[-Tomatos-]" in renamed.diff and "{+fortnight+}" in renamed.diff
+    # a section replaced by an unlike one stays an addition and a removal
+    kinds = sorted((s.change, s.why) for s in note.sections if s.why != "heading renamed")
+    assert kinds == [("added", None), ("retracted", "removed")]
+    assert found.counts["revised"] == 1 and found.counts["added"] == 1

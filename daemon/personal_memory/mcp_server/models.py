@@ -163,7 +163,7 @@ class SectionChangeOut(Out):
     memory_id: str
     change: str = Field(description="added, revised or retracted")
     why: str | None = Field(description="for a retraction: deleted, removed, forgotten, "
-                            "purged or validity ended")
+                            "purged or validity ended; for a revision: heading renamed")
     heading_path: list[str] | None
     known_at: str | None
     diff: str = Field(description="word-level: [-removed-] {+added+}")

@@ -19,10 +19,12 @@ class SectionChange(Record):
     before: RevisionRecord | None
     after: RevisionRecord | None
     diff: str = ""  # word-level, for a revision: [-removed-] {+added+}
-    moved_from: str | None = None  # the memory's ID before its note moved
+    moved_from: str | None = None  # the memory's ID before its note moved or heading renamed
     # Why a section was retracted: deleted (its note was), removed (from a note that stays:
-    # a section deleted or its heading renamed), forgotten (a memory written through the
-    # API), purged, or validity ended.
+    # a section deleted, or renamed to a mostly different text), forgotten (a memory
+    # written through the API), purged, or validity ended. For a revision: "heading
+    # renamed" (a section removed and one added at the same moment with mostly the same
+    # text, paired as one; ``moved_from`` is the old ID).
     why: str | None = None
 
 

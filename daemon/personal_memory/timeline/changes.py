@@ -6,6 +6,7 @@ result by result."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 from ..notes.model import is_record, record_id
 from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
@@ -15,6 +16,9 @@ from .diffs import word_diff
 
 # A text change counts as half of moving from absent to the better of its two ranks.
 TEXT_CHANGE_WEIGHT = 0.5
+# A section removed and one added to the same note at the same moment are one section
+# whose heading was renamed when this much of their text (below the heading) is the same.
+RENAMED_SIMILARITY = 0.6
 
 
 def _same_text(a: RevisionRecord, b: RevisionRecord) -> bool:
@@ -52,6 +56,9 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
         groups = _collect(rows, recs)
         for move in moves:
             _merge_move(groups, move.old_note, move.new_note, move.known_at)
+        for g in groups.values():
+            if g.is_note:
+                g.sections = _pair_renames(g.sections)
         ordered = sorted(groups.values(), key=lambda g: (_time_key(_latest(g)), g.key),
                          reverse=True)
         page = ordered[offset:offset + limit]
@@ -148,6 +155,41 @@ def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
                                           moved_from=was.memory_id))
     others = [s for s in (gone.sections if gone else []) if s.change != "retracted"]
     came.sections = sections + others + list(retracted.values())
+
+
+def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
+    """A section removed from a note and one added to it at the same moment with mostly
+    the same text are one section whose heading was renamed: a revision, with its diff."""
+    added = [s for s in sections if s.change == "added"]
+    removed = [s for s in sections if s.change == "retracted" and s.why == "tombstone"]
+    if not added or not removed:
+        return sections
+    paired: dict[str, SectionChange] = {}
+    used: set[str] = set()
+    for new in added:
+        best, score = None, RENAMED_SIMILARITY
+        for old in removed:
+            if old.memory_id in used or old.known_at != new.known_at:
+                continue
+            ratio = SequenceMatcher(None, _body(old.before), _body(new.after),
+                                    autojunk=False).ratio()
+            if ratio >= score:
+                best, score = old, ratio
+        if best is not None:
+            used.add(best.memory_id)
+            paired[new.memory_id] = SectionChange(
+                memory_id=new.memory_id, change="revised", heading_path=new.heading_path,
+                known_at=new.known_at, before=best.before, after=new.after,
+                moved_from=best.memory_id, why="heading renamed")
+    return [paired.get(s.memory_id, s) for s in sections if s.memory_id not in used]
+
+
+def _body(r: RevisionRecord) -> list[str]:
+    """A section's words below its heading line."""
+    lines = r.content.split("\n")
+    if lines and lines[0].lstrip().startswith("#"):
+        lines = lines[1:]
+    return " ".join(lines).split()
 
 
 def _latest(g: _Group) -> str | None:

@@ -256,3 +256,38 @@ def test_compact_schemas_accept_and_refuse_what_the_originals_do():
         valid = [jsonschema.Draft202012Validator(s).is_valid(value)
                  for s in (arguments, compact)]
         assert valid[0] == valid[1], value
+
+
+def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    paragraphs = "\n\n".join(f"Paragraph {i} about the lighthouse keeper and the fog horn "
+                             + "with other words " * 12 for i in range(12))
+    (vault / "coast.md").write_text(f"# Coast\n\n## Lighthouse\n\n{paragraphs}\n\n"
+                                    "## Harbour\n\nBoats and a lighthouse view.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        parts = [r.memory_id for r in s.search("lighthouse keeper", namespace="notes",
+                                               limit=10)]
+    assert sum("#Lighthouse" in m for m in parts) >= 2  # the section is stored in parts
+
+    async def work(c):
+        return await c.call_tool("memory_search", {"query": "lighthouse keeper", "limit": 3})
+    hits = session(db, work).structured_content["results"]
+    ids = [h.get("memory_id") or h["note"] + "".join("#" + x for x in h["heading_path"])
+           for h in hits]
+    assert ids[0] == "vault/coast.md#Coast#Lighthouse" or ids[0].startswith(
+        "vault/coast.md#Coast#Lighthouse (part")
+    assert len([i for i in ids if "Lighthouse" in i]) == 1  # one result for the section
+    assert len(hits[0]["also"]) >= 1  # where its other parts matched
+    assert any("Harbour" in i for i in ids)  # the slots left go to other sections
+
+
+def test_which_section_a_part_belongs_to():
+    from personal_memory.search.parts import section_of
+    assert section_of("v/n.md#A#B (part 3)", "v/n.md") == "v/n.md#A#B"
+    assert section_of("v/n.md#(part 2)", "v/n.md") == "v/n.md"  # text before any heading
+    assert section_of("v/n.md#A (2)", "v/n.md") == "v/n.md#A (2)"  # a second heading "A"
+    assert section_of("v/n.md#A (2) (part 2)", "v/n.md") == "v/n.md#A (2)"
+    assert section_of("fact (part 2)", None) == "fact (part 2)"  # not a note's section

@@ -42,7 +42,9 @@ def hits(found: SearchResults, query: str, scores: bool = True) -> str:
     lines = [f"{len(found)} result{'' if len(found) == 1 else 's'} for {query!r} ({when}):"]
     for i, r in enumerate(found, 1):
         head = heading(r)
-        lines.append(f"{i}. {place(r)}" + (f" — {head}" if head else "")
+        also = (" (also " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in r.also)
+                + " of this section)") if r.also else ""
+        lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
                      + f" (known {r.known_at}" + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]

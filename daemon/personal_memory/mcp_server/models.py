@@ -69,6 +69,8 @@ class Hit(Out):
     score: float
     embedded_in: list[str] = Field(default_factory=list,
                                    description="notes that embed this section then")
+    also: list[str] = Field(default_factory=list, description="lines where other parts "
+                            "of the same long section matched too")
 
     @classmethod
     def of(cls, r: SearchResult) -> "Hit":
@@ -79,7 +81,8 @@ class Hit(Out):
                    heading_path=path,
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
-                   score=round(r.score, 3), embedded_in=list(r.embedded_in))
+                   score=round(r.score, 3), embedded_in=list(r.embedded_in),
+                   also=[f"{a}-{b}" if a != b else f"{a}" for a, b in r.also])
 
 
 class SearchOutput(Out):

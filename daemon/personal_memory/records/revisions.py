@@ -94,6 +94,9 @@ class SearchResult(_Revision, Record):
     cosine_rank: int | None
     snippet: Snippet | None = None  # with search(snippets=True)
     embedded_in: tuple[str, ...] = ()  # with snippets: notes that embed this section then
+    # When other parts of the same long section also matched (merged into this result):
+    # the lines of their snippets.
+    also: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
@@ -103,6 +106,8 @@ class SearchResult(_Revision, Record):
         if self.snippet is not None:
             out["snippet"] = self.snippet.to_dict()
             out["embedded_in"] = list(self.embedded_in)
+        if self.also:
+            out["also"] = [list(span) for span in self.also]
         return out
 
 

@@ -110,6 +110,56 @@ _WIKI = re.compile(r"!?\[\[([^\]|#]*)")
 _MD = re.compile(r"\]\(([^)\s]+\.md)")
 
 
+_ANY_WIKI = re.compile(r"!?\[\[(.+?)\]\]")
+_ANY_MD = re.compile(r"!?\[[^\]\n]*\]\(<?([^)>\s]+)>?(?:\s+\"[^\"]*\")?\)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
+_CODE = re.compile(r"`[^`\n]*`")
+
+
+def independent_dangling(root: Path) -> dict[str, list[str]]:
+    """Every link of every note that names no file of the vault, found without the
+    package: wikilinks by path or by name (case-insensitive, ``.md`` optional, the pipe
+    of a table escaped as ``\\|``), Markdown links relative to the note, from the vault
+    root, or by name; links inside code are not links."""
+    files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    paths = {f.casefold() for f in files}
+    names = {f.rsplit("/", 1)[-1].casefold() for f in files}
+
+    def exists(target: str) -> bool:
+        t = target.strip().casefold()
+        for c in (t, t + ".md"):
+            if c in paths or c.rsplit("/", 1)[-1] in names and "/" not in c:
+                return True
+            if "/" in c and any(p.endswith("/" + c) for p in paths):
+                return True
+        return False
+
+    out: dict[str, list[str]] = {}
+    for f in files:
+        if not f.endswith(".md"):
+            continue
+        text = _CODE.sub("", _FENCE.sub("", (root / f).read_text(encoding="utf-8",
+                                                               errors="replace")))
+        bad = []
+        for inner in _ANY_WIKI.findall(text):
+            target = re.split(r"\\?\||#|\^", inner, maxsplit=1)[0]
+            if target.strip() and not exists(target):
+                bad.append(inner)
+        for target in _ANY_MD.findall(text):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+                continue
+            from urllib.parse import unquote
+            t = unquote(target.split("#", 1)[0])
+            if not t:
+                continue
+            rel = os.path.normpath(os.path.join(os.path.dirname(f), t))
+            if not (rel.casefold() in paths or exists(t.lstrip("/"))):
+                bad.append(target)
+        if bad:
+            out["en/" + f] = bad
+    return out
+
+
 def links(vault: Path) -> dict:
     sys.path.insert(0, str(SOURCE))
     from personal_memory import MemoryStore
@@ -150,8 +200,19 @@ def links(vault: Path) -> dict:
                 checked.append({"note": note, "backlinks": len(found), "grep": len(grep),
                                 "only_in_backlinks": sorted(found - grep),
                                 "only_in_grep": sorted(grep - found)})
+            dangling = {}
+            for note in notes:
+                for link in s.links(note, namespace="notes").outgoing:
+                    if link.kind == "dangling":
+                        dangling.setdefault(note, []).append(link.target)
+        independent = independent_dangling(root)
     return {"notes": len(notes), "links_by_kind": kinds,
-            "resolved_to_a_missing_file": wrong, "backlinks_vs_grep": checked}
+            "resolved_to_a_missing_file": wrong, "backlinks_vs_grep": checked,
+            "dangling": {"this_package": sum(map(len, dangling.values())),
+                         "independent_resolver": sum(map(len, independent.values())),
+                         "notes_only_here": sorted(set(dangling) - set(independent)),
+                         "notes_only_there": sorted(set(independent) - set(dangling)),
+                         "here": dangling, "there": independent}}
 
 
 def main() -> int:

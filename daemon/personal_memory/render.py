@@ -32,14 +32,16 @@ def heading(r: SearchResult) -> str:
     return " › ".join(parts)
 
 
-def hits(found: SearchResults, query: str, scores: bool = True) -> str:
+def hits(found: SearchResults, query: str | None, scores: bool = True) -> str:
     """A search as an assistant or a person reads it: one line of place, heading, time
-    (and score) per result, then its snippet."""
+    (and score) per result, then its snippet. ``query`` None: not repeated (the asker
+    knows it)."""
     when = f"as of {found.as_of}" if found.as_of else "everything known"
+    asked = f" for {query!r}" if query is not None else ""
     if not found:
-        return f"No results for {query!r} ({when})." + (
+        return f"No results{asked} ({when})." + (
             f" Nothing matched: {found.no_answer}." if found.no_answer else "")
-    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'} for {query!r} ({when}):"]
+    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({when}):"]
     for i, r in enumerate(found, 1):
         head = heading(r)
         also = (" (also " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in r.also)

@@ -25,6 +25,7 @@ from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, D
                       SearchResults, Stats, Status, SyncReport, SyncRun, VectorStatus,
                       WriteResult)
 from .search import reference, syntax
+from .search.parts import merged
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
 from .store import SCHEMA_VERSION, Database, capabilities
@@ -161,14 +162,21 @@ class MemoryStore:
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
                limit: int = 10, tags: list[str] | None = None,
-               snippets: bool = False) -> SearchResults:
+               snippets: bool = False, whole_sections: bool = False) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
         ``valid_at`` (default: the cutoff, or now). The query may use the search syntax
         (``"exact phrase"``, ``-word``, ``path:``, ``folder:``, ``file:``, ``section:``,
         ``tag:``; see :mod:`personal_memory.search.syntax`); ``tags`` and the filters keep
         only some rows before ranking. ``snippets`` gives each result the lines that best
-        match, with their place in the file. The returned list also carries the resolved
-        ``as_of`` and ``valid_at``."""
+        match, with their place in the file. ``whole_sections`` (with snippets) answers one
+        result per section: the parts of a long section merge into the best-ranked one
+        (``also``: the lines where the others matched). The returned list also carries the
+        resolved ``as_of`` and ``valid_at``."""
+        if whole_sections and snippets:
+            limit = args.limit_arg(limit)
+            return merged(self.search(query, namespace=namespace, as_of=as_of,
+                                      valid_at=valid_at, limit=min(2 * limit, MAX_LIMIT),
+                                      tags=tags, snippets=True), limit)
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         parsed = syntax.parse(query, args.tags_arg(tags))

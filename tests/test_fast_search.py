@@ -28,7 +28,7 @@ def same(fast, ref):
             assert cosine_tied(a.cosine, b.cosine)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=st.lists(event, min_size=1, max_size=30), second=st.lists(event, max_size=15),
        queries=st.lists(st.tuples(text, st.integers(0, 70), st.integers(-50, 10),
                                   st.sampled_from(["a", "b"]), st.booleans(),

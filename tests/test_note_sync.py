@@ -174,7 +174,8 @@ def test_cli_read_tag_and_mcp_read(tmp_path, vault):
                                        args=["-m", "personal_memory.mcp_server", "--db", str(db)],
                                        env={})
         async with Client(params) as c:
-            read = await c.call_tool("memory_read", {"note": "vault/plan.md"})
+            read = await c.call_tool("memory_read", {"note": "vault/plan.md",
+                                                        "outline": True})
             tagged = await c.call_tool("memory_search", {"query": "lighthouse",
                                                          "tags": ["work"]})
             missing = await c.call_tool("memory_read", {"note": "vault/nope.md"})

@@ -158,7 +158,7 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
         rep.__init__(db)
     assert i > 13, f"seed {seed}"
     daemon.cookie()
-    wait_for(lambda: caught_up(db), 60, what="the replica to catch up")
+    wait_for(lambda: caught_up(db), 60, what=f"the replica to catch up (seed {seed})")
     assert oct(replica.stat().st_mode & 0o777) == "0o700"
     try:
         restored = restored_whole(str(replica), db, tmp_path)

@@ -1,6 +1,7 @@
 """The systemd unit and launchd agent that `memory service` writes."""
 
 import os
+import tempfile
 import plistlib
 import re
 import shutil
@@ -17,10 +18,14 @@ SECURITY_THRESHOLD = 1.1
 SYSTEM_UNIT_THRESHOLD = 1.0
 
 
-def _analyze_env(tmp_path):
-    runtime = tmp_path / "xdg-runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    return {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+@pytest.fixture
+def analyze_env():
+    # A short folder: the host's own user units put sockets in it, and a socket's path is
+    # limited to 107 bytes (pytest's folders under parallel workers are longer).
+    runtime = Path(tempfile.mkdtemp(prefix="pm-rt-"))
+    runtime.chmod(0o700)
+    yield {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _unit(tmp_path):
@@ -54,19 +59,19 @@ def test_a_symlinked_database_makes_its_real_folder_writable(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
-def test_systemd_analyze_verify_prints_nothing(tmp_path):
+def test_systemd_analyze_verify_prints_nothing(tmp_path, analyze_env):
     unit, _ = _unit(tmp_path)
     p = subprocess.run(["systemd-analyze", "verify", "--user", str(unit)],
-                       capture_output=True, text=True, env=_analyze_env(tmp_path))
+                       capture_output=True, text=True, env=analyze_env)
     assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stdout + p.stderr
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
-def test_systemd_security_exposure_is_low(tmp_path):
+def test_systemd_security_exposure_is_low(tmp_path, analyze_env):
     unit, _ = _unit(tmp_path)
     p = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--user",
                         f"--threshold={SECURITY_THRESHOLD * 10:.0f}", str(unit)],
-                       capture_output=True, text=True, env=_analyze_env(tmp_path))
+                       capture_output=True, text=True, env=analyze_env)
     m = re.search(r"Overall exposure level for .*?: (\d+\.\d+)", p.stdout)
     assert m, p.stdout + p.stderr
     assert float(m.group(1)) <= SECURITY_THRESHOLD, p.stdout

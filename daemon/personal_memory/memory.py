@@ -239,6 +239,8 @@ class MemoryStore:
             found = reference.search_reference(self._db, parsed, namespace=namespace,
                                                as_of=cutoff, valid_at=at, limit=limit,
                                                semantic=self._semantic(parsed.words))
+            if not found.results and cutoff is not None:  # the same words as search's
+                return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)
 
     def fingerprint(self) -> tuple:

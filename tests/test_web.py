@@ -71,6 +71,14 @@ class Page:
         self.proc.terminate()
         return self.proc.wait(timeout=20)
 
+    def __enter__(self) -> "Page":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        code = self.stop()
+        if exc is None:
+            assert code == 0  # either signal ends it cleanly
+
 
 @pytest.fixture(scope="module")
 def browser():
@@ -104,8 +112,7 @@ def test_search_and_the_as_of_control(vault_db, browser):
     from selenium.webdriver.common.keys import Keys
     vault, db = vault_db
     before = digest(db)
-    page = Page(db)
-    try:
+    with Page(db) as page:
         browser.get(page.url + "&q=launch")
         results = browser.find_elements(By.CSS_SELECTOR, ".result .snippet")
         assert "May" in results[0].text and browser.find_elements(By.TAG_NAME, "mark")
@@ -120,8 +127,6 @@ def test_search_and_the_as_of_control(vault_db, browser):
         # the activity bars move the cutoff too
         browser.find_element(By.CSS_SELECTOR, "svg.activity a").click()
         wait_for(lambda: "2025-01-10" in browser.current_url, what="a bar's cutoff")
-    finally:
-        assert page.stop() == 0
     assert digest(db) == before  # read-only: the database file is unchanged
 
 
@@ -130,8 +135,7 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
     vault, db = vault_db
-    page = Page(db)
-    try:
+    with Page(db) as page:
         browser.get(page.url)
         browser.get(page.base + "/note?id=vault/Launch%20plan.md")
         article = browser.find_element(By.CSS_SELECTOR, "article.note").text
@@ -148,16 +152,13 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
         wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".changes del"), what="a diff")
         assert browser.find_element(By.CSS_SELECTOR, ".changes del").text == "March."
         assert browser.find_element(By.CSS_SELECTOR, ".changes ins").text == "May."
-    finally:
-        assert page.stop() == 0
 
 
 @needs_browser
 def test_hostile_notes_stay_inert(vault_db, browser):
     from selenium.webdriver.common.by import By
     vault, db = vault_db
-    page = Page(db)
-    try:
+    with Page(db) as page:
         browser.get(page.url)
         browser.get(page.base + "/note?id=vault/Hostile.md")
         text = browser.find_element(By.CSS_SELECTOR, "article.note").text
@@ -168,8 +169,6 @@ def test_hostile_notes_stay_inert(vault_db, browser):
         assert not link or not (link[0].get_attribute("href") or "").startswith("javascript")
         browser.get(page.url + "&q=tricks")
         assert browser.execute_script("return window.pwned === undefined")
-    finally:
-        assert page.stop() == 0
 
 
 @needs_browser
@@ -230,8 +229,7 @@ def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     vault, db = moved_db
-    page = Page(db)
-    try:
+    with Page(db) as page:
         browser.get(page.url)
         box = browser.find_element(By.ID, "as_of")
         box.send_keys("2025-02-14")
@@ -257,16 +255,13 @@ def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
         # each bar can be clicked, and is wider than a sliver
         bars = browser.find_elements(By.CSS_SELECTOR, "svg.activity rect.bar")
         assert len(bars) == 3 and min(b.size["width"] for b in bars) >= 8
-    finally:
-        assert page.stop() == 0
 
 
 @needs_browser
 def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
     from selenium.webdriver.common.by import By
     vault, db = moved_db
-    page = Page(db)
-    try:
+    with Page(db) as page:
         browser.get(page.url)
         browser.get(page.base + "/note?id=vault/Renamed.md&as_of=2025-02-14")
         svg = browser.find_element(By.CSS_SELECTOR, "svg.timeline")
@@ -293,8 +288,6 @@ def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
         browser.get(page.base + "/status")
         assert "(imported by a sync; not watched" in browser.find_element(
             By.CSS_SELECTOR, "table.status").text
-    finally:
-        assert page.stop() == 0
 
 
 def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path):
@@ -311,8 +304,7 @@ def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path)
 
 def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
     vault, db = vault_db
-    page = Page(db)
-    try:
+    with Page(db) as page:
         port = page.base.rsplit(":", 1)[1]
         for url, headers in ((page.base + "/", {}),  # no secret
                              (page.base + "/note?id=vault/Garden.md", {}),
@@ -329,8 +321,6 @@ def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
         secret = ok.headers["Set-Cookie"].split(";")[0]
         again = urllib.request.Request(page.base + "/status", headers={"Cookie": secret})
         assert urllib.request.urlopen(again, timeout=10).status == 200
-    finally:
-        assert page.stop() == 0
 
 
 def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_db, tmp_path):
@@ -338,8 +328,7 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
     db = tmp_path / "m.db"
     with MemoryStore.open(source, embedder="none") as s:
         s.backup(str(db))
-    page = Page(db)
-    try:
+    with Page(db) as page:
         ok = urllib.request.urlopen(page.url, timeout=10)
         cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
         away = tmp_path / "away"
@@ -358,8 +347,6 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
         back = urllib.request.urlopen(urllib.request.Request(page.base + "/?q=launch",
                                                              headers=cookie), timeout=10)
         assert back.status == 200 and "Launch plan" in back.read().decode()
-    finally:
-        assert page.stop() == 0
     assert "Traceback" not in page.proc.stderr.read()
 
 

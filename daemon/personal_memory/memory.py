@@ -20,10 +20,10 @@ from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHAR
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
-                      EmbeddingRun, FolderEntry, FolderListing, Health, Links, NoteTimeline, NoteView, PurgeAudit,
-                      PurgeReport, RecentNote, Replication, Restored, RevisionRecord,
-                      SearchResults, Stats, Status, SyncReport, SyncRun, VectorStatus,
-                      WriteResult)
+                      EmbeddingRun, FolderEntry, FolderListing, Health, Links, NoteTimeline,
+                      NoteView, PurgeAudit, PurgeReport, RecentNote, Replication, Restored,
+                      RevisionRecord, SearchResults, Stats, Status, SyncReport, SyncRun,
+                      VectorStatus, WriteResult)
 from .search import reference, syntax
 from .search.parts import merged
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
@@ -430,8 +430,8 @@ class MemoryStore:
                            + " (give COLLECTION or COLLECTION/sub/folder)")
         here.sort(key=lambda e: e.note)
         return FolderListing(namespace=namespace, folder=folder, as_of=format_time(cutoff),
-                      notes=here[:limit], folders=dict(sorted(below.items())),
-                      more=max(len(here) - limit, 0))
+                             notes=here[:limit], folders=dict(sorted(below.items())),
+                             more=max(len(here) - limit, 0))
 
     def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
         """The notes changed most recently, newest first."""

@@ -80,7 +80,7 @@ def moment(iso: str | None) -> str:
         return "everything known"
     if iso.endswith("T23:59:59.999999Z"):
         return f"the end of {iso[:10]} (UTC)"
-    return iso[:19].replace("T", " ") + " UTC"
+    return when(iso)
 
 
 def when(iso: str | None) -> str:
@@ -107,6 +107,8 @@ def counts(found: dict[str, int]) -> str:
 
 
 def _cutoff(text: str | None) -> int | None:
+    """Where the pictures mark the moment shown; a time that is not one marks none (the
+    search, which parses it too, says what is wrong with it)."""
     try:
         return None if text is None else parse_cutoff(text)
     except PersonalMemoryError:

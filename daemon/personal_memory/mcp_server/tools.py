@@ -193,7 +193,8 @@ class MemoryTools:
             hint = (f"Nothing matched: {found.no_answer}. The notes hold nothing on this "
                     "as of this cutoff; try other words rather than guessing.")
         out = SearchOutput.of(query, found, hint, full=detail == "full")
-        text = render.hits(found, None, scores=False)  # the order ranks; the asker knows the query
+        # no query (the asker knows it) and no scores (the order ranks)
+        text = render.hits(found, None, scores=False)
         if found.left_out:
             text += (f"\n({found.left_out} unrelated sections left out: no word of the "
                      "query, and not close enough in meaning)")

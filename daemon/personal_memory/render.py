@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from .errors import InvalidArgument
 from .notes.model import under
-from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord, SearchResult,
-                      SearchResults)
+from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
+                      SearchResult, SearchResults)
 
 SHORT = 300
 
@@ -21,9 +21,13 @@ def place(r: SearchResult) -> str:
     """``note:12-15`` (the snippet's lines in the file), or the memory ID."""
     s = r.snippet
     if r.note and s is not None and s.line_start is not None:
-        lines = f"{s.line_start}" if s.line_start == s.line_end else f"{s.line_start}-{s.line_end}"
-        return f"{r.note}:{lines}"
+        return f"{r.note}:{span(s.line_start, s.line_end)}"
     return r.memory_id
+
+
+def span(first: int, last: int) -> str:
+    """Lines as cited: ``12`` or ``12-15``."""
+    return f"{first}" if first == last else f"{first}-{last}"
 
 
 def heading(r: SearchResult) -> str:
@@ -44,7 +48,7 @@ def hits(found: SearchResults, query: str | None, scores: bool = True) -> str:
     lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({when}):"]
     for i, r in enumerate(found, 1):
         head = heading(r)
-        also = (" (also " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in r.also)
+        also = (" (also " + ", ".join(span(a, b) for a, b in r.also)
                 + " of this section)") if r.also else ""
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
                      + f" (known {r.known_at}" + (f", score {r.score:.3f})" if scores else ")"))

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import render
 from ..records import (Changes, Embed, Link, NoteView, RevisionRecord, SearchResult,
                        SearchResults, Status)
 
@@ -82,7 +83,7 @@ class Hit(Out):
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
                    score=round(r.score, 3), embedded_in=list(r.embedded_in),
-                   also=[f"{a}-{b}" if a != b else f"{a}" for a, b in r.also])
+                   also=[render.span(a, b) for a, b in r.also])
 
 
 class SearchOutput(Out):

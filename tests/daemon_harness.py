@@ -4,6 +4,7 @@ systemd's notify socket, its log on stderr, and searches of the database."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -92,6 +93,7 @@ class Daemon:
     def close(self) -> None:
         self.stop()
         self.sock.close()
+        shutil.rmtree(self.sock_dir, ignore_errors=True)  # the socket and the log
 
     # -- observing the database -------------------------------------------------------------
 

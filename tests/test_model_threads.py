@@ -50,6 +50,32 @@ def test_a_plain_script_encodes_queries_on_one_openmp_thread(tmp_path):
     assert max(found["after"]) == len(os.sched_getaffinity(0))  # only for the call
 
 
+FORKED = r"""
+import multiprocessing, sys
+from personal_memory import MemoryStore
+
+def search(db):
+    with MemoryStore.open(db, read_only=True, embedder="e5") as store:
+        return [r.memory_id for r in store.search("when does the boat go", namespace="n")]
+
+with MemoryStore.open(sys.argv[1], embedder="e5") as store:
+    store.remember("a", "the ferry leaves at noon", namespace="n")
+    store.embed_pending()
+    store.search("a question in the parent first", namespace="n")
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(search, [sys.argv[1]] * 4))
+"""
+
+
+def test_a_forked_worker_searches_with_the_model(tmp_path):
+    """A backtest that forks workers after searching: each child starts its own query
+    thread (the parent's does not survive a fork) instead of waiting for it forever."""
+    done = subprocess.run([sys.executable, "-c", FORKED, str(tmp_path / "m.db")],
+                          capture_output=True, text=True, env=plain_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str([["a"]] * 4)
+
+
 def test_a_users_omp_num_threads_stands(tmp_path):
     env = plain_env() | {"OMP_NUM_THREADS": "2"}
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "m.db")],

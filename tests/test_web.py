@@ -7,6 +7,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from datetime import datetime, timezone
 from urllib.parse import urlencode
@@ -90,11 +91,13 @@ def browser():
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--window-size=1200,900"):
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={Path(os.environ.get('TMPDIR', '/tmp')) / ('pm-chrome-' + str(os.getpid()))}")
+    profile = tempfile.mkdtemp(prefix="pm-chrome-")
+    options.add_argument(f"--user-data-dir={profile}")
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.set_page_load_timeout(30)
     yield driver
     driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
 
 
 def shot(browser, name):

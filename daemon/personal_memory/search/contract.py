@@ -10,6 +10,7 @@ semantically close enough, there is no answer.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -68,10 +69,16 @@ def text_filtered(db, ids: list[int], query: syntax.Query,
 class Semantic:
     """The semantic arm of one search: which vectors (embedder key), the query's vector,
     and the similarity below which a search with no keyword match has no answer (a
-    function of how many visible rows have a vector)."""
+    function of how many visible rows have a vector). The vector may still be on its way
+    (a Future): a search ranks by keywords while the model encodes the query."""
     key: str
-    query: np.ndarray
+    vector: "np.ndarray | Future[np.ndarray]"
     no_answer_below: Callable[[int], float]
+
+    @property
+    def query(self) -> np.ndarray:
+        """The query's vector, once the model has it."""
+        return self.vector.result() if isinstance(self.vector, Future) else self.vector
 
 
 @dataclass

@@ -381,5 +381,8 @@ class SearchIndex:
                 winners=winners, bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
                 load=db.revisions_by_id,
                 floor=padding_floor(semantic, len(cos.pos) if cos else 0))
-            scored = len(np.union1d(bm_pos, cos.pos)) if cos else len(bm_pos)
+            # rows either arm scored: every row with a vector, and keyword hits without one
+            # (a count, not a union of two long arrays: both arms are among the winners)
+            scored = len(bm_pos) + (len(cos.pos) - int(np.count_nonzero(
+                self.rows.vpos[bm_pos] >= 0)) if cos else 0)
             return Ranked(found, unembedded, left_out=left_out(limit, scored, len(found)))

@@ -247,7 +247,9 @@ def links(found) -> str:
     return "\n".join(lines)
 
 
-def revision(r: RevisionRecord) -> str:
+def revision(r: RevisionRecord, *, source: bool = False) -> str:
+    """One revision in a line or two; ``source`` adds where it came from (the CLI's
+    history shows it, an assistant's does not need it)."""
     valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
     head = f"#{r.revision_id} {r.memory_id} known {r.known_at} · valid {valid}"
     if r.purged is not None:
@@ -256,4 +258,5 @@ def revision(r: RevisionRecord) -> str:
     if r.deleted:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
     title = f" — {r.title}" if r.title else ""
-    return f"{head}\n    {short(r.content)}{title}"
+    src = f" · source {r.source}" if source and r.source else ""
+    return f"{head}{src}\n    {short(r.content)}{title}"

@@ -7,13 +7,10 @@ import os
 
 from .. import render
 from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, Replication, Restored,
-                       RevisionRecord,
-                       SearchResults, Stats, Status, SyncReport, WriteResult)
+                       RevisionRecord, SearchResults, Stats, Status, SyncReport, WriteResult)
 
 
-def short(text: str, width: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+short = render.short
 
 
 def results(found: SearchResults) -> str:
@@ -106,22 +103,8 @@ def changes(found: Changes) -> str:
     return "\n".join(lines)
 
 
-def revision(r: RevisionRecord) -> str:
-    valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
-    head = f"#{r.revision_id} {r.memory_id} known {r.known_at} · valid {valid}"
-    if r.purged is not None:
-        why = f" ({r.purged.reason})" if r.purged.reason else ""
-        return f"{head} · PURGED at {r.purged.at}{why}: its text was erased"
-    if r.deleted:
-        what = "deleted" if r.note else "forgotten"
-        return f"{head} · {what} (hides #{r.hides_revision})"
-    title = f" — {r.title}" if r.title else ""
-    src = f" · source {r.source}" if r.source else ""
-    return f"{head}{src}\n    {short(r.content)}{title}"
-
-
 def history(revisions: list[RevisionRecord]) -> str:
-    return "\n".join(revision(r) for r in revisions)
+    return "\n".join(render.revision(r, source=True) for r in revisions)
 
 
 def write(done: WriteResult) -> str:

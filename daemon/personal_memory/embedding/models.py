@@ -153,8 +153,13 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def query_soon(model: Embedder, text: str) -> Future:
-    """``model.query(text)`` on the process's query thread; the caller goes on meanwhile."""
+    """``model.query(text)`` on the process's query thread; the caller goes on meanwhile.
+    A question asked lately is answered here, without the hop to the thread."""
     global _ENCODER
+    if text in _QUERIES:
+        done: Future = Future()
+        done.set_result(model.query(text))
+        return done
     with _ENCODER_LOCK:
         if _ENCODER is None:
             _ENCODER = ThreadPoolExecutor(1, thread_name_prefix="query-encoder")

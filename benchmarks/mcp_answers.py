@@ -6,8 +6,10 @@
 Imports the folder (the English part of the Obsidian help vault: a clone of
 github.com/obsidianmd/obsidian-help) twice, a month apart with ten notes edited, with the
 semantic model; then a real stdio MCP client asks the questions of
-benchmarks/data/vault_questions.json with memory_search (limit 5) and measures the size of
-each answer's text content and whether a right note is in the top 3; it also reads the
+benchmarks/data/vault_questions.json with memory_search (limit 5, then the default limit)
+and measures the size of each answer's text content, whether a right note is in the top 3,
+and whether the text holds the question's answer key (its words that answer it): a
+question whose key is missing needs a second call (a read). It also reads the
 largest note, asks what changed between the two imports (limit 10) and lists the tools,
 resources and prompts. ``--source`` runs another version of the package (its daemon/
 folder) the same way, for a before-and-after in one run.
@@ -45,6 +47,17 @@ def raw(result) -> int:
     return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
 
 
+def text_of(result) -> str:
+    return "\n".join(c.text for c in result.content if hasattr(c, "text"))
+
+
+def answered(result, item: dict) -> bool:
+    """Whether every word of the question's answer key is in the text the search returned
+    (what an assistant reads): if so, it can answer without a second call."""
+    text = text_of(result).lower()
+    return all(word.lower() in text for word in item["answer"])
+
+
 def notes_of(structured: dict) -> list[str]:
     out = []
     for r in structured.get("results", []):
@@ -67,13 +80,18 @@ async def ask(source: Path, db: Path, questions: list[dict], big: str, since: st
                                              for t in tools),
                      "tools_list_raw_bytes": raw(listed)}
         sizes, raws, top3, default_raw, default_top3 = [], [], 0, [], 0
+        second_call, second_call_default = [], []
         for item in questions:
             r = await c.call_tool("memory_search", {"query": item["q"], "limit": 5})
             sizes.append(size(r))
             raws.append(raw(r))
             top3 += any(n in item["notes"] for n in notes_of(r.structured_content)[:3])
+            if not answered(r, item):
+                second_call.append(item["q"])
             r = await c.call_tool("memory_search", {"query": item["q"]})
             default_raw.append(raw(r))
+            if not answered(r, item):
+                second_call_default.append(item["q"])
             default_top3 += any(n in item["notes"]
                                 for n in notes_of(r.structured_content)[:3])
         out["search_limit_5_bytes"] = {"median": statistics.median(sizes), "max": max(sizes),
@@ -85,6 +103,10 @@ async def ask(source: Path, db: Path, questions: list[dict], big: str, since: st
                                                  "min": min(default_raw)}
         out["answer_in_top_3"] = f"{top3} of {len(questions)}"
         out["answer_in_top_3_default_limit"] = f"{default_top3} of {len(questions)}"
+        # questions whose answer key is not in the first search's text: a second call
+        out["needs_a_second_call"] = {"limit_5": len(second_call),
+                                      "default_limit": len(second_call_default),
+                                      "questions": second_call_default}
         read = await c.call_tool("memory_read", {"note": big})
         out["read_largest_note_bytes"] = size(read)
         out["read_largest_note_raw_bytes"] = raw(read)

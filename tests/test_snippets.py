@@ -1,7 +1,7 @@
 """Snippets: the lines that matched, with no heading line (the heading path names it) and
 not cut one line before the sentence or list item ends."""
 
-from personal_memory import MemoryStore
+from personal_memory import MemoryStore, render
 from personal_memory.notes.folders import Folder
 
 
@@ -52,3 +52,42 @@ def test_marks_only_on_words_with_weight_and_never_inside_the_notes_own_markup(t
     assert text == ("To **open** the **Command palette**, press `Ctrl+P` or use "
                     "[[Command palette|the palette]]; the **command** **palette** lists "
                     "every **command**.")
+
+
+def test_an_announcing_line_brings_the_step_after_a_blank_line(tmp_path):
+    """The command palette's shortcut is on the line after "To run a command ...:"."""
+    intro = "The palette lets you run any command from the keyboard. " * 3
+    text = (f"# Palette\n\n{intro}\n\nTo run a command from the palette:\n\n"
+            "1. Press `Ctrl+P` to open the palette. You can also open it from the ribbon, "
+            "which is on the left of the window, with the palette's icon in it.\n"
+            "2. Type the command's name.\n")
+    snip = search(tmp_path, text, "keyboard shortcut palette")
+    shown = snip.text.replace("**", "")
+    assert shown.endswith("To run a command from the palette:\n1. Press `Ctrl+P` to open "
+                          "the palette.")  # the long line shows its first sentence
+    assert (snip.line_start, snip.line_end) == (3, 7)
+
+
+def test_a_block_id_line_is_not_shown(tmp_path):
+    text = "# Refunds\n\nFull refunds within 7 days of purchase.\n^refund-window\n\nMore.\n"
+    snip = search(tmp_path, text, "refund window")
+    assert "^refund-window" not in snip.text
+    assert snip.text.replace("**", "") == "Full refunds within 7 days of purchase.\nMore."
+
+
+def test_a_snippet_shows_what_its_lines_embed(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Security.md").write_text(
+        "# Security\n\n## Hosting\n\nServers are hosted in these places:\n\n"
+        "> Asia: Singapore\n> Europe: Frankfurt\n^regions\n")
+    (vault / "Regions.md").write_text(
+        "# Regions\n\n## Available regions\n\nThe following regions are available:\n\n"
+        "![[Security#^regions]]\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        found = s.search("available regions", namespace="notes", snippets=True)
+    top = found[0]
+    assert top.note == "vault/Regions.md" and "![[Security#^regions]]" in top.snippet.text
+    assert [e.text for e in top.embeds] == ["> Asia: Singapore\n> Europe: Frankfurt"]
+    assert "   > > Europe: Frankfurt" in render.hits(found, None, scores=False)

@@ -54,7 +54,18 @@ def hits(found: SearchResults, query: str | None, scores: bool = True) -> str:
                      + f" (known {r.known_at}" + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
+        for e in r.embeds:
+            lines.append(f"   [embedded from {e.source or e.note}]")
+            lines += [f"   > {line}" for line in embedded(e.text).split("\n")]
     return "\n".join(lines)
+
+
+def embedded(text: str, width: int = SHORT) -> str:
+    """An embed's text in a search result: its lines, at most ``width`` characters."""
+    if len(text) <= width:
+        return text
+    cut = text[:width]
+    return cut[:max(cut.rfind(" "), cut.rfind("\n"), width // 2)].rstrip() + "…"
 
 
 def folders(s: DaemonStatus) -> str:

@@ -56,6 +56,11 @@ class Out(BaseModel):
 TIME_HELP = "a timestamp with a zone (2025-02-01T09:30:00Z) or a day (YYYY-MM-DD, UTC)"
 
 
+class EmbeddedText(Out):
+    source: str = Field(description="the embedded section or note")
+    text: str = Field(description="its text then (at most 300 characters)")
+
+
 class Hit(Out):
     memory_id: str | None = Field(None, description="omitted when it is the note followed "
                                   "by '#' and each heading of heading_path (the usual case)")
@@ -72,6 +77,8 @@ class Hit(Out):
                                    description="notes that embed this section then")
     also: list[str] = Field(default_factory=list, description="lines where other parts "
                             "of the same long section matched too")
+    embeds: list[EmbeddedText] = Field(default_factory=list, description="what the "
+                                       "snippet's lines embed, read through")
 
     @classmethod
     def of(cls, r: SearchResult) -> "Hit":
@@ -83,7 +90,9 @@ class Hit(Out):
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
                    score=round(r.score, 3), embedded_in=list(r.embedded_in),
-                   also=[render.span(a, b) for a, b in r.also])
+                   also=[render.span(a, b) for a, b in r.also],
+                   embeds=[EmbeddedText(source=e.source or e.note or e.target,
+                                        text=render.embedded(e.text)) for e in r.embeds])
 
 
 class SearchOutput(Out):

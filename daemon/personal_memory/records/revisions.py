@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Record
+
+if TYPE_CHECKING:
+    from .notes import Embed
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,9 @@ class SearchResult(_Revision, Record):
     # When other parts of the same long section also matched (merged into this result):
     # the lines of their snippets.
     also: tuple[tuple[int, int], ...] = ()
+    # With snippets: what the snippet's lines embed (``![[note#^block]]``), read through at
+    # the same cutoff, as the note shows it.
+    embeds: tuple["Embed", ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
@@ -108,6 +114,8 @@ class SearchResult(_Revision, Record):
             out["embedded_in"] = list(self.embedded_in)
         if self.also:
             out["also"] = [list(span) for span in self.also]
+        if self.embeds:
+            out["embeds"] = [e.to_dict() for e in self.embeds]
         return out
 
 

@@ -25,6 +25,18 @@ def _heading(line: str) -> bool:
     return stripped.startswith("#") and stripped.lstrip("#")[:1] in (" ", "")
 
 
+_BLOCK_ID = re.compile(r"\^[A-Za-z0-9-]+")
+
+
+def _block_id(line: str) -> bool:
+    """A line that only names the block above it (``^sync-regions``): markup, not text."""
+    return _BLOCK_ID.fullmatch(line.strip()) is not None
+
+
+def _text(line: str) -> bool:
+    return bool(line.strip()) and not _heading(line) and not _block_id(line)
+
+
 def _unfinished(line: str, following: str) -> bool:
     """Whether ``following`` finishes what ``line`` began: the line ends without a
     sentence's end (a colon, a comma, a bare word) or the next line continues a list item
@@ -84,6 +96,21 @@ def _mark(line: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _first_part(line: str, room: int) -> int | None:
+    """How much of ``line`` to show in ``room`` characters: through its first sentence's
+    end when that fits, else up to the last space (None when too little would show)."""
+    if room < FINISH // 2:
+        return None
+    for m in re.finditer(r"[.!?。！？](\s|$)", line):
+        if m.start() < FINISH // 5:  # "1. Press", not a sentence
+            continue
+        if m.end() > room:
+            break
+        return m.start() + 1
+    at = line.rfind(" ", 0, room)
+    return at if at >= FINISH // 2 else None
+
+
 def snippet(db: Database, rev: RevisionRecord, terms: list[str],
             first_line: int | None) -> Snippet:
     """The snippet of one result. ``first_line``: the file line of the section's first
@@ -95,13 +122,13 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
     # the best line: the most query words, in the text rather than a heading (the
-    # result's heading path shows it) unless only a heading has any, then the first
-    best = (max(range(len(lines)), key=lambda i: (scores[i] > (0, 0) and
-                                                  not _heading(lines[i]), scores[i], -i))
+    # result's heading path shows it) or a block's id, unless only those have any; then
+    # the first
+    best = (max(range(len(lines)), key=lambda i: (scores[i] > (0, 0) and _text(lines[i]),
+                                                  scores[i], -i))
             if lines else 0)
     if not lines or scores[best] == (0, 0):  # found by meaning: the section's first words
-        best = next((i for i, line in enumerate(lines) if line.strip()
-                     and not line.lstrip().startswith("#")), 0)
+        best = next((i for i, line in enumerate(lines) if _text(line)), 0)
     lo = hi = best
     size = len(lines[best]) if lines else 0
     while True:  # add a line after, then one before, while it fits; no heading line
@@ -114,19 +141,43 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
                 grown = True
         if not grown:
             break
-    # finish the sentence or list item the last line leaves open
-    while (hi + 1 < len(lines) and _unfinished(lines[hi], lines[hi + 1])
-           and size + len(lines[hi + 1]) + 1 <= WIDTH + FINISH):
-        hi += 1
-        size += len(lines[hi]) + 1
-    while lo < hi and not lines[lo].strip():  # cite only lines that are shown
+    # finish the sentence or list item the last line leaves open, or the paragraph after
+    # a blank line the snippet took in; a line that announces what follows ("To run a
+    # command:") brings it across blank lines; the line that does not fit whole shows as
+    # much as fits, to its first sentence's end when it has one
+    cut = None  # characters shown of the last line, when not all of it fits
+    while hi + 1 < len(lines):
+        j = hi + 1
+        if lines[hi].rstrip().endswith((":", "：")):
+            while j + 1 < len(lines) and not lines[j].strip():
+                j += 1
+        if not _unfinished(lines[hi], lines[j]):
+            break
+        blanks = sum(len(lines[k]) + 1 for k in range(hi + 1, j))
+        room = WIDTH + FINISH - size - blanks
+        if len(lines[j]) + 1 <= room:
+            size += blanks + len(lines[j]) + 1
+            hi = j
+            continue
+        cut = _first_part(lines[j], room - 1)
+        if cut:
+            hi = j
+        break
+    while lo < hi and not _text(lines[lo]):  # cite only lines that are shown
         lo += 1
-    while hi > lo and not lines[hi].strip():
+    while hi > lo and not _text(lines[hi]):
         hi -= 1
+        cut = None
     parts = []
     for i in range(lo, hi + 1):
         line, spans = lines[i], found[i]
-        if len(line) > WIDTH:  # one long line: a window around its first match
+        if _block_id(line):
+            continue
+        if i == hi and cut:  # the first part of the line that finishes the snippet
+            shown = line[:cut].rstrip()
+            spans = [(a, b) for a, b in spans if b <= len(shown)]
+            line = shown if shown.endswith(_ENDS) else shown + "…"
+        elif len(line) > WIDTH:  # one long line: a window around its first match
             at = spans[0][0] if spans else 0
             begin = max(0, min(at - WIDTH // 3, len(line) - WIDTH))
             piece = line[begin:begin + WIDTH]

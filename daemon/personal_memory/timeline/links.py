@@ -8,6 +8,8 @@ never before."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..notes import links as link_syntax
 from ..notes.model import under
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
@@ -166,6 +168,25 @@ def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
             out.append(Embed(section=link.source_section, line=link.line, target=link.target,
                              kind=target.kind, note=target.note, source=section,
                              known_at=known, text=text))
+    return out
+
+
+def snippet_embeds(db: Database, namespace: str, as_of: int | None, valid_at: int,
+                   results: list) -> list:
+    """Search results with what their snippets' lines embed, read through at the cutoff
+    (the block of regions that ``![[Security#^regions]]`` shows in the note): an answer
+    an assistant would otherwise read another note for."""
+    out, embeds = [], {}
+    for r in results:
+        s = r.snippet
+        if s is None or s.line_start is None or "![[" not in s.text or r.note is None:
+            out.append(r)
+            continue
+        if r.note not in embeds:
+            embeds[r.note] = note_embeds(db, namespace, r.note, as_of, valid_at)
+        shown = tuple(e for e in embeds[r.note] if e.text and e.line is not None
+                      and s.line_start <= e.line <= s.line_end)
+        out.append(replace(r, embeds=shown) if shown else r)
     return out
 
 

@@ -85,6 +85,9 @@ def test_search_is_compact_and_cites_lines(vault_db):
     assert [h.get("memory_id") or h["note"] + "".join("#" + x for x in h["heading_path"])
             for h in hits] == [r["memory_id"] for r in full.structured_content["full"]]
     assert any("memory_id" not in h for h in hits)
+    # and its title when the file's name says it
+    assert [h.get("title") or h["note"].rsplit("/", 1)[-1][:-3] for h in hits] == [
+        r["title"] for r in full.structured_content["full"]]
     assert text_size(compact) * 3 <= text_size(full)
     assert text_size(compact) < 2500
     listed = sum(len(json.dumps(t.model_dump(mode="json"))) for t in tools.tools)

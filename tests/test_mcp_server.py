@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
 from personal_memory.mcp_server.server import build_server
 from personal_memory.mcp_server.tools import MemoryTools
 from personal_memory.settings import resolve
@@ -157,6 +158,22 @@ def test_tools_are_plain_functions(notes_db):
     assert out["count"] == 1 and "quantitative" in out["results"][0]["snippet"]
     history = tools.history("role").structured_content
     assert history["revisions"][0]["content"] == "I prefer equity research."
+
+
+def test_a_title_the_file_name_says_is_not_repeated(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Sync regions.md").write_text("The regions are Asia and Europe.\n")
+    (vault / "b.md").write_text("# Other regions\n\nThe regions of the moon.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    tools = MemoryTools(config(db=str(tmp_path / "m.db"), embedder="none"))
+    found = tools.search("regions")
+    hits = {h["note"]: h for h in found.structured_content["results"]}
+    assert "title" not in hits["vault/Sync regions.md"]  # the file name says it
+    assert hits["vault/b.md"]["title"] == "Other regions"
+    assert "vault/Sync regions.md:1 (known" in found.content[0].text
+    assert "vault/b.md:3 — Other regions" in found.content[0].text
 
 
 def test_configuration_precedence_and_startup_errors(notes_db, tmp_path):

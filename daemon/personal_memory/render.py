@@ -30,16 +30,25 @@ def span(first: int, last: int) -> str:
     return f"{first}" if first == last else f"{first}-{last}"
 
 
-def heading(r: SearchResult) -> str:
-    parts = [r.title] if r.title else []
+def named_by_file(r: SearchResult) -> bool:
+    """Whether a result's title only repeats its note's file name (Obsidian's titles)."""
+    return bool(r.title and r.note and r.note.rsplit("/", 1)[-1] == r.title + ".md")
+
+
+def heading(r: SearchResult, file_titles: bool = True) -> str:
+    """Title and heading path; without ``file_titles``, no title that the place's file
+    name already says."""
+    shown = r.title if r.title and (file_titles or not named_by_file(r)) else None
+    parts = [shown] if shown else []
     parts += [h for h in (r.heading_path or []) if h and h != r.title]
     return " › ".join(parts)
 
 
-def hits(found: SearchResults, query: str | None, scores: bool = True) -> str:
+def hits(found: SearchResults, query: str | None, scores: bool = True,
+         file_titles: bool = True) -> str:
     """A search as an assistant or a person reads it: one line of place, heading, time
     (and score) per result, then its snippet. ``query`` None: not repeated (the asker
-    knows it)."""
+    knows it); ``file_titles`` False: no title the file name says."""
     when = f"as of {found.as_of}" if found.as_of else "everything known"
     asked = f" for {query!r}" if query is not None else ""
     if not found:
@@ -47,7 +56,7 @@ def hits(found: SearchResults, query: str | None, scores: bool = True) -> str:
             f" Nothing matched: {found.no_answer}." if found.no_answer else "")
     lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({when}):"]
     for i, r in enumerate(found, 1):
-        head = heading(r)
+        head = heading(r, file_titles)
         also = (" (also " + ", ".join(span(a, b) for a, b in r.also)
                 + " of this section)") if r.also else ""
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")

@@ -65,7 +65,8 @@ class Hit(Out):
     memory_id: str | None = Field(None, description="omitted when it is the note followed "
                                   "by '#' and each heading of heading_path (the usual case)")
     note: str | None = Field(None, description="COLLECTION/path.md of the note, if any")
-    title: str | None = None
+    title: str | None = Field(None, description="omitted when it is the note's file name "
+                              "without .md")
     heading_path: list[str] = Field(default_factory=list)
     line_start: int | None = Field(None, description="first line of the snippet in the "
                                    "note's file")
@@ -85,7 +86,8 @@ class Hit(Out):
         s = r.snippet
         path = r.heading_path or []
         usual = r.note is not None and r.memory_id == r.note + "".join("#" + h for h in path)
-        return cls(memory_id=None if usual else r.memory_id, note=r.note, title=r.title,
+        return cls(memory_id=None if usual else r.memory_id, note=r.note,
+                   title=None if render.named_by_file(r) else r.title,
                    heading_path=path,
                    line_start=s.line_start if s else None, line_end=s.line_end if s else None,
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,

@@ -194,7 +194,7 @@ class MemoryTools:
                     "as of this cutoff; try other words rather than guessing.")
         out = SearchOutput.of(query, found, hint, full=detail == "full")
         # no query (the asker knows it) and no scores (the order ranks)
-        text = render.hits(found, None, scores=False)
+        text = render.hits(found, None, scores=False, file_titles=False)
         if found.left_out:
             text += (f"\n({found.left_out} unrelated sections left out: no word of the "
                      "query, and not close enough in meaning)")

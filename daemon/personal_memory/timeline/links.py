@@ -157,17 +157,20 @@ def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
                 valid_at: int) -> list[Embed]:
     """The embeds of a note at a cutoff, each with the text it shows then."""
     with db.snapshot():
-        at = Cutoff(db, namespace, as_of, valid_at)
-        out = []
-        for link in (at.links_in(note) if note in at.records else []):
-            if not link.embed:
-                continue
-            occ = link_syntax.Occurrence(link.target, True, False, 0)
-            target, section = at.resolve(occ, note)
-            text, known = embedded_text(at, target, section)
-            out.append(Embed(section=link.source_section, line=link.line, target=link.target,
-                             kind=target.kind, note=target.note, source=section,
-                             known_at=known, text=text))
+        return _embeds(Cutoff(db, namespace, as_of, valid_at), note)
+
+
+def _embeds(at: Cutoff, note: str) -> list[Embed]:
+    out = []
+    for link in (at.links_in(note) if note in at.records else []):
+        if not link.embed:
+            continue
+        occ = link_syntax.Occurrence(link.target, True, False, 0)
+        target, section = at.resolve(occ, note)
+        text, known = embedded_text(at, target, section)
+        out.append(Embed(section=link.source_section, line=link.line, target=link.target,
+                         kind=target.kind, note=target.note, source=section,
+                         known_at=known, text=text))
     return out
 
 
@@ -176,17 +179,19 @@ def snippet_embeds(db: Database, namespace: str, as_of: int | None, valid_at: in
     """Search results with what their snippets' lines embed, read through at the cutoff
     (the block of regions that ``![[Security#^regions]]`` shows in the note): an answer
     an assistant would otherwise read another note for."""
-    out, embeds = [], {}
-    for r in results:
-        s = r.snippet
-        if s is None or s.line_start is None or "![[" not in s.text or r.note is None:
-            out.append(r)
-            continue
-        if r.note not in embeds:
-            embeds[r.note] = note_embeds(db, namespace, r.note, as_of, valid_at)
-        shown = tuple(e for e in embeds[r.note] if e.text and e.line is not None
-                      and s.line_start <= e.line <= s.line_end)
-        out.append(replace(r, embeds=shown) if shown else r)
+    out, embeds, at = [], {}, None
+    with db.snapshot():
+        for r in results:
+            s = r.snippet
+            if s is None or s.line_start is None or "![[" not in s.text or r.note is None:
+                out.append(r)
+                continue
+            at = at or Cutoff(db, namespace, as_of, valid_at)  # one for every result
+            if r.note not in embeds:
+                embeds[r.note] = _embeds(at, r.note)
+            shown = tuple(e for e in embeds[r.note] if e.text and e.line is not None
+                          and s.line_start <= e.line <= s.line_end)
+            out.append(replace(r, embeds=shown) if shown else r)
     return out
 
 

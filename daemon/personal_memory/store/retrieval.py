@@ -115,8 +115,13 @@ class Retrieval:
             for (doc,) in self.conn.execute(
                     "SELECT doc FROM temp.revisions_terms WHERE term = ?", (term,)):
                 counts[term] = doc
-        (total,) = self.conn.execute("SELECT count(*) FROM revisions").fetchone()
-        return total, counts
+        # the count is kept until the file changes (as any_record_with keeps its answer)
+        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        held = getattr(self, "_revision_count", None)
+        if held is None or held[0] != version:
+            held = self._revision_count = (version, self.scalar(
+                "SELECT count(*) FROM revisions"))
+        return held[1], counts
 
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, NFKC as indexed."""

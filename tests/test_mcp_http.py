@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import shutil
+import ssl
 import signal
 import subprocess
 import sys
@@ -643,7 +644,7 @@ def test_tls_served_directly(notes_db, tmp_path):
         for _ in range(600):
             try:
                 meta = httpx2.get(base + "/.well-known/oauth-authorization-server",
-                                  verify=str(cert))
+                                  verify=ssl.create_default_context(cafile=str(cert)))
                 break
             except httpx2.TransportError:
                 time.sleep(0.1)

@@ -91,3 +91,24 @@ def test_a_snippet_shows_what_its_lines_embed(tmp_path):
     assert top.note == "vault/Regions.md" and "![[Security#^regions]]" in top.snippet.text
     assert [e.text for e in top.embeds] == ["> Asia: Singapore\n> Europe: Frankfurt"]
     assert "   > > Europe: Frankfurt" in render.hits(found, None, scores=False)
+
+
+def test_an_embed_in_a_snippet_is_read_as_of_the_cutoff(tmp_path):
+    """Nothing learnt after the cutoff reaches a result through what its lines embed."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    security = vault / "Security.md"
+    security.write_text("# Security\n\nServers are hosted in:\n\n> Asia: Singapore\n^regions\n")
+    (vault / "Regions.md").write_text(
+        "# Regions\n\nThe following regions are available:\n\n![[Security#^regions]]\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        security.write_text("# Security\n\nServers are hosted in:\n\n> Asia: Singapore\n"
+                            "> Europe: Frankfurt\n^regions\n")
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+        then = s.search("available regions", namespace="notes", snippets=True,
+                        as_of="2025-01-15")
+        now = s.search("available regions", namespace="notes", snippets=True)
+    assert [e.text for e in then[0].embeds] == ["> Asia: Singapore"]
+    assert [e.text for e in now[0].embeds] == ["> Asia: Singapore\n> Europe: Frankfurt"]
+    assert then[0].embeds[0].known_at == "2025-01-01T00:00:00Z"

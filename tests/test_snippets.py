@@ -112,3 +112,18 @@ def test_an_embed_in_a_snippet_is_read_as_of_the_cutoff(tmp_path):
     assert [e.text for e in then[0].embeds] == ["> Asia: Singapore"]
     assert [e.text for e in now[0].embeds] == ["> Asia: Singapore\n> Europe: Frankfurt"]
     assert then[0].embeds[0].known_at == "2025-01-01T00:00:00Z"
+
+
+def test_a_list_of_embeds_reads_through_the_first_few(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(5):
+        (vault / f"part{i}.md").write_text(f"Part {i} says hello.\n")
+    (vault / "index.md").write_text("# Index\n\nThe parts, embedded:\n"
+                                    + "".join(f"![[part{i}]]\n" for i in range(5)))
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        found = s.search("parts embedded", namespace="notes", snippets=True)
+    top = found[0]
+    assert top.note == "vault/index.md" and top.snippet.text.count("![[part") == 5
+    assert [e.text for e in top.embeds] == [f"Part {i} says hello." for i in range(3)]

@@ -9,6 +9,7 @@ MAX_SOURCE_CHARS = MAX_ID_CHARS * 4
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 1000
 MAX_TAGS = 100  # tags in one search's filter
+SNIPPET_EMBEDS = 3  # embeds read through for one search result (a list of embeds is long)
 
 # What the MCP tools accept from a model: smaller than the API's limits on purpose.
 MAX_TOOL_RESULTS = 50

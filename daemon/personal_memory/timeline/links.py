@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
 from ..notes.model import under
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
@@ -178,7 +179,8 @@ def snippet_embeds(db: Database, namespace: str, as_of: int | None, valid_at: in
                    results: list) -> list:
     """Search results with what their snippets' lines embed, read through at the cutoff
     (the block of regions that ``![[Security#^regions]]`` shows in the note): an answer
-    an assistant would otherwise read another note for."""
+    an assistant would otherwise read another note for. At most :data:`SNIPPET_EMBEDS`
+    per result, the first in the file."""
     out, embeds, at = [], {}, None
     with db.snapshot():
         for r in results:
@@ -190,7 +192,7 @@ def snippet_embeds(db: Database, namespace: str, as_of: int | None, valid_at: in
             if r.note not in embeds:
                 embeds[r.note] = _embeds(at, r.note)
             shown = tuple(e for e in embeds[r.note] if e.text and e.line is not None
-                          and s.line_start <= e.line <= s.line_end)
+                          and s.line_start <= e.line <= s.line_end)[:SNIPPET_EMBEDS]
             out.append(replace(r, embeds=shown) if shown else r)
     return out
 

@@ -33,7 +33,7 @@ from .sync.folder_sync import FolderSync
 from .sync.status import daemon_status
 from .timeline import moves, writes
 from .timeline.purge import purge as purge_revisions
-from .timeline.links import embedded_in, note_embeds, note_links, snippet_embeds
+from .timeline.links import note_embeds, note_links, search_embeds
 from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment, parse_time
 
@@ -191,12 +191,8 @@ class MemoryStore:
                 found.results = with_snippets(self._db, found.results,
                                               query_terms(self._db, parsed.words), namespace,
                                               cutoff, at)
-                hosts = embedded_in(self._db, namespace, cutoff, at, found.results)
-                if hosts:
-                    found.results = [replace(r, embedded_in=tuple(hosts[r.memory_id]))
-                                     if r.memory_id in hosts else r for r in found.results]
-                found.results = snippet_embeds(self._db, namespace, cutoff, at,
-                                               found.results)
+                found.results = search_embeds(self._db, namespace, cutoff, at,
+                                              found.results)
             if not found.results and cutoff is not None:
                 return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)

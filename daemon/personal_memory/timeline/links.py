@@ -8,7 +8,9 @@ never before."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
+from typing import Callable
 
 from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
@@ -158,10 +160,10 @@ def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
                 valid_at: int) -> list[Embed]:
     """The embeds of a note at a cutoff, each with the text it shows then."""
     with db.snapshot():
-        return _embeds(Cutoff(db, namespace, as_of, valid_at), note)
+        return _note_embeds_at(Cutoff(db, namespace, as_of, valid_at), note)
 
 
-def _embeds(at: Cutoff, note: str) -> list[Embed]:
+def _note_embeds_at(at: Cutoff, note: str) -> list[Embed]:
     out = []
     for link in (at.links_in(note) if note in at.records else []):
         if not link.embed:
@@ -175,50 +177,53 @@ def _embeds(at: Cutoff, note: str) -> list[Embed]:
     return out
 
 
-def snippet_embeds(db: Database, namespace: str, as_of: int | None, valid_at: int,
-                   results: list) -> list:
-    """Search results with what their snippets' lines embed, read through at the cutoff
-    (the block of regions that ``![[Security#^regions]]`` shows in the note): an answer
-    an assistant would otherwise read another note for. At most :data:`SNIPPET_EMBEDS`
-    per result, the first in the file."""
-    out, embeds, at = [], {}, None
+def search_embeds(db: Database, namespace: str, as_of: int | None, valid_at: int,
+                  results: list) -> list:
+    """Search results (with snippets) as the notes stood at the cutoff: ``embedded_in``,
+    the notes that embed each one then, and ``embeds``, what its snippet's lines embed,
+    read through. Both resolve against one reading of the notes' records, made only when
+    one of them needs it."""
+    at = functools.cache(lambda: Cutoff(db, namespace, as_of, valid_at))
+    embeds_of = functools.cache(lambda note: _note_embeds_at(at(), note))  # once a note
     with db.snapshot():
-        for r in results:
-            s = r.snippet
-            if s is None or s.line_start is None or "![[" not in s.text or r.note is None:
-                out.append(r)
-                continue
-            at = at or Cutoff(db, namespace, as_of, valid_at)  # one for every result
-            if r.note not in embeds:
-                embeds[r.note] = _embeds(at, r.note)
-            shown = tuple(e for e in embeds[r.note] if e.text and e.line is not None
-                          and s.line_start <= e.line <= s.line_end)[:SNIPPET_EMBEDS]
-            out.append(replace(r, embeds=shown) if shown else r)
-    return out
+        hosts = _embedded_in(db, at, namespace, as_of, valid_at, results)
+        return [_snippet_embeds(embeds_of, replace(r, embedded_in=tuple(hosts[r.memory_id]))
+                                if r.memory_id in hosts else r) for r in results]
 
 
-def embedded_in(db: Database, namespace: str, as_of: int | None, valid_at: int,
-                results: list) -> dict[str, list[str]]:
+def _snippet_embeds(embeds_of: Callable[[str], list[Embed]], r):
+    """A result with what its snippet's lines embed (the block of regions that
+    ``![[Security#^regions]]`` shows in the note): an answer an assistant would otherwise
+    read another note for. At most :data:`SNIPPET_EMBEDS`, the first in the file."""
+    s = r.snippet
+    if s is None or s.line_start is None or "![[" not in s.text or r.note is None:
+        return r
+    shown = tuple(e for e in embeds_of(r.note) if e.text and e.line is not None
+                  and s.line_start <= e.line <= s.line_end)[:SNIPPET_EMBEDS]
+    return replace(r, embeds=shown) if shown else r
+
+
+def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
+                 as_of: int | None, valid_at: int, results: list) -> dict[str, list[str]]:
     """For search results (sections): the notes that embed each one at the cutoff, keyed
     by memory ID. Only notes whose record lists embeds are read."""
     wanted = {r.memory_id for r in results}
     out: dict[str, list[str]] = {}
-    with db.snapshot():
-        if (not results or not db.any_record_with(namespace, "embeds")
-                or not db.visible_records(namespace, as_of, valid_at, "embeds")):
-            return out
-        at = Cutoff(db, namespace, as_of, valid_at)
-        for source, record in at.records.items():
-            for raw in (record.metadata or {}).get("embeds", []):
-                occ = link_syntax.Occurrence(raw, True, False, 0)
-                target, section = at.resolve(occ, source)
-                if section is not None:
-                    shown = ([r.memory_id for r in at.with_subsections(target.note, section)]
-                             if target.kind == SECTION else [section])
-                    for memory_id in wanted.intersection(shown):
-                        out.setdefault(memory_id, []).append(source)
-                elif target.kind == "note" and target.note:
-                    for r in results:
-                        if r.note == target.note:
-                            out.setdefault(r.memory_id, []).append(source)
+    if (not results or not db.any_record_with(namespace, "embeds")
+            or not db.visible_records(namespace, as_of, valid_at, "embeds")):
+        return out
+    cut = at()
+    for source, record in cut.records.items():
+        for raw in (record.metadata or {}).get("embeds", []):
+            occ = link_syntax.Occurrence(raw, True, False, 0)
+            target, section = cut.resolve(occ, source)
+            if section is not None:
+                shown = ([r.memory_id for r in cut.with_subsections(target.note, section)]
+                         if target.kind == SECTION else [section])
+                for memory_id in wanted.intersection(shown):
+                    out.setdefault(memory_id, []).append(source)
+            elif target.kind == "note" and target.note:
+                for r in results:
+                    if r.note == target.note:
+                        out.setdefault(r.memory_id, []).append(source)
     return {k: sorted(set(v)) for k, v in out.items()}

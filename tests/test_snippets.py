@@ -5,14 +5,19 @@ from personal_memory import MemoryStore, render
 from personal_memory.notes.folders import Folder
 
 
-def search(tmp_path, text, query):
+def found(tmp_path, files: dict[str, str], query):
+    """The results with snippets of ``query`` over a vault of ``files`` (name: text)."""
     vault = tmp_path / "vault"
     vault.mkdir(exist_ok=True)
-    (vault / "n.md").write_text(text)
+    for name, text in files.items():
+        (vault / name).write_text(text)
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
-        found = s.search(query, namespace="notes", snippets=True)
-    return found[0].snippet
+        return s.search(query, namespace="notes", snippets=True)
+
+
+def search(tmp_path, text, query):
+    return found(tmp_path, {"n.md": text}, query)[0].snippet
 
 
 def test_the_heading_line_is_not_repeated(tmp_path):
@@ -38,17 +43,13 @@ def test_a_finished_sentence_is_not_extended_past_the_width(tmp_path):
 
 
 def test_marks_only_on_words_with_weight_and_never_inside_the_notes_own_markup(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for i in range(8):  # "the" and "to" are in every note: they carry no weight
-        (vault / f"filler{i}.md").write_text(f"# Filler {i}\n\nGo to the shop number {i}.\n")
-    (vault / "palette.md").write_text(
+    # "the" and "to" are in every note: they carry no weight
+    files = {f"filler{i}.md": f"# Filler {i}\n\nGo to the shop number {i}.\n"
+             for i in range(8)}
+    files["palette.md"] = (
         "# Palette\n\nTo open the **Command palette**, press `Ctrl+P` or use "
         "[[Command palette|the palette]]; the command palette lists every command.\n")
-    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
-        s.sync([Folder.of(vault)], known_at="2025-01-01")
-        text = s.search("open the command palette", namespace="notes",
-                        snippets=True)[0].snippet.text
+    text = found(tmp_path, files, "open the command palette")[0].snippet.text
     assert text == ("To **open** the **Command palette**, press `Ctrl+P` or use "
                     "[[Command palette|the palette]]; the **command** **palette** lists "
                     "every **command**.")
@@ -76,21 +77,15 @@ def test_a_block_id_line_is_not_shown(tmp_path):
 
 
 def test_a_snippet_shows_what_its_lines_embed(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "Security.md").write_text(
-        "# Security\n\n## Hosting\n\nServers are hosted in these places:\n\n"
-        "> Asia: Singapore\n> Europe: Frankfurt\n^regions\n")
-    (vault / "Regions.md").write_text(
-        "# Regions\n\n## Available regions\n\nThe following regions are available:\n\n"
-        "![[Security#^regions]]\n")
-    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
-        s.sync([Folder.of(vault)], known_at="2025-01-01")
-        found = s.search("available regions", namespace="notes", snippets=True)
-    top = found[0]
+    results = found(tmp_path, {
+        "Security.md": "# Security\n\n## Hosting\n\nServers are hosted in these places:\n\n"
+                       "> Asia: Singapore\n> Europe: Frankfurt\n^regions\n",
+        "Regions.md": "# Regions\n\n## Available regions\n\nThe following regions are "
+                      "available:\n\n![[Security#^regions]]\n"}, "available regions")
+    top = results[0]
     assert top.note == "vault/Regions.md" and "![[Security#^regions]]" in top.snippet.text
     assert [e.text for e in top.embeds] == ["> Asia: Singapore\n> Europe: Frankfurt"]
-    assert "   > > Europe: Frankfurt" in render.hits(found, None, scores=False)
+    assert "   > > Europe: Frankfurt" in render.hits(results, None, scores=False)
 
 
 def test_an_embed_in_a_snippet_is_read_as_of_the_cutoff(tmp_path):
@@ -115,15 +110,9 @@ def test_an_embed_in_a_snippet_is_read_as_of_the_cutoff(tmp_path):
 
 
 def test_a_list_of_embeds_reads_through_the_first_few(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for i in range(5):
-        (vault / f"part{i}.md").write_text(f"Part {i} says hello.\n")
-    (vault / "index.md").write_text("# Index\n\nThe parts, embedded:\n"
-                                    + "".join(f"![[part{i}]]\n" for i in range(5)))
-    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
-        s.sync([Folder.of(vault)], known_at="2025-01-01")
-        found = s.search("parts embedded", namespace="notes", snippets=True)
-    top = found[0]
+    files = {f"part{i}.md": f"Part {i} says hello.\n" for i in range(5)}
+    files["index.md"] = ("# Index\n\nThe parts, embedded:\n"
+                         + "".join(f"![[part{i}]]\n" for i in range(5)))
+    top = found(tmp_path, files, "parts embedded")[0]
     assert top.note == "vault/index.md" and top.snippet.text.count("![[part") == 5
     assert [e.text for e in top.embeds] == [f"Part {i} says hello." for i in range(3)]

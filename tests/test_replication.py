@@ -54,8 +54,15 @@ class Replicator:
                                      env=user_env(env()), stdout=self.log,
                                      stderr=subprocess.STDOUT)
 
+    def restart_if_exited(self) -> None:
+        """What its service manager does when it ends (it does when Litestream dies)."""
+        if self.proc.poll() is not None:
+            self.stop()
+            self.__init__(self.db)
+
     def litestream_pid(self) -> int:
         def child():
+            self.restart_if_exited()  # a kill just before may still be ending it
             found = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
                                    text=True).stdout.split()
             return int(found[0]) if found else None
@@ -143,9 +150,7 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
         note(vault, f"Note {i}.md", f"written while replicating, number {i}")
         i += 1
         while kills and kills[0][0] <= time.monotonic() - start:
-            if rep.proc.poll() is not None:  # its service manager would restart it
-                rep.stop()
-                rep.__init__(db)
+            rep.restart_if_exited()
             if kills.pop(0)[1] == "litestream":
                 os.kill(rep.litestream_pid(), signal.SIGKILL)  # dies mid-stream
             else:
@@ -153,9 +158,7 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
                 daemon.proc.wait()
                 daemon.start()
         time.sleep(rng.uniform(0.0, 0.2))
-    if rep.proc.poll() is not None:
-        rep.stop()
-        rep.__init__(db)
+    rep.restart_if_exited()
     assert i > 13, f"seed {seed}"
     daemon.cookie()
     wait_for(lambda: caught_up(db), 60, what=f"the replica to catch up (seed {seed})")

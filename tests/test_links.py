@@ -4,6 +4,9 @@ known then."""
 
 import os
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
 from support import run_memory
@@ -160,3 +163,24 @@ def test_reading_a_section_gives_its_subsections(tmp_path):
     assert "prime the pump" in out.stdout and "harbour" not in out.stdout
     out = run_memory("--db", tmp_path / "m.db", "read", "v/T.md", "--section", "Pump")
     assert "prime the pump" in out.stdout and "intro words" not in out.stdout
+
+
+@given(st.lists(st.tuples(st.sampled_from(["[[T{}]]", "![[T{}]]", "[x](T{}.md)", "text",
+                                           "```", ""]),
+                          st.integers(0, 3)), max_size=40))
+def test_link_lines_match_counting_from_the_start(rows):
+    """The line of each link, counted once per piece, against counting every line before
+    it from the start (the plain way), fences included."""
+    from personal_memory.notes.links import occurrences
+    rows = [(kind, 1 if kind == "```" else n) for kind, n in rows]  # a fence stands alone
+    lines = [" ".join(kind.format(f"{i}x{k}") for k in range(n or 1))
+             for i, (kind, n) in enumerate(rows)]
+    text = "\n".join(lines)
+    fenced, want = False, []
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and "T" in line:
+            want += [(f"T{i}x{k}" + (".md" if "](" in line else ""), i)
+                     for k in range(rows[i][1] or 1)]
+    assert [(o.target, o.line) for o in occurrences(text)] == want

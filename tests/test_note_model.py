@@ -69,6 +69,24 @@ def test_front_matter_is_never_executed():
     assert n.front_matter_error and "pwned" not in n.title
 
 
+def test_front_matter_a_calendar_cannot_hold_stays_text_and_the_rest_is_read():
+    """YAML reads 2024-02-30 as a date and fails; one such value must not void the block
+    (or stop a sync: it raised ValueError once)."""
+    n = note("---\ntitle: Kept\ncreated: 0000-00-00\ndate: 2024-02-30\n"
+             "updated: !!timestamp never\ntags: [a]\n---\nbody\n")
+    assert n.front_matter_error is None and n.title == "Kept" and n.tags == ("a",)
+    assert n.dates == {"created": "0000-00-00", "date": "2024-02-30", "updated": "never"}
+    assert note("---\ndate: 2024-01-05 10:00:00\n---\nx\n").dates == {
+        "date": "2024-01-05T10:00:00"}
+
+
+def test_front_matter_nested_beyond_reason_is_named_not_raised():
+    text = "---\na: " + "[" * 5000 + "]" * 5000 + "\n---\nbody words\n"
+    n = note(text)
+    assert n.front_matter_error.startswith("front matter is")
+    assert rebuilt(n) == text
+
+
 def test_headings_inside_fenced_code_are_not_sections():
     text = "# Real\n\n```bash\n# not a heading\necho hi\n```\n\n~~~\n## nor this\n~~~\n"
     assert section_ids(text) == ["vault/Note.md#Real"]

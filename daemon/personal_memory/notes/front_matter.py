@@ -69,15 +69,32 @@ def _date(value: object) -> str | None:
     return None
 
 
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: 20x faster
+    """PyYAML's safe loader, except that a date no calendar has (``0000-00-00``,
+    ``2024-02-30``) stays the text it is instead of failing the whole block."""
+
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError, AttributeError):  # AttributeError: !!timestamp x
+            return self.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+
+
 def parse(yaml_text: str) -> FrontMatter:
     """The fields of a front matter block (the YAML between the fences)."""
     try:
-        data = yaml.safe_load(yaml_text)
+        data = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 2}" if mark is not None else "front matter"
+        last = yaml_text.rstrip("\n").count("\n")  # libyaml marks the end of input after it
+        where = f"line {min(mark.line, last) + 2}" if mark is not None else "front matter"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         return FrontMatter(error=f"front matter is not valid YAML ({where}: {problem})")
+    except RecursionError:
+        return FrontMatter(error="front matter is nested too deeply to read")
     if data is None:
         return FrontMatter()
     if not isinstance(data, dict):

@@ -192,9 +192,14 @@ def occurrences(text: str) -> list[Occurrence]:
             for m in _MDLINK.finditer(piece):
                 if m.group(3):
                     found.append((m.start(), Occurrence(m.group(3), bool(m.group(1)), True, 0)))
+            seen = 0  # lines counted from where the last one was (once, not per link)
             for at, occ in sorted(found, key=lambda x: x[0]):
-                out.append(occ._replace(line=line + piece.count("\n", 0, at)))
-        line += piece.count("\n")
+                line += piece.count("\n", seen, at)
+                seen = at
+                out.append(occ._replace(line=line))
+            line += piece.count("\n", seen)
+        else:
+            line += piece.count("\n")
     return out
 
 

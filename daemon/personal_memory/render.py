@@ -10,6 +10,16 @@ from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRe
                       SearchResult, SearchResults)
 
 SHORT = 300
+_BREAKS = {c: c.encode("unicode_escape").decode() for c in
+           [chr(i) for i in range(32)] + ["\x7f", "\x85", "\u2028", "\u2029"]}
+
+
+def name(text: str | None) -> str:
+    """A path, memory ID or title on the one line it is cited on: a file may be named with
+    a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line."""
+    text = text or ""
+    return text.translate(str.maketrans(_BREAKS)) if any(c in _BREAKS for c in text) \
+        else text
 
 
 def short(text: str, width: int = SHORT) -> str:
@@ -21,8 +31,8 @@ def place(r: SearchResult) -> str:
     """``note:12-15`` (the snippet's lines in the file), or the memory ID."""
     s = r.snippet
     if r.note and s is not None and s.line_start is not None:
-        return f"{r.note}:{span(s.line_start, s.line_end)}"
-    return r.memory_id
+        return f"{name(r.note)}:{span(s.line_start, s.line_end)}"
+    return name(r.memory_id)
 
 
 def span(first: int, last: int) -> str:
@@ -39,7 +49,7 @@ def heading(r: SearchResult, file_titles: bool = True) -> str:
     """Title and heading path; without ``file_titles``, no title that the place's file
     name already says."""
     shown = r.title if r.title and (file_titles or not named_by_file(r)) else None
-    parts = [shown] if shown else []
+    parts = [name(shown)] if shown else []
     parts += [h for h in (r.heading_path or []) if h and h != r.title]
     return " › ".join(parts)
 
@@ -64,7 +74,7 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
         for e in r.embeds:
-            lines.append(f"   [embedded from {e.source or e.note}]")
+            lines.append(f"   [embedded from {name(e.source or e.note)}]")
             lines += [f"   > {line}" for line in embedded(e.text).split("\n")]
     return "\n".join(lines)
 
@@ -161,10 +171,11 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
 def folder(found: FolderListing) -> str:
     """A folder as known at a cutoff: its subfolders, then one line per note."""
     when = f"as of {found.as_of}" if found.as_of else "everything known"
-    lines = [f"{found.folder}/ ({when}): {len(found.notes) + found.more} notes"
+    lines = [f"{name(found.folder)}/ ({when}): {len(found.notes) + found.more} notes"
              + (f", {len(found.folders)} folders" if found.folders else "")]
-    lines += [f"{sub}/ ({n} notes below)" for sub, n in found.folders.items()]
-    lines += [f"{e.note}" + (f" — {e.title}" if e.title else "") + f" (changed {e.known_at})"
+    lines += [f"{name(sub)}/ ({n} notes below)" for sub, n in found.folders.items()]
+    lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
+              + f" (changed {e.known_at})"
               for e in found.notes]
     if found.more:
         lines.append(f"… and {found.more} more notes")
@@ -190,7 +201,7 @@ def _through(first: int, lines: list[str], embeds: list | None, line_of, pad: st
             if not e.text:
                 out.append(f"{pad}[embed of {e.target}: {e.kind}, nothing to show]")
                 continue
-            out.append(f"{pad}[embedded from {e.source or e.note}, known {e.known_at}]")
+            out.append(f"{pad}[embedded from {name(e.source or e.note)}, known {e.known_at}]")
             out += [f"{pad}{x}" for x in e.text.split("\n")]
     return "\n".join(out)
 
@@ -199,11 +210,11 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     """A note (or part of it) with line numbers; with ``outline``, its sections' line
     spans first (the headings are in a whole note's text already)."""
     when = f" as of {view.as_of}" if view.as_of else ""
-    then = f" (then {view.path_then})" if view.path_then else ""
+    then = f" (then {name(view.path_then)})" if view.path_then else ""
     if view.deleted:
-        return f"{view.note}{then}: deleted at {view.known_at}{when}."
+        return f"{name(view.note)}{then}: deleted at {view.known_at}{when}."
     total = len(view.text.split("\n")) - view.text.endswith("\n")
-    head = [f"{view.note} — {view.title}{when}{then} (changed {view.changed_at}); "
+    head = [f"{name(view.note)} — {name(view.title)}{when}{then} (changed {view.changed_at}); "
             f"lines {first}-{last}" + (f" of {total}" if (first, last) != (1, total) else "")]
     if view.tags:
         head.append("tags: " + ", ".join(view.tags))
@@ -225,14 +236,14 @@ def changes(found: Changes) -> str:
                  f"sections {c['added']} added, {c['revised']} revised, "
                  f"{c['retracted']} retracted:"]
         for n in found.notes:
-            what = f"moved from {n.moved_from}" if n.moved_from else n.change
-            lines.append(f"- {n.note or n.sections[0].memory_id}"
-                         + (f" — {n.title}" if n.title else "") + f" ({what}, {n.latest})")
+            what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
+            lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
+                         + (f" — {name(n.title)}" if n.title else "") + f" ({what}, {n.latest})")
             for field, (old, new) in (n.record_changes or {}).items():
                 lines.append(f"    {field}: {old!r} -> {new!r}")
             for s in n.sections:
                 why = f" ({s.why})" if s.why else ""
-                lines.append(f"    {s.change}{why}: {' › '.join(s.heading_path or []) or s.memory_id}")
+                lines.append(f"    {s.change}{why}: {' › '.join(s.heading_path or []) or name(s.memory_id)}")
                 if s.diff:
                     lines.append(f"      {short(s.diff, 400)}")
         return "\n".join(lines)
@@ -241,7 +252,7 @@ def changes(found: Changes) -> str:
     for r in found.results:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
         why = f" ({r.why})" if r.why else ""
-        lines.append(f"- {r.change}{why} {ranks} {r.memory_id}")
+        lines.append(f"- {r.change}{why} {ranks} {name(r.memory_id)}")
         if r.diff:
             lines.append(f"    {short(r.diff, 400)}")
     return "\n".join(lines)
@@ -252,9 +263,9 @@ def links(found) -> str:
     when = f" as of {found.as_of}" if found.as_of else ""
 
     def where(link) -> str:
-        return f"{link.note}" + (f" › {link.section.split('#', 1)[-1]}" if link.section
+        return name(link.note) + (f" › {link.section.split('#', 1)[-1]}" if link.section
                                  and "#" in link.section else "")
-    lines = [f"{found.note}{when}: {len(found.outgoing)} links out, "
+    lines = [f"{name(found.note)}{when}: {len(found.outgoing)} links out, "
              f"{len(found.backlinks)} backlinks"]
     for link in found.outgoing:
         kind = "embeds" if link.embed else "links to"
@@ -262,7 +273,7 @@ def links(found) -> str:
         lines.append(f"  line {link.line}: {kind} {dest}")
     for link in found.backlinks:
         kind = "embedded by" if link.embed else "linked from"
-        lines.append(f"  {kind} {link.source_note}:{link.line}"
+        lines.append(f"  {kind} {name(link.source_note)}:{link.line}"
                      + (f" (to {link.section.split('#', 1)[-1]})" if link.section else ""))
     return "\n".join(lines)
 
@@ -271,12 +282,12 @@ def revision(r: RevisionRecord, *, source: bool = False) -> str:
     """One revision in a line or two; ``source`` adds where it came from (the CLI's
     history shows it, an assistant's does not need it)."""
     valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
-    head = f"#{r.revision_id} {r.memory_id} known {r.known_at} · valid {valid}"
+    head = f"#{r.revision_id} {name(r.memory_id)} known {r.known_at} · valid {valid}"
     if r.purged is not None:
         why = f" ({r.purged.reason})" if r.purged.reason else ""
         return f"{head} · PURGED at {r.purged.at}{why}: its text was erased"
     if r.deleted:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
-    title = f" — {r.title}" if r.title else ""
+    title = f" — {name(r.title)}" if r.title else ""
     src = f" · source {r.source}" if source and r.source else ""
     return f"{head}{src}\n    {short(r.content)}{title}"

@@ -10,7 +10,7 @@ from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, Replication
                        RevisionRecord, SearchResults, Stats, Status, SyncReport, WriteResult)
 
 
-short = render.short
+short, name = render.short, render.name
 
 
 def results(found: SearchResults) -> str:
@@ -18,11 +18,11 @@ def results(found: SearchResults) -> str:
         return "No results."  # the reason follows on its own line
     lines = []
     for i, r in enumerate(found, 1):
-        title = f" — {r.title}" if r.title else ""
+        title = f" — {name(r.title)}" if r.title else ""
         bm25 = f"bm25 #{r.bm25_rank} {r.bm25:.4g}" if r.bm25 is not None else "bm25 -"
         rank = f"#{r.cosine_rank} " if r.cosine_rank is not None else ""
         cos = f"cosine {rank}{r.cosine:.3f}" if r.cosine is not None else "cosine -"
-        lines.append(f"{i:>2}. {r.memory_id}{title}")
+        lines.append(f"{i:>2}. {name(r.memory_id)}{title}")
         if r.heading_path:
             lines.append(f"    in {' › '.join(r.heading_path)}")
         lines.append(f"    {short(r.content)}")
@@ -35,18 +35,18 @@ def results(found: SearchResults) -> str:
 
 def note(view: NoteView) -> str:
     when = f" as of {view.as_of}" if view.as_of else ""
-    then = f" (then {view.path_then})" if view.path_then else ""
+    then = f" (then {name(view.path_then)})" if view.path_then else ""
     if view.deleted:
-        return f"{view.note}{then}: deleted at {view.known_at}{when}."
-    lines = [f"{view.note} — {view.title}{when}{then} (changed {view.changed_at})"]
+        return f"{name(view.note)}{then}: deleted at {view.known_at}{when}."
+    lines = [f"{name(view.note)} — {name(view.title)}{when}{then} (changed {view.changed_at})"]
     for key in ("aliases", "tags"):
         if getattr(view, key):
             lines.append(f"{key:<8} {', '.join(getattr(view, key))}")
     for m in view.moves:
-        lines.append(f"moved    from {m.old_note} to {m.new_note} at {m.known_at}")
+        lines.append(f"moved    from {name(m.old_note)} to {name(m.new_note)} at {m.known_at}")
     lines.append("sections")
     for sec in view.sections:
-        lines.append(f"  lines {sec.line_start}-{sec.line_end}  {sec.memory_id}  "
+        lines.append(f"  lines {sec.line_start}-{sec.line_end}  {name(sec.memory_id)}  "
                      f"(#{sec.revision_id}, known {sec.known_at})")
     lines.append("")
     if view.embeds:  # numbered, so that each embed shows under its line
@@ -73,16 +73,16 @@ def changes(found: Changes) -> str:
                  f"{c['notes_deleted']} deleted{moved}){others}; sections {c['added']} "
                  f"added, {c['revised']} revised, {c['retracted']} retracted"]
         for n in found.notes:
-            title = f" — {n.title}" if n.title else ""
-            what = f"moved from {n.moved_from}" if n.moved_from else n.change
-            lines.append(f"{n.note or n.sections[0].memory_id}{title} ({what}"
+            title = f" — {name(n.title)}" if n.title else ""
+            what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
+            lines.append(f"{name(n.note or n.sections[0].memory_id)}{title} ({what}"
                          + (f", {n.latest}" if n.latest else "") + ")")
             for field, (old, new) in n.record_changes.items():
                 lines.append(f"  ~ {field}: {old!r} -> {new!r}")
             for sec in n.sections:
                 when = f" ({sec.known_at})" if sec.known_at else ""
                 why = f" [{sec.why}]" if sec.why else ""
-                lines.append(f"  {_MARK[sec.change]} {sec.memory_id}{when}{why}")
+                lines.append(f"  {_MARK[sec.change]} {name(sec.memory_id)}{when}{why}")
                 if sec.diff:
                     lines.append(f"      {short(sec.diff, 400)}")
         if found.more:
@@ -95,7 +95,7 @@ def changes(found: Changes) -> str:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
         what = r.change + (f", {r.why}" if r.why else "") + (
             ", text changed" if r.text_changed and r.change != "changed" else "")
-        lines.append(f"  {what:<22} {ranks:<12} {r.memory_id}")
+        lines.append(f"  {what:<22} {ranks:<12} {name(r.memory_id)}")
         if r.diff:
             lines.append(f"      {short(r.diff, 400)}")
     if found.unchanged:

@@ -173,16 +173,30 @@ def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):
         if len(calls) == 1:
             raise DiskFull("database m.db: disk full; nothing was written")
         return real_sync(*args, **kwargs)
+    real_sync_paths = store.sync_paths
+
+    def full_until_the_retry(*args, **kwargs):
+        calls.append(kwargs.get("kind"))
+        if len(calls) < 3:
+            raise DiskFull("database m.db: disk full; nothing was written")
+        return real_sync_paths(*args, **kwargs)
     monkeypatch.setattr(store, "sync", flaky)
+    monkeypatch.setattr(store, "sync_paths", full_until_the_retry)
     watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=0,
                       observer_factory=FakeObserver)
     with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), running(watcher), \
             MemoryStore.open(tmp_path / "m.db", read_only=True) as reader:
+        wait_for(lambda: calls, what="the startup sync")
+        for i in range(5):  # edits during the back-off wait for the retry, not fail one by one
+            (root / f"e{i}.md").write_text(f"edited elderberry {i}\n")
+            watcher.mark(str(root / f"e{i}.md"))
         wait_for(lambda: ids(reader, "apple") == ["notes/a.md"], timeout=30,
                  what="retry after the disk was full")
+        assert len(ids(reader, "elderberry")) == 5
     store.close()
-    assert calls[:2] == ["startup", "disk-was-full"]
+    assert calls[:2] == ["startup", "retry-after-a-full-disk"]
     assert "waiting for disk space" in caplog.text and "retrying in 2 s" in caplog.text
+    assert caplog.text.count("disk full") == 1
 
 
 def test_an_unreadable_watch_limit_is_reported(tmp_path, monkeypatch, caplog):
@@ -197,3 +211,20 @@ def test_an_unreadable_watch_limit_is_reported(tmp_path, monkeypatch, caplog):
         with caplog.at_level(logging.WARNING, logger="personal_memory.watch"):
             watcher._check_watch_limit()
     assert "watch limit is not checked" in caplog.text and "No such file" in caplog.text
+
+
+def test_the_daemon_lock_is_taken_on_a_full_disk(tmp_path, monkeypatch):
+    """The pid in the lock file only names the holder to a second daemon: a disk too full
+    to write it must not keep the daemon from starting (it then waits for space)."""
+    import errno
+    import os
+    import pytest
+    from personal_memory.errors import LockedError
+    from personal_memory.watch.lock import DaemonLock
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "pwrite", full)
+    with DaemonLock(tmp_path / "m.db"):
+        with pytest.raises(LockedError, match="another 'memory watch' already uses"):
+            DaemonLock(tmp_path / "m.db").acquire()

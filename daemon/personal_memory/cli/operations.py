@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..errors import DiskFull
 from ..limits import EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
 from . import output
 from .context import (CommandError, Interrupt, command, emit, open_store, progress_bar,
@@ -26,7 +27,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
             report = store.sync(folders, dry_run=args.dry_run, full=args.full,
                                 allow_mass_delete=args.allow_mass_delete,
                                 known_at=args.known_at, progress=update, cancel=interrupt)
-        embedded, remark, shown = None, None, False
+        embedded, remark, shown, failed = None, None, False, False
         if interrupt.requested:
             remark = "Import interrupted; the next sync (or the daemon) continues."
         elif not args.dry_run and not args.no_embed and store.embedder is not None:
@@ -41,18 +42,25 @@ def cmd_sync(args: argparse.Namespace) -> int:
                                       "what is done)..."), flush=True)
                     shown = True
                 bar, update = progress_bar("section", "embedding")
-                with bar:
-                    embedded = store.embed_pending(progress=update, cancel=interrupt)
-                if embedded.interrupted:
+                try:
+                    with bar:
+                        embedded = store.embed_pending(progress=update, cancel=interrupt)
+                except DiskFull:  # the import is committed; only vectors are missing
+                    remark = ("Embedding stopped: the disk is full. The import is kept and "
+                              "searchable by words; free some space, then run 'memory "
+                              "reembed'.")
+                    failed = True
+                if embedded is not None and embedded.interrupted:
                     remark = (f"Embedding interrupted; {embedded.remaining} memories still "
                               "without a vector (searched by keywords; run again or let the "
                               "daemon finish).")
     data = report.to_dict() | {"folders": [str(f.root) for f in folders],
                                "vectors": embedded.to_dict() if embedded else None,
                                "note": remark}
-    emit(args, data, lambda _: (output.embedding(embedded) + (f"\n{remark}" if remark else "")
-                                if shown else output.sync(report, embedded, remark)))
-    return EXIT_INTERRUPTED if interrupt.requested else EXIT_OK
+    after = [output.embedding(embedded)] if embedded else []
+    emit(args, data, lambda _: "\n".join(after + ([remark] if remark else []))
+         if shown else output.sync(report, embedded, remark))
+    return EXIT_INTERRUPTED if interrupt.requested else EXIT_PROBLEM if failed else EXIT_OK
 
 
 @command

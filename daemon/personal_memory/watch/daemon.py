@@ -199,8 +199,8 @@ class Watcher:
         if any("" in s for s in scopes.values()):  # something happened to a root itself
             self._retry_or_lose([f for f, s in scopes.items() if "" in s])
         scopes = {f: s for f, s in scopes.items() if f not in self._lost}
-        if not scopes:
-            return
+        if not scopes or self._retry_at is not None:
+            return  # backing off (a full disk, a busy database): the retry's rescan covers them
         self._sync(lambda: self.store.sync_paths(
             scopes, kind="event", allow_mass_delete=self.allow_mass_delete,
             progress=self._progress, cancel=self.stop_event.is_set), "change")
@@ -229,8 +229,8 @@ class Watcher:
             # Nothing was written; a full rescan retries everything, after a back-off.
             self._backoff = min(MAX_BACKOFF_SECONDS, self._backoff * 2 or 2.0)
             self._retry_at = time.monotonic() + self._backoff
-            self._retry_reason = ("database was busy" if isinstance(exc, DatabaseBusy)
-                                  else "disk was full")
+            self._retry_reason = ("retry after a busy database" if isinstance(exc, DatabaseBusy)
+                                  else "retry after a full disk")
             waiting = ("waiting for the database lock (another process is writing)"
                        if isinstance(exc, DatabaseBusy) else "waiting for disk space")
             log.warning("%s during %s; %s, retrying in %.0f s", exc, what, waiting,

@@ -25,12 +25,16 @@ class DaemonLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
-            raise LockedError(f"another 'memory watch' (pid {holder}) already uses this "
+            pid = f" (pid {holder})" if holder.isdigit() else ""
+            raise LockedError(f"another 'memory watch'{pid} already uses this "
                               f"database (lock {self.path})") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:  # the pid only names the holder to a second daemon; a full disk must not stop us
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            pass
         self._fd = fd
 
     def release(self) -> None:

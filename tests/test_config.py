@@ -24,6 +24,8 @@ def test_parse_folders(tmp_path):
     ({"settle": 1}, "unknown setting 'settle'"),
     ({"settle_ms": "fast"}, "settle_ms"),
     ({"rescan_interval": -1}, "rescan_interval"),
+    ({"rescan_interval": float("nan")}, "rescan_interval: nan is not a number of seconds"),
+    ({"rescan_interval": float("inf")}, "rescan_interval: inf"),
     ({"folders": {"path": "x"}}, "folders: expected a list"),
     ({"folders": [{"collection": "x"}]}, "folders[0].path"),
     ({"folders": [{"path": "x", "colection": "y"}]}, "unknown key 'colection'"),
@@ -49,3 +51,17 @@ def test_embedder_setting_is_validated_and_names_the_variable():
     assert settings.resolve(environ={}, embedder="e5").embedder == "e5"
     with pytest.raises(ConfigError, match="MEMORY_EMBEDDER: 'bert' is not one of auto"):
         settings.resolve(environ={"MEMORY_EMBEDDER": "bert"})
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--rescan-interval", "nan"], "--rescan-interval: nan is not a number of seconds"),
+    (["--rescan-interval", "-1"], "--rescan-interval: -1.0"),
+    (["--settle-ms", "-5"], "--settle-ms: -5 is not a whole number"),
+])
+def test_watch_flags_get_the_config_files_checks(tmp_path, flags, fragment):
+    """A flag out of range once ran a daemon that never rescanned (nan) or spun."""
+    from support import run_memory
+    (tmp_path / "notes").mkdir()
+    done = run_memory("--db", tmp_path / "m.db", "watch", tmp_path / "notes", *flags,
+                      timeout=30)
+    assert done.returncode == 2 and f"memory: error: {fragment}" in done.stderr

@@ -23,6 +23,7 @@ from .paths import ensure_private_dir
 
 DEFAULT_SETTLE_MS = 300
 DEFAULT_RESCAN_SECONDS = 600
+MAX_RESCAN_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -47,20 +48,32 @@ def load(path: Path) -> Config:
     return validate(raw, where)
 
 
+def settle_ms(value: object, where: str) -> int:
+    """The quiet time, from the file or a flag: whole milliseconds, at most a minute."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 60_000:
+        raise ConfigError(f"{where}: {value!r} is not a whole number of milliseconds "
+                          "from 0 to 60000")
+    return value
+
+
+def rescan_interval(value: object, where: str) -> float:
+    """Seconds between rescans, from the file or a flag: 0 (off) to a week, never nan."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value <= MAX_RESCAN_SECONDS:  # nan compares false: refused too
+        raise ConfigError(f"{where}: {value!r} is not a number of seconds from 0 (no "
+                          f"rescans) to {MAX_RESCAN_SECONDS}")
+    return float(value)
+
+
 def validate(raw: dict, where: str = "config") -> Config:
     known = {"folders", "settle_ms", "rescan_interval"}
     for key in raw:
         if key not in known:
             raise ConfigError(f"{where}: unknown setting {key!r} "
                               f"(known: {', '.join(sorted(known))})")
-    settle = raw.get("settle_ms", DEFAULT_SETTLE_MS)
-    if isinstance(settle, bool) or not isinstance(settle, int) or not 0 <= settle <= 60_000:
-        raise ConfigError(f"{where}: settle_ms: {settle!r} is not a whole number of "
-                          "milliseconds from 0 to 60000")
-    rescan = raw.get("rescan_interval", DEFAULT_RESCAN_SECONDS)
-    if isinstance(rescan, bool) or not isinstance(rescan, (int, float)) or rescan < 0:
-        raise ConfigError(f"{where}: rescan_interval: {rescan!r} is not a number of seconds "
-                          "(0 turns rescans off)")
+    settle = settle_ms(raw.get("settle_ms", DEFAULT_SETTLE_MS), f"{where}: settle_ms")
+    rescan = rescan_interval(raw.get("rescan_interval", DEFAULT_RESCAN_SECONDS),
+                             f"{where}: rescan_interval")
     folders_raw = raw.get("folders", [])
     if not isinstance(folders_raw, list):
         raise ConfigError(f"{where}: folders: expected a list of [[folders]] tables")

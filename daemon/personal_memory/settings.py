@@ -49,8 +49,11 @@ class Settings:
                       rescan_interval: float | None = None) -> tuple[int, float]:
         """(settle_ms, rescan_interval): the flags, else the config file, else defaults."""
         cfg = self.load_config()
-        return (cfg.settle_ms if settle_ms is None else settle_ms,
-                cfg.rescan_interval if rescan_interval is None else rescan_interval)
+        settle = cfg.settle_ms if settle_ms is None \
+            else config_file.settle_ms(settle_ms, "--settle-ms")
+        rescan = cfg.rescan_interval if rescan_interval is None \
+            else config_file.rescan_interval(rescan_interval, "--rescan-interval")
+        return settle, rescan
 
     def folders(self, paths: list[str], *, collection: str | None = None,
                 namespace: str | None = None) -> list[Folder]:

@@ -163,6 +163,30 @@ def test_the_estimate_counts_the_tokens_waiting(tmp_path):
         assert store.status().vectors.eta_seconds is None
 
 
+def test_the_estimate_shows_while_any_process_embeds(tmp_path):
+    """A one-shot sync embeds without the daemon: while its run goes on, status estimates
+    the time left (it said "the daemon is not running"); once it ends, it does not."""
+    from personal_memory import MemoryStore
+    seen = []
+    with MemoryStore.open(tmp_path / "m.db", embedder="e5") as store:
+        for i in range(40):
+            store.remember(f"n{i}", f"note number {i} about the ferry timetable", namespace="n")
+
+        def look():  # asked before each passage: after the first batch, it is committed
+            if len(seen) < 40:
+                with MemoryStore.open(tmp_path / "m.db", read_only=True,
+                                      embedder="e5") as other:
+                    seen.append(other.status().vectors.eta_seconds)
+            return False
+        assert store.embed_pending(batch_size=8, cancel=look).embedded == 40
+        for i in range(3):
+            store.remember(f"late{i}", f"a later note {i}", namespace="n")
+        with MemoryStore.open(tmp_path / "m.db", read_only=True, embedder="e5") as other:
+            assert other.status().vectors.pending_vectors == 3
+            assert other.status().vectors.eta_seconds is None  # the run has ended
+    assert seen[0] is None and all(seen[9:]), seen  # from the first committed batch on
+
+
 def test_a_close_call_keeps_every_core(monkeypatch):
     from personal_memory.embedding import threads
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 from . import arguments as args
 from .embedding import models as embedders
-from .embedding.runner import embed_pending, eta_seconds
+from .embedding.runner import embed_pending, embedder_pid, eta_seconds
 from .errors import InvalidArgument, NotFound
 from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHARS,
                      REPLICA_MAX_LAG_SECONDS)
@@ -30,7 +30,7 @@ from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
 from .store import SCHEMA_VERSION, Database, capabilities
 from .sync.folder_sync import FolderSync
-from .sync.status import daemon_status
+from .sync.status import daemon_status, pid_alive
 from .timeline import moves, writes
 from .timeline.purge import purge as purge_revisions
 from .timeline.links import note_embeds, note_links, search_embeds
@@ -512,12 +512,14 @@ class MemoryStore:
                replica_max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Status:
         """Counts (of one namespace, or all), search and vectors, and the sync daemon's
         state: running or not, last sync, files indexed, problems. The time left for the
-        vectors is estimated only while the daemon runs (it is what embeds them)."""
+        vectors is estimated only while something embeds them: the daemon, or a process
+        (a one-shot sync, a reembed) that committed vectors lately and still runs."""
         with self._db.errors(), self._db.snapshot():
             daemon = daemon_status(self._db, namespace)
             vectors = self._vector_status(namespace)
-            if not daemon.daemon_running:  # nothing embeds in the background: no estimate
-                vectors = replace(vectors, eta_seconds=None)
+            embedder = embedder_pid(self._db)
+            if not daemon.daemon_running and not (embedder and pid_alive(embedder)):
+                vectors = replace(vectors, eta_seconds=None)  # nothing embeds: no estimate
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,
                            daemon=daemon)

@@ -9,6 +9,7 @@ vector is the same bytes the model gave the first time.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from typing import Callable
 
@@ -66,6 +67,19 @@ def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
     return round(pending / float(rate), 1) if rate else None
 
 
+EMBEDDING_SEEN_SECONDS = 300  # a batch of long passages can take minutes on a slow machine
+
+
+def embedder_pid(db: Database) -> int | None:
+    """The process embedding now (a one-shot sync, a reembed, the daemon): it marks each
+    batch it commits and unmarks when its run ends; a mark older than a few minutes, or
+    of a process that died, is nobody's."""
+    by = (db.meta("embedding_by") or "").split()
+    if len(by) == 2 and by[0].isdigit() and time.time() - float(by[1]) < EMBEDDING_SEEN_SECONDS:
+        return int(by[0])
+    return None
+
+
 def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                   max_rows: int | None = None, below: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
@@ -116,6 +130,7 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                 db.add_vectors(key, [(row.id, blobs[digest], digest) for row, digest in kept])
                 if seconds > 0:
                     db.set_meta("embedding_rate", f"{(done + handled - reused) / seconds:.2f}")
+                db.set_meta("embedding_by", f"{os.getpid()} {time.time():.0f}")
                 choice = getattr(model, "threads", None)  # a model that chooses them
                 if choice is not None:
                     db.set_meta("embedding_threads", choice.describe())
@@ -124,6 +139,9 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                                     f"{choice.rates[choice.current]:.1f}")
             below = kept[-1][0].id
         done += handled
+    if done and embedder_pid(db) == os.getpid():
+        with db.transaction():  # this process embeds no more (a kill leaves a dead pid)
+            db.set_meta("embedding_by", "")
     with db.snapshot():
         remaining = db.count_missing_vectors(key) if max_rows is None else None
     model_runs = done - reused

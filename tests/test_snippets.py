@@ -55,6 +55,17 @@ def test_marks_only_on_words_with_weight_and_never_inside_the_notes_own_markup(t
                     "every **command**.")
 
 
+def test_code_in_a_fence_is_quoted_as_written_never_marked(tmp_path):
+    """A mark inside code changes it: "/**notes**/" is not the path to copy."""
+    text = ("# Proxy\n\nServe the notes under a path:\n\n```json\n"
+            '{"source": "/notes/", "destination": "https://example.com/notes"}\n'
+            "```\n\nThe notes load from there.\n")
+    snip = search(tmp_path, text, "notes path")
+    assert '{"source": "/notes/", "destination": "https://example.com/notes"}' in snip.text
+    assert "Serve the **notes** under a **path**:" in snip.text
+    assert "The **notes** load from there." in snip.text
+
+
 def test_an_announcing_line_brings_the_step_after_a_blank_line(tmp_path):
     """The command palette's shortcut is on the line after "To run a command ...:"."""
     intro = "The palette lets you run any command from the keyboard. " * 3

@@ -66,6 +66,28 @@ def weighty(db: Database, terms: list[str]) -> list[str]:
     return keep or [t for t in terms if idf[t] == max(idf.values())]
 
 
+_FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
+
+
+def _fenced(lines: list[str]) -> list[bool]:
+    """For each line, whether it is inside a fenced code block (the fences included):
+    code is quoted as written, never marked (``/**my**-notes/`` is not the path)."""
+    out, fence = [], None
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            out.append(True)
+        elif fence is not None:
+            out.append(True)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not line.strip().lstrip(fence[0]):
+                fence = None
+        else:
+            out.append(False)
+    return out
+
+
 def _markable(line: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans that stand outside the line's own emphasis, code and wikilinks."""
     if not spans:
@@ -119,6 +141,7 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     lines = rev.content.split("\n")[context:]
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
+    code = _fenced(lines)
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
     # the best line: the most query words, in the text rather than a heading (the
@@ -185,7 +208,7 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
                      if s >= begin and e <= begin + WIDTH]
             line = ("…" if begin else "") + piece + ("…" if begin + WIDTH < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        parts.append(_mark(line, _markable(line, spans)))
+        parts.append(line if code[i] else _mark(line, _markable(line, spans)))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)

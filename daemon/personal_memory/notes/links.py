@@ -4,6 +4,7 @@ indexed), and what they point to (kept as metadata). Pure functions, no I/O."""
 from __future__ import annotations
 
 import re
+from itertools import groupby
 from typing import NamedTuple
 from posixpath import basename, splitext
 
@@ -27,26 +28,29 @@ _SIZE = re.compile(r"\d+(?:x\d+)?")
 _BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]+[ \t]*$", re.M)
 
 
+def fenced(lines: list[str]) -> list[bool]:
+    """For each line, whether it belongs to a fenced code block (its fences included; an
+    unclosed fence runs to the end)."""
+    out, fence = [], None
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence is None:
+            fence = m.group(1) if m else None
+            out.append(fence is not None)
+        else:
+            out.append(True)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not line[m.end():].strip():
+                fence = None
+    return out
+
+
 def _outside_code(text: str) -> list[tuple[str, bool]]:
     """The text cut into (piece, is_code) whose concatenation is the text: fenced blocks
     and code spans are code."""
-    pieces: list[tuple[str, bool]] = []
-    fence: str | None = None
-    buf: list[str] = []
-    for line in text.splitlines(keepends=True):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            pieces.append(("".join(buf), False))
-            fence, buf = m.group(1), [line]
-        elif fence is not None:
-            buf.append(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line[m.end():].strip():
-                pieces.append(("".join(buf), True))
-                fence, buf = None, []
-        else:
-            buf.append(line)
-    pieces.append(("".join(buf), fence is not None))
+    lines = text.splitlines(keepends=True)
+    pieces = [("".join(line for line, _ in run), is_code)
+              for is_code, run in groupby(zip(lines, fenced(lines)), key=lambda x: x[1])]
     out: list[tuple[str, bool]] = []
     for piece, is_code in pieces:
         if is_code:

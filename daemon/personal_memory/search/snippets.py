@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..notes.links import fenced
 from ..records import RevisionRecord, Snippet
 from ..store import Database
 
@@ -66,28 +67,6 @@ def weighty(db: Database, terms: list[str]) -> list[str]:
     return keep or [t for t in terms if idf[t] == max(idf.values())]
 
 
-_FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
-
-
-def _fenced(lines: list[str]) -> list[bool]:
-    """For each line, whether it is inside a fenced code block (the fences included):
-    code is quoted as written, never marked (``/**my**-notes/`` is not the path)."""
-    out, fence = [], None
-    for line in lines:
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-            out.append(True)
-        elif fence is not None:
-            out.append(True)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line.strip().lstrip(fence[0]):
-                fence = None
-        else:
-            out.append(False)
-    return out
-
-
 def _markable(line: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans that stand outside the line's own emphasis, code and wikilinks."""
     if not spans:
@@ -141,7 +120,7 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     lines = rev.content.split("\n")[context:]
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
-    code = _fenced(lines)
+    code = fenced(lines)  # code is quoted as written, never marked
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
     # the best line: the most query words, in the text rather than a heading (the

@@ -59,3 +59,13 @@ def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def mount_small_disk(folder, size: str) -> str | None:
+    """A tmpfs of ``size`` at ``folder``, a real disk to fill; None when mounted, else why
+    it cannot be (the caller skips). Unmount with ``umount -l``."""
+    if os.geteuid() != 0:
+        return "a small disk is a tmpfs, and mounting one needs root"
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                           str(folder)], capture_output=True, text=True)
+    return None if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr.strip()}"

@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from daemon_harness import Daemon
-from support import MEMORY, ROOT, run_memory, user_env, wait_for
+from support import MEMORY, ROOT, mount_small_disk, run_memory, user_env, wait_for
 
 
 def _litestream() -> str | None:
@@ -331,23 +331,15 @@ def test_a_stuck_replica_is_lagging_and_doctor_fails_until_it_moves(replicated):
     assert bad.returncode == 2 and "MEMORY_REPLICA_MAX_LAG" in bad.stderr
 
 
-def _can_mount() -> bool:
-    return os.geteuid() == 0 and subprocess.run(["which", "mount"],
-                                                capture_output=True).returncode == 0
-
-
 @needs_litestream
-@pytest.mark.skipif(not _can_mount(), reason="a full replica folder is made with a small "
-                    "tmpfs, which needs root")
 def test_a_full_replica_folder_is_reported_and_the_daemon_goes_on(tmp_path):
     vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "small"
     vault.mkdir()
     replica.mkdir()
     note(vault, "First.md", "before the replica filled up")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs",
-                              str(replica)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    why = mount_small_disk(replica, "512k")
+    if why:
+        pytest.skip(why)
     daemon = Daemon(db, vault).start()
     rep = None
     try:

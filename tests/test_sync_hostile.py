@@ -14,7 +14,7 @@ import pytest
 from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.notes.folders import Folder
-from support import ROOT, keyword_ids, run_memory, user_env, wait_for
+from support import ROOT, keyword_ids, mount_small_disk, run_memory, user_env, wait_for
 
 
 def live(store, namespace="notes") -> dict[str, str]:
@@ -342,22 +342,13 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history
 
 
-def _mount_small(folder, size: str) -> str | None:
-    """A tmpfs of ``size`` at ``folder`` (a real full disk); the reason when it cannot be."""
-    if os.geteuid() != 0:
-        return "a small disk is a tmpfs, and mounting one needs root"
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
-                           str(folder)], capture_output=True, text=True)
-    return None if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr}"
-
-
 def test_a_full_disk_keeps_the_import_and_the_daemon_waits_for_space(root, tmp_path):
     """A real full disk, model on: the sync's import stays and says how to finish; the
     daemon starts on the full disk, waits for space, then imports and embeds without help."""
     from daemon_harness import Daemon
     small = tmp_path / "small"
     small.mkdir()
-    why = _mount_small(small, "900k")
+    why = mount_small_disk(small, "900k")
     if why:
         pytest.skip(why)
     daemon = None

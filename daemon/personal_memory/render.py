@@ -10,16 +10,14 @@ from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRe
                       SearchResult, SearchResults)
 
 SHORT = 300
-_BREAKS = {c: c.encode("unicode_escape").decode() for c in
-           [chr(i) for i in range(32)] + ["\x7f", "\x85", "\u2028", "\u2029"]}
+_BREAKS = str.maketrans({c: c.encode("unicode_escape").decode() for c in
+                         [chr(i) for i in range(32)] + ["\x7f", "\x85", "\u2028", "\u2029"]})
 
 
 def name(text: str | None) -> str:
     """A path, memory ID or title on the one line it is cited on: a file may be named with
     a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line."""
-    text = text or ""
-    return text.translate(str.maketrans(_BREAKS)) if any(c in _BREAKS for c in text) \
-        else text
+    return (text or "").translate(_BREAKS)
 
 
 def short(text: str, width: int = SHORT) -> str:

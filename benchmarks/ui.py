@@ -174,7 +174,7 @@ def measure(db: Path, built: dict, repeats: int) -> dict:
     try:
         url = proc.stdout.readline().strip()
         base, token = url.split("/?token=")
-        cookie = f"pm_ui={token}"
+        cookie = f"pm_ui_{base.rsplit(':', 1)[1]}={token}"
         time.sleep(8)  # the index warms and the model loads in the background
         rng = random.Random(9)
         corpus = Corpus(seed=4)

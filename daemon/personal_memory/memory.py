@@ -20,7 +20,7 @@ from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHAR
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
-                      EmbeddingRun, FolderEntry, FolderListing, Health, Links, NoteTimeline,
+                      EmbeddingRun, FolderEntry, FolderListing, Health, Link, Links, NoteTimeline,
                       NoteView, PurgeAudit, PurgeReport, RecentNote, Replication, Restored,
                       RevisionRecord, SearchResults, Stats, Status, SyncReport, SyncRun,
                       VectorStatus, WriteResult)
@@ -33,7 +33,7 @@ from .sync.folder_sync import FolderSync
 from .sync.status import daemon_status, pid_alive
 from .timeline import moves, writes
 from .timeline.purge import purge as purge_revisions
-from .timeline.links import note_embeds, note_links, search_embeds
+from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
 from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment, parse_time
 
@@ -375,11 +375,13 @@ class MemoryStore:
 
     def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
         """Every revision of a note's sections and record, under each path it had (a note
-        that moved brings its earlier revisions), oldest first, and its moves."""
+        that moved brings its earlier revisions), oldest first, its moves, and the moves
+        away from this path."""
         note = args.note_arg(note)
         namespace = args.namespace_arg(namespace)
         with self._db.errors(), self._db.snapshot():
             chain = moves.chain(self._db, namespace, note)
+            away = moves.departures(self._db, namespace, note)
             revisions = []
             for path in [m.old_note for m in chain] + [note]:
                 revisions += self._db.note_revisions(namespace, path)
@@ -387,7 +389,7 @@ class MemoryStore:
             raise NotFound(f"note {note!r} is not known in namespace {namespace!r} (give "
                            "COLLECTION/path.md, as in memory IDs)")
         revisions.sort(key=lambda r: (parse_time(r.known_at), r.revision_id))
-        return NoteTimeline(note=note, revisions=revisions, moves=chain)
+        return NoteTimeline(note=note, revisions=revisions, moves=chain, moved_away=away)
 
     def activity(self, *, namespace: str, bucket: str = "day") -> Activity:
         """How many revisions became known per day (or week), over the whole history."""
@@ -454,6 +456,17 @@ class MemoryStore:
         cutoff, at = args.moment(as_of, valid_at)
         with self._db.errors():
             return note_links(self._db, namespace, note, cutoff, at)
+
+    def resolve_links(self, note: str, targets: list[tuple[str, bool]], *, namespace: str,
+                      as_of: Any = None) -> list[Link]:
+        """Where links written in a note point at ``as_of``, resolved as :meth:`links`
+        resolves them: ``targets`` are (target as written, whether a Markdown link rather
+        than a wikilink), one Link each, in order."""
+        note = args.note_arg(note)
+        namespace = args.namespace_arg(namespace)
+        cutoff, at = args.moment(as_of, None)
+        with self._db.errors():
+            return resolve_targets(self._db, namespace, note, targets, cutoff, at)
 
     def appended_since(self, revision_id: int | None, *,
                        namespace: str | None = None) -> Appended:

@@ -20,6 +20,23 @@ def name(text: str | None) -> str:
     return (text or "").translate(_BREAKS)
 
 
+def when(iso: str | None) -> str:
+    """A stored time as a person reads it: to the second, in UTC ("2025-02-14 15:00:00
+    UTC"); the records keep the microseconds."""
+    return "-" if iso is None else iso[:19].replace("T", " ") + " UTC"
+
+
+def moment(iso: str | None) -> str:
+    """A cutoff as a person reads it: none is "everything known", a day's last
+    microsecond (how a bare day is read as a cutoff) "the end of 2025-02-14 (UTC)", else
+    :func:`when`."""
+    if iso is None:
+        return "everything known"
+    if iso.endswith("T23:59:59.999999Z"):
+        return f"the end of {iso[:10]} (UTC)"
+    return when(iso)
+
+
 def short(text: str, width: int = SHORT) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -57,18 +74,18 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
     """A search as an assistant or a person reads it: one line of place, heading, time
     (and score) per result, then its snippet. ``query`` None: not repeated (the asker
     knows it); ``file_titles`` False: no title the file name says."""
-    when = f"as of {found.as_of}" if found.as_of else "everything known"
+    shown = f"as of {moment(found.as_of)}" if found.as_of else "everything known"
     asked = f" for {query!r}" if query is not None else ""
     if not found:
-        return f"No results{asked} ({when})." + (
+        return f"No results{asked} ({shown})." + (
             f" Nothing matched: {found.no_answer}." if found.no_answer else "")
-    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({when}):"]
+    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({shown}):"]
     for i, r in enumerate(found, 1):
         head = heading(r, file_titles)
         also = (" (also " + ", ".join(span(a, b) for a, b in r.also)
                 + " of this section)") if r.also else ""
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
-                     + f" (known {r.known_at}" + (f", score {r.score:.3f})" if scores else ")"))
+                     + f" (known {when(r.known_at)}" + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
         for e in r.embeds:
@@ -168,12 +185,12 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
 
 def folder(found: FolderListing) -> str:
     """A folder as known at a cutoff: its subfolders, then one line per note."""
-    when = f"as of {found.as_of}" if found.as_of else "everything known"
-    lines = [f"{name(found.folder)}/ ({when}): {len(found.notes) + found.more} notes"
+    shown = f"as of {moment(found.as_of)}" if found.as_of else "everything known"
+    lines = [f"{name(found.folder)}/ ({shown}): {len(found.notes) + found.more} notes"
              + (f", {len(found.folders)} folders" if found.folders else "")]
     lines += [f"{name(sub)}/ ({n} notes below)" for sub, n in found.folders.items()]
     lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
-              + f" (changed {e.known_at})"
+              + f" (changed {when(e.known_at)})"
               for e in found.notes]
     if found.more:
         lines.append(f"… and {found.more} more notes")
@@ -199,7 +216,8 @@ def _through(first: int, lines: list[str], embeds: list | None, line_of, pad: st
             if not e.text:
                 out.append(f"{pad}[embed of {e.target}: {e.kind}, nothing to show]")
                 continue
-            out.append(f"{pad}[embedded from {name(e.source or e.note)}, known {e.known_at}]")
+            out.append(f"{pad}[embedded from {name(e.source or e.note)}, "
+                       f"known {when(e.known_at)}]")
             out += [f"{pad}{x}" for x in e.text.split("\n")]
     return "\n".join(out)
 
@@ -207,12 +225,13 @@ def _through(first: int, lines: list[str], embeds: list | None, line_of, pad: st
 def note(view: NoteView, first: int, last: int, text: str, outline: bool = True) -> str:
     """A note (or part of it) with line numbers; with ``outline``, its sections' line
     spans first (the headings are in a whole note's text already)."""
-    when = f" as of {view.as_of}" if view.as_of else ""
+    shown = f" as of {moment(view.as_of)}" if view.as_of else ""
     then = f" (then {name(view.path_then)})" if view.path_then else ""
     if view.deleted:
-        return f"{name(view.note)}{then}: deleted at {view.known_at}{when}."
+        return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
     total = len(view.text.split("\n")) - view.text.endswith("\n")
-    head = [f"{name(view.note)} — {name(view.title)}{when}{then} (changed {view.changed_at}); "
+    head = [f"{name(view.note)} — {name(view.title)}{shown}{then} "
+            f"(changed {when(view.changed_at)}); "
             f"lines {first}-{last}" + (f" of {total}" if (first, last) != (1, total) else "")]
     if view.tags:
         head.append("tags: " + ", ".join(view.tags))
@@ -224,7 +243,7 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
 
 
 def changes(found: Changes) -> str:
-    span = f"from {found.since} to {found.until}"
+    span = f"from {when(found.since)} to {moment(found.until)}"
     c = found.counts
     if found.query is None:
         if not found.notes:
@@ -236,7 +255,7 @@ def changes(found: Changes) -> str:
         for n in found.notes:
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
-                         + (f" — {name(n.title)}" if n.title else "") + f" ({what}, {n.latest})")
+                         + (f" — {name(n.title)}" if n.title else "") + f" ({what}, {when(n.latest)})")
             for field, (old, new) in (n.record_changes or {}).items():
                 lines.append(f"    {field}: {old!r} -> {new!r}")
             for s in n.sections:
@@ -258,12 +277,12 @@ def changes(found: Changes) -> str:
 
 def links(found) -> str:
     """A note's links at a cutoff: outgoing, then backlinks, each with its place."""
-    when = f" as of {found.as_of}" if found.as_of else ""
+    shown = f" as of {moment(found.as_of)}" if found.as_of else ""
 
     def where(link) -> str:
         return name(link.note) + (f" › {link.section.split('#', 1)[-1]}" if link.section
                                  and "#" in link.section else "")
-    lines = [f"{name(found.note)}{when}: {len(found.outgoing)} links out, "
+    lines = [f"{name(found.note)}{shown}: {len(found.outgoing)} links out, "
              f"{len(found.backlinks)} backlinks"]
     for link in found.outgoing:
         kind = "embeds" if link.embed else "links to"
@@ -279,11 +298,11 @@ def links(found) -> str:
 def revision(r: RevisionRecord, *, source: bool = False) -> str:
     """One revision in a line or two; ``source`` adds where it came from (the CLI's
     history shows it, an assistant's does not need it)."""
-    valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
-    head = f"#{r.revision_id} {name(r.memory_id)} known {r.known_at} · valid {valid}"
+    valid = when(r.valid_from) + (f" to {when(r.valid_to)}" if r.valid_to else " on")
+    head = f"#{r.revision_id} {name(r.memory_id)} known {when(r.known_at)} · valid {valid}"
     if r.purged is not None:
         why = f" ({r.purged.reason})" if r.purged.reason else ""
-        return f"{head} · PURGED at {r.purged.at}{why}: its text was erased"
+        return f"{head} · PURGED at {when(r.purged.at)}{why}: its text was erased"
     if r.deleted:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
     title = f" — {name(r.title)}" if r.title else ""

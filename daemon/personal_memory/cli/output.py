@@ -10,7 +10,7 @@ from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, Replication
                        RevisionRecord, SearchResults, Stats, Status, SyncReport, WriteResult)
 
 
-short, name = render.short, render.name
+short, name, when, moment = render.short, render.name, render.when, render.moment
 
 
 def results(found: SearchResults) -> str:
@@ -26,28 +26,30 @@ def results(found: SearchResults) -> str:
         if r.heading_path:
             lines.append(f"    in {' › '.join(r.heading_path)}")
         lines.append(f"    {short(r.content)}")
-        valid = r.valid_from + (f" to {r.valid_to}" if r.valid_to else " on")
+        valid = when(r.valid_from) + (f" to {when(r.valid_to)}" if r.valid_to else " on")
         src = f" · source {r.source}" if r.source else ""
-        lines.append(f"    score {r.score:.5f} ({bm25}, {cos}) · known {r.known_at}"
+        lines.append(f"    score {r.score:.5f} ({bm25}, {cos}) · known {when(r.known_at)}"
                      f" · valid {valid}{src}")
     return "\n".join(lines)
 
 
 def note(view: NoteView) -> str:
-    when = f" as of {view.as_of}" if view.as_of else ""
+    shown = f" as of {moment(view.as_of)}" if view.as_of else ""
     then = f" (then {name(view.path_then)})" if view.path_then else ""
     if view.deleted:
-        return f"{name(view.note)}{then}: deleted at {view.known_at}{when}."
-    lines = [f"{name(view.note)} — {name(view.title)}{when}{then} (changed {view.changed_at})"]
+        return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
+    lines = [f"{name(view.note)} — {name(view.title)}{shown}{then} "
+             f"(changed {when(view.changed_at)})"]
     for key in ("aliases", "tags"):
         if getattr(view, key):
             lines.append(f"{key:<8} {', '.join(getattr(view, key))}")
     for m in view.moves:
-        lines.append(f"moved    from {name(m.old_note)} to {name(m.new_note)} at {m.known_at}")
+        lines.append(f"moved    from {name(m.old_note)} to {name(m.new_note)} "
+                     f"at {when(m.known_at)}")
     lines.append("sections")
     for sec in view.sections:
         lines.append(f"  lines {sec.line_start}-{sec.line_end}  {name(sec.memory_id)}  "
-                     f"(#{sec.revision_id}, known {sec.known_at})")
+                     f"(#{sec.revision_id}, known {when(sec.known_at)})")
     lines.append("")
     if view.embeds:  # numbered, so that each embed shows under its line
         lines.append(render.numbered(1, view.text, view.embeds))
@@ -60,7 +62,7 @@ _MARK = {"added": "+", "revised": "~", "retracted": "-"}
 
 
 def changes(found: Changes) -> str:
-    span = f"from {found.since} to {found.until}"
+    span = f"from {when(found.since)} to {moment(found.until)}"
     c = found.counts
     if found.query is None:
         if not found.notes:
@@ -76,13 +78,13 @@ def changes(found: Changes) -> str:
             title = f" — {name(n.title)}" if n.title else ""
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"{name(n.note or n.sections[0].memory_id)}{title} ({what}"
-                         + (f", {n.latest}" if n.latest else "") + ")")
+                         + (f", {when(n.latest)}" if n.latest else "") + ")")
             for field, (old, new) in n.record_changes.items():
                 lines.append(f"  ~ {field}: {old!r} -> {new!r}")
             for sec in n.sections:
-                when = f" ({sec.known_at})" if sec.known_at else ""
+                at = f" ({when(sec.known_at)})" if sec.known_at else ""
                 why = f" [{sec.why}]" if sec.why else ""
-                lines.append(f"  {_MARK[sec.change]} {name(sec.memory_id)}{when}{why}")
+                lines.append(f"  {_MARK[sec.change]} {name(sec.memory_id)}{at}{why}")
                 if sec.diff:
                     lines.append(f"      {short(sec.diff, 400)}")
         if found.more:
@@ -114,13 +116,13 @@ def write(done: WriteResult) -> str:
         text = f"Unchanged: {r.memory_id} is hidden then already ({why})."
     elif not done.created:
         text = (f"Unchanged: {r.memory_id} already has this revision "
-                f"(#{r.revision_id}, known {r.known_at}).")
+                f"(#{r.revision_id}, known {when(r.known_at)}).")
     else:
         verb = "Forgot" if r.deleted else "Remembered"
-        text = f"{verb} {r.memory_id} as revision #{r.revision_id} (known {r.known_at})."
+        text = f"{verb} {r.memory_id} as revision #{r.revision_id} (known {when(r.known_at)})."
     if not done.current and done.newer is not None:
         text += (f"\nNot current: revision #{done.newer.revision_id} of {r.memory_id} is known "
-                 f"later ({done.newer.known_at}), so answers from then on still see it.")
+                 f"later ({when(done.newer.known_at)}), so answers from then on still see it.")
     return text
 
 
@@ -196,7 +198,7 @@ def replication(r: Replication) -> str:
 
 
 def restored(r: Restored) -> str:
-    found = (f"{r.revisions} revisions, newest known {r.newest_known_at or '-'}, schema "
+    found = (f"{r.revisions} revisions, newest known {when(r.newest_known_at)}, schema "
              f"v{r.schema_version}, integrity {r.integrity}")
     at = f" as of {r.at}" if r.at else ""
     if r.ok:
@@ -219,16 +221,20 @@ def stats(d: Stats) -> str:
             f"database      {d.path} ({d.bytes / 1024:.1f} KiB)")
 
 
+def _or_never(iso: str | None) -> str:
+    return when(iso) if iso else "never"
+
+
 def status(d: Status) -> str:
     s, c, v = d.daemon, d.counts, d.vectors
     lines = [f"daemon        {'running' if s.daemon_running else 'not running'} "
              f"({s.daemon_state}"
-             + (f", pid {s.daemon_pid}, heartbeat {s.daemon_heartbeat_at}"
+             + (f", pid {s.daemon_pid}, heartbeat {when(s.daemon_heartbeat_at)}"
                 if s.daemon_pid else "") + ")",
              f"folders       {render.folders(s)}",
-             f"last sync     {s.last_sync_started_at or 'never'} "
+             f"last sync     {_or_never(s.last_sync_started_at)} "
              f"({s.last_sync_status or '-'})",
-             f"last success  {s.last_successful_sync_at or 'never'}",
+             f"last success  {_or_never(s.last_successful_sync_at)}",
              f"files         {s.files_indexed} indexed"
              + (f", {s.notes_to_reidentify} to re-identify for note model "
                 f"{s.note_model_version} (the next sync does it)"
@@ -248,7 +254,7 @@ def status(d: Status) -> str:
         if v.embedding_threads:
             lines.append(f"model         {v.embedding_threads}")
     problems = {(p.collection, p.path) for p in s.problems}
-    lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {p.since}"
+    lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {when(p.since)}"
               + ("; its last good version stays searchable)" if p.stale else ")")
               for p in s.problems]
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors

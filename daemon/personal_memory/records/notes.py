@@ -62,10 +62,12 @@ class Embed(Record):
 @dataclass(frozen=True)
 class NoteTimeline(Record):
     """Everything a note went through: every revision of its sections and record under
-    each path it had (oldest first), and its moves."""
+    each path it had (oldest first), its moves, and the moves that took a note away from
+    this path (``moved_away``, oldest first: seen from an old path, where it went)."""
     note: str
     revisions: list[RevisionRecord]
     moves: list[Move]
+    moved_away: list[Move] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

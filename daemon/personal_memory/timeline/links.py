@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
-from ..notes.model import under
+from ..notes.model import record_id, under
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
 from ..records import Embed, Link, Links, RevisionRecord
 from ..store import Database
@@ -126,6 +126,24 @@ def note_links(db: Database, namespace: str, note: str, as_of: int | None,
                 backlinks += [link for link in at.links_in(source) if link.note == note]
     return Links(note=asked, as_of=format_time(as_of), outgoing=outgoing, backlinks=backlinks,
                  path_then=note if note != asked else None)
+
+
+def resolve_targets(db: Database, namespace: str, note: str,
+                    targets: list[tuple[str, bool]], as_of: int | None,
+                    valid_at: int) -> list[Link]:
+    """Where each (target, markdown) written in ``note`` points at a cutoff, as the links
+    of :func:`note_links` resolve (for a text that shows them, such as the page)."""
+    with db.snapshot():
+        source = path_at(db, namespace, note, as_of)
+        at = Cutoff(db, namespace, as_of, valid_at)
+        out = []
+        for raw, markdown in targets:
+            target, section = at.resolve(link_syntax.Occurrence(raw, False, markdown, 0),
+                                         source)
+            out.append(Link(source_note=source, source_section=record_id(source), line=None,
+                            target=raw, embed=False, kind=target.kind, note=target.note,
+                            section=section))
+    return out
 
 
 def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str, str | None]:

@@ -39,6 +39,11 @@ def chain(db: Database, namespace: str, note: str) -> list[Move]:
     return out[::-1]
 
 
+def departures(db: Database, namespace: str, note: str) -> list[Move]:
+    """Every move that took a note away from the path ``note``, oldest first."""
+    return [m for m in db.moves_of(namespace, [note]) if m.old_note == note]
+
+
 def paths_of(db: Database, namespace: str, note: str) -> list[str]:
     """Every path the note had: ``note`` and those it was moved from."""
     return [note] + [m.old_note for m in reversed(chain(db, namespace, note))]

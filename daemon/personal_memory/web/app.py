@@ -4,13 +4,9 @@ database is opened read-only and nothing here writes."""
 
 from __future__ import annotations
 
-import re
-from html import escape
 from pathlib import Path
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup
-from mdit_py_plugins.front_matter import front_matter_plugin
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,72 +16,14 @@ from starlette.templating import Jinja2Templates
 
 from .. import render
 from ..errors import NotFound, PersonalMemoryError
+from ..notes.model import record_id
 from ..readers import ReaderPool
 from ..times import format_time, parse_cutoff
 from . import pictures
 from .security import Guard
+from .text import diffed, markdown, marked, note_markdown
 
 HERE = Path(__file__).resolve().parent
-# Notes are rendered with their raw HTML escaped (never executed) and no link that is not
-# http(s), mailto or relative (markdown-it refuses javascript:, data: and the like).
-# The front matter is shown apart (title, aliases, tags), not rendered as text.
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").use(
-    front_matter_plugin)
-_MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
-_DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
-
-
-def marked(text: str) -> Markup:
-    """A snippet with its found words (``**so**``) as <mark>, everything else escaped."""
-    out, last = [], 0
-    for m in _MARKED.finditer(text):
-        out += [escape(text[last:m.start()]), "<mark>", escape(m.group(1)), "</mark>"]
-        last = m.end()
-    out.append(escape(text[last:]))
-    return Markup("".join(out))
-
-
-def diffed(diff: str) -> Markup:
-    """A word diff (``[-old-] {+new+}``) as <del> and <ins>, everything else escaped."""
-    out, last = [], 0
-    for m in _DIFF.finditer(diff):
-        out.append(escape(diff[last:m.start()]))
-        out.append(f"<del>{escape(m.group(1))}</del>" if m.group(1) is not None
-                   else f"<ins>{escape(m.group(2))}</ins>")
-        last = m.end()
-    out.append(escape(diff[last:]))
-    return Markup("".join(out))
-
-
-def markdown(text: str) -> Markup:
-    return Markup(_MARKDOWN.render(text))
-
-
-def note_markdown(text: str, title: str | None) -> Markup:
-    """A note's text, without its first heading when that is a level-1 heading saying the
-    title: the page shows the title once, above."""
-    tokens = _MARKDOWN.parse(text)
-    first = next((i for i, t in enumerate(tokens) if t.type != "front_matter"), None)
-    if (title and first is not None and first + 2 < len(tokens)
-            and tokens[first].type == "heading_open" and tokens[first].tag == "h1"
-            and tokens[first + 1].content.strip() == title.strip()):
-        del tokens[first:first + 3]
-    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
-
-
-def moment(iso: str | None) -> str:
-    """A stored or echoed time as a person reads it: a day's end (how a bare day is read as
-    a cutoff) as "the end of 2025-02-14", else to the second, in UTC."""
-    if iso is None:
-        return "everything known"
-    if iso.endswith("T23:59:59.999999Z"):
-        return f"the end of {iso[:10]} (UTC)"
-    return when(iso)
-
-
-def when(iso: str | None) -> str:
-    """A time to the second, in UTC (a heartbeat, a revision's time)."""
-    return "-" if iso is None else iso[:19].replace("T", " ") + " UTC"
 
 
 def counts(found: dict[str, int]) -> str:
@@ -120,7 +58,8 @@ class Pages:
         self.pool, self.namespace = pool, namespace
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown,
-                                          moment=moment, when=when, counts=counts)
+                                          moment=render.moment, when=render.when,
+                                          counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
                                           duration=render.duration, folders=render.folders)
 
@@ -171,8 +110,15 @@ class Pages:
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
         times = sorted({r.known_at for r in timeline.revisions})
+        # a note deleted by moving away: where it went, from the move of that instant
+        went = next((m for m in timeline.moved_away if view.deleted
+                     and m.known_at == view.known_at), None)
+
+        def resolve(targets: list[tuple[str, bool]]):
+            return store.resolve_links(note, targets, namespace=self.namespace, as_of=as_of)
         return self.page(request, "note.html", view=view, as_of=as_of, times=times,
-                         changed=view.changed_at, text=note_markdown(view.text, view.title),
+                         changed=view.changed_at, went=went,
+                         text=note_markdown(view.text, view.title, resolve, as_of),
                          picture=Markup(pictures.timeline(timeline, note,
                                                           _cutoff(view.as_of))),
                          since=since, until=until, diff=diff)
@@ -187,8 +133,13 @@ class Pages:
                                   query=q, limit=50)
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
+        # "before" only for a note that was there at the span's start, under the path it
+        # had then
+        existed = {n.note for n in found.notes if n.note and store.get(
+            record_id(n.moved_from or n.note), namespace=self.namespace,
+            as_of=found.since) is not None}
         return self.page(request, "changes.html", found=found, since=since,
-                         until=until or "", q=q or "")
+                         until=until or "", q=q or "", existed=existed)
 
     def status(self, request: Request) -> Response:
         return self.page(request, "status.html", status=self.pool.store().status(

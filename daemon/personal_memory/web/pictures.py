@@ -10,12 +10,16 @@ from html import escape
 from urllib.parse import urlencode
 
 from ..records import Activity, NoteTimeline
+from ..render import when
 from ..times import DAY_US, format_time, from_micros, parse_time, to_micros
 
 # The activity chart keeps every bar wide enough to click: past this many periods with a
 # change, days become weeks, then months, then years.
 MOST_BARS = 90
 WIDTH, PAD = 900, 10
+# An axis label's width, in the chart's units, per character (10px system-ui, its widest
+# digits and letters), and the least room between two labels.
+CHAR_W, LABEL_GAP = 6.2, 14.0
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,10 @@ def _label(start: int, unit: str) -> str:
 
 def position(found: list[Period], cutoff: int | None) -> int:
     """Where a cutoff stands among the periods: the index of the last period it reaches
-    into, or len(periods) for everything known (no cutoff, or one after the last)."""
-    if cutoff is None or not found or cutoff >= found[-1].end:
+    into, or len(periods) for everything known (no cutoff, or one past the last period's
+    end: nothing was learnt after it). A cutoff within the last period, its end included
+    (that bar's own cutoff), is that bar."""
+    if cutoff is None or not found or cutoff > found[-1].end:
         return len(found)
     return max(sum(p.start <= cutoff for p in found) - 1, 0)
 
@@ -116,15 +122,37 @@ def activity(found: list[Period], link: dict, shown: int) -> str:
     mx = PAD + shown * slot + slot / 2
     marks.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{height - 20}" '
                  'class="moment"><title>the moment shown</title></line>')
-    every = max(1, math.ceil(slots / ((WIDTH - 2 * PAD) / 80)))
-    for i, p in enumerate(found):
-        if i % every == 0:
-            marks.append(f'<line x1="{PAD + i * slot + slot / 2:.1f}" x2="{PAD + i * slot + slot / 2:.1f}" '
-                         f'y1="{height - 20}" y2="{height - 16}" class="tick"/>'
-                         f'<text x="{PAD + i * slot + slot / 2:.1f}" y="{height - 5}" '
-                         f'class="axis" text-anchor="middle">{escape(p.label)}</text>')
+    for i, x, anchor in axis_labels(found, slot):
+        tick = PAD + i * slot + slot / 2
+        marks.append(f'<line x1="{tick:.1f}" x2="{tick:.1f}" y1="{height - 20}" '
+                     f'y2="{height - 16}" class="tick"/><text x="{x:.1f}" y="{height - 5}" '
+                     f'class="axis" text-anchor="{anchor}">{escape(found[i].label)}</text>')
     return (f'<svg class="activity" viewBox="0 0 {WIDTH} {height}" role="img" '
             f'aria-label="revisions over time" data-slots="{slots}">{"".join(marks)}</svg>')
+
+
+def axis_labels(found: list[Period], slot: float) -> list[tuple[int, float, str]]:
+    """(period, x, text-anchor) of the periods labelled under the chart: every so many, so
+    that no two labels overlap and none runs past the chart's edges (a label at an edge
+    is aligned to it rather than centred under its tick)."""
+    if not found:
+        return []
+    wide = max(len(p.label) for p in found) * CHAR_W
+    step = max(1, math.ceil((wide + LABEL_GAP) / slot))
+    out, right = [], -LABEL_GAP
+    for i in range(0, len(found), step):
+        centre = PAD + i * slot + slot / 2
+        half = len(found[i].label) * CHAR_W / 2
+        if centre - half < 0:
+            x, anchor, left, end = 0.0, "start", 0.0, 2 * half
+        elif centre + half > WIDTH:
+            x, anchor, left, end = float(WIDTH), "end", WIDTH - 2 * half, float(WIDTH)
+        else:
+            x, anchor, left, end = centre, "middle", centre - half, centre + half
+        if left >= right + LABEL_GAP:
+            out.append((i, x, anchor))
+            right = end
+    return out
 
 
 def slider_inset(found: list[Period]) -> float:
@@ -139,8 +167,9 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
              width: int = WIDTH) -> str:
     """One row per section (and one for the note's record), a mark per revision at the
     time it became known: a dot for a text, a cross for a deletion, a square for a purge,
-    an arrow where the note moved (its old path's tombstones are part of the move, not
-    deletions). A mark links to the note as of that time; ``shown`` (a cutoff) is marked."""
+    an arrow where the note moved here, and one where it moved away (its old path's
+    tombstones are part of the move, not deletions). A mark links to the note as of that
+    time, a move away to where it went; ``shown`` (a cutoff) is marked."""
     revs = found.revisions
     if not revs:
         return ""
@@ -148,7 +177,8 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     first, last = min(times), max(times)
     if shown is not None:
         first, last = min(first, shown), max(last, shown)
-    moved = {(m.old_note, parse_time(m.known_at)) for m in found.moves}
+    away = {(m.old_note, parse_time(m.known_at)): m.new_note for m in found.moved_away}
+    moved = {(m.old_note, parse_time(m.known_at)) for m in found.moves} | set(away)
     arrived = {(m.new_note, parse_time(m.known_at)): m.old_note for m in found.moves}
     rows: dict[str, int] = {}
     for r in revs:
@@ -168,20 +198,23 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
         label = key if len(key) <= 34 else "…" + key[-33:]
         out.append(f'<text x="4" y="{y + 4}" class="row">{escape(label)}</text>'
                    f'<line x1="{left}" x2="{width - pad}" y1="{y}" y2="{y}" class="lane"/>')
-    for move in found.moves:
+    for move in found.moves + found.moved_away:
         x = x_of(parse_time(move.known_at))
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="4" y2="{axis_y - 8}" class="move">'
                    f'<title>moved from {escape(move.old_note)} to {escape(move.new_note)} at '
-                   f'{escape(move.known_at)}</title></line>')
+                   f'{escape(when(move.known_at))}</title></line>')
     for r, t in zip(revs, times):
         x, y = x_of(t), 16 + rows[_row_key(r)] * row_h
         if r.deleted and not r.purged and (r.note, t) in moved:
-            continue  # the old path's side of a move: the arrow on the new path shows it
+            went = away.get((r.note, t))
+            if went is not None and r.memory_id == f"{r.note}#":  # once, on the record's row
+                out.append(_departure(x, y, went, r.known_at))
+            continue  # the old path's side of a move: not a deletion
         came_from = arrived.get((r.note, t))
         href = "/note?" + urlencode({"id": note, "as_of": r.known_at})
         what = ("purged" if r.purged else "deleted" if r.deleted else
                 f"moved from {came_from}" if came_from else "revision")
-        tip = escape(f"#{r.revision_id} {what}, known {r.known_at}")
+        tip = escape(f"#{r.revision_id} {what}, known {when(r.known_at)}")
         if r.purged:
             mark = f'<rect x="{x - 4:.1f}" y="{y - 4}" width="8" height="8" class="purged"/>'
         elif r.deleted:
@@ -196,7 +229,7 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     if shown is not None:
         x = x_of(shown)
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="2" y2="{axis_y - 8}" class="moment">'
-                   f'<title>the moment shown: {escape(format_time(shown))}</title></line>')
+                   f'<title>the moment shown: {escape(when(format_time(shown)))}</title></line>')
     out.append(f'<line x1="{left + pad}" x2="{width - pad}" y1="{axis_y - 8}" '
                f'y2="{axis_y - 8}" class="lane"/>')
     ticks = _ticks(first, last)
@@ -207,7 +240,8 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis_y - 10}" y2="{axis_y - 4}" '
                    f'class="tick"/><text x="{x:.1f}" y="{axis_y + 6}" class="axis" '
                    f'text-anchor="{anchor}">{escape(_tick_label(t, last - first))}</text>')
-    out.append(_legend(left, legend_y, bool(found.moves), shown is not None))
+    out.append(_legend(left, legend_y, bool(found.moves), bool(found.moved_away),
+                       shown is not None))
     out.append("</svg>")
     return "".join(out)
 
@@ -224,12 +258,23 @@ def _tick_label(t: int, span: int) -> str:
     return text[:10] if span > 3 * DAY_US else text[:16].replace("T", " ")
 
 
-def _legend(left: int, y: int, moves: bool, shown: bool) -> str:
+def _departure(x: float, y: int, went: str, known_at: str) -> str:
+    """The mark where a note left this path: an arrow out, linking to where it went."""
+    href = "/note?" + urlencode({"id": went})
+    tip = escape(f"moved to {went}, known {when(known_at)}")
+    return (f'<a href="{escape(href)}" class="mark away"><title>{tip}</title>'
+            f'<path d="M{x - 5:.1f} {y - 5}L{x + 5:.1f} {y}L{x - 5:.1f} {y + 5}Z" '
+            'class="moved away"/></a>')
+
+
+def _legend(left: int, y: int, moves: bool, away: bool, shown: bool) -> str:
     items = [('<circle cx="4" cy="-4" r="4" class="revision"/>', "a text"),
              ('<path d="M0 -8L8 0M0 0L8 -8" class="deleted"/>', "deleted"),
              ('<rect x="0" y="-8" width="8" height="8" class="purged"/>', "purged")]
     if moves:
         items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved"/>', "moved here"))
+    if away:
+        items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved away"/>', "moved away"))
     if shown:
         items.append(('<line x1="4" x2="4" y1="-10" y2="2" class="moment"/>', "shown"))
     out, x = [f'<g class="legend" transform="translate({left},{y})">'], 0

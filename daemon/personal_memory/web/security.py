@@ -10,7 +10,9 @@ import time
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
 
-COOKIE = "pm_ui"
+# Browsers keep cookies per host, not per port: each page's cookie is named after its
+# port, so a second `memory ui` on the machine does not overwrite the first one's secret.
+COOKIE = "pm_ui_{port}"
 HEADERS = [
     (b"content-security-policy",
      b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -30,6 +32,7 @@ class Guard:
     def __init__(self, app, token: str, port: int):
         self.app = app
         self.token = token
+        self.cookie = COOKIE.format(port=port)
         self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
 
     async def __call__(self, scope, receive, send):
@@ -46,7 +49,7 @@ class Guard:
             cookie.load(headers.get(b"cookie", b"").decode("latin-1"))
         except CookieError:  # a malformed Cookie header holds no secret
             cookie = SimpleCookie()
-        held = cookie[COOKIE].value if COOKIE in cookie else ""
+        held = cookie[self.cookie].value if self.cookie in cookie else ""
         if not (hmac.compare_digest(given, self.token) or hmac.compare_digest(held, self.token)):
             return await _refuse(send, "open the address memory ui printed (it holds this "
                                  "run's secret)")
@@ -59,8 +62,8 @@ class Guard:
                 spent = (time.perf_counter() - started) * 1000
                 extra = [*HEADERS, (b"server-timing", f"app;dur={spent:.1f}".encode())]
                 if set_cookie:
-                    extra.append((b"set-cookie", f"{COOKIE}={self.token}; Path=/; HttpOnly; "
-                                  "SameSite=Strict".encode()))
+                    extra.append((b"set-cookie", f"{self.cookie}={self.token}; Path=/; "
+                                  "HttpOnly; SameSite=Strict".encode()))
                 message = {**message, "headers": list(message.get("headers", [])) + extra}
             await send(message)
         return await self.app(scope, receive, guarded)

@@ -1,0 +1,171 @@
+"""Text on the page: a note's Markdown as HTML, snippets with their found words marked,
+word diffs. Notes are rendered with their raw HTML escaped (never executed) and no link
+that is not http(s), mailto or relative (markdown-it refuses javascript:, data: and the
+like); a link to another note goes to that note's page, resolved by the store as
+``memory links`` resolves it, and one the page cannot show (an attachment, a note that
+does not exist then) is shown as text."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from typing import Callable, Iterator
+from urllib.parse import urlencode
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from markupsafe import Markup
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from ..records import Link
+
+_MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
+_DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")  # an address elsewhere, not a path
+
+Resolver = Callable[[list[tuple[str, bool]]], list[Link]]
+
+
+def _wikilink(state: StateInline, silent: bool) -> bool:
+    """``[[target#fragment|shown]]`` and ``![[embed]]`` as a link token; its target is
+    resolved later. Scans to the first bracket or line end only, so text full of brackets
+    stays linear."""
+    src, pos = state.src, state.pos
+    embed = src.startswith("![[", pos)
+    if not embed and not src.startswith("[[", pos):
+        return False
+    start = end = pos + (3 if embed else 2)
+    while end < state.posMax and src[end] not in "[]\n":
+        end += 1
+    if not src.startswith("]]", end):
+        return False
+    target, _, shown = src[start:end].partition("|")
+    if not target.strip():
+        return False
+    if not silent:
+        link = state.push("link_open", "a", 1)
+        link.meta = {"wiki": target.strip()}
+        state.push("text", "", 0).content = (shown.strip() or target.strip())
+        state.push("link_close", "a", -1)
+    state.pos = end + 2
+    return True
+
+
+def _wikilinks(md: MarkdownIt) -> None:
+    md.inline.ruler.before("link", "wikilink", _wikilink)
+
+
+# The front matter is shown apart (title, aliases, tags), not rendered as text.
+_MARKDOWN = (MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+             .use(front_matter_plugin).use(_wikilinks))
+
+
+def _link_open(self, tokens, idx, options, env) -> str:
+    plain = tokens[idx].meta.get("plain")
+    if plain is not None:  # a link the page cannot follow: its words, and why
+        return f'<span class="unlinked" title="{escape(plain)}">'
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _link_close(self, tokens, idx, options, env) -> str:
+    if tokens[idx].meta.get("plain") is not None:
+        return "</span>"
+    return self.renderToken(tokens, idx, options, env)
+
+
+_MARKDOWN.add_render_rule("link_open", _link_open)
+_MARKDOWN.add_render_rule("link_close", _link_close)
+
+
+def marked(text: str) -> Markup:
+    """A snippet with its found words (``**so**``) as <mark>, everything else escaped."""
+    out, last = [], 0
+    for m in _MARKED.finditer(text):
+        out += [escape(text[last:m.start()]), "<mark>", escape(m.group(1)), "</mark>"]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("".join(out))
+
+
+def diffed(diff: str) -> Markup:
+    """A word diff (``[-old-] {+new+}``) as <del> and <ins>, everything else escaped."""
+    out, last = [], 0
+    for m in _DIFF.finditer(diff):
+        out.append(escape(diff[last:m.start()]))
+        out.append(f"<del>{escape(m.group(1))}</del>" if m.group(1) is not None
+                   else f"<ins>{escape(m.group(2))}</ins>")
+        last = m.end()
+    out.append(escape(diff[last:]))
+    return Markup("".join(out))
+
+
+def markdown(text: str) -> Markup:
+    """Markdown that is not a note's own text (what a note embeds): links between notes
+    are not resolved for it, so they are shown as text."""
+    tokens = _MARKDOWN.parse(text)
+    _link(tokens, None, None)
+    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+
+
+def note_markdown(text: str, title: str | None, resolve: Resolver | None = None,
+                  as_of: str | None = None) -> Markup:
+    """A note's text, without its first heading when that is a level-1 heading saying the
+    title (compared without inline markup: the page shows the title once, above), its
+    links to notes leading to their pages as of ``as_of``."""
+    tokens = _MARKDOWN.parse(text)
+    first = next((i for i, t in enumerate(tokens) if t.type != "front_matter"), None)
+    if (title and first is not None and first + 2 < len(tokens)
+            and tokens[first].type == "heading_open" and tokens[first].tag == "h1"
+            and _plain(tokens[first + 1].children) == _plain(
+                _MARKDOWN.parseInline(title)[0].children)):
+        del tokens[first:first + 3]
+    _link(tokens, resolve, as_of)
+    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+
+
+def _plain(children: list[Token] | None) -> str:
+    """An inline text's words without their markup: ``*best*`` is best."""
+    words = []
+    for t in children or []:
+        if t.type in ("text", "code_inline"):
+            words.append(t.content)
+        elif t.type in ("softbreak", "hardbreak"):
+            words.append(" ")
+    return " ".join("".join(words).split())
+
+
+def _links(tokens: list[Token]) -> Iterator[tuple[Token, Token]]:
+    """Each link's opening and closing token (links do not nest)."""
+    for t in tokens:
+        opened = None
+        for child in t.children or []:
+            if child.type == "link_open":
+                opened = child
+            elif child.type == "link_close" and opened is not None:
+                yield opened, child
+                opened = None
+
+
+def _link(tokens: list[Token], resolve: Resolver | None, as_of: str | None) -> None:
+    """Each link to a path or a note: to the page of the note it resolves to, else text.
+    A link elsewhere, or within the page (``#...``), stays."""
+    asked = []
+    for opened, closed in _links(tokens):
+        href = opened.attrGet("href")
+        if "wiki" in opened.meta:
+            asked.append((opened, closed, opened.meta["wiki"], False))
+        elif isinstance(href, str) and href and not href.startswith("#") \
+                and not _SCHEME.match(href):
+            asked.append((opened, closed, href, True))
+    found = resolve([(target, md) for _, _, target, md in asked]) if resolve and asked else []
+    for n, (opened, closed, target, _) in enumerate(asked):
+        to = found[n] if n < len(found) else None
+        if to is not None and to.note is not None:
+            opened.attrSet("href", "/note?" + urlencode(
+                {"id": to.note} | ({"as_of": as_of} if as_of else {})))
+            continue
+        why = ("a link the page does not follow here" if to is None else
+               "no note by this name then" if to.kind == "dangling" else
+               f"{to.kind}: not shown on this page")
+        opened.meta["plain"] = closed.meta["plain"] = f"{target} ({why})"

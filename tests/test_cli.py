@@ -46,6 +46,19 @@ def test_full_cycle(tmp_path):
     assert "revisions" in ok("--db", db, "stats").stdout
 
 
+def test_times_a_person_reads_show_seconds_at_most(tmp_path):
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p",
+       "--known-at", "2025-01-01T10:00:00.123456Z")
+    for command in (["search", "prefer"], ["history", "role"], ["search", "prefer",
+                                                                 "--as-of", "2025-02-01"]):
+        out = ok("--db", db, *command, "-n", "p").stdout
+        assert "known 2025-01-01 10:00:00 UTC" in out and ".123456" not in out, out
+    assert "the end of 2025-02-01" in out
+    exact = json.loads(ok("--db", db, "history", "role", "-n", "p", "--json").stdout)
+    assert exact[0]["known_at"] == "2025-01-01T10:00:00.123456Z"  # the record keeps them
+
+
 def test_export_never_overwrites(tmp_path):
     db = tmp_path / "m.db"
     ok("--db", db, "remember", "a", "alpha", "-n", "p")

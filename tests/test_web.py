@@ -378,3 +378,273 @@ def test_years_of_activity_become_at_most_ninety_clickable_periods():
                                                         "2027-02-01T00:00:00Z"],
                    revisions=[40, 1])
     assert [p.label for p in pictures.periods(few)] == ["2025-01-10", "2027-02-01"]
+
+
+@needs_browser
+def test_the_last_bar_can_be_shown_by_click_and_by_keyboard(moved_db, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    vault, db = moved_db
+    with Page(db) as page:
+        browser.get(page.url + "&q=launch")
+        browser.find_elements(By.CSS_SELECTOR, "svg.activity a")[2].click()  # the last bar
+        wait_for(lambda: "as_of=2025-03-01" in browser.current_url, what="the last bar's day")
+        assert browser.find_element(By.ID, "when").get_attribute("value") == "2"
+        shown = browser.find_elements(By.CSS_SELECTOR, "svg.activity rect.bar.shown")
+        assert len(shown) == 1 and "2025-03-01" in shown[0].find_element(
+            By.TAG_NAME, "title").get_attribute("textContent")
+        assert "the end of 2025-03-01" in browser.find_element(By.ID, "when-label").text
+        browser.find_element(By.ID, "when").send_keys(Keys.HOME)
+        wait_for(lambda: "as_of=2025-01-10" in browser.current_url, what="the first day")
+        browser.find_element(By.ID, "when").send_keys(Keys.ARROW_RIGHT)
+        wait_for(lambda: "as_of=2025-02-14" in browser.current_url, what="the second day")
+        browser.find_element(By.ID, "when").send_keys(Keys.ARROW_RIGHT)  # one step: the last
+        wait_for(lambda: "as_of=2025-03-01" in browser.current_url, what="the last day")
+        assert browser.find_element(By.ID, "when").get_attribute("value") == "2"
+        browser.find_element(By.ID, "when").send_keys(Keys.ARROW_RIGHT)  # and on: now
+        wait_for(lambda: "as_of=&" in browser.current_url or browser.current_url.endswith(
+            "as_of="), what="everything known")
+        assert browser.find_element(By.ID, "when").get_attribute("value") == "3"
+        assert not browser.find_elements(By.CSS_SELECTOR, "svg.activity rect.bar.shown")
+
+
+def test_a_cutoff_reaching_into_the_last_period_is_that_period():
+    from personal_memory.records import Activity
+    from personal_memory.web import pictures
+    from personal_memory.times import parse_time
+    found = pictures.periods(Activity(namespace="n", bucket="day", starts=[
+        "2025-01-10T00:00:00Z", "2025-02-14T00:00:00Z", "2025-03-01T00:00:00Z"],
+        revisions=[1, 1, 1]))
+    assert pictures.position(found, parse_time("2025-03-01", day_end=True)) == 2
+    assert pictures.position(found, parse_time("2025-03-01T12:00:00Z")) == 2
+    assert pictures.position(found, parse_time("2025-02-28", day_end=True)) == 1
+    assert pictures.position(found, parse_time("2025-03-02T00:00:00Z")) == 3  # nothing after
+    assert pictures.position(found, None) == 3
+
+
+@needs_browser
+def test_the_old_path_of_a_moved_note_says_where_it_went(moved_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = moved_db
+    with Page(db) as page:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Plan.md")
+        meta = browser.find_element(By.CSS_SELECTOR, "p.meta")
+        assert "moved to vault/Renamed.md" in meta.text and "deleted" not in meta.text
+        assert not meta.find_elements(By.TAG_NAME, "strong")
+        svg = browser.find_element(By.CSS_SELECTOR, "svg.timeline")
+        assert not svg.find_elements(By.CSS_SELECTOR, "a.mark .deleted")  # no crosses
+        away = svg.find_elements(By.CSS_SELECTOR, "a.mark.away")
+        assert len(away) == 1 and "moved away" in svg.find_element(
+            By.CSS_SELECTOR, ".legend").text
+        assert "Renamed.md" in away[0].get_dom_attribute("href")
+        meta.find_element(By.CSS_SELECTOR, "a.went").click()
+        wait_for(lambda: "Renamed.md" in browser.current_url, what="the new path")
+        assert not browser.find_elements(By.CSS_SELECTOR, ".error")
+        assert "rocket" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        # before the move the old path is the note itself, and nothing says it moved
+        browser.get(page.base + "/note?id=vault/Plan.md&as_of=2025-02-01")
+        assert "moved to" not in browser.find_element(By.CSS_SELECTOR, "p.meta").text
+        assert "rocket" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+
+
+@pytest.fixture(scope="module")
+def linked_db(tmp_path_factory):
+    """Notes that link to each other in every form, learnt at times with microseconds, and
+    a linked note renamed later."""
+    tmp = tmp_path_factory.mktemp("linked")
+    vault = tmp / "vault"
+    vault.mkdir()
+    (vault / "Recipes.md").write_text(
+        "# Grandma's *best* recipes\n\nBring [the timetable](Ferry%20timetable.md), "
+        "[the same](<Ferry timetable.md>), [[Garden|the garden]], [[Nowhere]] and "
+        "[a photo](photo.png).\n\n## Soup\n\nLeeks from the garden.\n")
+    (vault / "Ferry timetable.md").write_text("# Ferry timetable\n\nBoats at nine.\n")
+    (vault / "Garden.md").write_text("# Garden\n\nLeeks by the fence.\n")
+    db = tmp / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10T08:00:00.123456Z")
+        (vault / "Outdoors").mkdir()
+        (vault / "Garden.md").rename(vault / "Outdoors" / "Garden.md")  # [[Garden]] still
+        s.sync([Folder.of(vault)], known_at="2025-02-03T09:30:00.654321Z")
+    return vault, db
+
+
+@needs_browser
+def test_links_between_notes_lead_to_their_pages(linked_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = linked_db
+    with Page(db) as page:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Recipes.md")
+        article = browser.find_element(By.CSS_SELECTOR, "article.note")
+        hrefs = {a.text: a.get_attribute("href") for a in article.find_elements(
+            By.TAG_NAME, "a")}
+        assert set(hrefs) == {"the timetable", "the same", "the garden"}
+        assert "Outdoors%2FGarden.md" in hrefs["the garden"]  # resolved now: its new path
+        for text, href in hrefs.items():
+            browser.get(href)
+            assert not browser.find_elements(By.CSS_SELECTOR, ".error"), text
+            assert browser.find_element(By.TAG_NAME, "h1").text in (
+                "Ferry timetable", "Garden"), text
+        # a name that is no note, and an attachment the page cannot show, stay words
+        browser.get(page.base + "/note?id=vault/Recipes.md")
+        plain = browser.find_elements(By.CSS_SELECTOR, "article.note .unlinked")
+        assert [p.text for p in plain] == ["Nowhere", "a photo"]
+        browser.find_element(By.LINK_TEXT, "the timetable").click()
+        wait_for(lambda: "Ferry" in browser.current_url, what="the linked note")
+        assert "Boats at nine" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        # as of a day before the rename: the link goes to the path the note had then
+        browser.get(page.base + "/note?id=vault/Recipes.md&as_of=2025-01-20")
+        browser.find_element(By.LINK_TEXT, "the garden").click()
+        wait_for(lambda: "vault%2FGarden.md" in browser.current_url, what="the old path")
+        assert "as_of=2025-01-20" in browser.current_url
+        assert "Leeks by the fence" in browser.find_element(By.CSS_SELECTOR,
+                                                            "article.note").text
+
+
+@needs_browser
+def test_a_title_with_markup_is_shown_once(linked_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = linked_db
+    with Page(db) as page:
+        browser.get(page.url)
+        browser.get(page.base + "/note?id=vault/Recipes.md")
+        headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h1")]
+        assert headings == ["Grandma's best recipes"], headings
+        assert not browser.find_elements(By.CSS_SELECTOR, "article.note h1")
+        assert "Leeks from the garden" in browser.find_element(By.CSS_SELECTOR,
+                                                               "article.note").text
+
+
+@needs_browser
+def test_hover_texts_and_times_show_seconds_at_most(linked_db, browser):
+    from selenium.webdriver.common.by import By
+    vault, db = linked_db
+    with Page(db) as page:
+        browser.get(page.url)
+        pages = [page.base + "/?q=leeks", page.base + "/?q=leeks&as_of=2025-01-20",
+                 page.base + "/note?id=vault/Recipes.md",
+                 page.base + "/note?id=vault/Outdoors/Garden.md",
+                 page.base + "/note?id=vault/Garden.md",
+                 page.base + "/note?id=vault/Outdoors/Garden.md&as_of=2025-01-20",
+                 page.base + "/changes?since=2025-01-01",
+                 page.base + "/status"]
+        tips = 0
+        for url in pages:
+            browser.get(url)
+            texts = browser.execute_script(
+                "return Array.from(document.querySelectorAll('svg title'))"
+                ".map(t => t.textContent)")
+            tips += sum(bool(re.search(r"\d\d:\d\d:\d\d", t)) for t in texts)
+            for text in texts + [browser.find_element(By.TAG_NAME, "body").text]:
+                assert not re.search(r"\d\d:\d\d:\d\d[.,]\d", text), (url, text)
+        assert tips >= 6  # the tooltips that hold a time were looked at
+
+
+def test_times_a_person_reads_show_seconds_at_most():
+    from personal_memory import render
+    assert render.when("2025-01-10T08:00:00.123456Z") == "2025-01-10 08:00:00 UTC"
+    assert render.when("2025-01-10T08:00:00Z") == "2025-01-10 08:00:00 UTC"
+    assert render.moment("2025-01-10T23:59:59.999999Z") == "the end of 2025-01-10 (UTC)"
+    assert render.moment("2025-01-10T08:00:00.5Z") == "2025-01-10 08:00:00 UTC"
+    assert render.moment(None) == "everything known"
+
+
+def weeks_db(tmp_path) -> Path:
+    """Two days with a change in each of 60 weeks: more than 90 days, so weekly bars."""
+    db = tmp_path / "weeks.db"
+    first = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+    with MemoryStore.open(db, embedder="none") as s:
+        for week in range(60):
+            for day in (0, 3):
+                t = datetime.fromtimestamp(first + (week * 7 + day) * 86400, timezone.utc)
+                s.remember(f"m{week}", f"words of week {week} day {day}", namespace="notes",
+                           known_at=t.isoformat().replace("+00:00", "Z"))
+    return db
+
+
+def test_axis_labels_never_overlap_nor_run_off_the_chart():
+    from personal_memory.records import Activity
+    from personal_memory.web import pictures
+    from personal_memory.times import DAY_US, format_time, parse_time
+    first = parse_time("2024-01-01")
+    for weeks in (3, 12, 40, 60, 89):
+        days = [first + (w * 7 + d) * DAY_US for w in range(weeks) for d in (0, 3)]
+        found = pictures.periods(Activity(namespace="n", bucket="day",
+                                          starts=[format_time(d) for d in days],
+                                          revisions=[1] * len(days)))
+        assert found[0].label.startswith("week of") or weeks * 2 <= pictures.MOST_BARS
+        slot = (pictures.WIDTH - 2 * pictures.PAD) / (len(found) + 1)
+        placed = pictures.axis_labels(found, slot)
+        assert placed and placed[0][0] == 0
+        spans = []
+        for i, x, anchor in placed:
+            w = len(found[i].label) * pictures.CHAR_W
+            left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+            assert 0 <= left and left + w <= pictures.WIDTH, (weeks, i)
+            spans.append((left, left + w))
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), weeks
+
+
+@needs_browser
+def test_weekly_bars_have_labels_that_do_not_overlap(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    db = weeks_db(tmp_path)
+    with Page(db) as page:
+        browser.get(page.url)
+        svg = browser.find_element(By.CSS_SELECTOR, "svg.activity")
+        assert len(svg.find_elements(By.CSS_SELECTOR, "rect.bar")) == 60
+        box = browser.execute_script("return arguments[0].getBoundingClientRect()", svg)
+        rects = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('text.axis'))"
+            ".map(t => [t.textContent, t.getBoundingClientRect()])", svg)
+        assert len(rects) >= 4 and all(t.startswith("week of") for t, _ in rects)
+        for text, r in rects:
+            assert box["left"] <= r["left"] and r["right"] <= box["right"], text
+        for (a, ra), (b, rb) in zip(rects, rects[1:]):
+            assert ra["right"] < rb["left"], (a, b)
+
+
+@needs_browser
+def test_two_pages_on_one_machine_keep_their_own_cookies(vault_db, moved_db, browser):
+    from selenium.webdriver.common.by import By
+    with Page(vault_db[1]) as first, Page(moved_db[1]) as second:
+        browser.get(first.url)
+        browser.get(second.url)  # the second page's cookie leaves the first one's alone
+        for page in (first, second):
+            browser.get(page.base + "/status")
+            assert browser.find_elements(By.CSS_SELECTOR, "table.status"), \
+                browser.find_element(By.TAG_NAME, "body").text
+        names = {c["name"] for c in browser.get_cookies()}
+        assert {f"pm_ui_{p.base.rsplit(':', 1)[1]}" for p in (first, second)} <= names
+
+
+@needs_browser
+def test_no_before_link_for_a_note_that_came_and_moved_in_the_span(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Base.md").write_text("# Base\n\nThe old words.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+        (vault / "Base.md").write_text("# Base\n\nThe new words.\n")
+        (vault / "New.md").write_text("# New\n\nA note learnt in the span.\n")
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+        (vault / "New.md").rename(vault / "Newer.md")
+        s.sync([Folder.of(vault)], known_at="2025-02-05")
+    with Page(db) as page:
+        browser.get(page.url)
+        browser.get(page.base + "/changes?since=2025-01-20&until=2025-02-10")
+        changes = {c.find_element(By.CSS_SELECTOR, "h3 a").text: c for c in
+                   browser.find_elements(By.CSS_SELECTOR, ".note-change")}
+        assert set(changes) == {"Base", "New"}
+        links = {name: [a.text for a in c.find_elements(By.CSS_SELECTOR, ".both a")]
+                 for name, c in changes.items()}
+        assert links == {"Base": ["before", "after", "compare"], "New": ["after"]}
+        hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR,
+                                                                         ".both a")]
+        for href in hrefs:
+            browser.get(href)
+            assert not browser.find_elements(By.CSS_SELECTOR, ".error"), href

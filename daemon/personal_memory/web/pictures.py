@@ -139,8 +139,8 @@ def axis_labels(found: list[Period], slot: float) -> list[tuple[int, float, str]
         return []
     wide = max(len(p.label) for p in found) * CHAR_W
     step = max(1, math.ceil((wide + LABEL_GAP) / slot))
-    out, right = [], -LABEL_GAP
-    for i in range(0, len(found), step):
+    out, right, i = [], -LABEL_GAP, 0
+    while i < len(found):
         centre = PAD + i * slot + slot / 2
         half = len(found[i].label) * CHAR_W / 2
         if centre - half < 0:
@@ -149,9 +149,11 @@ def axis_labels(found: list[Period], slot: float) -> list[tuple[int, float, str]
             x, anchor, left, end = float(WIDTH), "end", WIDTH - 2 * half, float(WIDTH)
         else:
             x, anchor, left, end = centre, "middle", centre - half, centre + half
-        if left >= right + LABEL_GAP:
-            out.append((i, x, anchor))
-            right = end
+        if left < right + LABEL_GAP:  # too close to the last one (one set at an edge)
+            i += 1
+            continue
+        out.append((i, x, anchor))
+        right, i = end, i + step
     return out
 
 

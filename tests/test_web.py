@@ -648,3 +648,26 @@ def test_no_before_link_for_a_note_that_came_and_moved_in_the_span(tmp_path, bro
         for href in hrefs:
             browser.get(href)
             assert not browser.find_elements(By.CSS_SELECTOR, ".error"), href
+
+
+def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
+    from hypothesis import given, settings, strategies as st
+    from personal_memory.records import Link
+    from personal_memory.web.text import note_markdown
+
+    def resolve(targets):
+        return [Link("v/a.md", "v/a.md#", None, t, False, "note", "v/b.md", None)
+                for t, _ in targets]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="[]|!#<>\"'&\n ab\\", max_size=200),
+           st.lists(st.sampled_from(["a", "b c", "x#y"]), max_size=5))
+    def check(noise, names):
+        text = noise + " " + " ".join(f"[[{n}]]" for n in names)
+        html = str(note_markdown(text, None, resolve))
+        assert "<script" not in html and "<span" not in html  # every target resolved
+        if "[" not in noise and "]" not in noise and "`" not in noise:
+            assert html.count('<a href="/note?id=v%2Fb.md">') == len(names)
+    check()
+    long = "[[" * 50_000 + "a" * 50_000  # no closing brackets: still a plain paragraph
+    assert str(note_markdown(long, None, resolve)).startswith("<p>[[[[")

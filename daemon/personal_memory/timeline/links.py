@@ -136,14 +136,14 @@ def resolve_targets(db: Database, namespace: str, note: str,
     with db.snapshot():
         source = path_at(db, namespace, note, as_of)
         at = Cutoff(db, namespace, as_of, valid_at)
-        out = []
-        for raw, markdown in targets:
+        found = {}  # a target written many times is resolved once
+        for raw, markdown in dict.fromkeys(targets):
             target, section = at.resolve(link_syntax.Occurrence(raw, False, markdown, 0),
                                          source)
-            out.append(Link(source_note=source, source_section=record_id(source), line=None,
-                            target=raw, embed=False, kind=target.kind, note=target.note,
-                            section=section))
-    return out
+            found[raw, markdown] = Link(
+                source_note=source, source_section=record_id(source), line=None, target=raw,
+                embed=False, kind=target.kind, note=target.note, section=section)
+    return [found[t] for t in targets]
 
 
 def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str, str | None]:

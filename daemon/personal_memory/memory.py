@@ -20,10 +20,10 @@ from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHAR
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
-                      EmbeddingRun, FolderEntry, FolderListing, Health, Link, Links, NoteTimeline,
-                      NoteView, PurgeAudit, PurgeReport, RecentNote, Replication, Restored,
-                      RevisionRecord, SearchResults, Stats, Status, SyncReport, SyncRun,
-                      VectorStatus, WriteResult)
+                      EmbeddingRun, FolderEntry, FolderListing, Health, Link, Links,
+                      NoteTimeline, NoteView, PurgeAudit, PurgeReport, RecentNote,
+                      Replication, Restored, RevisionRecord, SearchResults, Stats, Status,
+                      SyncReport, SyncRun, VectorStatus, WriteResult)
 from .search import reference, syntax
 from .search.parts import merged
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
@@ -465,6 +465,7 @@ class MemoryStore:
         note = args.note_arg(note)
         namespace = args.namespace_arg(namespace)
         cutoff, at = args.moment(as_of, None)
+        targets = [(str(target), bool(markdown)) for target, markdown in targets]
         with self._db.errors():
             return resolve_targets(self._db, namespace, note, targets, cutoff, at)
 

@@ -85,7 +85,8 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
         also = (" (also " + ", ".join(span(a, b) for a, b in r.also)
                 + " of this section)") if r.also else ""
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
-                     + f" (known {when(r.known_at)}" + (f", score {r.score:.3f})" if scores else ")"))
+                     + f" (known {when(r.known_at)}"
+                     + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
         for e in r.embeds:
@@ -255,7 +256,8 @@ def changes(found: Changes) -> str:
         for n in found.notes:
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
-                         + (f" — {name(n.title)}" if n.title else "") + f" ({what}, {when(n.latest)})")
+                         + (f" — {name(n.title)}" if n.title else "")
+                         + f" ({what}, {when(n.latest)})")
             for field, (old, new) in (n.record_changes or {}).items():
                 lines.append(f"    {field}: {old!r} -> {new!r}")
             for s in n.sections:

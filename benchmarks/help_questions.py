@@ -14,13 +14,15 @@ note is one of the question's notes. Reported per split (dev, heldout) and per k
 
 - ``first``, ``top3``: share of questions whose first relevant result is at rank 1, in the
   top 3 (of the 5 an assistant gets); ``mrr10``: mean reciprocal rank at limit 10;
-- ``section``: the first relevant result is a section holding the answer's lines;
+- ``section``: the first relevant result is a section (or part of a long one) holding
+  answer lines;
   ``shown``: its snippet (the ``file:line`` span shown) overlaps the answer's lines;
 - nonsense (made-up words): share of queries that get any result (should be 0), by shape;
-- filler (question-form, one right section): results other than the right note's, how
-  many of them share no content word with the question (matched by stop-words or by a
-  vague likeness of meaning), the rank of the right note and whether its snippet shows
-  the answer.
+- filler (question-form, one right section): the results beyond the first of the right note
+  (``mean_beyond``; ``mean_others``: those of other notes), how many of them share no
+  content word with the question (matched by stop-words or by a vague likeness of
+  meaning), the rank of the right note and whether its snippet shows the answer.
+  ``others`` (results of notes not judged relevant) is reported for the questions too.
 
 ``--source DIR`` runs another checkout of the package (DIR/daemon is imported instead of this
 tree's): give each checkout its own ``--db``, then compare the two JSON files. Before any
@@ -106,10 +108,11 @@ def check_data(data: dict, vault: Path) -> list[str]:
     return errors
 
 
-def commit_of(root: Path) -> str | None:
+def commit_of(root: Path, *paths: str) -> str | None:
+    """The checkout's commit (with paths: the last commit that changed them)."""
     try:
-        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True,
-                              capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H", "--", *paths],
+                              check=True, capture_output=True, text=True).stdout.strip() or None
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -127,9 +130,14 @@ def open_vault(db: Path, vault: Path):
     print(f"{db}: {report.files_imported} notes imported, {pending} sections to embed",
           file=sys.stderr)
     if pending:
-        step = max(1, pending // 10)
-        run = store.embed_pending(progress=lambda done, total: done % step < 32 and print(
-            f"  embedded {done} of {total}", file=sys.stderr))
+        shown = [0]
+
+        def progress(done: int, total: int) -> None:
+            if done - shown[0] >= total / 10 or done == total:
+                shown[0] = done
+                print(f"  embedded {done} of {total}", file=sys.stderr)
+
+        run = store.embed_pending(progress=progress)
         if store.pending_vectors():
             raise SystemExit(f"{store.pending_vectors()} sections left without a vector "
                              f"(interrupted: {run.interrupted})")
@@ -187,13 +195,15 @@ def judge(search: Searcher, item: dict) -> dict:
     wide = [search.path(r) for r in search(item["query"], 10)]
     rank10 = next((i + 1 for i, p in enumerate(wide) if p in relevant), None)
     out["rr10"] = 1 / rank10 if rank10 else 0.0
-    others = [r for p, r in zip(paths, found) if p not in relevant]
     words = content_words(item["query"])
-    out["others"] = len(others)
-    out["others_no_shared_word"] = sum(
-        1 for r in others
-        if not words & content_words(" ".join([r.title or "", *(r.heading_path or []),
-                                               r.content])))
+
+    def unrelated(r) -> bool:  # shares no content word with the question
+        return not words & content_words(" ".join([r.title or "", *(r.heading_path or []),
+                                                   r.content]))
+    beyond = [r for i, r in enumerate(found) if i + 1 != rank]
+    out["others"] = sum(1 for p in paths if p not in relevant)
+    out["beyond"] = len(beyond)
+    out["beyond_no_shared_word"] = sum(1 for r in beyond if unrelated(r))
     return out
 
 
@@ -210,8 +220,9 @@ def summary(rows: list[dict]) -> dict:
             "section": share(lambda r: r["section"]),
             "shown": share(lambda r: r["shown"]),
             "mean_others": round(statistics.fmean(r["others"] for r in rows), 2),
-            "mean_others_no_shared_word": round(
-                statistics.fmean(r["others_no_shared_word"] for r in rows), 2)}
+            "mean_beyond": round(statistics.fmean(r["beyond"] for r in rows), 2),
+            "mean_beyond_no_shared_word": round(
+                statistics.fmean(r["beyond_no_shared_word"] for r in rows), 2)}
 
 
 def run(store, folder, data: dict) -> dict:
@@ -242,8 +253,8 @@ def run(store, folder, data: dict) -> dict:
     for split in SPLITS:
         items = [filler_rows[q["id"]] for q in data["filler"] if q["split"] == split]
         filler[split] = summary(items)
-        filler[split]["with_others"] = round(
-            sum(1 for r in items if r["others"]) / len(items), 3)
+        filler[split]["with_beyond"] = round(
+            sum(1 for r in items if r["beyond"]) / len(items), 3)
     return {"questions": by, "nonsense": nonsense, "filler": filler,
             "search_seconds": round(time.perf_counter() - started, 1),
             "per_question": list(rows.values()), "per_filler": list(filler_rows.values())}
@@ -261,8 +272,9 @@ def table(result: dict) -> str:
     for split in SPLITS:
         f, n = result["filler"][split], result["nonsense"][split]
         lines.append(f"{split} filler: n={f['n']} first={f['first']:.2f} shown={f['shown']:.2f} "
-                     f"other results={f['mean_others']:.2f} (sharing no content word: "
-                     f"{f['mean_others_no_shared_word']:.2f})")
+                     f"results beyond the right one={f['mean_beyond']:.2f} (other notes: "
+                     f"{f['mean_others']:.2f}; sharing no content word with the question: "
+                     f"{f['mean_beyond_no_shared_word']:.2f})")
         lines.append(f"{split} nonsense: n={n['n']} answered={n['answered']:.2f} "
                      f"mean results={n['mean_results']:.2f} {n['by_shape']}")
     return "\n".join(lines)
@@ -289,7 +301,8 @@ def main() -> int:
     db = args.db or Path(f"/tmp/help-questions-{(commit or 'unknown')[:12]}.db")
     store, folder, prepared = open_vault(db, vault)
     with store:
-        result = {"source": str(root), "commit": commit, "embedder": store.embedder,
+        result = {"source": str(root), "commit": commit,
+                  "daemon_commit": commit_of(root, "daemon"), "embedder": store.embedder,
                   "limit": LIMIT, "db": str(db), **prepared, **run(store, folder, data)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))

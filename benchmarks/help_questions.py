@@ -7,9 +7,10 @@ held-out half. Run as a script:
 
 Imports the folder (the English part of github.com/obsidianmd/obsidian-help) through
 ``MemoryStore`` with the semantic model on (e5) and embeds every section; the database is
-kept at ``--db`` so that a rerun reuses it (a sync of an unchanged folder imports nothing and
-nothing is left to embed). Each question is searched as MCP memory_search searches (limit 5,
-snippets, whole sections), and again at limit 10 for MRR@10. A result is relevant when its
+kept at ``--db`` so that a rerun reuses it (a sync of an unchanged folder imports nothing
+and nothing is left to embed: the first run embedded 1,540 sections in 18 minutes on a busy
+2-core machine, a rerun takes about 2). Each question is searched as MCP memory_search
+searches (limit 5, snippets, whole sections), and again at limit 10 for MRR@10. A result is relevant when its
 note is one of the question's notes. Reported per split (dev, heldout) and per kind:
 
 - ``first``, ``top3``: share of questions whose first relevant result is at rank 1, in the
@@ -301,9 +302,10 @@ def main() -> int:
     db = args.db or Path(f"/tmp/help-questions-{(commit or 'unknown')[:12]}.db")
     store, folder, prepared = open_vault(db, vault)
     with store:
-        result = {"source": str(root), "commit": commit,
+        result = {"source": str(args.source) if args.source else "this checkout",
+                  "commit": commit,
                   "daemon_commit": commit_of(root, "daemon"), "embedder": store.embedder,
-                  "limit": LIMIT, "db": str(db), **prepared, **run(store, folder, data)}
+                  "limit": LIMIT, "db": db.name, **prepared, **run(store, folder, data)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
     return 0

@@ -3,7 +3,8 @@ before any search was run (benchmarks/data/help_questions.json), with a developm
 held-out half. Run as a script:
 
     .venv/bin/python benchmarks/help_questions.py --vault PATH/obsidian-help/en \
-        [--db /tmp/help.db] [--source OTHER_CHECKOUT] [--out benchmarks/results/help_questions.json]
+        [--db /tmp/help.db] [--source OTHER_CHECKOUT] \
+        [--out benchmarks/results/help_questions.json]
 
 Imports the folder (the English part of github.com/obsidianmd/obsidian-help) through
 ``MemoryStore`` with the semantic model on (e5) and embeds every section; the database is

@@ -30,6 +30,10 @@ PARSED_CHARS = 50_000
 WHOLE_BLOCK_LINES = 200
 # Obsidian's math ($...$, $$...$$) and comments (%%...%%): markup CommonMark reads as text.
 _OBSIDIAN = re.compile(r"\$\$.*?\$\$|\$[^\s$](?:[^$\n]*?[^\s$\\])?\$(?!\d)|%%.*?%%", re.S)
+# What CommonMark could read as something other than words (code, links, HTML, emphasis,
+# escapes, entities, images, tables, fences, indented code); a block without any of it is
+# prose but for the list numbers and Obsidian's markup found above.
+_MARKUP = re.compile(r"[`<\[\]*_\\&!|~]|^(?: {4}|[ ]{0,3}\t)", re.M)
 # An ordered list's number ("1." at a line's start, after any block quote markers).
 _LIST_NUMBER = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,9}[.)](?:[ \t]|$)")
 
@@ -69,18 +73,31 @@ def prose(text: str, spans: list[tuple[int, int]]) -> list[bool]:
     taken = address_ranges(piece) + [m.span() for m in _OBSIDIAN.finditer(piece)]
     ok = [not any(x < e and s < y for x, y in taken) and not _list_number(piece, s, e)
           for s, e in local]
+    if not _MARKUP.search(piece):
+        return ok  # plain paragraphs: nothing for CommonMark to read but words
     ok = _in_plain_text(piece, local, ok, env)
     return _verified(piece, local, ok, env)
 
 
 def mark(line: str, spans: list[tuple[int, int]]) -> str:
-    """``line`` with each span marked (bold)."""
+    """``line`` with each span marked (bold); spans that touch (one word of several
+    tokens, such as Chinese) share one mark."""
     out, last = [], 0
-    for start, end in spans:
+    for start, end in _joined(spans):
         out += [line[last:start], MARK, line[start:end], MARK]
         last = end
     out.append(line[last:])
     return "".join(out)
+
+
+def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _line_of(starts: list[int], at: int) -> int:
@@ -167,12 +184,13 @@ def _verified(text: str, spans: list[tuple[int, int]], ok: list[bool],
     if not chosen:
         return ok
     plain = _render(text, env)
-    if _same(plain, _render(mark(text, chosen), env), len(chosen)):
+    if _same(plain, _render(mark(text, chosen), env), len(_joined(chosen))):
         return ok
     keep = [k and _same(plain, _render(mark(text, [sp]), env), 1)
             for sp, k in zip(spans, ok)]
     together = [sp for sp, k in zip(spans, keep) if k]
-    if together and not _same(plain, _render(mark(text, together), env), len(together)):
+    if together and not _same(plain, _render(mark(text, together), env),
+                              len(_joined(together))):
         return [False] * len(spans)
     return keep
 

@@ -155,7 +155,9 @@ def _in_plain_text(text: str, spans: list[tuple[int, int]], ok: list[bool],
         return ok
     prefix, names = _placeholders(text, len(spans))
     out, last = [], 0
-    for (s, e), name in zip(spans, names):
+    for (s, e), name, k in zip(spans, names, ok):
+        if not k:
+            continue  # as written: a list's number stays a number
         out += [text[last:s], name]
         last = e
     out.append(text[last:])

@@ -51,6 +51,8 @@ def _unfinished(line: str, following: str) -> bool:
 # A query term is marked when it carries weight: BM25's idf of at least this (a term held
 # by fewer than about a quarter of the revisions). "the", "to", "a" carry almost none.
 MARK_IDF = 1.0
+
+
 def weighty(db: Database, terms: list[str]) -> list[str]:
     """The query terms worth marking: those with weight in the index (BM25's idf); when
     none has any, the rarest."""
@@ -184,7 +186,7 @@ def _prose_only(content: str, context: int, lines: list[str],
         at.append(at[-1] + len(line) + 1)
     spans = [(at[i] + s, at[i] + e) for i in range(lo, hi + 1) for s, e in found[i]]
     keep = iter(prose(content, spans))
-    kept = [[]] * len(found)
+    kept: list[list[tuple[int, int]]] = [[] for _ in found]
     for i in range(lo, hi + 1):
         kept[i] = [sp for sp in found[i] if next(keep)]
     return kept

@@ -197,7 +197,10 @@ def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
 # A word: letters and digits (an apostrophe inside). List markers, checkboxes, table pipes,
 # emphasis and link brackets are markup, not words: two checklists share all of theirs.
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_ORDERED_MARKER = re.compile(r"^\s*(?:>\s*)*\d{1,9}[.)](?=\s|$)", re.M)
+# An ordered list's number and a task's checkbox ("1.", "- [x]"): markup too.
+_MARKERS = re.compile(r"^\s*(?:>\s*)*(?:\d{1,9}[.)]|[-*+])?\s*\[[ xX]\](?=\s|$)"
+                      r"|^\s*(?:>\s*)*\d{1,9}[.)](?=\s|$)"
+                      r"|(?<=\])\([^()\s]*\)", re.M)  # and a link's destination
 
 
 def _body(r: RevisionRecord) -> list[str]:
@@ -205,7 +208,7 @@ def _body(r: RevisionRecord) -> list[str]:
     lines = r.content.split("\n")
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
-    text = _ORDERED_MARKER.sub(" ", "\n".join(lines))
+    text = _MARKERS.sub(" ", "\n".join(lines))
     return [w.casefold() for w in _WORD.findall(text)]
 
 

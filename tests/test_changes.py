@@ -257,7 +257,8 @@ def test_a_renamed_checklist_is_still_paired_by_its_words(tmp_path):
     (vault / "l.md").write_text(f"# Lists\n\n## Groceries\n\n{items}")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
-        (vault / "l.md").write_text(f"# Lists\n\n## Shopping\n\n{items.replace('[ ] eggs', '[x] eggs')}")
+        ticked = items.replace("[ ] eggs", "[x] eggs")
+        (vault / "l.md").write_text(f"# Lists\n\n## Shopping\n\n{ticked}")
         store.sync([Folder.of(vault)], known_at="2025-01-05")
         found = store.changes(namespace="notes", since="2025-01-02")
     (sec,) = found.notes[0].sections

@@ -6,7 +6,8 @@ block quote or a list item), link destinations and titles, autolinks, raw HTML (
 and blocks), images (destination and alt text), reference definitions, words inside the
 note's own emphasis or strong text (a mark there would read ``***word***``; they are
 emphasised already), wikilinks and embeds (target and display text: a mark would become
-part of the link's text), tags, block IDs, icon shortcodes, math and comments.
+part of the link's text), tags, block IDs, icon shortcodes, math, comments, a callout's
+type and footnote labels.
 
 CommonMark decides, not a pattern: markdown-it-py parses the text with each candidate
 word replaced by a distinct placeholder of letters (which parses exactly as a word does),
@@ -28,8 +29,10 @@ MARK = "**"
 PARSED_CHARS = 50_000
 # A top-level block of more lines (a long list) is not parsed whole for a word in it.
 WHOLE_BLOCK_LINES = 200
-# Obsidian's math ($...$, $$...$$) and comments (%%...%%): markup CommonMark reads as text.
-_OBSIDIAN = re.compile(r"\$\$.*?\$\$|\$[^\s$](?:[^$\n]*?[^\s$\\])?\$(?!\d)|%%.*?%%", re.S)
+# Obsidian's markup that CommonMark reads as text: math ($...$, $$...$$), comments
+# (%%...%%), a callout's type (> [!note]) and footnote labels ([^1]).
+_OBSIDIAN = re.compile(r"\$\$.*?\$\$|\$[^\s$](?:[^$\n]*?[^\s$\\])?\$(?!\d)|%%.*?%%"
+                       r"|^[ \t]*(?:>[ \t]*)+\[![^\]\n]*\][-+]?|\[\^[^\]\n]*\]", re.S | re.M)
 # What CommonMark could read as something other than words (code, links, HTML, emphasis,
 # escapes, entities, images, tables, fences, indented code); a block without any of it is
 # prose but for the list numbers and Obsidian's markup found above.

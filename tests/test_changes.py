@@ -222,3 +222,72 @@ def test_a_renamed_heading_is_one_revision_with_its_diff(tmp_path):
     kinds = sorted((s.change, s.why) for s in note.sections if s.why != "heading renamed")
     assert kinds == [("added", None), ("retracted", "removed")]
     assert found.counts["revised"] == 1 and found.counts["added"] == 1
+
+
+def test_unlike_checklists_are_not_a_renamed_heading(tmp_path):
+    """Markup is not words: two checklists (or tables) with no word in common are one
+    section removed and one added, however alike their list markers and pipes."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    db = tmp_path / "m.db"
+    (vault / "lists.md").write_text(
+        "# Lists\n\n## Groceries\n\n- [ ] milk\n- [ ] eggs\n- [x] bread\n\n"
+        "| item | qty |\n| --- | --- |\n| **apples** | 3 |\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01").returncode == 0
+    (vault / "lists.md").write_text(
+        "# Lists\n\n## Work\n\n- [ ] report\n- [ ] email\n- [x] invoice\n\n"
+        "| task | due |\n| --- | --- |\n| *payroll* | 5 |\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-05").returncode == 0
+    data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-02",
+                                 "--json").stdout)
+    (note,) = data["notes"]
+    assert sorted((s["change"], s["why"]) for s in note["sections"]) == [
+        ("added", None), ("retracted", "removed")]
+    assert (data["counts"]["added"], data["counts"]["revised"],
+            data["counts"]["retracted"]) == (1, 0, 1)
+    p = run_memory("--db", db, "changes", "--since", "2025-01-02")
+    assert "sections 1 added, 0 revised, 1 retracted" in p.stdout, p.stdout
+    assert "heading renamed" not in p.stdout
+
+
+def test_a_renamed_checklist_is_still_paired_by_its_words(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    items = "- [ ] milk\n- [ ] eggs\n- [ ] bread\n- [ ] butter\n- [ ] apples\n"
+    (vault / "l.md").write_text(f"# Lists\n\n## Groceries\n\n{items}")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        ticked = items.replace("[ ] eggs", "[x] eggs")
+        (vault / "l.md").write_text(f"# Lists\n\n## Shopping\n\n{ticked}")
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        found = store.changes(namespace="notes", since="2025-01-02")
+    (sec,) = found.notes[0].sections
+    assert (sec.change, sec.why, sec.moved_from) == ("revised", "heading renamed",
+                                                     "v/l.md#Lists#Groceries")
+
+
+def test_a_note_added_then_moved_inside_the_span_is_new(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    db = tmp_path / "m.db"
+    (vault / "old.md").write_text("# Old\n\nwas here before the span\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01").returncode == 0
+    for i in range(5):
+        (vault / f"n{i}.md").write_text(f"# N{i}\n\nnew note {i}\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-03").returncode == 0
+    (vault / "sub").mkdir()
+    (vault / "n0.md").rename(vault / "sub" / "n0.md")
+    (vault / "old.md").rename(vault / "sub" / "old.md")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-04").returncode == 0
+    data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-02",
+                                 "--json").stdout)
+    by = {n["note"]: n for n in data["notes"]}
+    assert (by["v/sub/n0.md"]["change"], by["v/sub/n0.md"]["moved_from"]) == ("added", None)
+    assert [s["change"] for s in by["v/sub/n0.md"]["sections"]] == ["added"]
+    # a note that was there before the span did move
+    assert (by["v/sub/old.md"]["change"], by["v/sub/old.md"]["moved_from"]) == (
+        "moved", "v/old.md")
+    assert (data["counts"]["notes_added"], data["counts"]["notes_moved"]) == (5, 1)
+    p = run_memory("--db", db, "changes", "--since", "2025-01-02")
+    assert "(5 new, 0 deleted, 1 moved)" in p.stdout, p.stdout
+    assert "moved from v/n0.md" not in p.stdout

@@ -1,11 +1,15 @@
 """Snippets: the lines that matched, with no heading line (the heading path names it) and
 not cut one line before the sentence or list item ends."""
 
+import os
+
+from hypothesis import given, settings, strategies as st
+
 from personal_memory import MemoryStore, render
 from personal_memory.notes.folders import Folder
 
 
-def found(tmp_path, files: dict[str, str], query):
+def found(tmp_path, files: dict[str, str], query, limit=10):
     """The results with snippets of ``query`` over a vault of ``files`` (name: text)."""
     vault = tmp_path / "vault"
     vault.mkdir(exist_ok=True)
@@ -13,7 +17,7 @@ def found(tmp_path, files: dict[str, str], query):
         (vault / name).write_text(text)
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
-        return s.search(query, namespace="notes", snippets=True)
+        return s.search(query, namespace="notes", snippets=True, limit=limit)
 
 
 def search(tmp_path, text, query):
@@ -127,3 +131,140 @@ def test_a_list_of_embeds_reads_through_the_first_few(tmp_path):
     top = found(tmp_path, files, "parts embedded")[0]
     assert top.note == "vault/index.md" and top.snippet.text.count("![[part") == 5
     assert [e.text for e in top.embeds] == [f"Part {i} says hello." for i in range(3)]
+
+
+# Every CommonMark form (and Obsidian's own) in which "zeppelin" is not prose, each beside
+# a prose "zeppelin" that is marked: (the note's body, the snippet).
+FORMS = {
+    "link destination": ("See the [zeppelin plan](https://example.com/zeppelin-plan) today.",
+                         "See the [**zeppelin** plan](https://example.com/zeppelin-plan) today."),
+    "link title": ('Read [the plan](https://example.com/p "the zeppelin plan") on the zeppelin.',
+                   'Read [the plan](https://example.com/p "the zeppelin plan") on the **zeppelin**.'),
+    "autolink": ("Go to <https://example.com/zeppelin> for the zeppelin.",
+                 "Go to <https://example.com/zeppelin> for the **zeppelin**."),
+    "email autolink": ("Write to <zeppelin@example.com> about the zeppelin.",
+                       "Write to <zeppelin@example.com> about the **zeppelin**."),
+    "raw HTML inline": ('A <span title="zeppelin">big zeppelin</span> here.',
+                        'A <span title="zeppelin">big **zeppelin**</span> here.'),
+    "raw HTML block": ('<div class="zeppelin">\nzeppelin in a block\n</div>\n\nThe zeppelin flies.',
+                       '<div class="zeppelin">\nzeppelin in a block\n</div>\nThe **zeppelin** flies.'),
+    "image": ("![a zeppelin](img/zeppelin.png) shows the zeppelin.",
+              "![a zeppelin](img/zeppelin.png) shows the **zeppelin**."),
+    "code span": ("Run `zeppelin --fly` to fly the zeppelin.",
+                  "Run `zeppelin --fly` to fly the **zeppelin**."),
+    "code span of two backticks": ("Run ``zeppelin `x` here`` to fly the zeppelin.",
+                                   "Run ``zeppelin `x` here`` to fly the **zeppelin**."),
+    "indented code": ("The zeppelin command:\n\n    zeppelin --fly",
+                      "The **zeppelin** command:\n    zeppelin --fly"),
+    "fenced code": ("The zeppelin command:\n\n```\nzeppelin --fly\n```",
+                    "The **zeppelin** command:\n```\nzeppelin --fly\n```"),
+    "fence in a block quote": ("> The zeppelin command:\n>\n> ```\n> zeppelin --fly\n> ```",
+                               "> The **zeppelin** command:\n>\n> ```\n> zeppelin --fly\n> ```"),
+    "fence in a list item": ("- The zeppelin command:\n\n  ```\n  zeppelin --fly\n  ```",
+                             "- The **zeppelin** command:\n  ```\n  zeppelin --fly\n  ```"),
+    "emphasis with *": ("The *zeppelin* flies; the zeppelin lands.",
+                        "The *zeppelin* flies; the **zeppelin** lands."),
+    "emphasis with _": ("The _zeppelin_ flies; the zeppelin lands.",
+                        "The _zeppelin_ flies; the **zeppelin** lands."),
+    "a word inside emphasis": ("The *big zeppelin plan* flies; the zeppelin lands.",
+                               "The *big zeppelin plan* flies; the **zeppelin** lands."),
+    "strong": ("The **zeppelin** flies; the zeppelin lands.",
+               "The **zeppelin** flies; the **zeppelin** lands."),
+    "reference definition": ('See [the zeppelin plan][p] now.\n\n[p]: https://example.com/zeppelin "zeppelin"',
+                             'See [the **zeppelin** plan][p] now.\n[p]: https://example.com/zeppelin "zeppelin"'),
+    "shortcut reference": ("See [zeppelin] now, the zeppelin.\n\n[zeppelin]: https://example.com/z",
+                           "See [zeppelin] now, the **zeppelin**.\n[zeppelin]: https://example.com/z"),
+    "wikilink target and display text": (
+        "Read [[Zeppelin plan|the zeppelin]] and [[Zeppelin]] on the zeppelin.",
+        "Read [[Zeppelin plan|the zeppelin]] and [[Zeppelin]] on the **zeppelin**."),
+    "embed": ("![[zeppelin.png|300]] shows the zeppelin.",
+              "![[zeppelin.png|300]] shows the **zeppelin**."),
+    "tag": ("Tagged #zeppelin for the zeppelin.", "Tagged #zeppelin for the **zeppelin**."),
+    "math": ("The lift $zeppelin_x$ of the zeppelin.", "The lift $zeppelin_x$ of the **zeppelin**."),
+    "callout type": ("> [!zeppelin] The zeppelin\n> flies.",
+                     "> [!zeppelin] The **zeppelin**\n> flies."),
+    "footnote label": ("The zeppelin[^zeppelin] flies.\n\n[^zeppelin]: A zeppelin.",
+                       "The **zeppelin**[^zeppelin] flies.\n[^zeppelin]: A **zeppelin**."),
+    "HTML comment": ("The zeppelin <!-- zeppelin --> flies.",
+                     "The **zeppelin** <!-- zeppelin --> flies."),
+    "link destination in angle brackets": ("[a zeppelin](<my zeppelin.md>) flies.",
+                                           "[a **zeppelin**](<my zeppelin.md>) flies."),
+    "ordered list": ("1. zeppelin one\n2. the second zeppelin",
+                     "1. **zeppelin** one\n2. the second **zeppelin**"),
+    "table": ("| ship | kind |\n| --- | --- |\n| zeppelin | [x](http://e.com/zeppelin) |",
+              "| ship | kind |\n| --- | --- |\n| **zeppelin** | [x](http://e.com/zeppelin) |"),
+}
+
+
+def test_marks_go_on_prose_words_only_in_every_markdown_form(tmp_path):
+    files = {f"f{i}.md": f"# Z\n\n{body}\n" for i, (body, _) in enumerate(FORMS.values())}
+    results = {r.note: r.snippet.text for r in found(tmp_path, files, "zeppelin", 100)}
+    got = {form: results[f"vault/f{i}.md"] for i, form in enumerate(FORMS)}
+    assert got == {form: want for form, (_, want) in FORMS.items()}
+
+
+def test_a_link_address_is_quoted_unmarked_by_the_cli_and_the_mcp_server(tmp_path):
+    import asyncio
+    import json
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from support import run_memory
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "plan.md").write_text("# Plan\n\nThe [zeppelin plan](https://example.com/"
+                                   "zeppelin-plan) and `zeppelin --fly`.\n")
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    want = "The [**zeppelin** plan](https://example.com/zeppelin-plan) and `zeppelin --fly`."
+    p = run_memory("--db", db, "search", "zeppelin")
+    assert want in p.stdout, p.stdout
+    assert json.loads(run_memory("--db", db, "search", "zeppelin", "--json").stdout
+                      )[0]["snippet"]["text"] == want
+
+    async def go():
+        params = StdioServerParameters(command=sys.executable, env={
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "MEMORY_EMBEDDER": "none"},
+            args=["-m", "personal_memory.mcp_server", "--db", str(db)])
+        async with Client(params) as c:
+            return await c.call_tool("memory_search", {"query": "zeppelin"})
+    answer = asyncio.run(go())
+    assert want in answer.content[0].text
+
+
+PIECES = ["word", "word", " ", "\n", "\n\n", "`", "``", "*", "_", "**", "[", "]", "(", ")",
+          "<", ">", "> ", "- ", "1. ", "    ", "```", "~~~", "http://x/word", "#", "|",
+          "$", "%%", "!", "[[", "]]", '"', "\\", "&amp;", "<b>", "</b>", "---", ":"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+def test_a_mark_never_changes_what_the_markdown_says(pieces):
+    """Hostile Markdown: the marks chosen render as the text did, apart from their bold,
+    and none lands in code, a link's address or HTML."""
+    import re
+
+    from markdown_it import MarkdownIt
+
+    from personal_memory.notes.prose import mark, prose
+
+    def _joined(spans):  # touching spans share one mark
+        return [sp for i, sp in enumerate(spans) if i == 0 or spans[i - 1][1] != sp[0]]
+    text = "".join(pieces)
+    spans = [m.span() for m in re.finditer(r"word", text)]
+    keep = prose(text, spans)
+    chosen = [sp for sp, k in zip(spans, keep) if k]
+    md = MarkdownIt("commonmark").enable("table")
+
+    def bare(html):
+        return html.replace("<strong>", "").replace("</strong>", "")
+    before, after = md.render(text), md.render(mark(text, chosen))
+    assert bare(after) == bare(before)
+    assert after.count("<strong>") == before.count("<strong>") + len(_joined(chosen))
+    for tok in md.parse(mark(text, chosen)):
+        assert tok.type == "inline" or "**word**" not in tok.content, tok
+        for child in tok.children or []:
+            assert "**word**" not in child.content or child.type == "text", child
+            assert "**word**" not in str(child.attrs)

@@ -410,3 +410,22 @@ def test_a_note_with_an_undecodable_name_does_not_stop_the_daemon(tmp_path, note
         assert any(e.path == "bad-\\xff.md" for e in errors), (errors, d.log()[-3000:])
     finally:
         d.close()
+
+
+def test_a_file_truncated_then_written_a_second_later_is_not_deleted(daemon, notes):
+    import time
+    path = notes / "keep.md"
+    path.write_text("")  # an editor truncates the file...
+    time.sleep(1.0)  # ...well past the settle window...
+    path.write_text("# Keep\n\nsteady anchor note, written after truncation\n")  # ...then writes
+    wait_for(lambda: daemon.search_ids("truncation"), what="the rewrite")
+    daemon.cookie()
+    assert [h.deleted for h in daemon.history("notes/keep.md#Keep")] == [False, False]
+
+
+def test_a_file_that_stays_empty_is_recorded_emptied(daemon, notes):
+    (notes / "keep.md").write_text("")
+    wait_for(lambda: tombstones(daemon, "notes/keep.md#Keep"), timeout=30,
+             what="the emptied note's tombstone")
+    assert daemon.search_ids("anchor") == []
+    assert "change:" in daemon.log() and "1 tombstoned" in daemon.log()

@@ -210,3 +210,11 @@ def occurrences(text: str) -> list[Occurrence]:
 def embeds(text: str) -> list[str]:
     """Targets of the embeds in a text, in order, once each."""
     return list(dict.fromkeys(o.target for o in occurrences(text) if o.embed))
+
+
+def address_ranges(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds links and addresses rather than plain words, as (start, end)
+    character ranges: wikilinks and embeds (their display text is part of the link as
+    Obsidian shows it), tags, block IDs, icon shortcodes. A mark inside one changes it."""
+    return [m.span() for pattern in (_WIKILINK, _TAG, _BLOCK_ID, _SHORTCODE)
+            for m in pattern.finditer(text)]

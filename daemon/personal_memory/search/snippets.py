@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..notes.links import fenced
+from ..notes.prose import mark, prose
 from ..records import RevisionRecord, Snippet
 from ..store import Database
 
@@ -16,7 +16,6 @@ WIDTH = 220
 # A snippet that would stop inside a sentence or a list item (the next line finishes it) may
 # run this far past WIDTH to finish it.
 FINISH = 100
-MARK = "**"
 _ENDS = (".", "!", "?", "…", "。", "！", "？", "|", "```")
 
 
@@ -52,8 +51,6 @@ def _unfinished(line: str, following: str) -> bool:
 # A query term is marked when it carries weight: BM25's idf of at least this (a term held
 # by fewer than about a quarter of the revisions). "the", "to", "a" carry almost none.
 MARK_IDF = 1.0
-# Where a mark would break the note's own Markdown: emphasis, inline code, a wikilink.
-_UNMARKABLE = re.compile(r"\*\*.+?\*\*|__.+?__|`[^`]*`|\[\[[^\]]*\]\]")
 
 
 def weighty(db: Database, terms: list[str]) -> list[str]:
@@ -67,14 +64,6 @@ def weighty(db: Database, terms: list[str]) -> list[str]:
     return keep or [t for t in terms if idf[t] == max(idf.values())]
 
 
-def _markable(line: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans that stand outside the line's own emphasis, code and wikilinks."""
-    if not spans:
-        return spans
-    taken = [m.span() for m in _UNMARKABLE.finditer(line)]
-    return [(s, e) for s, e in spans if not any(a <= s and e <= b for a, b in taken)]
-
-
 def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     """(start, end) character spans of the words of ``line`` that are query terms."""
     if not terms or not line.strip():
@@ -86,15 +75,6 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
             spans.append((len(data[:start].decode("utf-8", "ignore")),
                           len(data[:end].decode("utf-8", "ignore"))))
     return spans
-
-
-def _mark(line: str, spans: list[tuple[int, int]]) -> str:
-    out, last = [], 0
-    for start, end in spans:
-        out += [line[last:start], MARK, line[start:end], MARK]
-        last = end
-    out.append(line[last:])
-    return "".join(out)
 
 
 def _first_part(line: str, room: int) -> int | None:
@@ -120,7 +100,6 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     lines = rev.content.split("\n")[context:]
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
-    code = fenced(lines)  # code is quoted as written, never marked
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
     # the best line: the most query words, in the text rather than a heading (the
@@ -170,9 +149,10 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     while hi > lo and not _text(lines[hi]):
         hi -= 1
         cut = None
+    marks = _prose_only(rev.content, context, lines, found, lo, hi)
     parts = []
     for i in range(lo, hi + 1):
-        line, spans = lines[i], found[i]
+        line, spans = lines[i], marks[i]
         if _block_id(line):
             continue
         if i == hi and cut:  # the first part of the line that finishes the snippet
@@ -180,18 +160,36 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
             spans = [(a, b) for a, b in spans if b <= len(shown)]
             line = shown if shown.endswith(_ENDS) else shown + "…"
         elif len(line) > WIDTH:  # one long line: a window around its first match
-            at = spans[0][0] if spans else 0
+            at = found[i][0][0] if found[i] else 0
             begin = max(0, min(at - WIDTH // 3, len(line) - WIDTH))
             piece = line[begin:begin + WIDTH]
             spans = [(s - begin, e - begin) for s, e in spans
                      if s >= begin and e <= begin + WIDTH]
             line = ("…" if begin else "") + piece + ("…" if begin + WIDTH < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        parts.append(line if code[i] else _mark(line, _markable(line, spans)))
+        parts.append(mark(line, spans))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)
     return Snippet(text=text, line_start=first_line + lo, line_end=first_line + hi)
+
+
+def _prose_only(content: str, context: int, lines: list[str],
+                found: list[list[tuple[int, int]]], lo: int, hi: int,
+                ) -> list[list[tuple[int, int]]]:
+    """The matches of the shown lines that are prose (notes.prose): never in code, a
+    link's address, HTML, the note's own emphasis... The section's context lines (a table's
+    header) are parsed with it."""
+    offset = sum(len(x) + 1 for x in content.split("\n")[:context])
+    at = [offset]
+    for line in lines:
+        at.append(at[-1] + len(line) + 1)
+    spans = [(at[i] + s, at[i] + e) for i in range(lo, hi + 1) for s, e in found[i]]
+    keep = iter(prose(content, spans))
+    kept: list[list[tuple[int, int]]] = [[] for _ in found]
+    for i in range(lo, hi + 1):
+        kept[i] = [sp for sp in found[i] if next(keep)]
+    return kept
 
 
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import uuid
@@ -49,6 +50,27 @@ def load_vector_backend(conn: apsw.Connection, requested: str) -> str:
     return "python"
 
 
+# Below this much room, an I/O error or a file SQLite cannot open or grow is a full disk:
+# the WAL index alone takes 32 KiB, and SQLite only says "disk I/O error".
+FULL_DISK_BYTES = 256 * 1024
+
+
+def full_disk(path: str) -> str | None:
+    """Why the disk holding ``path`` is full ("0 bytes free in /data"), or None when it
+    has room (or cannot be asked)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    # root may use the blocks a file system keeps back for it
+    blocks = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    if st.f_files and (st.f_ffree if os.geteuid() == 0 else st.f_favail) == 0:
+        return f"no free inodes in {folder}"
+    free = blocks * st.f_frsize
+    return f"{free:,} bytes free in {folder}" if free < FULL_DISK_BYTES else None
+
+
 def translate(exc: apsw.Error, path: str) -> DatabaseError:
     """Our named error for an SQLite error, with a one-line message naming the file."""
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
@@ -56,6 +78,11 @@ def translate(exc: apsw.Error, path: str) -> DatabaseError:
                             "lock; nothing was written")
     if isinstance(exc, apsw.FullError):
         return DiskFull(f"database {path}: disk full; nothing was written")
+    if isinstance(exc, (apsw.IOError, apsw.CantOpenError)):
+        why = full_disk(path)
+        if why:
+            return DiskFull(f"database {path}: the disk is full, free some space ({why}; "
+                            f"SQLite said \"{exc}\")")
     if isinstance(exc, apsw.ReadOnlyError):
         return DatabaseReadOnly(f"database {path} cannot be written (read-only file, "
                                 "folder or mount)")
@@ -141,6 +168,9 @@ class Connection:
                     ensure_private_dir(Path(os.path.abspath(path)).parent)
                     create_private_file(path)
                 except OSError as exc:
+                    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                        raise DiskFull(f"cannot create database {path}: the disk is full "
+                                       f"({exc.strerror}): free some space") from None
                     raise NotFound(f"cannot create database {path}: {exc.strerror}") from None
             flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
             uri = "file:" + _uri_path(path)
@@ -169,6 +199,9 @@ class Connection:
         try:
             conn = apsw.Connection(uri, flags=flags)
         except apsw.Error as exc:
+            error = translate(exc, path)
+            if isinstance(error, DiskFull):
+                raise error from exc
             raise NotFound(f"cannot open database {path}: {exc}") from None
         conn.set_busy_timeout(10_000)
         try:

@@ -5,6 +5,7 @@ result by result."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
@@ -132,7 +133,9 @@ def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
     """The old note's retractions and the new note's additions become one move: a section
     found at both paths with the same text is no change, with another text a revision."""
     gone, came = groups.get(old), groups.get(new)
-    if came is None and gone is None:
+    if gone is None or not _was_there(gone):
+        # Nothing was at the old path when the span began: a note added (and moved)
+        # inside the span is new at its final path, not moved from one nobody saw.
         return
     if came is None:
         came = groups[new] = _Group(new, is_note=True)
@@ -157,6 +160,11 @@ def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
     came.sections = sections + others + list(retracted.values())
 
 
+def _was_there(g: _Group) -> bool:
+    """Whether the group's note (or its sections) was visible when the span began."""
+    return g.record_before is not None or any(s.before is not None for s in g.sections)
+
+
 def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
     """A section removed from a note and one added to it at the same moment with mostly
     the same text are one section whose heading was renamed: a revision, with its diff."""
@@ -171,8 +179,10 @@ def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
         for old in removed:
             if old.memory_id in used or old.known_at != new.known_at:
                 continue
-            ratio = SequenceMatcher(None, _body(old.before), _body(new.after),
-                                    autojunk=False).ratio()
+            before, after = _body(old.before), _body(new.after)
+            if not before or not after:
+                continue  # no words to compare: nothing says they are one section
+            ratio = SequenceMatcher(None, before, after, autojunk=False).ratio()
             if ratio >= score:
                 best, score = old, ratio
         if best is not None:
@@ -184,12 +194,22 @@ def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
     return [paired.get(s.memory_id, s) for s in sections if s.memory_id not in used]
 
 
+# A word: letters and digits (an apostrophe inside). List markers, checkboxes, table pipes,
+# emphasis and link brackets are markup, not words: two checklists share all of theirs.
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# An ordered list's number and a task's checkbox ("1.", "- [x]"): markup too.
+_MARKERS = re.compile(r"^\s*(?:>\s*)*(?:\d{1,9}[.)]|[-*+])?\s*\[[ xX]\](?=\s|$)"
+                      r"|^\s*(?:>\s*)*\d{1,9}[.)](?=\s|$)"
+                      r"|(?<=\])\([^()\s]*\)", re.M)  # and a link's destination
+
+
 def _body(r: RevisionRecord) -> list[str]:
-    """A section's words below its heading line."""
+    """A section's words below its heading line, without its markup, casefolded."""
     lines = r.content.split("\n")
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
-    return " ".join(lines).split()
+    text = _MARKERS.sub(" ", "\n".join(lines))
+    return [w.casefold() for w in _WORD.findall(text)]
 
 
 def _latest(g: _Group) -> str | None:

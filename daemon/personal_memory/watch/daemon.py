@@ -38,17 +38,38 @@ MAX_BACKOFF_SECONDS = 60.0
 ROOT_RETRY_SECONDS = 2.0
 
 
+class Backoff:
+    """Waiting out a busy database or a full disk: 2 s, doubling up to
+    MAX_BACKOFF_SECONDS, said in the log and in systemd's status."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wait_after(self, exc: DatabaseBusy | DiskFull, during: str) -> float:
+        """The next delay, once ``exc`` was met ``during`` something."""
+        self.seconds = min(MAX_BACKOFF_SECONDS, self.seconds * 2 or 2.0)
+        waiting = ("waiting for the database lock (another process is writing)"
+                   if isinstance(exc, DatabaseBusy) else "waiting for disk space")
+        log.warning("%s %s; %s, retrying in %.0f s", exc, during, waiting, self.seconds)
+        notify.notify(f"STATUS={waiting}")
+        return self.seconds
+
+    def reset(self) -> None:
+        self.seconds = 0.0
+
+
 class Watcher:
     """Owns the long-running loop; the ``memory watch`` command only wires it."""
 
     def __init__(self, store: MemoryStore, folders: list[Folder], *, settle_ms: int = 300,
                  rescan_interval: float = 600.0, allow_mass_delete: bool = False,
-                 observer_factory: Callable[[], object] = watchdog_observer):
+                 observer_factory: Callable[[], object] = watchdog_observer,
+                 stop_event: threading.Event | None = None):
         self.store = store
         self.folders = folders
         self.rescan_interval = rescan_interval
         self.allow_mass_delete = allow_mass_delete
-        self.stop_event = threading.Event()
+        self.stop_event = stop_event or threading.Event()
         self.pending = PendingPaths(settle_ms / 1000)
         self._ping_every = notify.watchdog_interval()
         self._next_ping: float | None = time.monotonic() if self._ping_every else None
@@ -58,7 +79,7 @@ class Watcher:
         self._rescan_reason: str | None = None
         self._lost: set[Folder] = set()
         self._started_at = now_micros()
-        self._backoff = 0.0
+        self._backoff = Backoff()
         self._last_sync: tuple[str, str, SyncReport] | None = None
         self._retry_at: float | None = None
         self._retry_reason = ""
@@ -227,19 +248,14 @@ class Watcher:
             return
         except (DatabaseBusy, DiskFull) as exc:
             # Nothing was written; a full rescan retries everything, after a back-off.
-            self._backoff = min(MAX_BACKOFF_SECONDS, self._backoff * 2 or 2.0)
-            self._retry_at = time.monotonic() + self._backoff
+            delay = self._backoff.wait_after(exc, f"during {what}")
+            self._retry_at = time.monotonic() + delay
             self._retry_reason = ("retry after a busy database" if isinstance(exc, DatabaseBusy)
                                   else "retry after a full disk")
-            waiting = ("waiting for the database lock (another process is writing)"
-                       if isinstance(exc, DatabaseBusy) else "waiting for disk space")
-            log.warning("%s during %s; %s, retrying in %.0f s", exc, what, waiting,
-                        self._backoff)
-            notify.notify(f"STATUS={waiting}")
             return
         finally:
             self._importing.clear()
-        self._backoff = 0.0
+        self._backoff.reset()
         if self.embedder is not None and (report.changed or what != "change"):
             self.embedder.nudge()  # new revisions, or a rescan: look again
         if report.changed or report.skipped or what != "change":
@@ -355,13 +371,22 @@ def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_i
                        "one (a missing database may be an unmounted drive or a deleted "
                        "file); create it with 'memory init' or a first 'memory sync', restore "
                        "it, or start afresh with 'memory watch --new-database'")
+    stop = threading.Event()
+    running: list[Watcher] = []  # woken by a signal once it exists
+    if install_signals:
+        _install_signals(stop, running)
     # Open (and so validate) the database first: a foreign file gets no stray lock file.
-    with MemoryStore.open(db_path, vector_backend=vector_backend, embedder=embedder) as store, \
-            DaemonLock(db_path):  # LockedError: the CLI exits 75
+    store = _open_when_possible(db_path, stop, vector_backend=vector_backend,
+                                embedder=embedder)
+    if store is None:
+        log.info("stopped")
+        return EXIT_OK
+    with store, DaemonLock(db_path):  # LockedError: the CLI exits 75
         watcher = Watcher(store, folders, settle_ms=settle_ms, rescan_interval=rescan_interval,
-                          allow_mass_delete=allow_mass_delete)
-        if install_signals:
-            _install_signals(watcher)
+                          allow_mass_delete=allow_mass_delete, stop_event=stop)
+        running.append(watcher)
+        if stop.is_set():  # a signal came while it was being set up
+            watcher.stop()
         log.info("watching %s into %s (settle %d ms, %s)",
                  ", ".join(f"{f.root} as {f.namespace}/{f.collection}" for f in folders),
                  db_path, settle_ms,
@@ -372,15 +397,38 @@ def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_i
         return code
 
 
-def _install_signals(watcher: Watcher) -> None:
+def _open_when_possible(db_path: Path, stop: threading.Event, **options) -> MemoryStore | None:
+    """The store, once it opens: a full disk (SQLite cannot even make its WAL files) or a
+    busy database is waited out with the loop's back-off, as it is mid-run, and systemd is
+    kept told (ready, why it waits, the watchdog). None when stopped while waiting."""
+    backoff = Backoff()
+    ping_every = notify.watchdog_interval()
+    while True:
+        try:
+            return MemoryStore.open(db_path, **options)
+        except (DatabaseBusy, DiskFull) as exc:
+            delay = backoff.wait_after(exc, "while opening the database")
+            notify.notify("READY=1")  # alive and waiting; a start timeout would only restart it
+            deadline = time.monotonic() + delay
+            while not stop.is_set() and time.monotonic() < deadline:
+                if ping_every:
+                    notify.notify("WATCHDOG=1")
+                stop.wait(min(ping_every or delay, max(0.0, deadline - time.monotonic())))
+            if stop.is_set():
+                return None
+
+
+def _install_signals(stop: threading.Event, running: list[Watcher]) -> None:
     import signal
 
     def handle(signum, frame):
-        if watcher.stop_event.is_set():
+        if stop.is_set():
             log.warning("second signal: stopping now")
             os._exit(EXIT_PROBLEM)  # SQLite rolls back the open transaction; nothing half-written
         log.info("signal %d: finishing the current transaction, then stopping", signum)
-        watcher.stop()
+        stop.set()
+        for watcher in running:
+            watcher.stop()
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)

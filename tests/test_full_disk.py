@@ -1,0 +1,94 @@
+"""A database on a real full disk before anything opened it (no -wal or -shm file yet):
+SQLite cannot make its WAL index and says only "disk I/O error". Every reader names the
+full disk, and the daemon waits for space instead of exiting."""
+
+import os
+import subprocess
+
+import pytest
+
+from daemon_harness import Daemon
+from support import mount_small_disk, run_memory, wait_for
+
+
+def _fill(folder):
+    with open(folder / "filler", "wb") as fh:  # not a byte left
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """(database, notes): the database synced onto a small disk, then the disk filled."""
+    small = tmp_path / "small"
+    small.mkdir()
+    why = mount_small_disk(small, "900k")
+    if why:
+        pytest.skip(why)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
+    db = small / "m.db"
+    try:
+        assert run_memory("--db", db, "sync", notes).returncode == 0
+        assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm")
+        _fill(small)
+        assert os.statvfs(small).f_bavail == 0
+        yield db, notes
+    finally:
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)
+
+
+def test_every_reader_names_the_full_disk(full_disk):
+    db, _ = full_disk
+    for command in (["search", "zeppelin"], ["status"], ["ui", "--no-open", "--port", "0"]):
+        for name in ("-wal", "-shm"):  # as before any reader came: SQLite leaves stubs
+            if os.path.exists(f"{db}{name}"):
+                os.unlink(f"{db}{name}")
+        p = run_memory("--db", db, *command)
+        assert p.returncode == 2, (command, p.stdout, p.stderr)
+        assert "the disk is full" in p.stderr and "0 bytes free in" in p.stderr, p.stderr
+        assert "disk I/O error" not in p.stderr.split("(")[0]  # the cause comes first
+    p = run_memory("--db", db, "doctor")
+    assert p.returncode == 1 and "the disk is full" in p.stdout, p.stdout
+
+
+def test_the_daemon_waits_for_space_at_start_then_imports(full_disk):
+    db, notes = full_disk
+    d = Daemon(db, notes)
+    try:
+        d.start(wait_ready=False)
+        d.wait_message("STATUS=waiting for disk space", timeout=60)
+        wait_for(lambda: "waiting for disk space" in d.log(), what="the reason in the log")
+        assert "the disk is full" in d.log() and "disk I/O error" in d.log()
+        (notes / "late.md").write_text("a latecomer quagga\n")
+        wait_for(lambda: d.log().count("retrying in") >= 2, timeout=30, what="a second try")
+        assert d.proc.poll() is None  # waiting, not exited
+        (db.parent / "filler").unlink()
+        try:
+            wait_for(lambda: d.search_ids("quagga") == ["notes/late.md"], timeout=60,
+                     what="the import once there is space")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the daemon's log:\n{d.log()}") from None
+        assert d.search_ids("zeppelin") == ["notes/a.md#Plan"]
+        (notes / "later.md").write_text("watched as usual okapi\n")
+        wait_for(lambda: d.search_ids("okapi") == ["notes/later.md"], what="events after")
+        assert d.stop() == 0
+    finally:
+        d.close()
+
+
+def test_a_signal_while_waiting_for_space_stops_cleanly(full_disk):
+    db, notes = full_disk
+    d = Daemon(db, notes)
+    try:
+        d.start(wait_ready=False)
+        d.wait_message("STATUS=waiting for disk space", timeout=60)
+        assert d.stop() == 0
+        assert "stopped" in d.log()
+    finally:
+        d.close()

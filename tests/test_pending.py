@@ -1,0 +1,69 @@
+"""The daemon's debouncer (watch.pending) on real files, with its clock given."""
+
+from personal_memory.notes.folders import Folder
+from personal_memory.watch.pending import MAX_DELAY_FACTOR, PendingPaths
+
+
+def _queue(tmp_path):
+    folder = Folder.of(tmp_path)
+    return folder, PendingPaths(0.3, empty_settle_seconds=5.0)
+
+
+def test_a_path_settles_after_the_quiet_window(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "a.md").write_text("text\n")
+    q.mark(folder, "a.md", now=10.0)
+    assert q.next_deadline() == 10.3
+    assert q.take_settled(now=10.2) == {}
+    assert q.take_settled(now=10.3) == {folder: {"a.md"}}
+    assert not q and q.next_deadline() is None
+
+
+def test_a_path_that_keeps_changing_is_still_taken(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "a.md").write_text("text\n")
+    for i in range(40):
+        q.mark(folder, "a.md", now=10.0 + i * 0.1)
+    assert q.take_settled(now=10.0 + 0.3 * MAX_DELAY_FACTOR) == {folder: {"a.md"}}
+
+
+def test_an_emptied_file_waits_the_long_settle(tmp_path):
+    folder, q = _queue(tmp_path)
+    note = tmp_path / "a.md"
+    note.write_text("")  # truncated by an editor that writes the text a moment later
+    q.mark(folder, "a.md", now=10.0)
+    assert q.take_settled(now=10.3) == {}
+    assert q and q.next_deadline() == 15.0
+    note.write_text("the text\n")
+    q.mark(folder, "a.md", now=11.0)  # the write: it settles as usual, with its text
+    assert q.next_deadline() == 11.3
+    assert q.take_settled(now=11.3) == {folder: {"a.md"}}
+
+
+def test_a_file_that_stays_empty_is_taken_after_the_long_settle(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "a.md").write_text("")
+    (tmp_path / "b.md").write_text("b\n")
+    q.mark(folder, "a.md", now=10.0)
+    q.mark(folder, "b.md", now=10.0)
+    assert q.take_settled(now=10.3) == {folder: {"b.md"}}  # the other path is not held up
+    assert q.take_settled(now=14.9) == {}
+    assert q.take_settled(now=15.0) == {folder: {"a.md"}}  # still empty: emptied for real
+    assert not q
+
+
+def test_deleted_files_and_folders_do_not_wait(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for rel in ("gone.md", "sub", ""):
+        q.mark(folder, rel, now=10.0)
+    assert q.take_settled(now=10.3) == {folder: {"gone.md", "sub", ""}}
+
+
+def test_a_rescan_clears_the_held_files(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "a.md").write_text("")
+    q.mark(folder, "a.md", now=10.0)
+    assert q.take_settled(now=10.3) == {}
+    q.clear()
+    assert not q and q.next_deadline() is None

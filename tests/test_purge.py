@@ -200,3 +200,61 @@ def test_purge_of_a_note_erases_its_path_and_proves_it(tmp_path, db):
         assert report.occurrences == 0 and len(report.revision_ids) >= 2
         assert report.selector == "note (its path is not recorded)"
     assert b"Zeta-4711" not in every_byte(db.parent)
+
+
+def test_a_word_of_the_vault_folder_path_keeps_the_binding_and_the_refusal(tmp_path, db):
+    vault = tmp_path / "acmecorp-files" / "vault"
+    vault.mkdir(parents=True)
+    (vault / "A.md").write_text("# A\n\nthe acmecorp contract\n")
+    (vault / "B.md").write_text("# B\n\nthe door code 4471-wren\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "A.md").write_text("# A\n\nthe contract\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", "acmecorp", "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Proof: 0 occurrences" in p.stdout and "Kept: the folder binding" in p.stdout
+    assert str(vault) in p.stdout
+    # the binding stays: a text a note still holds is still refused, and kept
+    p = run_memory("--db", db, "purge", "--matching", "4471-wren", "--yes")
+    assert p.returncode == 2 and "B.md:3 still contains the text" in p.stderr, p.stdout
+    found = run_memory("--db", db, "search", "4471-wren", "--json")
+    assert "vault/B.md#B" in found.stdout
+    (vault / "B.md").write_text("# B\n\nthe door code 4471-wren, and a new line\n")
+    p = run_memory("--db", db, "sync", vault)
+    assert p.returncode == 0 and "collection" not in p.stderr, p.stderr
+
+
+def test_a_word_of_the_collection_name_is_refused_not_a_whole_vault_erased(tmp_path, db):
+    vault = tmp_path / "acmecorp"
+    vault.mkdir()
+    (vault / "A.md").write_text("# A\n\nplain words\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", "acmecorp", "--yes")
+    assert p.returncode == 2 and "is named with this text" in p.stderr, p.stdout + p.stderr
+    assert "plain words" in run_memory("--db", db, "read", "acmecorp/A.md").stdout
+
+
+@pytest.mark.parametrize("written,asked", [
+    ("SK-LIVE-ABCDEF", "sk-live-abcdef"),
+    ("Herr Mu\u0308ller", "Müller"),  # NFD in the note, NFC asked
+    ("\uff53\uff4b\uff0d\uff4c\uff49\uff56\uff45\uff0d\uff58\uff59", "sk-live-xy"),
+    ("pass\u00adword-9931", "password-9931"),  # a soft hyphen a reader does not see
+])
+def test_purge_finds_every_form_a_search_finds(tmp_path, db, written, asked):
+    vault = tmp_path / "n"
+    vault.mkdir()
+    (vault / "A.md").write_text(f"# A\n\nthe value {written} here\n")
+    (vault / "B.md").write_text("# B\n\nunrelated\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    hits = run_memory("--db", db, "search", asked, "--json")
+    assert "n/A.md#A" in hits.stdout, hits.stdout + hits.stderr
+    p = run_memory("--db", db, "purge", "--matching", asked, "--yes")
+    assert p.returncode == 2 and "A.md:3 still contains the text" in p.stderr, p.stdout
+    (vault / "A.md").write_text("# A\n\nthe value is gone\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", asked, "--yes")
+    assert p.returncode == 0 and "Purged 1 revisions" in p.stdout, p.stdout + p.stderr
+    assert "Proof: 0 occurrences" in p.stdout
+    data = every_byte(db.parent)
+    assert written.encode() not in data and asked.encode() not in data
+    assert "n/A.md#A" in run_memory("--db", db, "search", "gone", "--json").stdout

@@ -164,6 +164,10 @@ def purge(d: PurgeReport) -> str:
                      f"{', '.join(map(str, d.unfinished))} of the audit; the next purge "
                      "(or 'memory purge --resume') finishes "
                      f"{'them' if len(d.unfinished) > 1 else 'it'}.")
+    for binding in d.kept_bindings:
+        lines.append(f"Kept: the folder binding of collection {binding} holds the text; it "
+                     "says where the notes are read from (not note content), so the proof "
+                     "leaves its bytes out.")
     for path, count in d.other_files_with_copies.items():
         lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
     r = d.replica

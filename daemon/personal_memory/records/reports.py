@@ -234,6 +234,9 @@ class PurgeReport(Record):
     finished: list[int] = field(default_factory=list)
     unfinished: list[int] = field(default_factory=list)
     proven: bool = False
+    # Collections (``namespace/collection: folder``) whose name or folder holds the text:
+    # their binding is kept (where the notes are read from), and left out of the proof.
+    kept_bindings: list[str] = field(default_factory=list)
 
     RESUME: ClassVar[str] = "no new selection (unfinished purges only)"
 

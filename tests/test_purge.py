@@ -258,3 +258,72 @@ def test_purge_finds_every_form_a_search_finds(tmp_path, db, written, asked):
     data = every_byte(db.parent)
     assert written.encode() not in data and asked.encode() not in data
     assert "n/A.md#A" in run_memory("--db", db, "search", "gone", "--json").stdout
+
+
+KILLED_AFTER_ITS_TRANSACTION = """
+import os, sys
+from personal_memory.store import purging
+purging.Purging.rewrite_file = lambda self: os._exit(9)  # killed before the rewrite
+from personal_memory.cli.app import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_purge_killed_after_its_transaction_is_named_until_finished(tmp_path, vault, db):
+    import subprocess
+    import sys
+    from support import user_env
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "keys.md").write_text("# Keys\n\nrotated\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    killed = subprocess.run([sys.executable, "-c", KILLED_AFTER_ITS_TRANSACTION, "--db",
+                             str(db), "purge", "--matching", SECRET, "--yes"],
+                            env=user_env(), capture_output=True, text=True)
+    assert killed.returncode == 9, killed.stderr
+    assert SECRET.encode() in every_byte(db.parent)  # the rewrite never ran
+    doctor = run_memory("--db", db, "doctor")
+    assert doctor.returncode != 0 and "All good" not in doctor.stdout, doctor.stdout
+    assert "purge 1 of" in doctor.stdout and "'memory purge --resume'" in doctor.stdout
+    status = run_memory("--db", db, "status")
+    assert "purge 1 of" in status.stdout and "'memory purge --resume'" in status.stdout
+    done = run_memory("--db", db, "purge", "--resume", "--matching", SECRET, "--yes")
+    assert done.returncode == 2  # --resume stands alone
+    done = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+    assert done.returncode == 0 and "Finished purge 1" in done.stdout, done.stdout
+    assert SECRET.encode() not in every_byte(db.parent)
+    doctor = run_memory("--db", db, "doctor")
+    assert "All good" in doctor.stdout and "purge 1" not in doctor.stdout, doctor.stdout
+    assert "unfinished" not in run_memory("--db", db, "status").stdout
+
+
+def test_a_purge_whose_rewrite_fills_the_disk_says_it_is_recorded(tmp_path):
+    from support import mount_small_disk
+    small = tmp_path / "small"
+    small.mkdir()
+    why = mount_small_disk(small, "8m")
+    if why:
+        pytest.skip(why)
+    try:
+        vault, db = tmp_path / "vault", small / "m.db"
+        vault.mkdir()
+        for i in range(200):
+            (vault / f"n{i}.md").write_text(f"# N{i}\n\n" + f"words of note {i} " * 200 + "\n")
+        (vault / "keys.md").write_text(f"# Keys\n\nthe key {SECRET}\n")
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        (vault / "keys.md").unlink()
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        free = os.statvfs(small)
+        # room for the purge's transaction (measured), not for the rewrite of the file
+        (small / "filler").write_bytes(b"x" * (free.f_bavail * free.f_frsize - 1_000_000))
+        p = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "nothing was written" not in p.stderr, p.stderr
+        assert "is recorded" in p.stderr and "unfinished" in p.stderr
+        assert "'memory purge --resume'" in p.stderr and "free space" in p.stderr
+        (small / "filler").unlink()
+        p = run_memory("--db", db, "purge", "--resume")
+        assert p.returncode == 0 and "Finished purge 1" in p.stdout, p.stdout + p.stderr
+        assert SECRET.encode() not in every_byte(small)
+    finally:
+        import subprocess
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)

@@ -522,7 +522,8 @@ class MemoryStore:
                 vectors = replace(vectors, eta_seconds=None)  # nothing embeds: no estimate
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,
-                           daemon=daemon)
+                           daemon=daemon, purges_unfinished=[
+                               p for p in self._db.purges() if p.unfinished])
         return replace(found, replication=self.replication(replica_max_lag))
 
     def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:

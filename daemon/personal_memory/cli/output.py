@@ -257,6 +257,7 @@ def status(d: Status) -> str:
               for p in s.problems]
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
               if not any(e.path == path for _, path in problems)]
+    lines += [f"purge         {p.left}" for p in d.purges_unfinished]
     if d.replication is not None:
         lines.append(replication(d.replication).split("\n")[0])
     return "\n".join(lines)

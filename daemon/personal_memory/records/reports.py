@@ -155,6 +155,9 @@ class Status(Record):
     vectors: VectorStatus
     daemon: DaemonStatus
     replication: "Replication | None" = None
+    # Purges whose erasure is not finished (the file or the replica may still hold the
+    # text) until ``memory purge --resume`` finishes them.
+    purges_unfinished: list["PurgeAudit"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,17 @@ class PurgeAudit(Record):
     # What its erasure still lacks: "file" (not proven gone from the database files),
     # "replica" (the replica not made to forget); empty once finished.
     unfinished: list[str] = field(default_factory=list)
+
+    @property
+    def left(self) -> str:
+        """What an unfinished purge still lacks, in words, and the command that does it."""
+        what = " and ".join({"file": "the database file may still hold the text",
+                             "replica": "the replica still holds it"}.get(p, p)
+                            for p in self.unfinished)
+        command = "memory purge --resume" + (" --replicas" if "replica" in self.unfinished
+                                             else "")
+        return (f"purge {self.id} of {self.purged_at} is unfinished ({what}): run "
+                f"'{command}'")
 
 
 @dataclass(frozen=True)

@@ -277,3 +277,29 @@ def test_a_pause_left_by_a_killed_purge_does_not_stop_replication_for_ever(linke
     daemon.cookie()
     wait_for(lambda: caught_up(link), 30, what="replication resumed")
     assert not (real.parent / f"{real.name}.replication-pause").exists()
+
+
+@needs_litestream
+def test_resume_with_replicas_claims_no_proof_without_a_text(tmp_path):
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "Gone.md", "the 6612-grebe account")
+    note(vault, "Stays.md", "another note")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the note in the replica")
+    finally:
+        rep.stop()
+    assert restored_replica_holds(replica, tmp_path, "6612-grebe")
+    (vault / "Gone.md").unlink()
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    code, report, err = purge(db, "--note", "vault/Gone.md")  # the replica not asked
+    assert code == 0 and report["unfinished"], (report, err)
+    done = run_memory("--db", db, "purge", "--resume", "--replicas", env=env(), timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Replica proof" not in done.stdout and "0 occurrences" not in done.stdout
+    assert "no text was given to scan it for" in done.stdout, done.stdout
+    assert restored_replica_holds(replica, tmp_path, "6612-grebe") == {}

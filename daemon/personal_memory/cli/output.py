@@ -175,9 +175,15 @@ def purge(d: PurgeReport) -> str:
         gone = ", ".join(r.generations_deleted) or "none"
         lines.append(f"Replica {r.destination}: older generations deleted ({gone}), fresh "
                      f"generation {r.new_generation}.")
-        lines.append(f"Replica proof: {r.occurrences} occurrences in {r.bytes_scanned:,} "
-                     "bytes of the replica restored." if r.verified else
-                     f"Replica NOT verified: {r.unverified or f'{r.occurrences} occurrences'}.")
+        if not r.verified:
+            lines.append(f"Replica NOT verified: "
+                         f"{r.unverified or f'{r.occurrences} occurrences'}.")
+        elif r.scanned:
+            lines.append(f"Replica proof: {r.occurrences} occurrences in "
+                         f"{r.bytes_scanned:,} bytes of the replica restored.")
+        else:
+            lines.append("Replica rewritten from the purged file; no text was given to "
+                         "scan it for (--matching TEXT proves a text gone).")
     if d.replica_warning:
         lines.append(f"Warning: {d.replica_warning}.")
     lines.append("Copies made before now (memory backup files, file-system snapshots, "

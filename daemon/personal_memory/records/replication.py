@@ -42,7 +42,8 @@ class Restored(Record):
 class ReplicaPurge(Record):
     """A purge carried to the replica: the older generations deleted, a fresh one written
     from the purged database, and the proof (the replica restored to a temporary file and
-    scanned). ``verified`` False says what could not be checked in ``unverified``."""
+    scanned). ``verified`` False says what could not be checked in ``unverified``;
+    ``scanned`` False: no text was given, so the replica was rewritten but not scanned."""
     destination: str
     generations_deleted: list[str] = field(default_factory=list)
     new_generation: str | None = None
@@ -50,3 +51,4 @@ class ReplicaPurge(Record):
     bytes_scanned: int = 0
     verified: bool = False
     unverified: str | None = None
+    scanned: bool = True

@@ -211,6 +211,8 @@ def restored(r: Restored) -> str:
     at = f" as of {r.at}" if r.at else ""
     if r.ok:
         return f"Restored {r.source}{at} to {r.path}: {found}."
+    if r.problem:
+        return f"The copy of {r.source}{at} FAILED its checks: {r.problem}; nothing was written."
     return f"The copy of {r.source}{at} FAILED its checks ({found}); nothing was written."
 
 

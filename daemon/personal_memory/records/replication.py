@@ -27,7 +27,8 @@ class Replication(Record):
 @dataclass(frozen=True)
 class Restored(Record):
     """What ``restore`` wrote and what the checks of the copy found. ``path``: the target,
-    written only when ``ok`` (a copy that fails its checks is not kept)."""
+    written only when ``ok`` (a copy that fails its checks is not kept); ``problem``: why
+    the source could not be read or checked at all (damaged, another application's)."""
     source: str
     path: str
     at: str | None
@@ -36,6 +37,7 @@ class Restored(Record):
     revisions: int
     newest_known_at: str | None
     ok: bool
+    problem: str | None = None  # why the copy could not be checked (a damaged source)
 
 
 @dataclass(frozen=True)

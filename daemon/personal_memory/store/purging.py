@@ -9,6 +9,7 @@ import secrets
 from typing import Any, NamedTuple
 
 from ..notes.model import legacy_chunk_number, record_id
+from ..paths import restore_scratch_folders
 from ..records import Checkpoint, PurgeAudit
 from ..search.text import find_folded, fold
 from ..times import format_time
@@ -330,7 +331,7 @@ def scan_files(paths: list[str], needles: list[bytes],
 def folder_files(db_path: str, companions: list[str] = ()) -> tuple[list[str], list[str]]:
     """The files the store keeps: the database, its WAL and SHM, and every file under the
     ``companions`` folders (Litestream's WAL copies); then every other regular file beside
-    the database."""
+    the database, and those in a restore's scratch folder there."""
     own = [db_path + suffix for suffix in ("", "-wal", "-shm")]
     for top in companions:
         own += sorted(os.path.join(d, n) for d, _, names in os.walk(top) for n in names)
@@ -338,4 +339,7 @@ def folder_files(db_path: str, companions: list[str] = ()) -> tuple[list[str], l
     others = sorted(os.path.join(folder, n) for n in os.listdir(folder)
                     if os.path.join(folder, n) not in own
                     and os.path.isfile(os.path.join(folder, n)))
+    for scratch in restore_scratch_folders(folder):  # a running restore's copy
+        others += sorted(os.path.join(d, n) for d, _, names in os.walk(scratch)
+                         for n in names)
     return own, others

@@ -74,7 +74,7 @@ def fold(text: str) -> str:
     character, so :func:`find_folded` can map a match back to the text as written."""
     if text.isascii():
         return text.lower()
-    return "".join(_fold_char(ch) for ch in text)
+    return "".join(map(_fold_char, text))
 
 
 def find_folded(text: str, needle: str) -> list[str]:

@@ -145,10 +145,11 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
     except DiskFull as exc:
         left = sorted(set(unfinished) | ({audit} if audit is not None else set()))
         raise DiskFull(
-            f"database {db.path}: disk full while rewriting the file: purge "
-            f"{', '.join(map(str, left))} of the audit is recorded (its revisions are "
-            "blanked) but unfinished, and the file's free pages and WAL may still hold the "
-            "text; free space, then run 'memory purge --resume' to finish it") from exc
+            f"database {db.path}: disk full while rewriting the file: "
+            f"{'purges' if len(left) > 1 else 'purge'} {', '.join(map(str, left))} of the "
+            f"audit {'are' if len(left) > 1 else 'is'} recorded (the revisions are blanked) "
+            "but unfinished, and the file's free pages and WAL may still hold the text; "
+            "free space, then run 'memory purge --resume' to finish it") from exc
     blocked = bool(checkpoint.busy and checkpoint.frames_left)
     for folder in companions:
         shutil.rmtree(folder, ignore_errors=True)

@@ -85,3 +85,30 @@ def test_a_bidi_control_in_a_file_name_is_shown_escaped(tmp_path):
     text = found.content[0].text
     assert shown in text and not any(c in text for c in "\u202e\u2066\u2069"), text
     assert found.structured_content["results"][0]["note"] == f"vault/{real}"
+
+
+def test_folding_finds_each_occurrence_as_written():
+    """find_folded returns, for every place fold(needle) occurs in fold(text), the span
+    of text as written that folds to it; linear in the text (format runs included)."""
+    from hypothesis import given, settings, strategies as st
+    from personal_memory.search.text import find_folded, fold
+    letters = st.sampled_from(list("aAäÄａﬁßsS\u0308\u00ad\u200b\u202e ") + ["u\u0308", "ü"])
+    texts = st.lists(letters, max_size=40).map("".join)
+
+    @settings(max_examples=400, deadline=None)
+    @given(texts, texts)
+    def check(text, needle):
+        wanted = fold(needle)
+        found = find_folded(text, needle)
+        if not wanted:
+            assert found == []
+            return
+        folded = fold(text)
+        count = sum(folded.startswith(wanted, i) for i in range(len(folded)))
+        assert len(found) == count
+        for form in found:
+            assert form in text and wanted in fold(form)
+    check()
+    long = "ä" + "\u200b" * 200_000 + "ä"
+    assert find_folded(long, "a") == ["ä", "ä"]
+    assert find_folded("Mu\u0308ller MU\u0308", "mü") == ["Mu\u0308", "MU\u0308"]

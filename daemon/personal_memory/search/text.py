@@ -97,7 +97,8 @@ def find_folded(text: str, needle: str) -> list[str]:
     while at >= 0:
         first = _char_at(starts, parts, at)
         last = _char_at(starts, parts, at + len(wanted) - 1)
-        while last + 1 < len(parts) and not parts[last + 1]:  # its accents, as written
+        while (last + 1 < len(parts) and not parts[last + 1]
+               and unicodedata.combining(text[last + 1])):  # its accents, as written
             last += 1
         found.append(text[first:last + 1])
         at = folded.find(wanted, at + 1)

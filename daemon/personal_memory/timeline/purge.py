@@ -63,9 +63,9 @@ def refuse_while_notes_hold(db: Database, namespace: str, found: list[Candidate]
             continue
         if matching is not None and find_folded(prov["collection"], matching):
             raise PurgeRefused(f"the collection {prov['collection']!r} ({root}) is named "
-                               "with this text, so every note of it would be erased; sync "
-                               "the folder under another name (--collection NAME) first, "
-                               "then purge")
+                               "with this text, so every note of it would be erased while "
+                               "its files are there; purge a text that is not part of the "
+                               "collection's name")
         if note is not None or (matching is not None and find_folded(prov["path"], matching)):
             raise PurgeRefused(f"{path} still exists; delete or rename the file and let the "
                                "sync record it first (else the next sync imports it again), "

@@ -277,3 +277,140 @@ def test_a_pause_left_by_a_killed_purge_does_not_stop_replication_for_ever(linke
     daemon.cookie()
     wait_for(lambda: caught_up(link), 30, what="replication resumed")
     assert not (real.parent / f"{real.name}.replication-pause").exists()
+
+
+@needs_litestream
+def test_resume_with_replicas_claims_no_proof_without_a_text(tmp_path):
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "Gone.md", "the 6612-grebe account")
+    note(vault, "Stays.md", "another note")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the note in the replica")
+    finally:
+        rep.stop()
+    assert restored_replica_holds(replica, tmp_path, "6612-grebe")
+    (vault / "Gone.md").unlink()
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    code, report, err = purge(db, "--note", "vault/Gone.md")  # the replica not asked
+    assert code == 0 and report["unfinished"], (report, err)
+    done = run_memory("--db", db, "purge", "--resume", "--replicas", env=env(), timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Replica proof" not in done.stdout and "0 occurrences" not in done.stdout
+    assert "no text was given to scan it for" in done.stdout, done.stdout
+    assert restored_replica_holds(replica, tmp_path, "6612-grebe") == {}
+
+
+KILLED_WHILE_CHECKING = """
+import os, sys
+from personal_memory import MemoryStore
+MemoryStore.health = lambda self: os._exit(9)  # killed while it checks its copy
+from personal_memory.cli.app import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def scratch(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".restoring-" in p.name)
+
+
+def test_a_killed_restore_leaves_its_old_history_only_until_the_next_command(tmp_path):
+    import fcntl
+    import subprocess
+    import sys
+    from support import user_env
+    vault, live = tmp_path / "vault", tmp_path / "live"
+    vault.mkdir()
+    live.mkdir()
+    db = live / "m.db"
+    note(vault, "A.md", "the alarm code 3390-kestrel")
+    note(vault, "B.md", "another note")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    backup = tmp_path / "backup.db"
+    assert run_memory("--db", db, "backup", backup).returncode == 0
+    (vault / "A.md").unlink()
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    for _ in range(2):
+        killed = subprocess.run([sys.executable, "-c", KILLED_WHILE_CHECKING, "restore",
+                                 str(backup), "--to", str(live / "r.db")],
+                                env=user_env(), capture_output=True, text=True)
+        assert killed.returncode == 9, killed.stderr
+        (left,) = scratch(live)
+        assert occurrences(live / left, "3390-kestrel")  # the old history, beside the live db
+        assert run_memory("--db", db, "status").returncode == 0  # any command on it
+        assert scratch(live) == []
+    killed = subprocess.run([sys.executable, "-c", KILLED_WHILE_CHECKING, "restore",
+                             str(backup), "--to", str(live / "r.db")],
+                            env=user_env(), capture_output=True, text=True)
+    assert killed.returncode == 9 and len(scratch(live)) == 1
+    # a restore still running there: kept, and its copy named by the purge's proof
+    running = live / ".s.db.restoring-abcd1234"
+    running.mkdir()
+    (running / "restored.db").write_bytes(backup.read_bytes())
+    lock = os.open(running / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        code, report, err = purge(db, "--matching", "3390-kestrel")
+        assert code == 0 and report["proven"], (report, err)
+        assert list(report["other_files_with_copies"]) == [str(running / "restored.db")]
+        assert scratch(live) == [running.name]  # the killed one's copy is gone
+    finally:
+        os.close(lock)
+    assert run_memory("--db", db, "status").returncode == 0
+    assert scratch(live) == [] and occurrences(live, "3390-kestrel") == {}
+
+
+def test_restore_refuses_a_fifo_takes_a_long_name_and_reports_a_damaged_backup(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    for i in range(30):
+        note(vault, f"N{i}.md", f"note {i} " + "words " * 300)
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    backup = tmp_path / "b" / "backup.db"
+    backup.parent.mkdir()
+    assert run_memory("--db", db, "backup", backup).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    fifo = tmp_path / "b" / "fifo"
+    os.mkfifo(fifo)
+    done = run_memory("restore", fifo, "--to", out / "f.db", timeout=30)
+    assert done.returncode == 2 and "not a regular file or a folder" in done.stderr
+    assert list(out.iterdir()) == []
+    long_name = "n" * 242 + ".db"  # 245 bytes: a valid name
+    done = run_memory("restore", backup, "--to", out / long_name)
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in out.iterdir()] == [long_name]
+    (out / long_name).unlink()
+    damaged = tmp_path / "b" / "damaged.db"
+    data = bytearray(backup.read_bytes())
+    data[4096 * 3:4096 * 5] = b"\xff" * 8192
+    damaged.write_bytes(bytes(data))
+    done = run_memory("restore", damaged, "--to", out / "d.db")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith(f"The copy of {damaged} FAILED its checks"), done.stdout
+    assert "restoring-" not in done.stdout + done.stderr and "damaged" in done.stdout
+    assert list(out.iterdir()) == []
+
+
+def test_restore_on_a_full_disk_says_the_disk_is_full(tmp_path):
+    import subprocess
+    from support import mount_small_disk
+    db, small = tmp_path / "m.db", tmp_path / "small"
+    small.mkdir()
+    for i in range(20):
+        assert run_memory("--db", db, "remember", f"m{i}", os.urandom(20000).hex(),
+                          "-n", "p").returncode == 0
+    why = mount_small_disk(small, "200k")
+    if why:
+        pytest.skip(why)
+    try:
+        done = run_memory("restore", db, "--to", small / "r.db")
+        assert done.returncode == 2 and "disk full" in done.stderr, done.stderr
+        assert "not an error" not in done.stderr and "restoring-" not in done.stderr
+        assert list(small.iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)

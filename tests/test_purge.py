@@ -200,3 +200,130 @@ def test_purge_of_a_note_erases_its_path_and_proves_it(tmp_path, db):
         assert report.occurrences == 0 and len(report.revision_ids) >= 2
         assert report.selector == "note (its path is not recorded)"
     assert b"Zeta-4711" not in every_byte(db.parent)
+
+
+def test_a_word_of_the_vault_folder_path_keeps_the_binding_and_the_refusal(tmp_path, db):
+    vault = tmp_path / "acmecorp-files" / "vault"
+    vault.mkdir(parents=True)
+    (vault / "A.md").write_text("# A\n\nthe acmecorp contract\n")
+    (vault / "B.md").write_text("# B\n\nthe door code 4471-wren\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "A.md").write_text("# A\n\nthe contract\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", "acmecorp", "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Proof: 0 occurrences" in p.stdout and "Kept: the folder binding" in p.stdout
+    assert str(vault) in p.stdout
+    # the binding stays: a text a note still holds is still refused, and kept
+    p = run_memory("--db", db, "purge", "--matching", "4471-wren", "--yes")
+    assert p.returncode == 2 and "B.md:3 still contains the text" in p.stderr, p.stdout
+    found = run_memory("--db", db, "search", "4471-wren", "--json")
+    assert "vault/B.md#B" in found.stdout
+    (vault / "B.md").write_text("# B\n\nthe door code 4471-wren, and a new line\n")
+    p = run_memory("--db", db, "sync", vault)
+    assert p.returncode == 0 and "collection" not in p.stderr, p.stderr
+
+
+def test_a_word_of_the_collection_name_is_refused_not_a_whole_vault_erased(tmp_path, db):
+    vault = tmp_path / "acmecorp"
+    vault.mkdir()
+    (vault / "A.md").write_text("# A\n\nplain words\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", "acmecorp", "--yes")
+    assert p.returncode == 2 and "is named with this text" in p.stderr, p.stdout + p.stderr
+    assert "plain words" in run_memory("--db", db, "read", "acmecorp/A.md").stdout
+
+
+@pytest.mark.parametrize("written,asked", [
+    ("SK-LIVE-ABCDEF", "sk-live-abcdef"),
+    ("Herr Mu\u0308ller", "Müller"),  # NFD in the note, NFC asked
+    ("\uff53\uff4b\uff0d\uff4c\uff49\uff56\uff45\uff0d\uff58\uff59", "sk-live-xy"),
+    ("pass\u00adword-9931", "password-9931"),  # a soft hyphen a reader does not see
+])
+def test_purge_finds_every_form_a_search_finds(tmp_path, db, written, asked):
+    vault = tmp_path / "n"
+    vault.mkdir()
+    (vault / "A.md").write_text(f"# A\n\nthe value {written} here\n")
+    (vault / "B.md").write_text("# B\n\nunrelated\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    hits = run_memory("--db", db, "search", asked, "--json")
+    assert "n/A.md#A" in hits.stdout, hits.stdout + hits.stderr
+    p = run_memory("--db", db, "purge", "--matching", asked, "--yes")
+    assert p.returncode == 2 and "A.md:3 still contains the text" in p.stderr, p.stdout
+    (vault / "A.md").write_text("# A\n\nthe value is gone\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    p = run_memory("--db", db, "purge", "--matching", asked, "--yes")
+    assert p.returncode == 0 and "Purged 1 revisions" in p.stdout, p.stdout + p.stderr
+    assert "Proof: 0 occurrences" in p.stdout
+    data = every_byte(db.parent)
+    assert written.encode() not in data and asked.encode() not in data
+    assert "n/A.md#A" in run_memory("--db", db, "search", "gone", "--json").stdout
+
+
+KILLED_AFTER_ITS_TRANSACTION = """
+import os, sys
+from personal_memory.store import purging
+purging.Purging.rewrite_file = lambda self: os._exit(9)  # killed before the rewrite
+from personal_memory.cli.app import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_purge_killed_after_its_transaction_is_named_until_finished(tmp_path, vault, db):
+    import subprocess
+    import sys
+    from support import user_env
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    (vault / "keys.md").write_text("# Keys\n\nrotated\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    killed = subprocess.run([sys.executable, "-c", KILLED_AFTER_ITS_TRANSACTION, "--db",
+                             str(db), "purge", "--matching", SECRET, "--yes"],
+                            env=user_env(), capture_output=True, text=True)
+    assert killed.returncode == 9, killed.stderr
+    assert SECRET.encode() in every_byte(db.parent)  # the rewrite never ran
+    doctor = run_memory("--db", db, "doctor")
+    assert doctor.returncode != 0 and "All good" not in doctor.stdout, doctor.stdout
+    assert "purge 1 of" in doctor.stdout and "'memory purge --resume'" in doctor.stdout
+    status = run_memory("--db", db, "status")
+    assert "purge 1 of" in status.stdout and "'memory purge --resume'" in status.stdout
+    done = run_memory("--db", db, "purge", "--resume", "--matching", SECRET, "--yes")
+    assert done.returncode == 2  # --resume stands alone
+    done = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+    assert done.returncode == 0 and "Finished purge 1" in done.stdout, done.stdout
+    assert SECRET.encode() not in every_byte(db.parent)
+    doctor = run_memory("--db", db, "doctor")
+    assert "All good" in doctor.stdout and "purge 1" not in doctor.stdout, doctor.stdout
+    assert "unfinished" not in run_memory("--db", db, "status").stdout
+
+
+def test_a_purge_whose_rewrite_fills_the_disk_says_it_is_recorded(tmp_path):
+    from support import mount_small_disk
+    small = tmp_path / "small"
+    small.mkdir()
+    why = mount_small_disk(small, "8m")
+    if why:
+        pytest.skip(why)
+    try:
+        vault, db = tmp_path / "vault", small / "m.db"
+        vault.mkdir()
+        for i in range(200):
+            (vault / f"n{i}.md").write_text(f"# N{i}\n\n" + f"words of note {i} " * 200 + "\n")
+        (vault / "keys.md").write_text(f"# Keys\n\nthe key {SECRET}\n")
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        (vault / "keys.md").unlink()
+        assert run_memory("--db", db, "sync", vault).returncode == 0
+        free = os.statvfs(small)
+        # room for the purge's transaction (measured), not for the rewrite of the file
+        (small / "filler").write_bytes(b"x" * (free.f_bavail * free.f_frsize - 1_000_000))
+        p = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "nothing was written" not in p.stderr, p.stderr
+        assert "is recorded" in p.stderr and "unfinished" in p.stderr
+        assert "'memory purge --resume'" in p.stderr and "free space" in p.stderr
+        (small / "filler").unlink()
+        p = run_memory("--db", db, "purge", "--resume")
+        assert p.returncode == 0 and "Finished purge 1" in p.stdout, p.stdout + p.stderr
+        assert SECRET.encode() not in every_byte(small)
+    finally:
+        import subprocess
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 from . import arguments as args
 from .embedding import models as embedders
 from .embedding.runner import embed_pending, embedder_pid, eta_seconds
-from .errors import InvalidArgument, NotFound
+from .errors import DatabaseCorrupt, DiskFull, InvalidArgument, NotFound, SchemaError
 from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHARS,
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
@@ -67,8 +67,11 @@ class MemoryStore:
             model, note = embedders.load(embedder)
         else:
             model, note = embedder, ""
-        return cls(Database.open(path, read_only=read_only, vector_backend=vector_backend,
-                                 create=create), model, note)
+        db = Database.open(path, read_only=read_only, vector_backend=vector_backend,
+                           create=create)
+        from .replication.restore import remove_leftovers
+        remove_leftovers(os.path.dirname(db.path))  # a killed restore's old history
+        return cls(db, model, note)
 
     def reopen(self, *, read_only: bool | None = None) -> "MemoryStore":
         """Another connection to the same file with the same semantic model, for another
@@ -536,7 +539,8 @@ class MemoryStore:
                 vectors = replace(vectors, eta_seconds=None)  # nothing embeds: no estimate
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,
-                           daemon=daemon)
+                           daemon=daemon, purges_unfinished=[
+                               p for p in self._db.purges() if p.unfinished])
         return replace(found, replication=self.replication(replica_max_lag))
 
     def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:
@@ -554,17 +558,27 @@ class MemoryStore:
         the newest ``known_at``. ``ssh_key``: the key for an ``sftp://`` URL (default:
         the user's usual one). The copy is made and checked in a scratch folder beside
         ``to``: a restore leaves the checked file at ``to``, or nothing (``ok`` False)."""
-        import tempfile
-        from .replication.restore import check_target, place, write_copy
+        from .replication.restore import (check_source, check_target, place,
+                                          remove_leftovers, scratch_folder, write_copy)
         when = args.optional_cutoff(at, "at")
         at_text = format_time(when) if when is not None else None
         target = check_target(Path(to))
-        with tempfile.TemporaryDirectory(prefix=f".{target.name}.restoring-",
-                                         dir=target.parent) as scratch:
-            copy = write_copy(source, Path(scratch), at_text, ssh_key)
-            with MemoryStore.open(copy, read_only=True, create=False,
-                                  embedder="none") as store:
-                health = store.health()
+        check_source(source)
+        remove_leftovers(target.parent)
+        with scratch_folder(target) as scratch:
+            try:
+                copy = write_copy(source, scratch, at_text, ssh_key)
+                with MemoryStore.open(copy, read_only=True, create=False,
+                                      embedder="none") as store:
+                    health = store.health()
+            except (DatabaseCorrupt, SchemaError) as exc:  # said of the source
+                return Restored(source=source, path=str(target), at=at_text,
+                                integrity="failed", schema_version=0, revisions=0,
+                                newest_known_at=None, ok=False, problem=str(exc).replace(
+                                    str(scratch / "restored.db"), source))
+            except DiskFull:
+                raise DiskFull(f"restore: disk full writing the copy beside {target}; "
+                               "nothing was written (free space and restore again)") from None
             # an older schema is fine (the next writer upgrades it); a newer one is not ours
             ok = (health.integrity == "ok"
                   and health.schema_version <= health.supported_schema_version)

@@ -96,3 +96,18 @@ def _command_name(argv: list[str]) -> str:
             verb = word
             break
     return f"{name} {verb}".strip()
+
+
+# In the name of a restore's scratch folder beside its target: .<target>.restoring-*
+RESTORE_SCRATCH = ".restoring-"
+
+
+def restore_scratch_folders(folder: str | os.PathLike) -> list[Path]:
+    """The restores' scratch folders in ``folder``, running or left by a killed one."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(Path(folder) / n for n in names
+                  if n.startswith(".") and RESTORE_SCRATCH in n
+                  and os.path.isdir(Path(folder) / n) and not os.path.islink(Path(folder) / n))

@@ -10,13 +10,19 @@ from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRe
                       SearchResult, SearchResults)
 
 SHORT = 300
+# Line breaks, and the bidi controls that reorder what follows them on screen (a name
+# ending in U+202E shows "txt.exe" as "exe.txt"): shown escaped.
+_BIDI = ["\u061c", "\u200e", "\u200f"] + [chr(c) for c in range(0x202A, 0x202F)] + [
+    chr(c) for c in range(0x2066, 0x206A)]
 _BREAKS = str.maketrans({c: c.encode("unicode_escape").decode() for c in
-                         [chr(i) for i in range(32)] + ["\x7f", "\x85", "\u2028", "\u2029"]})
+                         [chr(i) for i in range(32)] + ["\x7f", "\x85", "\u2028", "\u2029"]
+                         + _BIDI})
 
 
 def name(text: str | None) -> str:
     """A path, memory ID or title on the one line it is cited on: a file may be named with
-    a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line."""
+    a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line, or with
+    a bidi control, shown escaped (``\\u202e``) so it cannot reorder what the line says."""
     return (text or "").translate(_BREAKS)
 
 

@@ -58,6 +58,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                               embedder=model if model is not None else "none") as store:
             health = store.health()
             replica = store.replication(replica_max_lag)
+            unfinished = [p for p in store.purges() if p.unfinished]
     except PersonalMemoryError as exc:
         checks.append(Check("database", "fail", str(exc)))
         return checks
@@ -74,6 +75,8 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                             + (" (the daemon embeds them; or run 'memory reembed')"
                                if pending else "")))
     checks.append(_replication(replica))
+    checks.append(Check("purges", "fail", "; ".join(p.left for p in unfinished))
+                  if unfinished else Check("purges", "ok", "none unfinished"))
     return checks
 
 

@@ -166,6 +166,10 @@ def purge(d: PurgeReport) -> str:
                      f"{', '.join(map(str, d.unfinished))} of the audit; the next purge "
                      "(or 'memory purge --resume') finishes "
                      f"{'them' if len(d.unfinished) > 1 else 'it'}.")
+    for binding in d.kept_bindings:
+        lines.append(f"Kept: the folder binding of collection {binding} holds the text; it "
+                     "says where the notes are read from (not note content), so the proof "
+                     "leaves its bytes out.")
     for path, count in d.other_files_with_copies.items():
         lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
     r = d.replica
@@ -173,9 +177,15 @@ def purge(d: PurgeReport) -> str:
         gone = ", ".join(r.generations_deleted) or "none"
         lines.append(f"Replica {r.destination}: older generations deleted ({gone}), fresh "
                      f"generation {r.new_generation}.")
-        lines.append(f"Replica proof: {r.occurrences} occurrences in {r.bytes_scanned:,} "
-                     "bytes of the replica restored." if r.verified else
-                     f"Replica NOT verified: {r.unverified or f'{r.occurrences} occurrences'}.")
+        if not r.verified:
+            lines.append(f"Replica NOT verified: "
+                         f"{r.unverified or f'{r.occurrences} occurrences'}.")
+        elif r.scanned:
+            lines.append(f"Replica proof: {r.occurrences} occurrences in "
+                         f"{r.bytes_scanned:,} bytes of the replica restored.")
+        else:
+            lines.append("Replica rewritten from the purged file; no text was given to "
+                         "scan it for (--matching TEXT proves a text gone).")
     if d.replica_warning:
         lines.append(f"Warning: {d.replica_warning}.")
     lines.append("Copies made before now (memory backup files, file-system snapshots, "
@@ -203,6 +213,8 @@ def restored(r: Restored) -> str:
     at = f" as of {r.at}" if r.at else ""
     if r.ok:
         return f"Restored {r.source}{at} to {r.path}: {found}."
+    if r.problem:
+        return f"The copy of {r.source}{at} FAILED its checks: {r.problem}; nothing was written."
     return f"The copy of {r.source}{at} FAILED its checks ({found}); nothing was written."
 
 
@@ -259,6 +271,7 @@ def status(d: Status) -> str:
               for p in s.problems]
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
               if not any(e.path == path for _, path in problems)]
+    lines += [f"purge         {p.left}" for p in d.purges_unfinished]
     if d.replication is not None:
         lines.append(replication(d.replication).split("\n")[0])
     return "\n".join(lines)

@@ -27,7 +27,8 @@ class Replication(Record):
 @dataclass(frozen=True)
 class Restored(Record):
     """What ``restore`` wrote and what the checks of the copy found. ``path``: the target,
-    written only when ``ok`` (a copy that fails its checks is not kept)."""
+    written only when ``ok`` (a copy that fails its checks is not kept); ``problem``: why
+    the source could not be read or checked at all (damaged, another application's)."""
     source: str
     path: str
     at: str | None
@@ -36,13 +37,15 @@ class Restored(Record):
     revisions: int
     newest_known_at: str | None
     ok: bool
+    problem: str | None = None  # why the copy could not be checked (a damaged source)
 
 
 @dataclass(frozen=True)
 class ReplicaPurge(Record):
     """A purge carried to the replica: the older generations deleted, a fresh one written
     from the purged database, and the proof (the replica restored to a temporary file and
-    scanned). ``verified`` False says what could not be checked in ``unverified``."""
+    scanned). ``verified`` False says what could not be checked in ``unverified``;
+    ``scanned`` False: no text was given, so the replica was rewritten but not scanned."""
     destination: str
     generations_deleted: list[str] = field(default_factory=list)
     new_generation: str | None = None
@@ -50,3 +53,4 @@ class ReplicaPurge(Record):
     bytes_scanned: int = 0
     verified: bool = False
     unverified: str | None = None
+    scanned: bool = True

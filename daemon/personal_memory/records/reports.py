@@ -155,6 +155,9 @@ class Status(Record):
     vectors: VectorStatus
     daemon: DaemonStatus
     replication: "Replication | None" = None
+    # Purges whose erasure is not finished (the file or the replica may still hold the
+    # text) until ``memory purge --resume`` finishes them.
+    purges_unfinished: list["PurgeAudit"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,17 @@ class PurgeAudit(Record):
     # "replica" (the replica not made to forget); empty once finished.
     unfinished: list[str] = field(default_factory=list)
 
+    @property
+    def left(self) -> str:
+        """What an unfinished purge still lacks, in words, and the command that does it."""
+        what = " and ".join({"file": "the database file may still hold the text",
+                             "replica": "the replica still holds it"}.get(p, p)
+                            for p in self.unfinished)
+        command = "memory purge --resume" + (" --replicas" if "replica" in self.unfinished
+                                             else "")
+        return (f"purge {self.id} of {self.purged_at} is unfinished ({what}): run "
+                f"'{command}'")
+
 
 @dataclass(frozen=True)
 class PurgeReport(Record):
@@ -234,6 +248,9 @@ class PurgeReport(Record):
     finished: list[int] = field(default_factory=list)
     unfinished: list[int] = field(default_factory=list)
     proven: bool = False
+    # Collections (``namespace/collection: folder``) whose name or folder holds the text:
+    # their binding is kept (where the notes are read from), and left out of the proof.
+    kept_bindings: list[str] = field(default_factory=list)
 
     RESUME: ClassVar[str] = "no new selection (unfinished purges only)"
 

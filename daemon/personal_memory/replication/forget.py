@@ -43,19 +43,24 @@ def forget(db: Path, patterns: list[bytes]) -> ReplicaPurge:
                                 f"generations ({', '.join(deleted) or 'none listed'}) of a "
                                 "remote replica; delete them with your storage's own tools, "
                                 "keeping only " + fresh))
+    left = [g.generation for g in litestream.generations(db)]
+    unverified = None if left == [fresh] else \
+        f"the replica still lists generations {', '.join(left)}"
+    if not patterns:  # no text to scan for: no proof to claim
+        return ReplicaPurge(dest.url, generations_deleted=deleted, new_generation=fresh,
+                            verified=unverified is None, unverified=unverified,
+                            scanned=False)
     with tempfile.TemporaryDirectory(prefix="pm-replica-check-") as tmp:
         copy = Path(tmp) / "replica.db"
         litestream.restore_from_config(db, copy)
         files = [str(p) for p in Path(tmp).iterdir() if p.is_file()]
         counts = scan_files(files, patterns)
         size = sum(p.stat().st_size for p in Path(tmp).iterdir() if p.is_file())
-    left = [g.generation for g in litestream.generations(db)]
     occurrences = sum(counts.values())
     return ReplicaPurge(dest.url, generations_deleted=deleted, new_generation=fresh,
                         occurrences=occurrences, bytes_scanned=size,
-                        verified=occurrences == 0 and left == [fresh],
-                        unverified=None if left == [fresh] else
-                        f"the replica still lists generations {', '.join(left)}")
+                        verified=occurrences == 0 and unverified is None,
+                        unverified=unverified)
 
 
 def _fresh_generation(db: Path, exclude: set[str]) -> str:

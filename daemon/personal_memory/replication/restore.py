@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
+import shutil
+import stat
+import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import InvalidArgument
-from ..paths import access_path, lock_path, real_database
+from ..paths import (RESTORE_SCRATCH, access_path, lock_path, real_database,
+                     restore_scratch_folders)
 from ..store import Database
 from . import control, litestream
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+SCRATCH_LOCK = "lock"  # held (flock) by the restore for as long as it runs
+SCRATCH_NAME_BYTES = 200  # of the target's name in it: the folder's name stays under 255
+LEFTOVER_AGE = 60.0  # seconds: a scratch folder without its lock yet may be starting
+
+log = logging.getLogger("personal_memory.store")
 
 
 def is_sqlite_file(path: Path) -> bool:
@@ -54,6 +68,73 @@ def check_target(to: Path) -> Path:
     if not to.parent.is_dir():
         raise InvalidArgument(f"--to: the folder {to.parent} does not exist")
     return to
+
+
+def check_source(source: str) -> None:
+    """Refuse a local source that is neither a regular file nor a folder: a FIFO would
+    block the restore for ever, a device or socket is no backup."""
+    try:
+        st = os.stat(Path(source).expanduser())
+    except OSError:
+        return  # a URL, or missing: said by write_copy
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise InvalidArgument(f"{source}: not a regular file or a folder (a FIFO, device "
+                              "or socket); restore reads a backup file, a replica folder "
+                              "or a replica URL")
+
+
+@contextmanager
+def scratch_folder(target: Path) -> Iterator[Path]:
+    """A private folder beside ``target`` (``.<name>.restoring-*``, the name shortened to
+    fit), locked while the restore runs and removed after it; one left by a killed
+    restore is removed by the next command on a database of that folder
+    (:func:`remove_leftovers`)."""
+    short = os.fsencode(target.name)[:SCRATCH_NAME_BYTES].decode("utf-8", "ignore")
+    folder = Path(tempfile.mkdtemp(prefix=f".{short}{RESTORE_SCRATCH}", dir=target.parent))
+    try:
+        fd = os.open(folder / SCRATCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield folder
+        finally:
+            os.close(fd)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_leftovers(folder: str | Path) -> list[Path]:
+    """Remove the scratch folders of restores that no longer run (their copy holds the
+    history as it was, purged text included); the ones removed."""
+    removed = []
+    for scratch in restore_scratch_folders(folder):
+        try:
+            fd = os.open(scratch / SCRATCH_LOCK, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:  # killed before locking, or still starting
+            try:
+                if time.time() - scratch.stat().st_mtime < LEFTOVER_AGE:
+                    continue
+            except FileNotFoundError:
+                continue
+            fd = None
+        except OSError as exc:
+            log.warning("cannot check %s, left by a restore: %s", scratch,
+                        exc.strerror or exc)
+            continue
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a restore is running in it
+            shutil.rmtree(scratch)
+            removed.append(scratch)
+        except OSError as exc:
+            log.warning("cannot remove %s, left by a restore that was stopped: %s",
+                        scratch, exc.strerror or exc)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = None) -> Path:

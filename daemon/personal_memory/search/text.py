@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
+from functools import lru_cache
 
-TEXT_VERSION = "nfkc+cjk-bigrams"
+TEXT_VERSION = "nfkc+no-format+cjk-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
+_FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
+
+# Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
+# space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
+# isolates): dropped, so that the word is found by the word as read.
+_FORMAT = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                     "\u2066-\u2069\ufeff]")
 
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
              "\U00020000-\U0002fa1f")
@@ -31,9 +40,12 @@ def _bigrams(match: re.Match) -> str:
 
 
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
-    """The text as indexed and queried: NFKC (compatibility forms and decomposed accents
-    match their composed form), then CJK runs as bigrams (or, for files indexed by the
-    previous rule, each character apart)."""
+    """The text as indexed and queried: invisible format characters dropped, NFKC
+    (compatibility forms and decomposed accents match their composed form), then CJK runs
+    as bigrams (or, for files indexed by the previous rules, each character apart, or with
+    format characters kept)."""
+    if version not in _FORMAT_KEPT_VERSIONS:
+        text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)
     if not _CJK.search(text):
         return text
@@ -45,3 +57,57 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
 def model_text(text: str) -> str:
     """The text a semantic model reads: NFKC only (it has its own tokenizer)."""
     return unicodedata.normalize("NFKC", text)
+
+
+@lru_cache(maxsize=65536)
+def _fold_char(ch: str) -> str:
+    if _FORMAT.match(ch):
+        return ""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def fold(text: str) -> str:
+    """``text`` as a word is matched whatever its form: what :func:`normalize_text` and
+    the index's tokenizer (case folding, diacritics removed) make equal is equal here
+    (NFD and NFC, full-width and ASCII, any case, format characters dropped). Character by
+    character, so :func:`find_folded` can map a match back to the text as written."""
+    if text.isascii():
+        return text.lower()
+    return "".join(map(_fold_char, text))
+
+
+def find_folded(text: str, needle: str) -> list[str]:
+    """Every occurrence in ``text`` of what folds to ``fold(needle)``, as written in
+    ``text`` (the exact characters, format characters inside it included)."""
+    wanted = fold(needle)
+    if not wanted or not text:
+        return []
+    if text.isascii():
+        low = text.lower()
+        return [text[m.start():m.start() + len(wanted)]
+                for m in re.finditer(re.escape(wanted), low)] if wanted.isascii() else []
+    parts = [_fold_char(ch) for ch in text]
+    folded = "".join(parts)
+    starts, pos = [], 0  # the folded offset where each character's folding starts
+    for part in parts:
+        starts.append(pos)
+        pos += len(part)
+    found, at = [], folded.find(wanted)
+    while at >= 0:
+        first = _char_at(starts, parts, at)
+        last = _char_at(starts, parts, at + len(wanted) - 1)
+        while (last + 1 < len(parts) and not parts[last + 1]
+               and unicodedata.combining(text[last + 1])):  # its accents, as written
+            last += 1
+        found.append(text[first:last + 1])
+        at = folded.find(wanted, at + 1)
+    return found
+
+
+def _char_at(starts: list[int], parts: list[str], offset: int) -> int:
+    """The index of the character whose folding covers folded ``offset``."""
+    i = bisect_right(starts, offset) - 1
+    while not parts[i]:  # an empty folding covers nothing: step back to the one that does
+        i -= 1
+    return i

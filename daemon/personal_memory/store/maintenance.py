@@ -6,9 +6,9 @@ import os
 
 import apsw
 
-from ..errors import InvalidArgument, NotFound, PersonalMemoryError
+from ..errors import DiskFull, InvalidArgument, NotFound, PersonalMemoryError
 from ..records import Capabilities, Counts
-from .connection import create_private_file, load_vector_backend, sqlite_vec_path
+from .connection import create_private_file, load_vector_backend, sqlite_vec_path, translate
 
 
 def capabilities(vector_backend: str = "auto") -> Capabilities:
@@ -77,4 +77,9 @@ class Maintenance:
                 target.close()
         except apsw.Error as exc:
             os.unlink(dest)
+            if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):  # the source's fault
+                raise translate(exc, self.path) from None
+            if isinstance(exc, apsw.FullError):  # its message says "not an error"
+                raise DiskFull(f"backup: cannot write {dest}: disk full; nothing was "
+                               "written") from None
             raise NotFound(f"backup: cannot write {dest}: {exc}") from None

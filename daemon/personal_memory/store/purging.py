@@ -9,8 +9,11 @@ import secrets
 from typing import Any, NamedTuple
 
 from ..notes.model import legacy_chunk_number, record_id
+from ..paths import restore_scratch_folders
 from ..records import Checkpoint, PurgeAudit
+from ..search.text import find_folded, fold
 from ..times import format_time
+from .connection import id_batches
 
 # A purged revision keeps its identity and times; everything that held its text is blank.
 PURGED_HASH = "purged"
@@ -73,13 +76,16 @@ class Purging:
             prefix = record_id(note)
             sql += f" AND ({note_col} = ? OR (memory_id >= ? AND memory_id < ?))"
             params += [note, prefix, prefix + "\U0010ffff"]
-        else:
-            in_text = " OR ".join(f"instr(coalesce({c}, ''), :t) > 0" for c in text_cols)
-            in_name = " OR ".join(f"instr(coalesce({c}, ''), :t) > 0"
+        else:  # every form a search finds it in: the text folded as the index folds it
+            self.conn.create_scalar_function(
+                "pm_holds", lambda value, wanted: wanted in fold(value or ""), 2,
+                deterministic=True)
+            in_text = " OR ".join(f"pm_holds({c}, :t)" for c in text_cols)
+            in_name = " OR ".join(f"pm_holds({c}, :t)"
                                   for c in _IDENTITY_COLUMNS if v4 or c == "memory_id")
             sql = sql.replace("namespace = ?", "namespace = :ns")
             sql += f" AND (({in_text}) AND deleted = 0 OR {in_name})"
-            params = {"ns": namespace, "t": matching}  # type: ignore[assignment]
+            params = {"ns": namespace, "t": fold(matching)}  # type: ignore[assignment]
         if known_before is not None:
             if isinstance(params, dict):
                 sql += " AND known_at < :before"
@@ -94,11 +100,26 @@ class Purging:
                     nid is None and legacy_chunk_number(mid, note) is not None):
                 continue
             rename = note is not None or (matching is not None and any(
-                matching in (x or "") for x in (mid, nid)))
+                find_folded(x or "", matching) for x in (mid, nid)))
             found.append(Candidate(rid, mid, nid, known, bool(deleted), title, content,
                                    json.loads(prov) if prov else None,
                                    json.loads(meta) if meta else {}, rename))
         return found
+
+    def written_forms(self, ids: list[int], matching: str) -> list[str]:
+        """Each occurrence of ``matching`` in the revisions ``ids`` as it is written there
+        (NFD, full-width, another case...): what the proof scans the bytes for."""
+        v4 = self.at_least(4)
+        cols = [c for c in _TEXT_COLUMNS + _IDENTITY_COLUMNS
+                if v4 or c not in ("metadata", "index_title", "index_content", "note")]
+        found: dict[str, None] = {}
+        for batch in id_batches(ids):
+            for row in self.conn.execute(
+                    f"SELECT {', '.join(cols)} FROM revisions WHERE id IN "
+                    "(SELECT value FROM json_each(?))", (batch,)):
+                for value in row:
+                    found.update(dict.fromkeys(find_folded(value or "", matching)))
+        return list(found)
 
     def text_elsewhere(self, text: str, excluded: list[int]) -> bool:
         """Whether a revision not in ``excluded`` still holds ``text`` (title or content)."""
@@ -205,14 +226,16 @@ class Purging:
         return done
 
     def _scrub_bookkeeping(self, erase: list[str]) -> None:
-        """The erased texts out of what the sync and the daemon record (paths in the stat
-        cache, problems, sync runs, the daemon's folders, collection bindings)."""
-        texts = [t for t in erase if t]
+        """The erased texts (in any form a search finds) out of what the sync and the
+        daemon record: paths in the stat cache, problems, sync runs, the daemon's folders.
+        A collection's binding to its folder stays: it is where the notes are read from
+        (and checked before a purge), not note content."""
+        texts = [t for t in erase if t and fold(t)]
         if not texts:
             return
 
         def holds(value: str | None) -> bool:
-            return value is not None and any(t in value for t in texts)
+            return value is not None and any(fold(t) in fold(value) for t in texts)
 
         for path, coll, ns in self.execute("SELECT path, collection, namespace FROM files"):
             if holds(path):
@@ -231,9 +254,16 @@ class Purging:
         for (roots,) in self.execute("SELECT roots FROM daemon"):
             if _scrubbed(roots, texts) != roots:
                 self.conn.execute("UPDATE daemon SET roots = ?", (_scrubbed(roots, texts),))
-        for key, value in self.execute("SELECT key, value FROM meta"):
-            if key.startswith("collection-root:") and (holds(key) or holds(value)):
-                self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def bindings_holding(self, text: str) -> list[tuple[str, str]]:
+        """The collection bindings (``namespace/collection``, folder) whose name or folder
+        holds ``text`` in a form a search finds: kept by a purge, so its proof leaves
+        their bytes out and names them."""
+        prefix = "collection-root:"
+        return [(key[len(prefix):], value) for key, value in self.execute(
+                    "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+                    (prefix, prefix + "\U0010ffff"))
+                if fold(text) and fold(text) in fold(key + "\n" + value)]
 
     def residue(self, needle: str) -> list[str]:
         """Where ``needle`` still occurs in the database's tables: ``table.column (N
@@ -272,24 +302,28 @@ class Purging:
 
 
 def _scrubbed(value: str, texts: list[str]) -> str:
-    """A JSON bookkeeping value with every erased text (as written or JSON-escaped)
-    replaced by ``[purged]``."""
+    """A JSON bookkeeping value with every erased text (in each form found, or
+    JSON-escaped) replaced by ``[purged]``."""
     for t in texts:
-        for form in dict.fromkeys([t, json.dumps(t)[1:-1]]):
+        for form in dict.fromkeys(find_folded(value, t) + [json.dumps(t)[1:-1]]):
             value = value.replace(form, "[purged]")
     return value
 
 
-def scan_files(paths: list[str], needles: list[bytes]) -> dict[str, int]:
-    """Occurrences of any needle in each file's raw bytes (files that are gone count 0)."""
+def scan_files(paths: list[str], needles: list[bytes],
+               kept: list[bytes] = ()) -> dict[str, int]:
+    """Occurrences of any needle in each file's raw bytes (files that are gone count 0),
+    outside the byte strings ``kept`` (what a purge leaves on purpose)."""
     found = {}
     for path in paths:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             found[path] = 0
             continue
+        for k in kept:
+            data = data.replace(k, b"\0" * len(k))
         found[path] = sum(data.count(n) for n in needles if n)
     return found
 
@@ -297,7 +331,7 @@ def scan_files(paths: list[str], needles: list[bytes]) -> dict[str, int]:
 def folder_files(db_path: str, companions: list[str] = ()) -> tuple[list[str], list[str]]:
     """The files the store keeps: the database, its WAL and SHM, and every file under the
     ``companions`` folders (Litestream's WAL copies); then every other regular file beside
-    the database."""
+    the database, and those in a restore's scratch folder there."""
     own = [db_path + suffix for suffix in ("", "-wal", "-shm")]
     for top in companions:
         own += sorted(os.path.join(d, n) for d, _, names in os.walk(top) for n in names)
@@ -305,4 +339,7 @@ def folder_files(db_path: str, companions: list[str] = ()) -> tuple[list[str], l
     others = sorted(os.path.join(folder, n) for n in os.listdir(folder)
                     if os.path.join(folder, n) not in own
                     and os.path.isfile(os.path.join(folder, n)))
+    for scratch in restore_scratch_folders(folder):  # a running restore's copy
+        others += sorted(os.path.join(d, n) for d, _, names in os.walk(scratch)
+                         for n in names)
     return own, others

@@ -15,9 +15,10 @@ import shutil
 import unicodedata
 from typing import Callable
 
-from ..errors import PurgeRefused
+from ..errors import DiskFull, PurgeRefused
 from ..paths import processes_with_open
 from ..records import PurgeReport, ReplicaPurge
+from ..search.text import find_folded, fold
 from ..store import Database, folder_files, scan_files
 from ..store.purging import Candidate
 from ..times import format_time, now_micros
@@ -26,11 +27,11 @@ MIN_NEEDLE_BYTES = 4  # shorter texts occur by chance in any file
 
 
 def forms(text: str) -> list[bytes]:
-    """The byte strings under which the store may hold ``text``: as written, NFC and NFKC
-    normalised (the full-text index reads NFKC), lower-cased, and inside JSON (ASCII
-    escapes, as provenance and metadata are written)."""
-    variants = [text, unicodedata.normalize("NFC", text), unicodedata.normalize("NFKC", text)]
-    variants += [v.casefold() for v in variants] + [v.lower() for v in variants]
+    """The byte strings under which the store may hold ``text``: as written, in each
+    Unicode normal form (the full-text index reads NFKC), lower-cased, folded as a search
+    matches it, and inside JSON (ASCII escapes, as provenance and metadata are written)."""
+    variants = [text] + [unicodedata.normalize(f, text) for f in ("NFC", "NFD", "NFKC", "NFKD")]
+    variants += [v.casefold() for v in variants] + [v.lower() for v in variants] + [fold(text)]
     variants += [json.dumps(v)[1:-1] for v in variants]
     return [v.encode("utf-8") for v in dict.fromkeys(variants)
             if len(v.encode("utf-8")) >= MIN_NEEDLE_BYTES]
@@ -41,6 +42,7 @@ def refuse_while_notes_hold(db: Database, namespace: str, found: list[Candidate]
     """Raise :class:`PurgeRefused` while a synced note still holds the text, or still
     exists at a path being erased."""
     texts: dict[tuple[str, str], str | None] = {}
+    folded: dict[tuple[str, str], str] = {}
     for c in found:
         prov = c.provenance or {}
         if c.deleted or "collection" not in prov or "path" not in prov:
@@ -59,17 +61,26 @@ def refuse_while_notes_hold(db: Database, namespace: str, found: list[Candidate]
         text = texts[key]
         if text is None:
             continue
-        if note is not None or (matching is not None and matching in prov["path"]):
+        if matching is not None and find_folded(prov["collection"], matching):
+            raise PurgeRefused(f"the collection {prov['collection']!r} ({root}) is named "
+                               "with this text, so every note of it would be erased while "
+                               "its files are there; purge a text that is not part of the "
+                               "collection's name")
+        if note is not None or (matching is not None and find_folded(prov["path"], matching)):
             raise PurgeRefused(f"{path} still exists; delete or rename the file and let the "
                                "sync record it first (else the next sync imports it again), "
                                "then purge")
-        if matching is not None:
-            needle = matching
+        if matching is not None:  # in any form a search would find it in
+            if key not in folded:  # line by line: a line's number stays its number
+                folded[key] = "\n".join(map(fold, text.split("\n")))
+            held = folded[key]
+            at = held.find(fold(matching))
         else:  # a section's own lines (not a repeated table header)
+            held = text
             needle = "\n".join(c.content.split("\n")[c.metadata.get("context", 0):])
-        at = text.find(needle) if needle.strip() else -1
+            at = text.find(needle) if needle.strip() else -1
         if at >= 0:
-            line = text[:at].count("\n") + 1
+            line = held[:at].count("\n") + 1
             raise PurgeRefused(
                 f"{path}:{line} still contains the text; edit the note and let the sync "
                 "record the edit first (else the next sync imports it again), then purge")
@@ -79,8 +90,8 @@ def needles(db: Database, found: list[Candidate], matching: str | None, note: st
             ) -> list[str]:
     """The texts whose absence proves the purge: the matched text; or the purged
     revisions' own texts that no other revision holds (and a note's path)."""
-    if matching is not None:
-        return [matching]
+    if matching is not None:  # and each form it was found in
+        return [matching] + db.written_forms([c.revision_id for c in found], matching)
     ids = [c.revision_id for c in found]
     texts = [t for c in found for t in (c.content, c.title) if t]
     out = [n for n in dict.fromkeys(texts)
@@ -126,14 +137,27 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
                 unfinished=["file"] + (["replica"] if replica_set_up else []))
     else:  # finishing earlier purges: the text given, if any, is what to prove gone
         audit, erased = None, [matching] if matching is not None else []
-    with db.errors():
-        checkpoint = db.rewrite_file()
+    with db.snapshot():  # a collection's folder may hold the text: kept, and named
+        kept = dict.fromkeys(b for t in erased for b in db.bindings_holding(t))
+    try:
+        with db.errors():
+            checkpoint = db.rewrite_file()
+    except DiskFull as exc:
+        left = sorted(set(unfinished) | ({audit} if audit is not None else set()))
+        raise DiskFull(
+            f"database {db.path}: disk full while rewriting the file: "
+            f"{'purges' if len(left) > 1 else 'purge'} {', '.join(map(str, left))} of the "
+            f"audit {'are' if len(left) > 1 else 'is'} recorded (the revisions are blanked) "
+            "but unfinished, and the file's free pages and WAL may still hold the text; "
+            "free space, then run 'memory purge --resume' to finish it") from exc
     blocked = bool(checkpoint.busy and checkpoint.frames_left)
     for folder in companions:
         shutil.rmtree(folder, ignore_errors=True)
     patterns = [f for n in erased for f in forms(n)]
     own, others = folder_files(db.path, companions)
-    counts = scan_files(own + others, patterns)
+    counts = scan_files(own + others, patterns, [
+        b for name, folder in kept for k in ("collection-root:" + name, folder)
+        for b in dict.fromkeys([k.encode(), json.dumps(k)[1:-1].encode()])])
     occurrences = sum(counts[p] for p in own)
     where = []
     if occurrences:  # a table still holding it is found in the bytes too
@@ -169,4 +193,5 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         other_files_with_copies={p: n for p, n in counts.items() if p in others and n},
         wal_checkpoint_blocked=blocked, advice=advice, replica=replica,
         proven=bool(patterns) and advice is None,
-        finished=sorted(set(finished) - set(left) - {audit}), unfinished=sorted(left))
+        finished=sorted(set(finished) - set(left) - {audit}), unfinished=sorted(left),
+        kept_bindings=[f"{name}: {folder}" for name, folder in kept])

@@ -1,0 +1,114 @@
+"""Characters a reader does not see: a soft hyphen, a zero-width space or joiner, a word
+joiner or a bidi control inside a word leaves it findable by the word as read, and a bidi
+control in a file name is shown escaped where a name is cited (never reordering the line),
+while structured content keeps the real name."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from support import run_memory, user_env, word_hits
+
+HIDDEN = {"soft hyphen": "\u00ad", "zero-width space": "\u200b", "ZWJ": "\u200d",
+          "ZWNJ": "\u200c", "word joiner": "\u2060", "RLO": "\u202e", "LRI": "\u2066",
+          "PDI": "\u2069"}
+
+
+@pytest.mark.parametrize("what", sorted(HIDDEN))
+def test_a_word_with_an_invisible_character_is_found_by_the_word(tmp_path, what):
+    ch = HIDDEN[what]
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "a.md").write_text(f"# Note\n\nthe pass{ch}word is long\n")
+    (vault / f"Ze{ch}bra crossing.md").write_text("stripes on the road\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    hits = word_hits(run_memory("--db", db, "search", "password", "--json").stdout)
+    assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+    hits = word_hits(run_memory("--db", db, "search", "zebra", "--json").stdout)
+    assert [h["note"] for h in hits] == [f"vault/Ze{ch}bra crossing.md"]
+    # a query typed with the character reads the same
+    hits = word_hits(run_memory("--db", db, "search", f"pass{ch}word", "--json").stdout)
+    assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+
+
+OLD_INDEX = """
+import sys
+import personal_memory.search.text as text, personal_memory.store.connection as conn
+conn.TEXT_VERSION = text.TEXT_VERSION = "nfkc+cjk-bigrams"  # the rule before this one
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+with MemoryStore.open(sys.argv[1], embedder="none") as s:
+    s.sync([Folder.of(sys.argv[2])])
+"""
+
+
+def test_a_file_indexed_by_the_previous_rule_is_re_indexed(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Note\n\nthe pass\u00adword is long\n")
+    done = subprocess.run([sys.executable, "-c", OLD_INDEX, str(db), str(vault)],
+                          env=user_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert word_hits(run_memory("--db", db, "search", "password", "--json").stdout) == []
+    assert run_memory("--db", db, "sync", vault).returncode == 0  # a writer re-indexes
+    hits = word_hits(run_memory("--db", db, "search", "password", "--json").stdout)
+    assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+
+
+def test_a_bidi_control_in_a_file_name_is_shown_escaped(tmp_path):
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    real = "invoice \u202etxt.exe \u2066x\u2069.md"
+    (vault / real).write_text("quokka facts\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    shown = "vault/invoice \\u202etxt.exe \\u2066x\\u2069.md"
+    cli = run_memory("--db", db, "search", "quokka")
+    assert cli.returncode == 0 and shown in cli.stdout, cli.stdout
+    assert not any(c in cli.stdout for c in "\u202e\u2066\u2069")
+    changes = run_memory("--db", db, "changes", "--since", "2000-01-01")
+    assert shown in changes.stdout and "\u202e" not in changes.stdout
+    assert json.loads(run_memory("--db", db, "search", "quokka", "--json").stdout)[0][
+        "note"] == f"vault/{real}"
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "personal_memory", "--db", str(db), "serve"],
+                                   env=user_env())
+
+    async def go():
+        async with Client(params, mode="legacy") as c:
+            return await c.call_tool("memory_search", {"query": "quokka"})
+    found = asyncio.run(go())
+    text = found.content[0].text
+    assert shown in text and not any(c in text for c in "\u202e\u2066\u2069"), text
+    assert found.structured_content["results"][0]["note"] == f"vault/{real}"
+
+
+def test_folding_finds_each_occurrence_as_written():
+    """find_folded returns, for every place fold(needle) occurs in fold(text), the span
+    of text as written that folds to it; linear in the text (format runs included)."""
+    from hypothesis import given, settings, strategies as st
+    from personal_memory.search.text import find_folded, fold
+    letters = st.sampled_from(list("aAäÄａﬁßsS\u0308\u00ad\u200b\u202e ") + ["u\u0308", "ü"])
+    texts = st.lists(letters, max_size=40).map("".join)
+
+    @settings(max_examples=400, deadline=None)
+    @given(texts, texts)
+    def check(text, needle):
+        wanted = fold(needle)
+        found = find_folded(text, needle)
+        if not wanted:
+            assert found == []
+            return
+        folded = fold(text)
+        count = sum(folded.startswith(wanted, i) for i in range(len(folded)))
+        assert len(found) == count
+        for form in found:
+            assert form in text and wanted in fold(form)
+    check()
+    long = "ä" + "\u200b" * 200_000 + "ä"
+    assert find_folded(long, "a") == ["ä", "ä"]
+    assert find_folded("Mu\u0308ller MU\u0308", "mü") == ["Mu\u0308", "MU\u0308"]

@@ -3,9 +3,12 @@
 import json
 import os
 import re
+import shlex
+import subprocess
+import sys
 
 
-from support import ROOT, run_memory
+from support import ROOT, run_memory, user_env
 
 
 def ok(*args, **kw):
@@ -198,3 +201,56 @@ def test_search_takes_several_words_without_quotes(tmp_path):
     assert p.returncode == 0, p.stderr
     import json
     assert json.loads(p.stdout)[0]["memory_id"] == "pdf"
+
+
+def test_remember_with_the_model_on_embeds_at_once(tmp_path):
+    db = tmp_path / "m.db"
+    model = {"MEMORY_EMBEDDER": "e5"}
+    ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p", env=model)
+    p = ok("--db", db, "search", "prefer", "-n", "p", "--json", env=model)
+    assert json.loads(p.stdout)[0]["cosine"] is not None
+    assert "no vector yet" not in p.stderr
+    # Keyword-only, nothing is embedded (and nothing waits for a model).
+    ok("--db", db, "remember", "plain", "kept by words", "-n", "p",
+       env={"MEMORY_EMBEDDER": "none"})
+    out = ok("--db", db, "search", "words", "-n", "p", env=model).stdout
+    assert "1 visible memories have no vector yet" in out
+
+
+def test_the_readme_console_example_is_what_the_product_prints(tmp_path):
+    """Run with the model on, as a user has it by default; the scores' digits aside."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```console\n(\$ memory remember role.*?)```", readme, re.S).group(1)
+    db, expected, printed = tmp_path / "m.db", [], []
+    for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, *lines = chunk.rstrip("\n").split("\n")
+        expected += lines
+        args = shlex.split(command)[1:]
+        printed += ok("--db", db, *args, env={"MEMORY_EMBEDDER": "e5"}).stdout.rstrip(
+            "\n").split("\n")
+    digits = re.compile(r"\d+\.\d+(e-?\d+)?")
+    assert [digits.sub("N", x) for x in printed] == [digits.sub("N", x) for x in expected]
+
+
+def test_the_demo_script_shows_only_its_story(tmp_path):
+    """run-demo.sh past its setup (the project's .venv), with the model on as a user has
+    it: its waiting prints nothing."""
+    script = (ROOT / "run-demo.sh").read_text()
+    script = script.replace('cd "$(dirname "$0")"', f'cd "{ROOT}"')
+    script = script.replace("source scripts/setup-venv.sh", ":")
+    script = script.replace('memory=".venv/bin/memory"', f'memory="{tmp_path}/memory"')
+    script = script.replace(".venv/bin/python", sys.executable)
+    (tmp_path / "memory").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m personal_memory'
+                                     ' "$@"\n')
+    (tmp_path / "memory").chmod(0o755)
+    (tmp_path / "demo.sh").write_text(script)
+    out = subprocess.run(["bash", str(tmp_path / "demo.sh")], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=300,
+                         env=user_env({"MEMORY_EMBEDDER": "e5"}))
+    story = out.stdout  # as a terminal shows it: both streams, in order
+    assert out.returncode == 0, story
+    waiting = story[story.index("== 2."):story.index("Q: ")]
+    for diagnostic in ("left out", "Nothing matched", "no vector yet"):
+        assert diagnostic not in waiting, waiting
+    now = story[story.index("-- now:"):story.index("-- every revision")]
+    assert "Thursdays" in now and "no vector yet" not in now

@@ -20,7 +20,6 @@ from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAu
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.shared.auth import OAuthClientInformationFull, ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -87,12 +86,14 @@ class Routes:
         self.owner = owner
         self.authenticator = HashedSecrets(owner)
         self.token_handler = TokenHandler(owner, self.authenticator)
+        each = {b: AuthSettings(issuer_url=b, resource_server_url=b + owner.mcp_path,
+                                validate_token_resource=True) for b in bases}
         self._authorization = {b: build_metadata(
-            AnyHttpUrl(b), None, auth.client_registration_options, auth.revocation_options)
-            for b in bases}
+            s.issuer_url, None, auth.client_registration_options, auth.revocation_options)
+            for b, s in each.items()}
         self._resource = {b: ProtectedResourceMetadata(
-            resource=AnyHttpUrl(b + owner.mcp_path), authorization_servers=[AnyHttpUrl(b)])
-            for b in bases}
+            resource=s.resource_server_url, authorization_servers=[s.issuer_url])
+            for b, s in each.items()}
 
     def _base(self) -> str:
         return self.owner.here()

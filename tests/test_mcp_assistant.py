@@ -5,6 +5,7 @@ on this fixed fixture."""
 
 import asyncio
 import json
+import os
 import sys
 
 import pytest
@@ -48,7 +49,9 @@ def vault_db(tmp_path_factory):
 def stdio(db):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory", "--db", str(db), "serve"],
-                                 env={"MEMORY_EMBEDDER": "none"})
+                                 env={"MEMORY_EMBEDDER": "none", **{
+                                     k: v for k, v in os.environ.items()
+                                     if k == "PYTHONPATH"}})
 
 
 def text_size(result) -> int:
@@ -294,3 +297,16 @@ def test_which_section_a_part_belongs_to():
     assert section_of("v/n.md#A (2)", "v/n.md") == "v/n.md#A (2)"  # a second heading "A"
     assert section_of("v/n.md#A (2) (part 2)", "v/n.md") == "v/n.md#A (2)"
     assert section_of("fact (part 2)", None) == "fact (part 2)"  # not a note's section
+
+
+def test_a_folder_filter_that_names_no_folder_is_said(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        return (await c.call_tool("memory_search", {"query": "folder:vaul backup"}),
+                await c.call_tool("memory_search", {"query": "folder:vault backup"}))
+    missing, found = session(db, work)
+    warning = "folder:vaul names no folder known in namespace 'notes'"
+    assert missing.structured_content["warnings"] == [warning]
+    assert warning in missing.content[0].text
+    assert found.structured_content["count"] > 0 and "warnings" not in found.structured_content

@@ -69,6 +69,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                              snippets=not args.full)
     emit(args, list(found), lambda _: output.results(found) if args.full or not found
          else render.hits(found, query))
+    for line in found.warnings:
+        note(args, f"Note: {line}.")
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
     if found.left_out:

@@ -107,6 +107,8 @@ class SearchOutput(Out):
     hint: str | None = Field(None, description="why there are no results, when there are none")
     left_out: int = Field(0, description="results left out: they share no word with the "
                           "query and are not close enough in meaning")
+    warnings: list[str] = Field([], description="about the query itself: a folder filter "
+                                "that names no folder known at the cutoff")
     results: list[Hit] = Field(description="best first")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record (the revision: "
@@ -118,7 +120,7 @@ class SearchOutput(Out):
            full: bool) -> "SearchOutput":
         return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
                    unembedded=found.unembedded, hint=hint, left_out=found.left_out,
-                   results=[Hit.of(r) for r in found],
+                   warnings=list(found.warnings), results=[Hit.of(r) for r in found],
                    full=[r.to_dict() for r in found] if full else None)
 
 

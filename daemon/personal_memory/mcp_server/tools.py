@@ -195,6 +195,8 @@ class MemoryTools:
         out = SearchOutput.of(query, found, hint, full=detail == "full")
         # no query (the asker knows it) and no scores (the order ranks)
         text = render.hits(found, None, scores=False, file_titles=False)
+        for line in found.warnings:
+            text += f"\n(Note: {line}.)"
         if found.left_out:
             text += (f"\n({found.left_out} unrelated sections left out: no word of the "
                      "query, and not close enough in meaning)")

@@ -127,13 +127,16 @@ class SearchResults(list):
     nothing matched; ``left_out``, how many rows the limit would also have held that share
     no word with the query and are less similar in meaning than the no-answer bar (noise
     that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
-    the time the namespace's first knowledge arrived (None when it holds none)."""
+    the time the namespace's first knowledge arrived (None when it holds none);
+    ``warnings``, lines about the query itself, such as a folder filter that names no
+    folder known at the cutoff."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
                  no_answer: str | None = None, left_out: int = 0,
-                 earliest: str | None = None):
+                 earliest: str | None = None, warnings: list[str] | None = None):
         super().__init__(results)
+        self.warnings = list(warnings or ())
         self.as_of = as_of
         self.valid_at = valid_at
         self.semantic = semantic

@@ -254,3 +254,19 @@ def test_the_demo_script_shows_only_its_story(tmp_path):
         assert diagnostic not in waiting, waiting
     now = story[story.index("-- now:"):story.index("-- every revision")]
     assert "Thursdays" in now and "no vector yet" not in now
+
+
+def test_status_calls_the_embedding_run_in_progress_the_current_run(tmp_path):
+    from dataclasses import replace
+
+    from personal_memory import MemoryStore
+    from personal_memory.cli import output
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        found = store.status()
+    busy = replace(found.vectors, embedder="e5", pending_vectors=40,
+                   embedding_per_second=8.0, eta_seconds=5.0)
+    assert "8.0 per second in the current run, about" in output.status(
+        replace(found, vectors=busy))
+    done = replace(busy, pending_vectors=0, eta_seconds=None)
+    assert "all embedded, 8.0 per second in the last run" in output.status(
+        replace(found, vectors=done))

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .base import Record
-
-if TYPE_CHECKING:
-    from .notes import Embed
+from .embeds import Embed
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ class SearchResult(_Revision, Record):
     also: tuple[tuple[int, int], ...] = ()
     # With snippets: what the snippet's lines embed (``![[note#^block]]``), read through at
     # the same cutoff, as the note shows it.
-    embeds: tuple["Embed", ...] = ()
+    embeds: tuple[Embed, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""

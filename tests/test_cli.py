@@ -290,3 +290,16 @@ def test_ctrl_c_while_remember_embeds_keeps_the_memory(tmp_path):
     if proc.returncode == 130:
         assert "Saved; its vector was not made" in out + err
     assert "I prefer equity research." in ok("--db", db, "history", "role", "-n", "p").stdout
+
+
+def test_search_says_when_a_folder_filter_names_no_folder(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Obsidian Sync").mkdir(parents=True)
+    (vault / "Obsidian Sync" / "limits.md").write_text("# Limits\n\nSync keeps versions.\n")
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", vault)
+    out = ok("--db", db, "search", "folder:Obsidian", "Sync", "versions").stdout
+    assert ('Note: folder:Obsidian names no folder known in namespace \'notes\'; the folder '
+            '"Obsidian Sync" has a space: quote it, folder:"Obsidian Sync".') in out
+    p = ok("--db", db, "search", 'folder:"Obsidian Sync"', "versions", "--json")
+    assert len(json.loads(p.stdout)) == 1 and "Note:" not in p.stderr

@@ -205,8 +205,9 @@ def excerpt(diff: str) -> str | None:
     return piece
 
 
-def heading(s) -> str:
-    return " › ".join(s.heading_path or []) or "(top)"
+def heading(s, in_note: bool) -> str:
+    """A changed section as a page names it: its headings, or its ID outside notes."""
+    return " › ".join(s.heading_path or []) or ("(top)" if in_note else s.memory_id)
 
 
 class NoteChangeOut(Out):
@@ -232,7 +233,7 @@ class NoteChangeOut(Out):
         return cls(note=n.note, title=n.title, change=n.change, latest=n.latest,
                    moved_from=n.moved_from, record_changes=n.record_changes, counts=counts,
                    changed=[] if sections else list(dict.fromkeys(
-                       heading(s) for s in n.sections))[:PAGE_HEADINGS],
+                       heading(s, n.note is not None) for s in n.sections))[:PAGE_HEADINGS],
                    excerpt=None if sections else excerpt(first),
                    sections=[SectionChangeOut(
                        memory_id=s.memory_id, change=s.change, why=s.why,

@@ -278,3 +278,21 @@ def test_the_docs_curl_example_works_as_written(server):
             if line.startswith("data:")]
     answer = data[-1]["result"]["structuredContent"]
     assert answer["results"][0]["memory_id"] == "role"
+
+
+def test_an_unsafe_redirect_kept_from_before_is_never_used(server, notes_db):
+    """A client registered by an earlier version with a javascript: redirect URI: the
+    authorization is refused without sending the browser there."""
+    info = {"client_id": "old-js", "client_name": "Old", "token_endpoint_auth_method":
+            "none", "redirect_uris": ["javascript:alert(1)", CALLBACK],
+            "grant_types": ["authorization_code"], "response_types": ["code"]}
+    with AccessStore.open(notes_db) as access:
+        access.register_client("old-js", json.dumps(info))
+    _, challenge = _pkce()
+    query = {"response_type": "code", "client_id": "old-js", "code_challenge": challenge,
+             "code_challenge_method": "S256", "state": "s"}
+    r = httpx2.get(server.base + "/authorize", params=query | {
+        "redirect_uri": "javascript:alert(1)"})
+    assert r.status_code == 400 and "location" not in r.headers
+    r = httpx2.get(server.base + "/authorize", params=query | {"redirect_uri": CALLBACK})
+    assert r.status_code == 302 and "/consent?request=" in r.headers["location"]

@@ -114,7 +114,16 @@ class OwnerAuthorization:
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         info = self.store.client(client_id)
-        return OAuthClientInformationFull.model_validate_json(info) if info else None
+        if not info:
+            return None
+        client = OAuthClientInformationFull.model_validate_json(info)
+        # A registration kept from before these were refused never sends a browser there.
+        safe = [u for u in client.redirect_uris or () if not redirect_refusal(str(u))]
+        if client.redirect_uris and len(safe) < len(client.redirect_uris):
+            if not safe:
+                return None
+            client = client.model_copy(update={"redirect_uris": safe})
+        return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         for uri in client_info.redirect_uris or ():

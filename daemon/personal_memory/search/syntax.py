@@ -12,7 +12,9 @@
 A value with spaces is quoted (``path:"Team docs"``); filters of the same kind widen
 (any of them), of different kinds narrow (all of them); matching ignores case. Filters are
 applied to the visible rows before ranking, so BM25 and the semantic statistics are those
-of the filtered set. An unknown ``name:`` is an ordinary word (``10:30``, ``re:``).
+of the filtered set. An unknown ``name:`` is an ordinary word (``10:30``, ``re:``). A
+folder: filter that names no folder known, or whose name the next words go on with, gets
+a warning (:func:`folder_warnings`).
 """
 
 from __future__ import annotations

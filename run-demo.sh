@@ -37,8 +37,12 @@ echo "Editing projects/lighthouse.md the way editors save: write a temp file, re
 note="$tmp/notes/projects/lighthouse.md"
 sed 's/on Tuesdays at 10:00 in the blue room/on Thursdays at 14:00 in the garden room/' "$note" > "$tmp/notes/projects/.lighthouse.md.tmp"
 mv "$tmp/notes/projects/.lighthouse.md.tmp" "$note"
+# Wait, quietly, until the daemon has stored the edit and made its vector.
 for _ in $(seq 1 100); do
-    "$memory" search "Thursdays" --json | grep -q Thursdays && break
+    found="$("$memory" search "Thursdays" --json 2>"$tmp/poll.err" || true)"
+    if grep -q Thursdays <<<"$found" && ! grep -q "no vector yet" "$tmp/poll.err"; then
+        break
+    fi
     sleep 0.1
 done
 

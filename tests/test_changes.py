@@ -184,7 +184,8 @@ def test_cli_and_mcp(tmp_path):
     async def go():
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "personal_memory.mcp_server", "--db", str(db)],
-                                       env={})
+                                       env={k: v for k, v in os.environ.items()
+                                            if k == "PYTHONPATH"})
         async with Client(params) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             plain = await c.call_tool("memory_changes", {"since": "2025-01-15"})
@@ -196,7 +197,7 @@ def test_cli_and_mcp(tmp_path):
     tools, plain, asked, bad = asyncio.run(go())
     assert tools["memory_changes"].annotations.read_only_hint is True
     notes = plain.structured_content["notes"]
-    assert notes[0]["sections"][0]["diff"] == "… the launch is in [-march-] {+may+}"
+    assert notes[0]["excerpt"] == "… the launch is in [-march-] {+may+}"
     assert asked.structured_content["results"][0]["rank_after"] == 1
     assert bad.is_error and "7d" in bad.content[0].text
 

@@ -3,9 +3,12 @@
 import json
 import os
 import re
+import shlex
+import subprocess
+import sys
 
 
-from support import ROOT, run_memory
+from support import ROOT, run_memory, user_env
 
 
 def ok(*args, **kw):
@@ -211,3 +214,105 @@ def test_search_takes_several_words_without_quotes(tmp_path):
     assert p.returncode == 0, p.stderr
     import json
     assert json.loads(p.stdout)[0]["memory_id"] == "pdf"
+
+
+def test_remember_with_the_model_on_embeds_at_once(tmp_path):
+    db = tmp_path / "m.db"
+    model = {"MEMORY_EMBEDDER": "e5"}
+    ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p", env=model)
+    p = ok("--db", db, "search", "prefer", "-n", "p", "--json", env=model)
+    assert json.loads(p.stdout)[0]["cosine"] is not None
+    assert "no vector yet" not in p.stderr
+    # Keyword-only, nothing is embedded (and nothing waits for a model).
+    ok("--db", db, "remember", "plain", "kept by words", "-n", "p",
+       env={"MEMORY_EMBEDDER": "none"})
+    out = ok("--db", db, "search", "words", "-n", "p", env=model).stdout
+    assert "1 visible memories have no vector yet" in out
+
+
+def test_the_readme_console_example_is_what_the_product_prints(tmp_path):
+    """Run with the model on, as a user has it by default; the scores' digits aside."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```console\n(\$ memory remember role.*?)```", readme, re.S).group(1)
+    db, expected, printed = tmp_path / "m.db", [], []
+    for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, *lines = chunk.rstrip("\n").split("\n")
+        expected += lines
+        args = shlex.split(command)[1:]
+        printed += ok("--db", db, *args, env={"MEMORY_EMBEDDER": "e5"}).stdout.rstrip(
+            "\n").split("\n")
+    digits = re.compile(r"\d+\.\d+(e-?\d+)?")
+    assert [digits.sub("N", x) for x in printed] == [digits.sub("N", x) for x in expected]
+
+
+def test_the_demo_script_shows_only_its_story(tmp_path):
+    """run-demo.sh past its setup (the project's .venv), with the model on as a user has
+    it: its waiting prints nothing."""
+    script = (ROOT / "run-demo.sh").read_text()
+    script = script.replace('cd "$(dirname "$0")"', f'cd "{ROOT}"')
+    script = script.replace("source scripts/setup-venv.sh", ":")
+    script = script.replace('memory=".venv/bin/memory"', f'memory="{tmp_path}/memory"')
+    script = script.replace(".venv/bin/python", sys.executable)
+    (tmp_path / "memory").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m personal_memory'
+                                     ' "$@"\n')
+    (tmp_path / "memory").chmod(0o755)
+    (tmp_path / "demo.sh").write_text(script)
+    out = subprocess.run(["bash", str(tmp_path / "demo.sh")], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=300,
+                         env=user_env({"MEMORY_EMBEDDER": "e5"}))
+    story = out.stdout  # as a terminal shows it: both streams, in order
+    assert out.returncode == 0, story
+    waiting = story[story.index("== 2."):story.index("Q: ")]
+    for diagnostic in ("left out", "Nothing matched", "no vector yet"):
+        assert diagnostic not in waiting, waiting
+    now = story[story.index("-- now:"):story.index("-- every revision")]
+    assert "Thursdays" in now and "no vector yet" not in now
+
+
+def test_status_calls_the_embedding_run_in_progress_the_current_run(tmp_path):
+    from dataclasses import replace
+
+    from personal_memory import MemoryStore
+    from personal_memory.cli import output
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        found = store.status()
+    busy = replace(found.vectors, embedder="e5", pending_vectors=40,
+                   embedding_per_second=8.0, eta_seconds=5.0)
+    assert "8.0 per second in the current run, about" in output.status(
+        replace(found, vectors=busy))
+    done = replace(busy, pending_vectors=0, eta_seconds=None)
+    assert "all embedded, 8.0 per second in the last run" in output.status(
+        replace(found, vectors=done))
+
+
+def test_ctrl_c_while_remember_embeds_keeps_the_memory(tmp_path):
+    import signal
+    db = tmp_path / "m.db"
+    ok("--db", db, "init")
+    proc = subprocess.Popen([sys.executable, "-m", "personal_memory", "--db", str(db),
+                             "remember", "role", "I prefer equity research.", "-n", "p"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=user_env({"MEMORY_EMBEDDER": "e5", "PYTHONUNBUFFERED": "1"}))
+    first = proc.stdout.readline()
+    assert first.startswith("Remembered role as revision #1"), first
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    # Interrupted while the vector was made (130), done before the signal came (0), or
+    # stopped by it while the interpreter shut down: the memory is saved all the same.
+    assert proc.returncode in (0, 130, -signal.SIGINT), err
+    if proc.returncode == 130:
+        assert "Saved; its vector was not made" in out + err
+    assert "I prefer equity research." in ok("--db", db, "history", "role", "-n", "p").stdout
+
+
+def test_search_says_when_a_folder_filter_names_no_folder(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Obsidian Sync").mkdir(parents=True)
+    (vault / "Obsidian Sync" / "limits.md").write_text("# Limits\n\nSync keeps versions.\n")
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", vault)
+    out = ok("--db", db, "search", "folder:Obsidian", "Sync", "versions").stdout
+    assert ('Note: folder:Obsidian names no folder known in namespace \'notes\'; the folder '
+            '"Obsidian Sync" has a space: quote it, folder:"Obsidian Sync".') in out
+    p = ok("--db", db, "search", 'folder:"Obsidian Sync"', "versions", "--json")
+    assert len(json.loads(p.stdout)) == 1 and "Note:" not in p.stderr

@@ -5,6 +5,7 @@ on this fixed fixture."""
 
 import asyncio
 import json
+import os
 import sys
 
 import pytest
@@ -48,7 +49,9 @@ def vault_db(tmp_path_factory):
 def stdio(db):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory", "--db", str(db), "serve"],
-                                 env={"MEMORY_EMBEDDER": "none"})
+                                 env={"MEMORY_EMBEDDER": "none", **{
+                                     k: v for k, v in os.environ.items()
+                                     if k == "PYTHONPATH"}})
 
 
 def text_size(result) -> int:
@@ -150,7 +153,7 @@ def test_changes_are_compact_and_come_a_page_at_a_time(vault_db):
     assert len(seen) == len(set(seen)) == 10
     assert text_size(ten) < 10_000
     notes = {n["note"]: n for n in ten.structured_content["notes"]}
-    assert "of the {+new+} guide" in notes["vault/backup.md"]["sections"][0]["diff"]
+    assert "of the {+new+} guide" in notes["vault/backup.md"]["excerpt"]
     assert notes["vault/themes.md"]["record_changes"]["tags"] == [
         ["help", "themes"], ["help", "themes", "looks"]]
 
@@ -294,3 +297,93 @@ def test_which_section_a_part_belongs_to():
     assert section_of("v/n.md#A (2)", "v/n.md") == "v/n.md#A (2)"  # a second heading "A"
     assert section_of("v/n.md#A (2) (part 2)", "v/n.md") == "v/n.md#A (2)"
     assert section_of("fact (part 2)", None) == "fact (part 2)"  # not a note's section
+
+
+def test_a_folder_filter_that_names_no_folder_is_said(vault_db):
+    vault, db = vault_db
+
+    async def work(c):
+        return (await c.call_tool("memory_search", {"query": "folder:vaul backup"}),
+                await c.call_tool("memory_search", {"query": "folder:vault backup"}))
+    missing, found = session(db, work)
+    warning = "folder:vaul names no folder known in namespace 'notes'"
+    assert missing.structured_content["warnings"] == [warning]
+    assert warning in missing.content[0].text
+    assert found.structured_content["count"] > 0 and "warnings" not in found.structured_content
+
+
+PAGE_BYTES = 12_000  # one page of ten changed notes, text and structured content
+
+
+@pytest.fixture(scope="module")
+def edited_db(tmp_path_factory):
+    """Ten notes of prose, each edited as people edit: sentences reworded in three
+    sections, a paragraph added, a section removed and one written, tags changed."""
+    import random
+    rng = random.Random(7)
+    words = ("the team plan review budget draft launch reader garden meeting notes design "
+             "question answer schedule travel morning library archive window river music "
+             "kitchen project client invoice release testing feedback summary weekly").split()
+
+    def sentence():
+        return " ".join(rng.choice(words) for _ in range(rng.randint(9, 18))).capitalize() + "."
+
+    def paragraph():
+        return " ".join(sentence() for _ in range(rng.randint(3, 5)))
+    tmp = tmp_path_factory.mktemp("edited")
+    vault = tmp / "vault"
+    vault.mkdir()
+    for i in range(10):
+        sections = "\n\n".join(f"## Part {k} of topic {i}\n\n{paragraph()}\n\n{paragraph()}"
+                               for k in range(8))
+        (vault / f"topic {i}.md").write_text(f"---\ntags: [work]\n---\n# Topic {i}\n\n"
+                                             f"{paragraph()}\n\n{sections}\n")
+    db = tmp / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        for i in range(10):
+            path = vault / f"topic {i}.md"
+            parts = path.read_text().split("\n## ")
+            for k in (2, 4, 6):
+                head, body = parts[k].split("\n\n", 1)
+                body = body.replace(" the ", " our ", 2).replace(" plan ", " roadmap ", 1)
+                parts[k] = f"{head}\n\n{body}"
+            parts[3] += f"\n\n{paragraph()}\n"
+            del parts[7]
+            parts.append(f"New section of topic {i}\n\n{paragraph()}\n")
+            text = "\n## ".join(parts)
+            if i % 3 == 0:
+                text = text.replace("tags: [work]", "tags: [work, review]")
+            path.write_text(text)
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+    return db
+
+
+def raw_size(result) -> int:
+    """The result as the SDK puts it on the wire: text content and structured content."""
+    return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+def test_a_page_of_changes_stays_small_and_says_what_to_read(edited_db):
+    async def work(c):
+        page = await c.call_tool("memory_changes", {"since": "2025-01-15",
+                                                    "until": "2025-02-02", "limit": 10})
+        one = await c.call_tool("memory_changes", {"since": "2025-01-15",
+                                                   "until": "2025-02-02",
+                                                   "note": "vault/topic 3.md"})
+        return page, one
+    page, one = session(edited_db, work)
+    assert raw_size(page) < PAGE_BYTES, raw_size(page)
+    notes = {n["note"]: n for n in page.structured_content["notes"]}
+    assert sorted(notes) == sorted(f"vault/topic {i}.md" for i in range(10))
+    three = notes["vault/topic 3.md"]
+    assert three["counts"] == {"added": 1, "revised": 4, "retracted": 1}
+    assert three["record_changes"]["tags"] == [["work"], ["work", "review"]]
+    assert "{+" in three["excerpt"] or "[-" in three["excerpt"]
+    assert len(three["excerpt"]) <= 200
+    assert "vault/topic 3.md" in page.content[0].text and "note=" in page.content[0].text
+    # The note's own call has every section's diff.
+    detail = one.structured_content["notes"]
+    assert [n["note"] for n in detail] == ["vault/topic 3.md"]
+    diffs = [s["diff"] for s in detail[0]["sections"] if s["change"] == "revised"]
+    assert len(diffs) == 4 and any("{+our+}" in d or "{+roadmap+}" in d for d in diffs)

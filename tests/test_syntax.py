@@ -112,3 +112,40 @@ def test_every_form_equals_a_brute_force_reference(notes, queries):
                 fast = store.search(text, namespace="notes", limit=50)
                 ref = store.search_reference(text, namespace="notes", limit=50)
                 assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == want, text
+
+
+NOTES = ["notes/Obsidian/About Obsidian.md", "notes/Obsidian Sync/Set up Obsidian Sync.md",
+         "notes/Obsidian Sync/Sync limitations.md", "notes/Projects/2025/plan.md"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('set up folder:"Obsidian Sync"', []),
+    ("plan folder:Projects/2025", []),
+    ("plan folder:projects", []),
+    ("folder:Obsidian Sync set up", ['folder:Obsidian searched the folder "Obsidian"; '
+                                     'for the folder "Obsidian Sync", quote it: '
+                                     'folder:"Obsidian Sync"']),
+    ("plan folder:Archive", ["folder:Archive names no folder known here"]),
+    ("folder:Obsid plan", ["folder:Obsid names no folder known here"]),
+])
+def test_a_folder_filter_that_names_no_folder_says_so(text, expected):
+    q = syntax.parse(text)
+    assert syntax.folder_warnings(text, q.folders, NOTES, "here") == expected
+
+
+def test_a_folder_with_spaces_unquoted_names_no_folder(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Obsidian Sync").mkdir(parents=True)
+    (vault / "Obsidian Sync" / "limits.md").write_text("# Limits\n\nSync keeps versions.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("folder:Obsidian Sync versions", namespace="notes")
+        assert list(found) == []
+        assert found.warnings == [
+            'folder:Obsidian names no folder known in namespace \'notes\'; the folder '
+            '"Obsidian Sync" has a space: quote it, folder:"Obsidian Sync"']
+        found = store.search('folder:"Obsidian Sync" versions', namespace="notes")
+        assert len(found) == 1 and found.warnings == []
+        found = store.search("folder:Sync versions", namespace="notes", as_of="2020-01-01")
+        assert found.warnings == ["folder:Sync names no folder known as of "
+                                  "2020-01-01T23:59:59.999999Z in namespace 'notes'"]

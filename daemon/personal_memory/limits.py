@@ -23,6 +23,7 @@ HTTP_MAX_FORM_BYTES = 64 * 1024  # registration, token and consent requests
 HTTP_REQUESTS_PER_MINUTE = 600  # per token, with bursts of HTTP_BURST
 HTTP_BURST = 120
 HTTP_ADDRESS_REQUESTS_PER_MINUTE = 120  # per address without a valid token (OAuth, failures)
+HTTP_ADDRESS_BURST = 60
 HTTP_MAX_SESSIONS = 64
 HTTP_SESSION_IDLE_SECONDS = 1800
 

@@ -183,6 +183,24 @@ class MemoryStore:
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
         parsed = syntax.parse(query, args.tags_arg(tags))
+        out = self._ranked(parsed, namespace, cutoff, at, limit, snippets)
+        if parsed.folders:
+            out.warnings = self._folder_warnings(query, parsed, namespace, cutoff, at)
+        return out
+
+    def _folder_warnings(self, query: str, parsed: syntax.Query, namespace: str,
+                         cutoff: int | None, at: int) -> list[str]:
+        """Folder filters that name no folder known at the cutoff (read only when the
+        query has one)."""
+        with self._db.errors(), self._db.snapshot():
+            notes = {r.note for r in self._db.visible_records(namespace, cutoff, at)
+                     if r.note}
+        where = (f"as of {format_time(cutoff)} " if cutoff is not None else "") + \
+            f"in namespace {namespace!r}"
+        return syntax.folder_warnings(query, parsed.folders, notes, where)
+
+    def _ranked(self, parsed: syntax.Query, namespace: str, cutoff: int | None, at: int,
+                limit: int, snippets: bool) -> SearchResults:
         if not has_words(parsed.words):
             return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         semantic = self._semantic(parsed.words)

@@ -36,6 +36,19 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+CLIENT_SECRET_PREFIX = "sha256$"
+
+
+def hash_client_secret(secret: str) -> str:
+    """A registered client's secret as kept: random like a token, so SHA-256 is enough."""
+    return CLIENT_SECRET_PREFIX + digest(secret)
+
+
+def client_secret_matches(given: str, kept: str) -> bool:
+    return kept.startswith(CLIENT_SECRET_PREFIX) and hmac.compare_digest(
+        hash_client_secret(given).encode(), kept.encode())
+
+
 def hash_passphrase(passphrase: str) -> str:
     salt = secrets.token_bytes(16)
     key = hashlib.scrypt(passphrase.encode(), salt=salt, **_SCRYPT)

@@ -119,6 +119,28 @@ def check_name(name: str) -> str:
     return name
 
 
+def _secret_hashed(info: str) -> str:
+    """A client's registration as kept: its secret replaced by the secret's hash."""
+    data = json.loads(info)
+    secret = data.get("client_secret")
+    if not secret or secret.startswith(hashing.CLIENT_SECRET_PREFIX):
+        return info
+    return json.dumps(data | {"client_secret": hashing.hash_client_secret(secret)})
+
+
+def _hash_kept_client_secrets(conn: apsw.Connection) -> int:
+    """Files written before secrets were hashed kept them in clear: hash them now (how
+    many were)."""
+    hashed = 0
+    for client_id, info in list(conn.execute("SELECT client_id, info FROM clients WHERE "
+                                             "info LIKE '%client_secret%'")):
+        kept = _secret_hashed(info)
+        if kept != info:
+            conn.execute("UPDATE clients SET info = ? WHERE client_id = ?", (kept, client_id))
+            hashed += 1
+    return hashed
+
+
 class AccessStore:
     """The access file. Safe to share between threads; the command line and the server
     may have it open at once (SQLite's locking, a busy timeout)."""
@@ -140,8 +162,12 @@ class AccessStore:
             conn = apsw.Connection(str(path))
             conn.set_busy_timeout(5000)
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA secure_delete=ON")  # a replaced secret leaves no trace
             with conn:
                 conn.execute(SCHEMA)
+                hashed = _hash_kept_client_secrets(conn)
+            if hashed:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except (OSError, apsw.Error) as exc:
             raise PersonalMemoryError(f"{path}: cannot open the access file ({exc})") from None
         return cls(path, conn)
@@ -183,10 +209,11 @@ class AccessStore:
     # -- clients (dynamic registration) ---------------------------------------------------
 
     def register_client(self, client_id: str, info: str) -> None:
-        """Keep a registration; beyond MAX_CLIENTS the oldest one no grant uses goes."""
+        """Keep a registration (its secret, if any, as a hash); beyond MAX_CLIENTS the
+        oldest one no grant uses goes."""
         with self._lock, self._conn:
             self._conn.execute("INSERT INTO clients VALUES (?, ?, ?)",
-                               (client_id, info, int(time.time())))
+                               (client_id, _secret_hashed(info), int(time.time())))
             self._conn.execute(
                 "DELETE FROM clients WHERE client_id IN (SELECT client_id FROM clients "
                 "WHERE client_id NOT IN (SELECT client_id FROM grants WHERE revoked_at IS "
@@ -344,13 +371,16 @@ class AccessStore:
         """A new pair for a refresh token, which is spent: it never works again."""
         return self._spend(token, held.grant.id, held.resource)
 
-    def revoke_token(self, token: str) -> None:
-        """RFC 7009: a revoked access or refresh token ends its whole grant."""
+    def revoke_token(self, token: str, client_id: str) -> bool:
+        """RFC 7009: a client revokes its own access or refresh token, which ends the
+        whole grant; another client's token, or none, is left alone (False)."""
         kind = hashing.kind_of(token) if hashing.well_formed(token) else None
-        row = self._lookup(token, kind) if kind else None
-        if row is not None:
-            with self._lock, self._conn:
-                self._revoke_grant(row[0])
+        row = self._lookup(token, kind) if kind in ("access", "refresh") else None
+        if row is None or self._grant_by_id(row[0]).client_id != client_id:
+            return False
+        with self._lock, self._conn:
+            self._revoke_grant(row[0])
+        return True
 
     # -- checking a bearer token ---------------------------------------------------------
 

@@ -8,7 +8,7 @@ import os
 import sys
 
 from .. import render
-from ..limits import EXIT_OK, EXIT_PROBLEM
+from ..limits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM
 from . import output
 from .context import CommandError, command, emit, note, open_store, settings
 
@@ -30,6 +30,23 @@ def cmd_remember(args: argparse.Namespace) -> int:
                               title=args.title, source=args.source, known_at=args.known_at,
                               valid_from=args.valid_from, valid_to=args.valid_to)
     emit(args, done, output.write)
+    if done.created and settings(args).embedder != "none":
+        return _embed_written(args, done.revision.revision_id)
+    return EXIT_OK
+
+
+def _embed_written(args: argparse.Namespace, revision_id: int) -> int:
+    """The memory just committed gets its vector now, so that searches rank it by meaning
+    at once. It is the newest revision at or below its id without one. Ctrl-C leaves it
+    for the daemon or 'memory reembed'; the memory itself is already saved."""
+    try:
+        with open_store(args, read_only=False) as store:
+            if store.embedder is not None:
+                store.embed_pending(max_rows=1, below=revision_id + 1)
+    except KeyboardInterrupt:
+        note(args, "Saved; its vector was not made (interrupted): the daemon or "
+             "'memory reembed' makes it.")
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 
@@ -52,6 +69,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                              snippets=not args.full)
     emit(args, list(found), lambda _: output.results(found) if args.full or not found
          else render.hits(found, query))
+    for line in found.warnings:
+        note(args, f"Note: {line}.")
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
     if found.left_out:

@@ -1,11 +1,15 @@
 """The consent page: where the owner sees which client asks to read which namespaces, and
-answers with the passphrase (``memory http passphrase``). A wrong passphrase costs a
-delay (tries are taken one at a time, so guessing is slow from everywhere at once) and,
-after a few, the request itself; it never yields a code."""
+answers with the passphrase (``memory http passphrase``). A wrong passphrase costs its
+source (the address it came from) a delay that doubles with each wrong try, and after a
+few the request itself; it never yields a code. Tries from one source are taken one at a
+time; a source never waits behind another's delay, so a guesser cannot hold up the
+owner's approval from elsewhere."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 
 import anyio
 from jinja2 import Environment
@@ -17,7 +21,11 @@ from .oauth import MAX_CONSENT_TRIES, OwnerAuthorization
 
 log = logging.getLogger("personal_memory.http")
 
-WRONG_PASSPHRASE_DELAY = 2.0  # seconds, doubled with each wrong try on the same request
+WRONG_PASSPHRASE_DELAY = 2.0  # seconds, doubled with each wrong try from the same source
+MAX_DELAY = 32.0
+FORGIVEN_AFTER = 900.0  # seconds without a wrong try: the source starts afresh
+MAX_SOURCES = 10_000  # sources remembered; the least recently seen go first
+PASSPHRASE_CHECKS = 2  # scrypt checks at once (about 32 MB each)
 MAX_FORM_FIELD_CHARS = 2048
 _HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
             "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
@@ -48,10 +56,28 @@ never change them. You can revoke it at any time with <code>memory tokens revoke
 </body></html>""")
 
 
+class Source:
+    """Where answers come from: its wrong tries and the lock that takes them in turn."""
+
+    def __init__(self):
+        self.lock = anyio.Lock()
+        self.wrong = 0
+        self.last = 0.0
+
+
 class Consent:
     def __init__(self, owner: OwnerAuthorization):
         self.owner = owner
-        self._one_try_at_a_time = anyio.Lock()
+        self._sources: OrderedDict[str, Source] = OrderedDict()
+        self._checks = anyio.CapacityLimiter(PASSPHRASE_CHECKS)
+
+    def _source(self, address: str) -> Source:
+        source = self._sources.pop(address, None) or Source()
+        self._sources[address] = source
+        for old in list(self._sources)[:max(0, len(self._sources) - MAX_SOURCES)]:
+            if not self._sources[old].lock.locked():
+                del self._sources[old]
+        return source
 
     def _page(self, key: str, status: int = 200, error: str | None = None,
               gone: str | None = None) -> Response:
@@ -64,7 +90,7 @@ class Consent:
         if held is not None:
             context |= {"client": held.client.client_name or held.client.client_id,
                         "namespaces": held.namespaces,
-                        "resource": held.params.resource or self.owner.resource_url,
+                        "resource": held.resource,
                         "redirect": str(held.params.redirect_uri),
                         "no_passphrase": not self.owner.store.has_passphrase()}
         return HTMLResponse(_PAGE.render(**context), status_code=status, headers=_HEADERS)
@@ -84,14 +110,22 @@ class Consent:
             log.info("the owner denied %r", held.client.client_name)
             return self._redirect(str(held.params.redirect_uri), error="access_denied",
                                   state=held.params.state)
-        async with self._one_try_at_a_time:
-            good = await anyio.to_thread.run_sync(self.owner.store.passphrase_matches,
-                                                  passphrase)
+        address = request.client.host if request.client else "?"
+        source = self._source(address)
+        async with source.lock:  # this source's tries, one at a time
+            if time.monotonic() - source.last > FORGIVEN_AFTER:
+                source.wrong = 0
+            async with self._checks:
+                good = await anyio.to_thread.run_sync(self.owner.store.passphrase_matches,
+                                                      passphrase)
             if not good:
                 tries = self.owner.tries[key] = self.owner.tries.get(key, 0) + 1
-                log.warning("wrong passphrase on the consent page for %r (try %d)",
-                            held.client.client_name, tries)
-                await anyio.sleep(WRONG_PASSPHRASE_DELAY * 2 ** (tries - 1))
+                source.wrong, source.last = source.wrong + 1, time.monotonic()
+                log.warning("wrong passphrase on the consent page for %r from %s (try %d)",
+                            held.client.client_name, address, source.wrong)
+                # held while the source waits: its next try waits too
+                await anyio.sleep(min(MAX_DELAY,
+                                      WRONG_PASSPHRASE_DELAY * 2 ** (source.wrong - 1)))
         if not good:
             if tries >= MAX_CONSENT_TRIES:
                 self.owner.forget(key)

@@ -11,14 +11,14 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access.store import AccessStore, TokenRefused
 from ..limits import MAX_NAMESPACE_CHARS
-from .oauth import NAMESPACE_NAME, same_url
+from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
 
 log = logging.getLogger("personal_memory.http")
 
@@ -55,10 +55,10 @@ class Buckets:
 
 
 class Policy(NamedTuple):
-    hosts: frozenset[str]  # Host header values accepted, lower case, with the port
+    # Host header values accepted (lower case, with the port), each with the base URL a
+    # request through it is answered as (issuer, token audience, metadata)
+    bases: Mapping[str, str]
     origins: frozenset[str]  # Origin header values accepted (absent is accepted)
-    resource_url: str
-    metadata_url: str
     per_token: Rate
     per_address: Rate
     max_form_bytes: int  # bodies outside /mcp (the SDK bounds /mcp's)
@@ -115,16 +115,26 @@ class Guard:
                                              description}, list(extra))
 
         host = headers.get("host", "").lower()
-        if host not in self.policy.hosts:
+        base = self.policy.bases.get(host)
+        if base is None:
             await refuse(421, "misdirected_request", f"Host {host!r} is not this server's")
             return
+        reset = REQUEST_BASE.set(base)
+        try:
+            await self._checked(scope, receive, send, headers, path, address, base, where,
+                                refuse)
+        finally:
+            REQUEST_BASE.reset(reset)
+
+    async def _checked(self, scope, receive, send, headers, path, address, base, where,
+                       refuse) -> None:
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/").lower() not in self.policy.origins:
             await refuse(403, "forbidden_origin", f"Origin {origin!r} may not call this "
                          "server")
             return
         if path == self.policy.mcp_path:
-            await self._mcp(scope, receive, send, headers, address, refuse)
+            await self._mcp(scope, receive, send, headers, address, base, refuse)
             return
         wait = self.addresses.wait(address)
         if wait:
@@ -144,9 +154,11 @@ class Guard:
             return replay.pop() if replay else await receive()
         await self.app(scope, replayed, self._logged(send, where, self._log))
 
-    async def _mcp(self, scope, receive, send, headers, address, refuse) -> None:
+    async def _mcp(self, scope, receive, send, headers, address, base, refuse) -> None:
         bearer = headers.get("authorization", "")
-        www = [f'resource_metadata="{self.policy.metadata_url}"']
+        resource_url = base + self.policy.mcp_path
+        www = [f'resource_metadata="{base}/.well-known/oauth-protected-resource'
+               f'{self.policy.mcp_path}"']
 
         async def unauthorized(description: str) -> None:
             wait = self.addresses.wait(address)  # failed tries are counted per address
@@ -168,8 +180,7 @@ class Guard:
         except TokenRefused as exc:
             await unauthorized(exc.reason)
             return
-        if held.resource is not None and not same_url(held.resource,
-                                                      self.policy.resource_url):
+        if held.resource is not None and not same_url(held.resource, resource_url):
             await unauthorized("the token was issued for another server")
             return
         wait = self.tokens.wait(f"grant:{held.grant.id}")

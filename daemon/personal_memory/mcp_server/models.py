@@ -107,6 +107,8 @@ class SearchOutput(Out):
     hint: str | None = Field(None, description="why there are no results, when there are none")
     left_out: int = Field(0, description="results left out: they share no word with the "
                           "query and are not close enough in meaning")
+    warnings: list[str] = Field([], description="about the query itself: a folder filter "
+                                "that names no folder known at the cutoff")
     results: list[Hit] = Field(description="best first")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record (the revision: "
@@ -118,7 +120,7 @@ class SearchOutput(Out):
            full: bool) -> "SearchOutput":
         return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
                    unembedded=found.unembedded, hint=hint, left_out=found.left_out,
-                   results=[Hit.of(r) for r in found],
+                   warnings=list(found.warnings), results=[Hit.of(r) for r in found],
                    full=[r.to_dict() for r in found] if full else None)
 
 
@@ -185,6 +187,29 @@ class SectionChangeOut(Out):
     moved_from: str | None
 
 
+EXCERPT_CHARS = 150  # a page's excerpt of a note's first change
+PAGE_HEADINGS = 3  # sections named per note on a page
+
+
+def excerpt(diff: str) -> str | None:
+    """The first change of a word-level diff, with a little context before it."""
+    if not diff:
+        return None
+    marks = [i for i in (diff.find("[-"), diff.find("{+")) if i >= 0]
+    start = max(0, min(marks, default=0) - 40)
+    piece = diff[start:start + EXCERPT_CHARS]
+    if start:
+        piece = "… " + piece.lstrip(" …")
+    if start + EXCERPT_CHARS < len(diff):
+        piece = piece.rstrip(" …") + " …"
+    return piece
+
+
+def heading(s, in_note: bool) -> str:
+    """A changed section as a page names it: its headings, or its ID outside notes."""
+    return " › ".join(s.heading_path or []) or ("(top)" if in_note else s.memory_id)
+
+
 class NoteChangeOut(Out):
     note: str | None
     title: str | None
@@ -192,7 +217,28 @@ class NoteChangeOut(Out):
     latest: str | None
     moved_from: str | None
     record_changes: dict[str, list] = Field(description="title, aliases, tags: [old, new]")
-    sections: list[SectionChangeOut]
+    counts: dict[str, int] = Field({}, description="its sections added, revised, retracted")
+    changed: list[str] = Field([], description="on a page: the first sections changed "
+                               f"(at most {PAGE_HEADINGS}), by heading")
+    excerpt: str | None = Field(None, description="on a page: the first change, in short")
+    sections: list[SectionChangeOut] = Field([], description="with note: each section's "
+                                             "change and diff")
+
+    @classmethod
+    def of(cls, n, sections: bool) -> "NoteChangeOut":
+        counts: dict[str, int] = {}
+        for s in n.sections:
+            counts[s.change] = counts.get(s.change, 0) + 1
+        first = next((s.diff for s in n.sections if s.diff), "")
+        return cls(note=n.note, title=n.title, change=n.change, latest=n.latest,
+                   moved_from=n.moved_from, record_changes=n.record_changes, counts=counts,
+                   changed=[] if sections else list(dict.fromkeys(
+                       heading(s, n.note is not None) for s in n.sections))[:PAGE_HEADINGS],
+                   excerpt=None if sections else excerpt(first),
+                   sections=[SectionChangeOut(
+                       memory_id=s.memory_id, change=s.change, why=s.why,
+                       heading_path=s.heading_path, known_at=s.known_at, diff=s.diff,
+                       moved_from=s.moved_from) for s in n.sections] if sections else [])
 
 
 class ResultChangeOut(Out):
@@ -222,16 +268,13 @@ class ChangesOutput(Out):
                                         "before and after included")
 
     @classmethod
-    def of(cls, c: Changes, cursor: str | None, full: bool) -> "ChangesOutput":
+    def of(cls, c: Changes, cursor: str | None, full: bool,
+           sections: bool = True) -> "ChangesOutput":
+        """``sections``: each note's sections with their diffs (one note asked for);
+        else a page: each note's counts, first headings and an excerpt."""
         return cls(
             since=c.since, until=c.until, query=c.query, counts=c.counts,
-            notes=[NoteChangeOut(
-                note=n.note, title=n.title, change=n.change, latest=n.latest,
-                moved_from=n.moved_from, record_changes=n.record_changes,
-                sections=[SectionChangeOut(memory_id=s.memory_id, change=s.change, why=s.why,
-                                           heading_path=s.heading_path, known_at=s.known_at,
-                                           diff=s.diff, moved_from=s.moved_from)
-                          for s in n.sections]) for n in c.notes],
+            notes=[NoteChangeOut.of(n, sections) for n in c.notes],
             results=[ResultChangeOut(memory_id=r.memory_id, note=r.note, change=r.change,
                                      why=r.why, rank_before=r.rank_before,
                                      rank_after=r.rank_after, text_changed=r.text_changed,

@@ -15,7 +15,8 @@ import logging
 import re
 import secrets
 import time
-from typing import NamedTuple
+from contextvars import ContextVar
+from typing import Iterable, NamedTuple
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import (AccessToken, AuthorizationCode, AuthorizationParams,
@@ -33,6 +34,13 @@ MAX_PENDING = 64
 MAX_CONSENT_TRIES = 5
 # A scope is a namespace's name; only such names are echoed in a header.
 NAMESPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Schemes a browser runs, reads or shows itself rather than handing to an app: never a
+# place to send a code (or a denial) to.
+UNSAFE_SCHEMES = frozenset({"javascript", "vbscript", "data", "file", "blob", "about",
+                            "filesystem", "view-source", "jar", "mhtml", "ws", "wss"})
+# The base URL (scheme://host:port) the current request reached this server by, set by
+# the guard from its checked Host: metadata, the consent page and token audiences follow it.
+REQUEST_BASE: ContextVar[str | None] = ContextVar("request_base", default=None)
 
 
 def _spent(exchange, held, used: str):
@@ -55,6 +63,7 @@ class Pending(NamedTuple):
     params: AuthorizationParams
     namespaces: tuple[str, ...]
     started: float
+    resource: str  # the audience of its tokens: this server as the client reached it
 
 
 def _loopback(host: str | None) -> bool:
@@ -66,28 +75,61 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
+def redirect_refusal(uri: str) -> str | None:
+    """Why a redirect URI may not be registered (RFC 7591 invalid_redirect_uri), or None:
+    http on loopback, https, and an app's own scheme (com.example.app:/cb) are kept."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if scheme in UNSAFE_SCHEMES:
+        return f"a {scheme}: URI is not a place to send a client back to"
+    if parts.fragment or "#" in uri:
+        return "a redirect URI has no fragment (RFC 6749)"
+    if scheme == "http" and not _loopback(parts.hostname):
+        return "a redirect URI over plain http must be on this machine (OAuth 2.1)"
+    return None
+
+
 class OwnerAuthorization:
-    def __init__(self, store: AccessStore, base_url: str, resource_url: str,
-                 default_namespace: str):
+    def __init__(self, store: AccessStore, base_url: str, default_namespace: str, *,
+                 bases: Iterable[str] = (), mcp_path: str = "/mcp"):
         self.store = store
         self.base_url = base_url.rstrip("/")
-        self.resource_url = resource_url
+        self.mcp_path = mcp_path
+        self.resource_url = self.base_url + mcp_path
+        # Every address this server answers as: a token for any of them is this server's.
+        self.resources = frozenset(b.rstrip("/").lower() + mcp_path
+                                   for b in (self.base_url, *bases))
         self.default_namespace = default_namespace
         self._pending: dict[str, Pending] = {}
         self.tries: dict[str, int] = {}
+
+    def here(self) -> str:
+        """The base URL the current request came through (the public one by default)."""
+        return REQUEST_BASE.get() or self.base_url
+
+    def ours(self, resource: str | None) -> bool:
+        return resource is not None and resource.rstrip("/").lower() in self.resources
 
     # -- clients ---------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         info = self.store.client(client_id)
-        return OAuthClientInformationFull.model_validate_json(info) if info else None
+        if not info:
+            return None
+        client = OAuthClientInformationFull.model_validate_json(info)
+        # A registration kept from before these were refused never sends a browser there.
+        safe = [u for u in client.redirect_uris or () if not redirect_refusal(str(u))]
+        if client.redirect_uris and len(safe) < len(client.redirect_uris):
+            if not safe:
+                return None
+            client = client.model_copy(update={"redirect_uris": safe})
+        return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         for uri in client_info.redirect_uris or ():
-            parts = urlsplit(str(uri))
-            if parts.scheme == "http" and not _loopback(parts.hostname):
-                raise RegistrationError("invalid_redirect_uri", "a redirect URI over plain "
-                                        "http must be on this machine (OAuth 2.1)")
+            refusal = redirect_refusal(str(uri))
+            if refusal:
+                raise RegistrationError("invalid_redirect_uri", refusal)
         for scope in (client_info.scope or "").split():
             if not NAMESPACE_NAME.fullmatch(scope):
                 raise RegistrationError("invalid_client_metadata", f"scope {scope!r} is "
@@ -100,8 +142,9 @@ class OwnerAuthorization:
 
     async def authorize(self, client: OAuthClientInformationFull,
                         params: AuthorizationParams) -> str:
-        if params.resource is not None and not same_url(params.resource, self.resource_url):
-            raise AuthorizeError("invalid_target", f"this server is {self.resource_url}")
+        resource = self.here() + self.mcp_path
+        if params.resource is not None and not same_url(params.resource, resource):
+            raise AuthorizeError("invalid_target", f"this server is {resource}")
         namespaces = tuple(dict.fromkeys(params.scopes or (client.scope or "").split()
                                          or [self.default_namespace]))
         now = time.monotonic()
@@ -111,8 +154,9 @@ class OwnerAuthorization:
         while len(self._pending) >= MAX_PENDING:
             self.forget(next(iter(self._pending)))
         key = secrets.token_urlsafe(24)
-        self._pending[key] = Pending(client, params, namespaces, now)
-        return f"{self.base_url}/consent?request={key}"
+        self._pending[key] = Pending(client, params, namespaces, now,
+                                     params.resource or resource)
+        return f"{self.here()}/consent?request={key}"
 
     def pending(self, key: str) -> Pending | None:
         held = self._pending.get(key)
@@ -134,7 +178,7 @@ class OwnerAuthorization:
             redirect_uri=str(held.params.redirect_uri),
             redirect_uri_explicit=held.params.redirect_uri_provided_explicitly,
             code_challenge=held.params.code_challenge,
-            resource=held.params.resource or self.resource_url)
+            resource=held.resource)
 
     # -- codes and tokens ------------------------------------------------------------------
 
@@ -185,10 +229,13 @@ class OwnerAuthorization:
             held = self.store.check(token)
         except TokenRefused:
             return None
+        # A static token reads this database through any URL of its server; the guard has
+        # held an OAuth token to the address the request came by, so the SDK's own check
+        # (against one URL) is given that one for any of this server's addresses.
+        ours = held.resource is None or self.ours(held.resource)
         return AccessToken(token=token, client_id=held.grant.client_id,
                            scopes=list(held.grant.namespaces), expires_at=held.expires_at,
-                           # a static token reads this database through any URL of its server
-                           resource=held.resource or self.resource_url)
+                           resource=self.resource_url if ours else held.resource)
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
-        self.store.revoke_token(token.token)
+        self.store.revoke_token(token.token, token.client_id)

@@ -24,7 +24,8 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
-from ..limits import (EXIT_OK, EXIT_RESTART, HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_BURST,
+from ..limits import (EXIT_OK, EXIT_RESTART, HTTP_ADDRESS_BURST,
+                      HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_BURST,
                       HTTP_MAX_BODY_BYTES, HTTP_MAX_FORM_BYTES, HTTP_MAX_SESSIONS,
                       HTTP_PORT, HTTP_REQUESTS_PER_MINUTE, HTTP_SESSION_IDLE_SECONDS)
 from ..settings import Settings
@@ -122,24 +123,29 @@ def check(options: HttpOptions, port: int | None = None) -> Endpoint:
                     tuple(x.rstrip("/").lower() for x in o.allow_origins), o.rate_limit)
 
 
-def policy(endpoint: Endpoint):
-    """Hosts and origins accepted, and the rates: the public address, and the loopback
-    names when the server listens on loopback."""
-    from .guard import Policy, Rate
-    hosts = {urlsplit(endpoint.base_url).netloc.lower()}
-    origins = {_origin(endpoint.base_url), *endpoint.allow_origins}
+def bases(endpoint: Endpoint) -> dict[str, str]:
+    """Each Host accepted, with the base URL it is answered as: the public address, and
+    every loopback name when the server listens on loopback (a client that knows it as
+    ``localhost`` is told ``localhost``)."""
+    found = {urlsplit(endpoint.base_url).netloc.lower(): endpoint.base_url}
     if is_loopback(endpoint.host):
         for name in ("127.0.0.1", "localhost", "[::1]"):
-            hosts.add(f"{name}:{endpoint.port}")
-            origins.add(f"{'https' if endpoint.tls else 'http'}://{name}:{endpoint.port}")
-    from mcp.server.auth.routes import build_resource_metadata_url
-    return Policy(hosts=frozenset(hosts), origins=frozenset(origins),
-                  resource_url=endpoint.resource_url,
-                  metadata_url=str(build_resource_metadata_url(endpoint.resource_url)),
+            host = f"{name}:{endpoint.port}"
+            found.setdefault(host, f"{'https' if endpoint.tls else 'http'}://{host}")
+    return found
+
+
+def policy(endpoint: Endpoint):
+    """Hosts and origins accepted, and the rates."""
+    from .guard import Policy, Rate
+    accepted = bases(endpoint)
+    origins = {_origin(endpoint.base_url), *endpoint.allow_origins,
+               *(_origin(b) for b in accepted.values())}
+    return Policy(bases=accepted, origins=frozenset(origins),
                   per_token=Rate(endpoint.rate_limit,
                                  max(1, endpoint.rate_limit * HTTP_BURST
                                      // HTTP_REQUESTS_PER_MINUTE)),
-                  per_address=Rate(HTTP_ADDRESS_REQUESTS_PER_MINUTE, 60),
+                  per_address=Rate(HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_ADDRESS_BURST),
                   max_form_bytes=HTTP_MAX_FORM_BYTES, mcp_path=MCP_PATH)
 
 
@@ -150,13 +156,15 @@ def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=
                                           RevocationOptions)
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from . import oauth_routes
     from .consent import Consent
     from .guard import Guard
     from .oauth import OwnerAuthorization
     from .server import build_server
 
-    owner = OwnerAuthorization(store, endpoint.base_url, endpoint.resource_url,
-                               config.namespace)
+    rules = policy(endpoint)
+    owner = OwnerAuthorization(store, endpoint.base_url, config.namespace,
+                               bases=rules.bases.values(), mcp_path=MCP_PATH)
     auth = AuthSettings(
         issuer_url=endpoint.base_url, resource_server_url=endpoint.resource_url,
         validate_token_resource=True, service_documentation_url=None,
@@ -168,14 +176,14 @@ def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=
     consent = Consent(owner)
     server.custom_route("/consent", methods=["GET"])(consent.show)
     server.custom_route("/consent", methods=["POST"])(consent.answer)
-    rules = policy(endpoint)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=endpoint.host,
         max_request_body_size=HTTP_MAX_BODY_BYTES,
         session_idle_timeout=HTTP_SESSION_IDLE_SECONDS, max_sessions=HTTP_MAX_SESSIONS,
         transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=sorted(rules.hosts),
+            enable_dns_rebinding_protection=True, allowed_hosts=sorted(rules.bases),
             allowed_origins=sorted(rules.origins)))
+    oauth_routes.install(app, owner, auth, sorted(set(rules.bases.values())))
     guarded = Guard(app, store, rules)
     if not endpoint.allow_origins:
         return guarded

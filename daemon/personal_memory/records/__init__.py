@@ -4,7 +4,8 @@ MCP output models are built from these classes, so a renamed field changes every
 once."""
 
 from .changes import Changes, NoteChange, ResultChange, SectionChange
-from .notes import (Activity, Embed, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
+from .embeds import Embed
+from .notes import (Activity, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
                     NoteView, RecentNote, SectionView)
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .base import Record
+from .embeds import Embed
 from .revisions import RevisionRecord
 
 
@@ -44,19 +45,6 @@ class Links(Record):
     outgoing: list[Link]
     backlinks: list[Link]
     path_then: str | None = None  # the note's path at the cutoff, when it moved since
-
-
-@dataclass(frozen=True)
-class Embed(Record):
-    """An embed in a note read at a cutoff, with the embedded text as known then."""
-    section: str  # the embedding section's memory ID
-    line: int | None  # its line in the file
-    target: str  # as written
-    kind: str
-    note: str | None
-    source: str | None  # the embedded section's memory ID (None: the whole note)
-    known_at: str | None
-    text: str  # empty when it does not resolve
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .base import Record
-
-if TYPE_CHECKING:
-    from .notes import Embed
+from .embeds import Embed
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ class SearchResult(_Revision, Record):
     also: tuple[tuple[int, int], ...] = ()
     # With snippets: what the snippet's lines embed (``![[note#^block]]``), read through at
     # the same cutoff, as the note shows it.
-    embeds: tuple["Embed", ...] = ()
+    embeds: tuple[Embed, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
@@ -127,13 +125,16 @@ class SearchResults(list):
     nothing matched; ``left_out``, how many rows the limit would also have held that share
     no word with the query and are less similar in meaning than the no-answer bar (noise
     that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
-    the time the namespace's first knowledge arrived (None when it holds none)."""
+    the time the namespace's first knowledge arrived (None when it holds none);
+    ``warnings``, lines about the query itself, such as a folder filter that names no
+    folder known at the cutoff."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
                  no_answer: str | None = None, left_out: int = 0,
-                 earliest: str | None = None):
+                 earliest: str | None = None, warnings: list[str] | None = None):
         super().__init__(results)
+        self.warnings = list(warnings or ())
         self.as_of = as_of
         self.valid_at = valid_at
         self.semantic = semantic

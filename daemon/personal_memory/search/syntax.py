@@ -12,13 +12,16 @@
 A value with spaces is quoted (``path:"Team docs"``); filters of the same kind widen
 (any of them), of different kinds narrow (all of them); matching ignores case. Filters are
 applied to the visible rows before ranking, so BM25 and the semantic statistics are those
-of the filtered set. An unknown ``name:`` is an ordinary word (``10:30``, ``re:``).
+of the filtered set. An unknown ``name:`` is an ordinary word (``10:30``, ``re:``). A
+folder: filter that names no folder known, or whose name the next words go on with, gets
+a warning (:func:`folder_warnings`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..errors import InvalidArgument
 from ..notes.front_matter import wanted_tag
@@ -117,12 +120,61 @@ def note_matches(query: Query, note: str | None) -> bool:
     folder, _, name = low.rpartition("/")
     if query.paths and not any(p.casefold() in low for p in query.paths):
         return False
-    if query.folders and not any(f"/{f.casefold().strip('/')}/" in f"/{folder}/"
-                                 for f in query.folders):
+    if query.folders and not any(_in_folder(f, f"/{folder}/") for f in query.folders):
         return False
     if query.files and not any(f.casefold() in name for f in query.files):
         return False
     return True
+
+
+def _in_folder(wanted: str, folder: str) -> bool:
+    """Whether ``folder`` (a note's folders, ``/a/b/``, case folded) is the wanted one or
+    below it."""
+    return f"/{wanted.casefold().strip('/')}/" in folder
+
+
+MAX_WORDS_TRIED = 5  # words after an unquoted folder: filter that may belong to its name
+
+
+def folder_warnings(text: str, folders: tuple[str, ...], notes: Iterable[str],
+                    where: str) -> list[str]:
+    """A line for each folder: filter that names no folder of ``notes`` (known ``where``:
+    "as of ... in namespace ..."), or whose name goes on in the words after it unquoted
+    (``folder:Obsidian Sync``: the shell ate the quotes)."""
+    known = {f"/{n.casefold().rpartition('/')[0]}/" for n in notes}
+
+    def names_one(name: str) -> bool:
+        return any(_in_folder(name, f) for f in known)
+
+    out = []
+    for wanted in dict.fromkeys(folders):
+        longer = next((x for x in reversed(_continued(text, wanted)) if names_one(x)), None)
+        if names_one(wanted):
+            if longer:
+                out.append(f'folder:{wanted} searched the folder "{wanted}"; for the '
+                           f'folder "{longer}", quote it: folder:"{longer}"')
+        elif longer:
+            out.append(f'folder:{wanted} names no folder known {where}; the folder '
+                       f'"{longer}" has a space: quote it, folder:"{longer}"')
+        else:
+            out.append(f"folder:{wanted} names no folder known {where}")
+    return out
+
+
+def _continued(text: str, wanted: str) -> list[str]:
+    """``wanted`` followed by one, two... of the plain words after it, where an unquoted
+    folder:wanted is followed by some."""
+    tokens = list(_TOKEN.finditer(text))
+    for i, m in enumerate(tokens):
+        minus, op, whole, quoted, _ = m.groups()
+        if op and op.casefold() == "folder" and quoted is None and whole == wanted:
+            words = []
+            for after in tokens[i + 1:i + 1 + MAX_WORDS_TRIED]:
+                if after.group(1) or after.group(2) or after.group(4) is not None:
+                    break
+                words.append(after.group(3))
+            return [" ".join([wanted, *words[:k]]) for k in range(1, len(words) + 1)]
+    return []
 
 
 def section_matches(query: Query, memory_id: str, note: str | None) -> bool:

@@ -1,0 +1,144 @@
+"""The OAuth routes this server serves in place of the SDK's: the metadata (RFC 8414 and
+RFC 9728) of the address a request came by, so a client that knows the server as
+``localhost`` is told ``localhost`` (the SDK serves one fixed URL, and its client refuses
+a resource that is not the one it asked for); the resource metadata at the root too, where
+clients of the earlier MCP authorization spec look; ``/token`` with client secrets checked
+against the hash the access file keeps; and ``/revoke`` for public clients, which RFC 7009
+lets revoke with their ``client_id`` alone."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import time
+from urllib.parse import unquote
+
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.json_response import PydanticJSONResponse
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+from mcp.server.auth.routes import build_metadata, cors_middleware
+from mcp.server.auth.settings import AuthSettings
+from mcp.shared.auth import OAuthClientInformationFull, ProtectedResourceMetadata
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..access import hashing
+from .oauth import OwnerAuthorization
+
+log = logging.getLogger("personal_memory.http")
+
+AUTHORIZATION_METADATA = "/.well-known/oauth-authorization-server"
+RESOURCE_METADATA = "/.well-known/oauth-protected-resource"
+_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+class HashedSecrets(ClientAuthenticator):
+    """The SDK's client authentication (RFC 6749 2.3), with the secret compared to the
+    hash the access file keeps instead of to a secret kept in clear."""
+
+    async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
+        form = await request.form()
+        client_id = form.get("client_id")
+        if not isinstance(client_id, str) or not client_id:
+            raise AuthenticationError("Missing client_id")
+        client = await self.provider.get_client(client_id)
+        if client is None:
+            raise AuthenticationError("Invalid client_id")
+        given: str | None = None
+        method = client.token_endpoint_auth_method
+        if method == "client_secret_basic":
+            header = request.headers.get("Authorization", "")
+            try:
+                if not header.startswith("Basic "):
+                    raise ValueError
+                basic_id, given = base64.b64decode(header[6:], validate=True
+                                                   ).decode().split(":", 1)
+            except (ValueError, UnicodeDecodeError, binascii.Error):
+                raise AuthenticationError("Missing or invalid Basic authentication") from None
+            if unquote(basic_id) != client_id:
+                raise AuthenticationError("Client ID mismatch in Basic auth")
+            given = unquote(given)
+        elif method == "client_secret_post":
+            secret = form.get("client_secret")
+            given = secret if isinstance(secret, str) else None
+        elif method != "none":
+            raise AuthenticationError(f"Unsupported auth method: {method}")
+        if method != "none" and not client.client_secret:
+            raise AuthenticationError("Client is registered for a secret but has none")
+        if client.client_secret:
+            if not given:
+                raise AuthenticationError("Client secret is required")
+            if not hashing.client_secret_matches(given, client.client_secret):
+                raise AuthenticationError("Invalid client_secret")
+            if client.client_secret_expires_at and \
+                    client.client_secret_expires_at < int(time.time()):
+                raise AuthenticationError("Client secret has expired")
+        return client
+
+
+class Routes:
+    """Handlers for the routes replaced; the metadata of each base URL, made once."""
+
+    def __init__(self, owner: OwnerAuthorization, auth: AuthSettings, bases: list[str]):
+        self.owner = owner
+        self.authenticator = HashedSecrets(owner)
+        self.token_handler = TokenHandler(owner, self.authenticator)
+        each = {b: AuthSettings(issuer_url=b, resource_server_url=b + owner.mcp_path,
+                                validate_token_resource=True) for b in bases}
+        self._authorization = {b: build_metadata(
+            s.issuer_url, None, auth.client_registration_options, auth.revocation_options)
+            for b, s in each.items()}
+        self._resource = {b: ProtectedResourceMetadata(
+            resource=s.resource_server_url, authorization_servers=[s.issuer_url])
+            for b, s in each.items()}
+
+    def _base(self) -> str:
+        return self.owner.here()
+
+    async def authorization_metadata(self, request: Request) -> Response:
+        return PydanticJSONResponse(self._authorization[self._base()],
+                                    headers={"Cache-Control": "no-store"})
+
+    async def resource_metadata(self, request: Request) -> Response:
+        return PydanticJSONResponse(self._resource[self._base()],
+                                    headers={"Cache-Control": "no-store"})
+
+    async def revoke(self, request: Request) -> Response:
+        """RFC 7009: the client authenticates as it registered (a public client by its
+        ``client_id`` alone); a token that is not its own, or unknown, changes nothing
+        and still gets 200."""
+        try:
+            client = await self.authenticator.authenticate_request(request)
+        except AuthenticationError as exc:
+            return JSONResponse({"error": "invalid_client", "error_description":
+                                 exc.message}, status_code=401, headers=_NO_STORE)
+        token = (await request.form()).get("token")
+        if not isinstance(token, str) or not token:
+            return JSONResponse({"error": "invalid_request", "error_description":
+                                 "token: the token to revoke is required"},
+                                status_code=400, headers=_NO_STORE)
+        if self.owner.store.revoke_token(token, client.client_id):
+            log.info("client %s revoked its grant", client.client_id)
+        return Response(status_code=200, headers=_NO_STORE)
+
+
+def install(app: Starlette, owner: OwnerAuthorization, auth: AuthSettings,
+            bases: list[str]) -> None:
+    """Put this module's routes in place of the SDK's at the same paths (and add the
+    resource metadata at the root)."""
+    routes = Routes(owner, auth, bases)
+    get, post = ["GET", "OPTIONS"], ["POST", "OPTIONS"]
+    mine = {
+        AUTHORIZATION_METADATA: (cors_middleware(routes.authorization_metadata, get), get),
+        RESOURCE_METADATA + owner.mcp_path: (cors_middleware(routes.resource_metadata, get),
+                                             get),
+        RESOURCE_METADATA: (cors_middleware(routes.resource_metadata, get), get),
+        "/token": (cors_middleware(routes.token_handler.handle, post), post),
+        "/revoke": (cors_middleware(routes.revoke, post), post),
+    }
+    kept = [r for r in app.router.routes if getattr(r, "path", None) not in mine]
+    app.router.routes[:] = [Route(path, endpoint=endpoint, methods=methods)
+                            for path, (endpoint, methods) in mine.items()] + kept

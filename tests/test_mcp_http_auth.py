@@ -1,0 +1,298 @@
+"""OAuth at ``memory serve --http`` from any client, as a real process: every loopback
+name of the server, revocation by a public client, the redirect URIs registration
+refuses, client secrets kept hashed, the consent page's delays, the rates the docs
+promise, the metadata where older clients look, and a script's plain JSON-RPC."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import apsw
+import httpx2
+import pytest
+from http_harness import (PASSPHRASE, Browser, Memory, notes_db, oauth, server,  # noqa: F401
+                          start, stop)
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from personal_memory.access.store import AccessStore
+from support import ROOT
+
+CALLBACK = "http://127.0.0.1:9/cb"
+
+
+def _kept(db: str) -> bytes:
+    """The access file as it is on disk, its write-ahead log included."""
+    return b"".join(p.read_bytes() for p in Path(db).parent.glob(Path(db).name + ".access*"))
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = "v" * 50
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()
+                                         ).decode().rstrip("=")
+    return verifier, challenge
+
+
+def _oauth_search(url: str):
+    browser, storage = Browser([PASSPHRASE]), Memory()
+
+    async def go():
+        client = httpx2.AsyncClient(auth=oauth(url, browser, storage), timeout=60)
+        async with Client(streamable_http_client(url, http_client=client)) as c:
+            return await c.call_tool("memory_search", {"query": "prefer",
+                                                        "as_of": "2025-02-01"})
+    return asyncio.run(go()), storage
+
+
+def _refusal(response) -> str:
+    assert response.status_code == 401, response.text
+    assert 'resource_metadata="' in response.headers["www-authenticate"]
+    return response.json()["error_description"]
+
+
+def test_oauth_through_localhost_and_bound_to_that_address(server):
+    url = server.url.replace("127.0.0.1", "localhost")
+    base = url.removesuffix("/mcp")
+    answer, storage = _oauth_search(url)
+    assert answer.structured_content["results"][0]["memory_id"] == "role"
+    resource = httpx2.get(base + "/.well-known/oauth-protected-resource/mcp").json()
+    assert resource["resource"] == url
+    assert [s.rstrip("/") for s in resource["authorization_servers"]] == [base]
+    issuer = httpx2.get(base + "/.well-known/oauth-authorization-server").json()
+    assert issuer["issuer"].rstrip("/") == base and issuer["token_endpoint"] == base + "/token"
+    refused = httpx2.post(url, json={})
+    assert f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"' \
+        in refused.headers["www-authenticate"]
+    # The token's audience is the address it was issued for.
+    token = {"Authorization": f"Bearer {storage.tokens.access_token}"}
+    assert httpx2.post(url, json={}, headers=token).status_code != 401
+    assert _refusal(httpx2.post(server.url, json={}, headers=token)) == \
+        "the token was issued for another server"
+    # 127.0.0.1 still gets its own.
+    here = httpx2.get(server.base + "/.well-known/oauth-protected-resource/mcp").json()
+    assert here["resource"] == server.url
+
+
+def test_oauth_through_ipv6_loopback(notes_db, tmp_path):
+    served = start(notes_db, tmp_path, "--host", "::1")
+    try:
+        assert served.url.startswith("http://[::1]:")
+        answer, _ = _oauth_search(served.url)
+        assert answer.structured_content["results"][0]["memory_id"] == "role"
+    finally:
+        stop(served)
+
+
+def test_the_resource_metadata_at_the_root_for_earlier_clients(server):
+    r = httpx2.get(server.base + "/.well-known/oauth-protected-resource")
+    assert r.status_code == 200
+    assert r.json()["resource"] == server.url
+    r = httpx2.get(server.base + "/.well-known/oauth-protected-resource",
+                   headers={"Host": "evil.example"})
+    assert r.status_code == 421
+
+
+def _register(base: str, **extra) -> httpx2.Response:
+    return httpx2.post(base + "/register", json={
+        "client_name": "Probe", "redirect_uris": [CALLBACK],
+        "grant_types": ["authorization_code", "refresh_token"]} | extra)
+
+
+def _tokens(base: str, client: dict) -> dict:
+    """Authorize, consent and exchange the code: the token response."""
+    verifier, challenge = _pkce()
+    r = httpx2.get(base + "/authorize", params={
+        "response_type": "code", "client_id": client["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK, "state": "s"})
+    key = parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
+    r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
+                                              "decision": "allow"})
+    code = parse_qs(urlsplit(r.headers["location"]).query)["code"][0]
+    form = {"grant_type": "authorization_code", "code": code, "client_id":
+            client["client_id"], "redirect_uri": CALLBACK, "code_verifier": verifier}
+    if client.get("client_secret"):
+        form["client_secret"] = client["client_secret"]
+    r = httpx2.post(base + "/token", data=form)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_public_client_revokes_its_token_as_rfc_7009_says(server):
+    client = _register(server.base, token_endpoint_auth_method="none").json()
+    assert "client_secret" not in client or client["client_secret"] is None
+    pair = _tokens(server.base, client)
+    bearer = {"Authorization": f"Bearer {pair['access_token']}"}
+    assert httpx2.post(server.url, json={}, headers=bearer).status_code != 401
+    r = httpx2.post(server.base + "/revoke", data={"token": pair["access_token"],
+                                                    "client_id": client["client_id"]})
+    assert r.status_code == 200, r.text
+    assert _refusal(httpx2.post(server.url, json={}, headers=bearer)) == \
+        "the token was revoked"
+    # Another client cannot revoke it, nor anyone without a client id.
+    other = _register(server.base, token_endpoint_auth_method="none").json()
+    second = _tokens(server.base, other)
+    r = httpx2.post(server.base + "/revoke", data={"token": second["access_token"],
+                                                    "client_id": client["client_id"]})
+    assert r.status_code == 200  # RFC 7009: no telling whose it is
+    r = httpx2.post(server.base + "/revoke", data={"token": second["access_token"]})
+    assert r.status_code in (400, 401)
+    assert httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {second['access_token']}"}).status_code != 401
+
+
+@pytest.mark.parametrize("uri", [
+    "javascript:alert(document.cookie)", "JavaScript://%0aalert(1)", "data:text/html,<b>x",
+    "file:///etc/passwd", "vbscript:msgbox(1)", "blob:https://evil.example/uuid",
+    "about:blank", "http://127.0.0.1:9/cb#fragment"])
+def test_registration_refuses_dangerous_redirect_uris(server, uri):
+    r = _register(server.base, redirect_uris=[uri])
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "invalid_redirect_uri"
+
+
+def test_registration_keeps_the_redirect_uris_apps_use(server):
+    for uri in ("http://127.0.0.1:9/cb", "http://localhost:33418/callback",
+                "http://[::1]:5000/cb", "https://app.example.org/oauth/cb",
+                "com.example.app:/cb", "cursor://anysphere.cursor-mcp/oauth/callback"):
+        r = _register(server.base, redirect_uris=[uri])
+        assert r.status_code == 201, (uri, r.text)
+
+
+def test_client_secrets_are_kept_hashed(server, notes_db):
+    client = _register(server.base, token_endpoint_auth_method="client_secret_post").json()
+    secret = client["client_secret"]
+    assert secret.encode() not in _kept(notes_db)
+    pair = _tokens(server.base, client)
+    assert pair["access_token"].startswith("pm_at_")
+    form = {"grant_type": "refresh_token", "refresh_token": pair["refresh_token"],
+            "client_id": client["client_id"]}
+    r = httpx2.post(server.base + "/token", data=form | {"client_secret": "0" * 64})
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    r = httpx2.post(server.base + "/token", data=form)
+    assert r.status_code == 401
+    r = httpx2.post(server.base + "/token", data=form | {"client_secret": secret})
+    assert r.status_code == 200, r.text
+
+
+def test_a_secret_kept_in_clear_by_an_earlier_version_is_hashed_when_opened(notes_db,
+                                                                             tmp_path):
+    secret = "a" * 64
+    info = {"client_id": "old-client", "client_secret": secret, "client_name": "Old",
+            "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"], "scope": "notes", "client_id_issued_at": 1}
+    AccessStore.open(notes_db).close()
+    conn = apsw.Connection(str(notes_db) + ".access")
+    conn.execute("INSERT INTO clients VALUES (?, ?, ?)", ("old-client", json.dumps(info), 1))
+    conn.close()
+    served = start(notes_db, tmp_path)
+    try:
+        assert secret.encode() not in _kept(notes_db)
+        pair = _tokens(served.base, info)  # the secret still works
+        assert pair["access_token"].startswith("pm_at_")
+    finally:
+        stop(served)
+
+
+def _consent_key(base: str, client: dict) -> str:
+    _, challenge = _pkce()
+    r = httpx2.get(base + "/authorize", params={
+        "response_type": "code", "client_id": client["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK})
+    return parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
+
+
+def test_a_guesser_is_slowed_but_never_holds_up_the_owner(server):
+    """A guesser on another address has a wrong try waiting out its penalty; the owner's
+    right passphrase, sent meanwhile, is answered first."""
+    client = _register(server.base, token_endpoint_auth_method="none").json()
+    guessing, owning = _consent_key(server.base, client), _consent_key(server.base, client)
+    elsewhere = httpx2.HTTPTransport(local_address="127.0.0.2")
+    done: list[str] = []
+
+    def guess(n: int) -> None:
+        with httpx2.Client(transport=elsewhere, timeout=120) as web:
+            for _ in range(n):
+                r = web.post(server.base + "/consent", data={
+                    "request": guessing, "passphrase": "not the passphrase",
+                    "decision": "allow"})
+                assert r.status_code == 403
+        done.append("guesser")
+
+    guess(2)  # two wrong tries: the third waits out a longer penalty
+    guesser = threading.Thread(target=guess, args=(1,))
+    guesser.start()
+    time.sleep(0.5)
+    r = httpx2.post(server.base + "/consent", data={
+        "request": owning, "passphrase": PASSPHRASE, "decision": "allow"}, timeout=120)
+    done.append("owner")
+    guesser.join()
+    assert r.status_code == 302 and "code=" in r.headers["location"]
+    assert done == ["guesser", "owner", "guesser"]
+    assert server.log_text().count("wrong passphrase") == 3
+
+
+def test_unauthenticated_requests_have_the_burst_the_docs_state(server):
+    docs = (ROOT / "docs" / "http.md").read_text()
+    found = re.search(r"more than (\d+) a minute from one address without a valid token "
+                      r"\(bursts of (\d+)\)", docs)
+    assert found, "docs/http.md states the per-address rate and burst"
+    burst = int(found.group(2))
+    statuses = []
+    with httpx2.Client(timeout=10) as web:
+        while len(statuses) < 3 * burst and (not statuses or statuses[-1] != 429):
+            statuses.append(web.post(server.url, json={}).status_code)
+    refused = statuses.count(401)
+    assert statuses[-1] == 429
+    # The bucket refills at its rate while the loop runs, and the start-up probe used some.
+    assert burst - 10 <= refused <= burst + 10, refused
+
+
+def _doc_script() -> str:
+    docs = (ROOT / "docs" / "http.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", docs, re.S)
+    return next(b for b in blocks if "notifications/initialized" in b)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed (the "
+                    "docs' example is curl commands)")
+def test_the_docs_curl_example_works_as_written(server):
+    token = server.token("curl-script")
+    script = _doc_script()
+    script = re.sub(r"^TOKEN=.*$", f"TOKEN={token}", script, flags=re.M)
+    script = re.sub(r"^URL=.*$", f"URL={server.url}", script, flags=re.M)
+    p = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    data = [json.loads(line[5:]) for line in p.stdout.splitlines()
+            if line.startswith("data:")]
+    answer = data[-1]["result"]["structuredContent"]
+    assert answer["results"][0]["memory_id"] == "role"
+
+
+def test_an_unsafe_redirect_kept_from_before_is_never_used(server, notes_db):
+    """A client registered by an earlier version with a javascript: redirect URI: the
+    authorization is refused without sending the browser there."""
+    info = {"client_id": "old-js", "client_name": "Old", "token_endpoint_auth_method":
+            "none", "redirect_uris": ["javascript:alert(1)", CALLBACK],
+            "grant_types": ["authorization_code"], "response_types": ["code"]}
+    with AccessStore.open(notes_db) as access:
+        access.register_client("old-js", json.dumps(info))
+    _, challenge = _pkce()
+    query = {"response_type": "code", "client_id": "old-js", "code_challenge": challenge,
+             "code_challenge_method": "S256", "state": "s"}
+    r = httpx2.get(server.base + "/authorize", params=query | {
+        "redirect_uri": "javascript:alert(1)"})
+    assert r.status_code == 400 and "location" not in r.headers
+    r = httpx2.get(server.base + "/authorize", params=query | {"redirect_uri": CALLBACK})
+    assert r.status_code == 302 and "/consent?request=" in r.headers["location"]

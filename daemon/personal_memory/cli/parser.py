@@ -170,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "erasure (every purge does this too, and the same --matching TEXT "
                    "again also proves that text gone)")
 
+    add("repair-clock", "make each note's last write win again where an older version "
+        "stamped it before a revision a clock running ahead had stamped later (appends, "
+        "audited; 'memory doctor' says when it is needed)")
+
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
 

@@ -56,17 +56,40 @@ class RevisionLog:
         return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
                            (at_most,))
 
-    def newest_in_note(self, namespace: str, note: str) -> int | None:
-        """The newest ``known_at`` of any revision of a note (its sections, record and the
-        previous note model's numbered chunks)."""
+    def stamp_mismatches(self) -> list[tuple[str, str, int, int]]:
+        """(namespace, memory ID, newest-stamped revision, last-written revision) of every
+        note memory whose last write is not its newest stamp: an earlier version stamped
+        it before a revision a clock running ahead had stamped later. (Memories written
+        through the API are left out: an older version let them be backdated on purpose.)"""
         if not self.at_least(4):
-            return self.scalar("SELECT max(known_at) FROM revisions WHERE namespace = ? AND "
-                               "memory_id >= ? AND memory_id < ?",
-                               (namespace, note + "#", note + "#\U0010ffff"))
-        return self.scalar(
-            "SELECT max(known_at) FROM revisions WHERE namespace = ? AND (note = ? OR "
-            "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
-            (namespace, note, note + "#", note + "#\U0010ffff"))
+            return []
+        return self.execute(
+            f"""SELECT namespace, memory_id, max(CASE WHEN by_stamp = 1 THEN id END),
+                       max(CASE WHEN by_id = 1 THEN id END) FROM (
+                  SELECT namespace, memory_id, id,
+                    ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
+                                       ORDER BY {visibility.NEWEST_FIRST}) AS by_stamp,
+                    ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
+                                       ORDER BY id DESC) AS by_id
+                  FROM revisions WHERE note IS NOT NULL)
+                WHERE by_stamp = 1 OR by_id = 1 GROUP BY namespace, memory_id
+                HAVING count(*) = 2 ORDER BY namespace, memory_id""")
+
+    def add_clock_repair(self, *, repaired_at: int, repaired_by: str, stamp: int,
+                         newest_before: int | None, revision_ids: list[int]) -> int:
+        """Audit one clock repair; call inside the repair's transaction."""
+        self.conn.execute(
+            "INSERT INTO clock_repairs (repaired_at, repaired_by, stamp, newest_before, "
+            "memories, revision_ids) VALUES (?,?,?,?,?,?)",
+            (repaired_at, repaired_by, stamp, newest_before, len(revision_ids),
+             json.dumps(revision_ids)))
+        return self.conn.last_insert_rowid()
+
+    def last_clock_repair(self) -> int | None:
+        """When the last clock repair was made (None: never)."""
+        if not self.at_least(8):
+            return None
+        return self.scalar("SELECT max(repaired_at) FROM clock_repairs")
 
     def any_record_with(self, namespace: str, key: str) -> bool:
         """Whether any note record of the namespace, at any time, has ``key`` in its

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..embedding.runner import carry_vectors
-from ..errors import (BackdatedWrite, CollectionTaken, MassDelete, PersonalMemoryError,
+from ..errors import (CollectionTaken, MassDelete, PersonalMemoryError,
                       RootUnavailable, SyncError)
 from ..notes import markdown, model as notes
 from ..notes.folders import FileStat, FileState, Folder
@@ -85,8 +85,9 @@ class FolderSync:
                  cancel: Callable[[], bool] | None = None):
         self.db = db
         self.allow_mass_delete = allow_mass_delete
-        # A backdated import (historical datasets): validated once, the same for every batch.
-        explicit = writes.known_at_arg(known_at)
+        # An asserted time (a historical import into a new database): the same for every
+        # batch, after every stored revision (checked here, and again in each batch).
+        explicit = writes.known_at_arg(db, known_at, "--known-at")
         self.known_at = format_time(explicit) if explicit is not None else None
         self.batch_files = batch_files
         self.progress = progress
@@ -310,6 +311,8 @@ class FolderSync:
         try:
             with self.db.transaction():
                 # One time for the whole batch: a cutoff sees all of it or none of it.
+                if self.known_at:
+                    writes.known_at_arg(self.db, self.known_at, "--known-at")
                 known_at = self.known_at or format_time(writes.next_known_at(self.db))
                 before = self.db.max_revision_id()
                 plain = [loaded[rel] for rel in step.changed if rel in loaded]
@@ -345,7 +348,6 @@ class FolderSync:
             one = SyncReport()
             try:
                 with self.db.savepoint():  # a file that fails is skipped whole
-                    self._check_not_backdated(folder, [f.rel])
                     chunks = self._import_file(folder, f, one, known_at, legacy=older_model)
             except PersonalMemoryError as exc:
                 self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
@@ -362,7 +364,6 @@ class FolderSync:
         one = SyncReport()
         try:
             with self.db.savepoint():
-                self._check_not_backdated(folder, [old, f.rel])
                 chunks = self._import_file(folder, f, one, known_at, legacy=False)
                 one.chunks_tombstoned += self._tombstone(folder, old, keep=(),
                                                          known_at=known_at)
@@ -381,7 +382,6 @@ class FolderSync:
         file named) so that a later sync tries again."""
         try:
             with self.db.savepoint():
-                self._check_not_backdated(folder, [rel])
                 tombstoned = self._tombstone(folder, rel, keep=(), known_at=known_at)
                 self.db.drop_file_state(folder.namespace, folder.collection, rel)
         except PersonalMemoryError as exc:
@@ -409,22 +409,6 @@ class FolderSync:
         self.db.put_file_state(folder.namespace, folder.collection, f.rel,
                                FileState(st.size, st.mtime_ns, st.ctime_ns, st.inode, f.digest,
                                          chunks, f.read_at, notes.CHUNKER_VERSION))
-
-    def _check_not_backdated(self, folder: Folder, rels: list[str]) -> None:
-        """A sync with ``--known-at`` adds history only after what the store holds of a
-        note: a time before the note's newest revision would be stored but never current
-        (or tombstone nothing), so the file is refused instead."""
-        if self.known_at is None:
-            return
-        asserted = parse_time(self.known_at)
-        for rel in rels:
-            newest = self.db.newest_in_note(folder.namespace,
-                                            notes.note_id(folder.collection, rel))
-            if newest is not None and asserted < newest:
-                raise BackdatedWrite(
-                    f"--known-at {self.known_at} is before this note's newest revision "
-                    f"(known {format_time(newest)}); sync without --known-at, or with a "
-                    "later time")
 
     def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport,
                      known_at: Any, legacy: bool) -> int:

@@ -318,7 +318,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
     conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
     conn.execute("""
         DROP TABLE vectors; DROP TABLE problems; DROP TABLE purges; DROP TABLE moves;
-        DROP TABLE doc_lengths;
+        DROP TABLE doc_lengths; DROP TABLE clock_repairs;
         DROP INDEX revisions_note;
         DROP INDEX revisions_valid_from; DROP INDEX revisions_valid_to;
         DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;

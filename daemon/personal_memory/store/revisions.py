@@ -56,17 +56,19 @@ class RevisionLog:
         return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
                            (at_most,))
 
-    def stamp_mismatches(self) -> list[tuple[str, str, int, int]]:
-        """(namespace, memory ID, newest-stamped revision, last-written revision) of every
-        note memory whose last write is not its newest stamp: an earlier version stamped
-        it before a revision a clock running ahead had stamped later. (Memories written
-        through the API are left out: an older version let them be backdated on purpose.)"""
+    def stamp_mismatches(self) -> list[tuple[str, str, str, int, int]]:
+        """(namespace, note, memory ID, newest-stamped revision, last-written revision) of
+        every note memory whose last write is not its newest stamp: an earlier version
+        stamped it before a revision a clock running ahead had stamped later. (Memories
+        written through the API are left out: an older version let them be backdated on
+        purpose.)"""
         if not self.at_least(4):
             return []
         return self.execute(
-            f"""SELECT namespace, memory_id, max(CASE WHEN by_stamp = 1 THEN id END),
+            f"""SELECT namespace, max(note), memory_id,
+                       max(CASE WHEN by_stamp = 1 THEN id END),
                        max(CASE WHEN by_id = 1 THEN id END) FROM (
-                  SELECT namespace, memory_id, id,
+                  SELECT namespace, note, memory_id, id,
                     ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
                                        ORDER BY {visibility.NEWEST_FIRST}) AS by_stamp,
                     ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
@@ -74,6 +76,20 @@ class RevisionLog:
                   FROM revisions WHERE note IS NOT NULL)
                 WHERE by_stamp = 1 OR by_id = 1 GROUP BY namespace, memory_id
                 HAVING count(*) = 2 ORDER BY namespace, memory_id""")
+
+    def live_notes(self, namespace: str, prefix: str) -> list[str]:
+        """The notes under ``prefix`` (``COLLECTION/``) with a memory whose newest revision
+        is live, sorted."""
+        if not self.at_least(4):
+            return []
+        return [n for (n,) in self.conn.execute(
+            f"""SELECT DISTINCT note FROM (
+                 SELECT note, {visibility.hidden(self.purged)} AS hidden,
+                   ROW_NUMBER() OVER (PARTITION BY memory_id
+                                      ORDER BY {visibility.NEWEST_FIRST}) AS rn
+                 FROM revisions WHERE namespace = ? AND note >= ? AND note < ?)
+               WHERE rn = 1 AND NOT hidden ORDER BY note""",
+            (namespace, prefix, prefix + "\U0010ffff"))]
 
     def add_clock_repair(self, *, repaired_at: int, repaired_by: str, stamp: int,
                          newest_before: int | None, revision_ids: list[int]) -> int:

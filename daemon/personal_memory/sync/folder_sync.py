@@ -206,6 +206,10 @@ class FolderSync:
         # across file systems): matched by hash when that path is read.
         by_hash = {known_all[p].file_hash: p for p in lost}
         pending_removals = set(lost)  # under the guard, only a move may take one
+        if full and scope is None:  # live in the store, yet neither a file nor a stat entry
+            skipped = {k.path for k in report.skipped}  # unreadable is not deleted
+            pending_removals |= {p for p in self._orphans(folder, found, known_all, unlisted)
+                                 if printable(p) not in skipped}
         size = self.batch_files
         pairs = sorted(moves.items())
         steps = ([_Step(moves=pairs[i:i + size]) for i in range(0, len(pairs), size)]
@@ -376,6 +380,16 @@ class FolderSync:
         one.files_imported = one.files_moved = 1
         batch.merge(one)
         self._put_state(folder, f, chunks)
+
+    def _orphans(self, folder: Folder, found: dict, known_all: dict,
+                 unlisted: list[str]) -> set[str]:
+        """Notes the store holds live whose file is gone though no stat entry says so: a
+        deletion an earlier version's clock kept from being recorded. A full sync removes
+        them."""
+        prefix = notes.note_id(folder.collection, "")
+        rels = (n[len(prefix):] for n in self.db.live_notes(folder.namespace, prefix))
+        return {p for p in rels if p not in found and p not in known_all
+                and not in_scope(p, unlisted)}
 
     def _remove(self, folder: Folder, rel: str, known_at: str, batch: SyncReport) -> None:
         """Tombstone a deleted note; when that cannot be done, its record is kept (and the

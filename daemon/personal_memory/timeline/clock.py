@@ -15,6 +15,7 @@ import getpass
 import os
 
 from ..embedding.runner import carry_vectors
+from ..notes.model import is_record, record_id
 from ..records import ClockRepair, ClockStatus, RevisionRecord
 from ..store import Database
 from ..times import format_time, now_micros
@@ -27,22 +28,38 @@ def clock_status(db: Database) -> ClockStatus:
     """This machine's time against the newest stamp, and what a repair would append."""
     now = now_micros()
     newest = db.max_known_at()
-    mismatches = _to_repair(db)
-    notes = sorted({last.note or last.memory_id for _, last in mismatches})
+    plan = _to_repair(db)
+    notes = sorted({winner.note for winner, _ in plan})
     return ClockStatus(now=format_time(now), newest_known_at=format_time(newest),
                        behind_seconds=max(0.0, ((newest or now) - now) / 1e6),
-                       memories_to_repair=len(mismatches),
+                       memories_to_repair=len(plan),
                        notes_to_repair=notes[:LISTED_NOTES],
                        last_repair=format_time(db.last_clock_repair()))
 
 
-def _to_repair(db: Database) -> list[tuple[RevisionRecord, RevisionRecord]]:
-    """(newest-stamped, last-written) revision of each note memory where the two differ
-    in what they show (a memory hidden by both is hidden either way)."""
-    pairs = db.stamp_mismatches()
-    found = db.revisions_by_id([i for _, _, top, last in pairs for i in (top, last)])
-    both = [(found[top], found[last]) for _, _, top, last in pairs]
-    return [(top, last) for top, last in both if not (top.hidden and last.hidden)]
+def _to_repair(db: Database) -> list[tuple[RevisionRecord, RevisionRecord | None]]:
+    """(winner, what it should be: a revision to copy, or None for a tombstone) of every
+    memory of each note where some memory's last write is not its newest stamp. A note is
+    what its record's last write says: deleted, or the sections it lists, each at its last
+    write; any other memory of the note live at the newest stamp is hidden."""
+    plan = []
+    for namespace, note in sorted({(ns, note) for ns, note, *_ in db.stamp_mismatches()}):
+        revisions = db.note_revisions(namespace, note)  # oldest stamp first
+        last = {r.memory_id: r for r in sorted(revisions, key=lambda r: r.revision_id)}
+        top = {r.memory_id: r for r in revisions}
+        record = last.get(record_id(note))
+        if record is None:  # no record to say what the note is: left as it is
+            continue
+        listed = set() if record.hidden else set(
+            (record.metadata or {}).get("sections", [])) | {record.memory_id}
+        for memory_id, winner in sorted(top.items()):
+            want = last[memory_id] if memory_id in listed and not last[memory_id].hidden \
+                else None
+            if want is None and not winner.hidden:
+                plan.append((winner, None))
+            elif want is not None and want.revision_id != winner.revision_id:
+                plan.append((winner, want))
+    return plan
 
 
 def _who() -> str:
@@ -60,31 +77,32 @@ def repair_clock(db: Database) -> ClockRepair:
     now = now_micros()
     with db.transaction():
         newest = db.max_known_at()
-        mismatches = _to_repair(db)
-        if not mismatches:
+        plan = _to_repair(db)
+        if not plan:
             return ClockRepair(None, format_time(now), _who(), None, format_time(newest),
                                max(0.0, ((newest or now) - now) / 1e6), [], [])
         stamp = writes.next_known_at(db)
         before = db.max_revision_id()
         appended, notes = [], set()
-        for winner, last in mismatches:
-            namespace, memory_id = last.namespace, last.memory_id
-            notes.add(last.note or memory_id)
-            if last.hidden:
+        # A note's record goes first when it is hidden and last when it is copied, as a
+        # sync writes them (one stamp: no cutoff sees the difference).
+        for winner, want in sorted(plan, key=lambda p: (p[1] is not None) == is_record(
+                p[0].memory_id, p[0].note)):
+            notes.add(winner.note)
+            if want is None:
                 rec = db.insert_revision(
-                    namespace=namespace, memory_id=memory_id, known_at=stamp,
+                    namespace=winner.namespace, memory_id=winner.memory_id, known_at=stamp,
                     valid_from=stamp, valid_to=None, deleted=True,
-                    hides_revision=winner.revision_id,
-                    title=None, content="", source=None, provenance=None,
-                    content_hash=writes.content_hash(""), note=winner.note)
+                    hides_revision=winner.revision_id, title=None, content="", source=None,
+                    provenance=None, content_hash=writes.content_hash(""), note=winner.note)
             else:
-                index_title, index_content = db.indexed_as(last.revision_id)
+                index_title, index_content = db.indexed_as(want.revision_id)
                 rec = db.insert_revision(
-                    namespace=namespace, memory_id=memory_id, known_at=stamp,
+                    namespace=want.namespace, memory_id=want.memory_id, known_at=stamp,
                     valid_from=stamp, valid_to=None, deleted=False, hides_revision=None,
-                    title=last.title, content=last.content, source=last.source,
-                    provenance=last.provenance, content_hash=last.content_hash,
-                    note=last.note, heading_path=last.heading_path, metadata=last.metadata,
+                    title=want.title, content=want.content, source=want.source,
+                    provenance=want.provenance, content_hash=want.content_hash,
+                    note=want.note, heading_path=want.heading_path, metadata=want.metadata,
                     index_title=index_title, index_content=index_content)
             appended.append(rec.revision_id)
         carry_vectors(db, before)

@@ -56,26 +56,21 @@ class RevisionLog:
         return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
                            (at_most,))
 
-    def stamp_mismatches(self) -> list[tuple[str, str, str, int, int]]:
-        """(namespace, note, memory ID, newest-stamped revision, last-written revision) of
-        every note memory whose last write is not its newest stamp: an earlier version
-        stamped it before a revision a clock running ahead had stamped later. (Memories
-        written through the API are left out: an older version let them be backdated on
-        purpose.)"""
+    def stamp_mismatches(self) -> list[tuple[str, str, str, int]]:
+        """(namespace, note, memory ID, last-written revision) of every note memory whose
+        last write is not its newest stamp: an earlier version stamped it before a
+        revision a clock running ahead had stamped later. (Memories written through the
+        API are left out: an older version let them be backdated on purpose.) One pass
+        over the identity index."""
         if not self.at_least(4):
             return []
         return self.execute(
-            f"""SELECT namespace, max(note), memory_id,
-                       max(CASE WHEN by_stamp = 1 THEN id END),
-                       max(CASE WHEN by_id = 1 THEN id END) FROM (
-                  SELECT namespace, note, memory_id, id,
-                    ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
-                                       ORDER BY {visibility.NEWEST_FIRST}) AS by_stamp,
-                    ROW_NUMBER() OVER (PARTITION BY namespace, memory_id
-                                       ORDER BY id DESC) AS by_id
-                  FROM revisions WHERE note IS NOT NULL)
-                WHERE by_stamp = 1 OR by_id = 1 GROUP BY namespace, memory_id
-                HAVING count(*) = 2 ORDER BY namespace, memory_id""")
+            """SELECT l.namespace, l.note, l.memory_id, g.last FROM (
+                 SELECT namespace, memory_id, max(known_at) AS top, max(id) AS last
+                 FROM revisions GROUP BY namespace, memory_id) g
+               JOIN revisions l ON l.id = g.last
+               WHERE g.top > l.known_at AND l.note IS NOT NULL
+               ORDER BY l.namespace, l.memory_id""")
 
     def live_notes(self, namespace: str, prefix: str) -> list[str]:
         """The notes under ``prefix`` (``COLLECTION/``) with a memory whose newest revision

@@ -348,3 +348,14 @@ def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word):
                         path.read_text().strip()
                 elif shown.get(note):
                     raise AssertionError(f"{note} is deleted but read shows {shown[note]}")
+
+
+def test_memory_status_tells_an_assistant_about_the_clock(tmp_path, clock, monkeypatch):
+    from test_mcp_server import build_server, call, config
+    store, _, _ = history_then_correction(tmp_path, clock, monkeypatch)
+    store.close()
+    monkeypatch.undo()
+    status = call(build_server(config(db=str(tmp_path / "m.db"))), "memory_status")
+    c = status.structured_content["status"]["clock"]
+    assert c["behind_seconds"] > DAY / 1e6 - 60 and c["memories_to_repair"] >= 1
+    assert DRAFT in c["notes_to_repair"] and c["last_repair"] is None

@@ -20,10 +20,9 @@ from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHAR
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, ClockRepair,
-                      DaemonStatus,
-                      EmbeddingRun, FolderEntry, FolderListing, Health, Links, NoteTimeline,
-                      NoteView, PurgeAudit, PurgeReport, RecentNote, Replication, Restored,
-                      RevisionRecord, SearchResults, Stats, Status, SyncReport, SyncRun,
+                      DaemonStatus, EmbeddingRun, FolderEntry, FolderListing, Health, Links,
+                      NoteTimeline, NoteView, PurgeAudit, PurgeReport, RecentNote, Replication,
+                      Restored, RevisionRecord, SearchResults, Stats, Status, SyncReport, SyncRun,
                       VectorStatus, WriteResult)
 from .search import reference, syntax
 from .search.parts import merged
@@ -602,9 +601,9 @@ class MemoryStore:
                           newest_known_at=clock.newest_known_at, clock=clock)
 
     def repair_clock(self) -> ClockRepair:
-        """Make every note memory's last write win again where an earlier version stamped
-        it before a revision a clock running ahead had stamped later: one audited append,
-        after every stored revision (see :mod:`personal_memory.timeline.clock`)."""
+        """Make each note what its last sync recorded again where an earlier version
+        stamped a write before a revision a clock running ahead had stamped later: one
+        audited append after every stored revision (:mod:`personal_memory.timeline.clock`)."""
         with self._db.errors():
             return repair_clock(self._db)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 
 from .. import render
-from ..records import (Changes, ClockRepair, ClockStatus, EmbeddingRun, NoteView, PurgeReport, Replication, Restored,
-                       RevisionRecord, SearchResults, Stats, Status, SyncReport, WriteResult)
+from ..records import (Changes, ClockRepair, ClockStatus, EmbeddingRun, NoteView, PurgeReport,
+                       Replication, Restored, RevisionRecord, SearchResults, Stats, Status,
+                       SyncReport, WriteResult)
 
 
 short, name = render.short, render.name
@@ -134,8 +135,8 @@ def clock_repair(d: ClockRepair) -> str:
                                        if len(d.notes) > 20 else "")
     return (f"Clock repair #{d.repair_id} by {d.repaired_by} at {d.repaired_at}: appended "
             f"{len(d.revision_ids)} revisions known at {d.stamp} (the newest stamp was "
-            f"{d.newest_before}{ahead}), so that each note's last write wins from then on: "
-            f"{notes}.")
+            f"{d.newest_before}{ahead}), so that each note is what its last sync recorded "
+            f"from then on: {notes}.")
 
 
 def clock(c: ClockStatus) -> list[str]:

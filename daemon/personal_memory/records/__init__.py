@@ -6,16 +6,18 @@ once."""
 from .changes import Changes, NoteChange, ResultChange, SectionChange
 from .notes import (Activity, Embed, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
                     NoteView, RecentNote, SectionView)
-from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, ClockRepair, ClockStatus, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
+from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
+from .reports import ClockRepair, ClockStatus
 from .replication import ReplicaPurge, Replication, Restored
 from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
 
-__all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "ClockRepair", "ClockStatus", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
+__all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
            "Activity", "Embed", "FolderEntry", "FolderListing", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
            "RecentNote", "NoteView", "ReplicaPurge", "Replication", "Restored", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]
+__all__ += ["ClockRepair", "ClockStatus"]

@@ -173,9 +173,8 @@ class Stats(Record):
 class ClockStatus(Record):
     """The transaction clock: this machine's time, the newest ``known_at`` stored, how far
     the clock is behind it (new writes are stamped after it whatever the clock says), and
-    the note memories whose last write is not their newest stamp (an earlier version let a
-    clock running ahead stamp a revision after later writes): ``memory repair-clock``
-    restores what those last writes said."""
+    how many revisions ``memory repair-clock`` would append (in which notes) where an
+    earlier version let a clock running ahead stamp a revision after later writes."""
     now: str
     newest_known_at: str | None
     behind_seconds: float
@@ -187,8 +186,9 @@ class ClockStatus(Record):
 @dataclass(frozen=True)
 class ClockRepair(Record):
     """What ``memory repair-clock`` appended: at ``stamp`` (after every revision stored),
-    one revision per note memory whose last write had lost to an older revision stamped
-    later, saying what that last write said (its text, or a tombstone)."""
+    for each note where a last write had lost to an older revision stamped later, what
+    its record's last write says the note is (its sections' last texts, tombstones for
+    the rest). ``repair_id`` None: nothing to repair, nothing appended."""
     repair_id: int | None
     repaired_at: str
     repaired_by: str

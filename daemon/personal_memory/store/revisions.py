@@ -61,16 +61,21 @@ class RevisionLog:
         last write is not its newest stamp: an earlier version stamped it before a
         revision a clock running ahead had stamped later. (Memories written through the
         API are left out: an older version let them be backdated on purpose.) One pass
-        over the identity index."""
+        over the identity index, kept until the file changes (as :meth:`any_record_with`)."""
         if not self.at_least(4):
             return []
-        return self.execute(
-            """SELECT l.namespace, l.note, l.memory_id, g.last FROM (
-                 SELECT namespace, memory_id, max(known_at) AS top, max(id) AS last
-                 FROM revisions GROUP BY namespace, memory_id) g
-               JOIN revisions l ON l.id = g.last
-               WHERE g.top > l.known_at AND l.note IS NOT NULL
-               ORDER BY l.namespace, l.memory_id""")
+        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        held = getattr(self, "_stamp_mismatches", None)
+        if held is None or held[0] != version:
+            held = (version, self.execute(
+                """SELECT l.namespace, l.note, l.memory_id, g.last FROM (
+                     SELECT namespace, memory_id, max(known_at) AS top, max(id) AS last
+                     FROM revisions GROUP BY namespace, memory_id) g
+                   JOIN revisions l ON l.id = g.last
+                   WHERE g.top > l.known_at AND l.note IS NOT NULL
+                   ORDER BY l.namespace, l.memory_id"""))
+            self._stamp_mismatches = held
+        return held[1]
 
     def live_notes(self, namespace: str, prefix: str) -> list[str]:
         """The notes under ``prefix`` (``COLLECTION/``) with a memory whose newest revision

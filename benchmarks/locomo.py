@@ -200,18 +200,22 @@ def run(paths: list[str], cache: str | None = None) -> dict:
     pooled: list[np.ndarray] = []
     with tempfile.TemporaryDirectory() as tmp, \
             MemoryStore.open(Path(tmp) / "m.db", embedder=embedder) as store:
+        # Every conversation's turns, oldest first (known_at never steps back). Turns of
+        # one session share its time; a microsecond apart keeps their order.
+        loaded = sorted((datetime.fromisoformat(when).timestamp() * 1_000_000 + i,
+                         Path(path).stem, dia, text) for path in paths
+                        for i, (dia, when, text) in enumerate(
+                            turns(json.loads(Path(path).read_text()))))
+        with store.batch():
+            for at, namespace, dia, text in loaded:
+                store.remember(dia, text, namespace=namespace,
+                               known_at=datetime.fromtimestamp(at / 1e6, timezone.utc))
+        store.embed_pending(batch_size=64)
+        embedder.save()
         for path in paths:
             conversation = json.loads(Path(path).read_text())
             namespace = Path(path).stem
             rows = turns(conversation)
-            with store.batch():
-                for i, (dia, when, text) in enumerate(rows):
-                    # Turns of one session share its time; a microsecond apart keeps order.
-                    at = datetime.fromisoformat(when).timestamp() * 1_000_000 + i
-                    store.remember(dia, text, namespace=namespace,
-                                   known_at=datetime.fromtimestamp(at / 1e6, timezone.utc))
-            store.embed_pending(batch_size=64)
-            embedder.save()
             stored += len(rows)
             arms = {m: KeywordArm([(d, t) for d, _, t in rows], spec)
                     for m, spec in TOKENIZERS.items()}

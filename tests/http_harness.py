@@ -28,12 +28,12 @@ PASSPHRASE = "correct horse battery staple"
 @pytest.fixture
 def notes_db(db_path):
     with MemoryStore.open(db_path, embedder="none") as s:
+        s.remember("secret", "the private plan to prefer", namespace="private",
+                   known_at="2025-01-01")
         s.remember("role", "I prefer equity research.", namespace="notes",
                    known_at="2025-01-10", source="journal.md")
         s.remember("role", "I now prefer quantitative trading.", namespace="notes",
                    known_at="2025-03-15", source="journal.md")
-        s.remember("secret", "the private plan to prefer", namespace="private",
-                   known_at="2025-01-01")
     assert run_memory("--db", db_path, "http", "passphrase", input=PASSPHRASE + "\n"
                       ).returncode == 0
     return db_path

@@ -20,14 +20,16 @@ def corpus(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("parity") / "m.db")
     rng = random.Random(1234)
     with MemoryStore.open(path, embedder=ToyEmbedder()) as store:
+        writes = []  # stored oldest first: known_at never steps back
         for i in range(400):
             words = [rng.choice(VOCAB) for _ in range(rng.randint(3, 25))]
-            store.remember(f"m{i:03d}", " ".join(words), namespace="p",
-                           title=rng.choice(VOCAB).title(),
-                           known_at=f"2025-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z")
+            writes.append((f"2025-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z", f"m{i:03d}",
+                           " ".join(words), rng.choice(VOCAB).title()))
             if i % 7 == 0:
-                store.remember(f"m{i:03d}", " ".join(reversed(words)), namespace="p",
-                               known_at=f"2025-02-{1 + i % 28:02d}T00:00:00Z")
+                writes.append((f"2025-02-{1 + i % 28:02d}T00:00:00Z", f"m{i:03d}",
+                               " ".join(reversed(words)), None))
+        for known_at, mid, body, title in sorted(writes, key=lambda w: w[0]):
+            store.remember(mid, body, namespace="p", title=title, known_at=known_at)
         store.embed_pending()
     return path
 

@@ -29,12 +29,12 @@ READ_TOOLS = {"memory_search", "memory_read", "memory_links", "memory_changes", 
 def notes_db(db_path):
     """Three revisions, embedded by the real semantic model (the server uses it too)."""
     with MemoryStore.open(db_path, embedder="e5") as s:
+        s.remember("secret", "prefer the other namespace", namespace="private",
+                   known_at="2025-01-01")
         s.remember("role", "I prefer equity research.", namespace="notes",
                    known_at="2025-01-10", source="journal.md")
         s.remember("role", "I now prefer quantitative trading.", namespace="notes",
                    known_at="2025-03-15", source="journal.md")
-        s.remember("secret", "prefer the other namespace", namespace="private",
-                   known_at="2025-01-01")
         s.embed_pending()
     return db_path
 
@@ -345,7 +345,7 @@ def test_concurrent_calls_over_stdio_get_their_own_answers(notes_db):
     with MemoryStore.open(notes_db) as s:
         for i in range(60):
             s.remember(f"c{i:02d}", f"concurrent fact token{i}", namespace="notes",
-                       known_at="2025-01-20")
+                       known_at="2025-03-20")
 
     async def go():
         async with Client(_stdio(notes_db), mode="legacy") as c:

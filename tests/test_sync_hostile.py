@@ -14,6 +14,7 @@ import pytest
 from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.notes.folders import Folder
+from personal_memory.store import SCHEMA_VERSION
 from support import ROOT, keyword_ids, mount_small_disk, run_memory, user_env, wait_for
 
 
@@ -317,7 +318,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
     conn = apsw.Connection(str(db))  # turn it into what version 1 wrote
     conn.execute("""
         DROP TABLE vectors; DROP TABLE problems; DROP TABLE purges; DROP TABLE moves;
-        DROP TABLE doc_lengths;
+        DROP TABLE doc_lengths; DROP TABLE clock_repairs;
         DROP INDEX revisions_note;
         DROP INDEX revisions_valid_from; DROP INDEX revisions_valid_to;
         DROP TRIGGER revisions_purge_keeps_identity; DROP TRIGGER revisions_no_update;
@@ -336,7 +337,7 @@ def test_a_version_1_database_is_upgraded_without_changing_any_answer(tmp_path, 
         history = [r.to_dict() for r in ro.history("x", namespace="notes")]
         assert ro.status().daemon.problems == [] and ro.health().schema_version == 1
     with MemoryStore.open(db) as rw:
-        assert rw.health().schema_version == 7
+        assert rw.health().schema_version == SCHEMA_VERSION
         assert [r.to_dict() for r in rw.search("aardvark", namespace="notes",
                                                as_of="2024-03-01")] == before
         assert [r.to_dict() for r in rw.history("x", namespace="notes")] == history

@@ -4,6 +4,8 @@ valid Unicode, times, result limits, tag filters. Each raises a one-line
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .errors import InvalidArgument
 from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
                      MAX_TAGS)
@@ -93,11 +95,12 @@ def tags_arg(tags: object) -> tuple[str, ...] | None:
     return tuple(out) or None
 
 
-def moment(as_of: object, valid_at: object) -> tuple[int | None, int]:
+def moment(as_of: object, valid_at: object,
+           now: Callable[[], int] = now_micros) -> tuple[int | None, int]:
     """The cutoff (None: everything known) and the valid time, which defaults to the
-    cutoff, or to now."""
+    cutoff, or to ``now()`` (the store's: never before its newest revision)."""
     cutoff = optional_cutoff(as_of, "as_of")
     at = optional_cutoff(valid_at, "valid_at")
     if at is None:
-        at = now_micros() if cutoff is None else cutoff
+        at = now() if cutoff is None else cutoff
     return cutoff, at

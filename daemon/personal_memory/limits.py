@@ -34,9 +34,10 @@ HEARTBEAT_SECONDS = 30
 # time the store can represent (9999-12-31), below the int64 limit numpy and SQLite share.
 FOREVER_US = 1 << 62
 
-# A write may be stamped at most this far after the machine's clock (two machines' clocks,
-# a clock stepped back by NTP). Anything later is refused; revisions already stored later
-# than this are clock anomalies: ignored by the clock, reported by `memory doctor`.
+# An asserted known_at may be at most this far after the machine's clock (two machines'
+# clocks, a clock stepped back by NTP); later is refused. Revisions already stored later
+# than this (a clock that ran ahead) are reported by `memory doctor`; the clock stamps
+# new writes after them all the same.
 CLOCK_TOLERANCE_US = 5 * 60 * 1_000_000
 # A replica further behind the database's last write than this is lagging: `memory
 # doctor` fails (Litestream ships the WAL every second; minutes mean it is stuck).

@@ -19,9 +19,9 @@ from .errors import DatabaseCorrupt, DiskFull, InvalidArgument, NotFound, Schema
 from .limits import (CLOCK_TOLERANCE_US, MAX_ID_CHARS, MAX_LIMIT, MAX_QUERY_CHARS,
                      REPLICA_MAX_LAG_SECONDS)
 from .notes.folders import Folder
-from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, DaemonStatus,
-                      EmbeddingRun, FolderEntry, FolderListing, Health, Link, Links,
-                      NoteTimeline, NoteView, PurgeAudit, PurgeReport, RecentNote,
+from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, ClockRepair,
+                      DaemonStatus, EmbeddingRun, FolderEntry, FolderListing, Health, Link,
+                      Links, NoteTimeline, NoteView, PurgeAudit, PurgeReport, RecentNote,
                       Replication, Restored, RevisionRecord, SearchResults, Stats, Status,
                       SyncReport, SyncRun, VectorStatus, WriteResult)
 from .search import reference, syntax
@@ -32,6 +32,7 @@ from .store import SCHEMA_VERSION, Database, capabilities
 from .sync.folder_sync import FolderSync
 from .sync.status import daemon_status, pid_alive
 from .timeline import moves, writes
+from .timeline.clock import clock_status, repair_clock
 from .timeline.purge import purge as purge_revisions
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
 from .timeline.reading import read_note
@@ -156,12 +157,19 @@ class MemoryStore:
 
     # -- reads --------------------------------------------------------------------------
 
+    def _now(self) -> int:
+        """Now, for reads: the wall clock, or the newest revision when the clock is behind
+        it (writes are stamped after it, so "now" must see them)."""
+        with self._db.errors():
+            newest = self._db.max_known_at()
+        return now_micros() if newest is None else max(now_micros(), newest)
+
     def _search_args(self, query, namespace, as_of, valid_at, limit):
         """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
         query = args.query_arg(query)
         limit = args.limit_arg(limit)
         namespace = args.namespace_arg(namespace)
-        return (query, namespace, *args.moment(as_of, valid_at), limit)
+        return (query, namespace, *args.moment(as_of, valid_at, self._now), limit)
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
                limit: int = 10, tags: list[str] | None = None,
@@ -296,7 +304,7 @@ class MemoryStore:
         it is unknown then or hidden (by a tombstone or a purge)."""
         memory_id = args.memory_id_arg(memory_id)
         namespace = args.namespace_arg(namespace)
-        cutoff, at = args.moment(as_of, valid_at)
+        cutoff, at = args.moment(as_of, valid_at, self._now)
         with self._db.errors(), self._db.snapshot():
             return self._db.visible(namespace, memory_id, cutoff, at)
 
@@ -309,7 +317,7 @@ class MemoryStore:
         then is returned with ``deleted`` set; an unknown one raises NotFound."""
         note = args.note_arg(note)
         namespace = args.namespace_arg(namespace)
-        cutoff, at = args.moment(as_of, valid_at)
+        cutoff, at = args.moment(as_of, valid_at, self._now)
         with self._db.errors():
             view = read_note(self._db, namespace, note, cutoff, at)
             if view.deleted or "![" not in view.text:
@@ -333,7 +341,7 @@ class MemoryStore:
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
         offset = args.offset_arg(offset)
-        now = now_micros()
+        now = self._now()
         start = parse_moment(since, "since", now)
         end = now if until is None else parse_moment(until, "until", now, day_end=True)
         if start >= end:
@@ -431,7 +439,7 @@ class MemoryStore:
         folder = args.text(folder, "folder", MAX_ID_CHARS).strip("/")
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
-        cutoff, at = args.moment(as_of, None)
+        cutoff, at = args.moment(as_of, None, self._now)
         with self._db.errors(), self._db.snapshot():
             records = self._db.visible_records(namespace, cutoff, at)
         here, below = [], {}
@@ -461,7 +469,7 @@ class MemoryStore:
         out = []
         with self._db.errors(), self._db.snapshot():
             for note, last in self._db.recent_notes(namespace, limit):
-                record = self._db.winner(namespace, note + "#", None, now_micros())
+                record = self._db.winner(namespace, note + "#", None, self._now())
                 out.append(RecentNote(note=note, title=record.title if record else None,
                                       changed_at=format_time(last),
                                       deleted=record is None or record.hidden))
@@ -474,7 +482,7 @@ class MemoryStore:
         it then (backlinks), each with the linking section and its line in the file."""
         note = args.note_arg(note)
         namespace = args.namespace_arg(namespace)
-        cutoff, at = args.moment(as_of, valid_at)
+        cutoff, at = args.moment(as_of, valid_at, self._now)
         with self._db.errors():
             return note_links(self._db, namespace, note, cutoff, at)
 
@@ -557,8 +565,8 @@ class MemoryStore:
                 vectors = replace(vectors, eta_seconds=None)  # nothing embeds: no estimate
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,
-                           daemon=daemon, purges_unfinished=[
-                               p for p in self._db.purges() if p.unfinished])
+                           daemon=daemon, clock=clock_status(self._db),
+                           purges_unfinished=[p for p in self._db.purges() if p.unfinished])
         return replace(found, replication=self.replication(replica_max_lag))
 
     def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:
@@ -620,13 +628,12 @@ class MemoryStore:
             return self._db.last_sync_runs(limit)
 
     def health(self) -> Health:
-        """Integrity check, revision count, schema version, vectors, and clock anomalies:
-        revisions known after now (beyond the tolerance), and how far the newest revision
-        is ahead of the clock."""
+        """Integrity check, revision count, schema version, vectors, and the clock:
+        revisions known after now (beyond the tolerance), how far the newest revision is
+        ahead of the clock, and what ``repair_clock`` would repair."""
         now = now_micros()
         with self._db.errors(), self._db.snapshot():
-            future = self._db.known_after(now + CLOCK_TOLERANCE_US)
-            newest = self._db.max_known_at(at_most=now + CLOCK_TOLERANCE_US)
+            clock = clock_status(self._db)
             return Health(integrity=self._db.integrity(),
                           revisions=self._db.counts(None).revisions,
                           schema_version=self._db.schema_version(),
@@ -634,10 +641,17 @@ class MemoryStore:
                           vectors=self._db.vector_counts(),
                           pending_vectors=self.pending_vectors(),
                           future_revisions=[ClockAnomaly(r.revision_id, r.namespace,
-                                                         r.memory_id, r.known_at)
-                                            for r in future],
-                          clock_behind_by_seconds=max(0.0, ((newest or now) - now) / 1e6),
-                          newest_known_at=format_time(self._db.max_known_at()))
+                                                         r.memory_id, r.known_at) for r in
+                                            self._db.known_after(now + CLOCK_TOLERANCE_US)],
+                          clock_behind_by_seconds=clock.behind_seconds,
+                          newest_known_at=clock.newest_known_at, clock=clock)
+
+    def repair_clock(self) -> ClockRepair:
+        """Make each note what its last sync recorded again where an earlier version
+        stamped a write before a revision a clock running ahead had stamped later: one
+        audited append after every stored revision (:mod:`personal_memory.timeline.clock`)."""
+        with self._db.errors():
+            return repair_clock(self._db)
 
     def backup(self, dest: str) -> None:
         """A consistent copy to a new file (0600), safe while the daemon writes."""

@@ -172,6 +172,13 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 
 @command
+def cmd_repair_clock(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=False, embedder="none") as store:
+        emit(args, store.repair_clock(), output.clock_repair)
+    return EXIT_OK
+
+
+@command
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True) as store:
         emit(args, store.stats(args.namespace), output.stats)

@@ -8,15 +8,16 @@ NAMESPACE = "demo"
 
 
 def run_demo(store: MemoryStore) -> dict:
+    # Oldest first: known_at never steps back.
     store.remember("career-preference", "Avery prefers equity research over trading.",
                    namespace=NAMESPACE, title="Career preference", source="demo",
                    known_at="2025-01-10T09:00:00Z", valid_from="2025-01-10T09:00:00Z")
-    store.remember("career-preference", "Avery now prefers quantitative trading.",
-                   namespace=NAMESPACE, title="Career preference", source="demo",
-                   known_at="2025-03-15T09:00:00Z", valid_from="2025-03-15T09:00:00Z")
     store.remember("team-lunch", "The research team has lunch on Thursdays.",
                    namespace=NAMESPACE, title="Team lunch", source="demo",
                    known_at="2025-01-12T09:00:00Z", valid_from="2025-01-12T09:00:00Z")
+    store.remember("career-preference", "Avery now prefers quantitative trading.",
+                   namespace=NAMESPACE, title="Career preference", source="demo",
+                   known_at="2025-03-15T09:00:00Z", valid_from="2025-03-15T09:00:00Z")
     question = "What does Avery prefer?"
     answers = []
     lines = [f"Question: {question!r} (namespace {NAMESPACE!r})"]

@@ -8,6 +8,7 @@ import platform
 import sys
 from dataclasses import asdict, dataclass
 
+from .. import render
 from ..embedding import models as embedders
 from ..errors import PersonalMemoryError
 from ..limits import REPLICA_MAX_LAG_SECONDS
@@ -92,19 +93,23 @@ def _replication(r) -> Check:
 
 
 def _clock(health) -> Check:
-    """Revisions stamped after now (a wrong clock, or a future --known-at of an older
-    version) and a clock that stepped back."""
-    if health.future_revisions:
-        first = health.future_revisions[0]
-        more = len(health.future_revisions) - 1
+    """Note memories whose last write lost to an older revision stamped later (an earlier
+    version's clock), and a clock behind the newest revision (how far)."""
+    c = health.clock
+    if c.memories_to_repair:
+        some = ", ".join(c.notes_to_repair[:3]) + (", ..." if len(c.notes_to_repair) > 3
+                                                   else "")
         return Check("clock", "fail",
-                     f"revision #{first.revision_id} ({first.namespace}/{first.memory_id}) is "
-                     f"known at {first.known_at}, after now"
-                     + (f", and {more} more" if more else "")
-                     + "; new writes are stamped now and do not wait for it; searches see it "
-                     "only from that time on")
-    if health.clock_behind_by_seconds > 0:
+                     f"{c.memories_to_repair} memories ({some}) lost their last write to an "
+                     "older revision stamped later by a clock that ran ahead; run 'memory "
+                     "repair-clock' (it appends what each last write said, audited)")
+    if c.behind_seconds > 0:
+        first = health.future_revisions[0] if health.future_revisions else None
         return Check("clock", "warn",
-                     f"the newest revision is {health.clock_behind_by_seconds:.1f} s ahead of "
-                     "this machine's clock (it stepped back); writes continue just after it")
+                     f"this machine's clock is {render.duration(c.behind_seconds)} behind the "
+                     f"newest revision ({c.newest_known_at}"
+                     + (f", #{first.revision_id} {first.namespace}/{first.memory_id}"
+                        if first else "")
+                     + "): new writes are stamped after it, and 'now' reads as that time "
+                     "until the clock catches up")
     return Check("clock", "ok", "no revision is known after now")

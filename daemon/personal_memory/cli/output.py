@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 
 from .. import render
-from ..records import (Changes, EmbeddingRun, NoteView, PurgeReport, Replication, Restored,
-                       RevisionRecord, SearchResults, Stats, Status, SyncReport, WriteResult)
+from ..records import (Changes, ClockRepair, ClockStatus, EmbeddingRun, NoteView, PurgeReport,
+                       Replication, Restored, RevisionRecord, SearchResults, Stats, Status,
+                       SyncReport, WriteResult)
 
 
 short, name, when, moment = render.short, render.name, render.when, render.moment
@@ -124,6 +125,35 @@ def write(done: WriteResult) -> str:
         text += (f"\nNot current: revision #{done.newer.revision_id} of {r.memory_id} is known "
                  f"later ({when(done.newer.known_at)}), so answers from then on still see it.")
     return text
+
+
+def clock_repair(d: ClockRepair) -> str:
+    ahead = (f", {render.duration(d.clock_behind_seconds)} ahead of this clock"
+             if d.clock_behind_seconds else "")
+    if d.repair_id is None:
+        return ("Nothing to repair: every note's last write is its newest revision "
+                f"(newest stamp {d.newest_before or '-'}{ahead}).")
+    notes = ", ".join(d.notes[:20]) + (f" and {len(d.notes) - 20} more"
+                                       if len(d.notes) > 20 else "")
+    return (f"Clock repair #{d.repair_id} by {d.repaired_by} at {d.repaired_at}: appended "
+            f"{len(d.revision_ids)} revisions known at {d.stamp} (the newest stamp was "
+            f"{d.newest_before}{ahead}), so that each note is what its last sync recorded "
+            f"from then on: {notes}.")
+
+
+def clock(c: ClockStatus) -> list[str]:
+    """The status lines of the clock: only what needs saying."""
+    lines = []
+    if c.behind_seconds > 0:
+        lines.append(f"clock         {render.duration(c.behind_seconds)} behind the newest "
+                     f"revision ({c.newest_known_at}): writes are stamped after it, and "
+                     "'now' reads as that time until the clock catches up")
+    if c.memories_to_repair:
+        some = ", ".join(c.notes_to_repair[:3]) + (", ..." if len(c.notes_to_repair) > 3
+                                                   else "")
+        lines.append(f"clock         {c.memories_to_repair} memories lost their last write to "
+                     f"an older revision stamped later ({some}): run 'memory repair-clock'")
+    return lines
 
 
 def purge(d: PurgeReport) -> str:
@@ -274,6 +304,8 @@ def status(d: Status) -> str:
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
               if not any(e.path == path for _, path in problems)]
     lines += [f"purge         {p.left}" for p in d.purges_unfinished]
+    if d.clock is not None:
+        lines += clock(d.clock)
     if d.replication is not None:
         lines.append(replication(d.replication).split("\n")[0])
     return "\n".join(lines)

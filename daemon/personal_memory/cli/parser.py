@@ -85,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="namespace (default: $MEMORY_NAMESPACE, else 'notes')")
 
     def interval(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--known-at", help="trusted assertion of when this became known "
-                       "(default: now, strictly increasing)")
+        p.add_argument("--known-at", help="when this became known (default: now, after the "
+                       "newest revision; an earlier time is refused: use --valid-from)")
         p.add_argument("--valid-from", help="start of the validity interval (default: known-at)")
         p.add_argument("--valid-to", help="end of the validity interval, exclusive (default: open)")
 
@@ -170,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "erasure (every purge does this too, and the same --matching TEXT "
                    "again also proves that text gone)")
 
+    add("repair-clock", "make each note's last write win again where an older version "
+        "stamped it before a revision a clock running ahead had stamped later (appends, "
+        "audited; 'memory doctor' says when it is needed)")
+
     p = add("stats", "counts and size of the database")
     p.add_argument("--namespace", "-n", default=None, help="count one namespace only")
 
@@ -245,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
     p.add_argument("--full", action="store_true",
                    help="re-read every file, ignoring the stat cache")
-    p.add_argument("--known-at", help="trusted assertion of when these notes became known "
-                   "(historical datasets only; default: now)")
+    p.add_argument("--known-at", help="when these notes became known (historical datasets "
+                   "imported oldest first; not before the newest revision; default: now)")
     p.add_argument("--no-embed", action="store_true",
                    help="import only; leave the semantic vectors to the daemon or a later sync")
 

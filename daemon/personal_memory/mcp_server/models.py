@@ -327,4 +327,7 @@ class StatusOutput(Out):
                                    "embedding_per_second, eta_seconds); daemon "
                                    "(daemon_running, daemon_state, last_sync_status, "
                                    "last_successful_sync_at, files_indexed, problems: what "
-                                   "could not be imported, until it can)")
+                                   "could not be imported, until it can); clock (now, "
+                                   "newest_known_at, behind_seconds: how far this machine's "
+                                   "clock is behind the newest revision, memories_to_repair "
+                                   "and notes_to_repair: what 'memory repair-clock' fixes)")

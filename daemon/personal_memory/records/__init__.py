@@ -10,6 +10,7 @@ from .notes import (Activity, FolderEntry, FolderListing, Link, Links, Move, Not
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
+from .reports import ClockRepair, ClockStatus
 from .replication import ReplicaPurge, Replication, Restored
 from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
@@ -20,3 +21,4 @@ __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", 
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]
+__all__ += ["ClockRepair", "ClockStatus"]

@@ -158,6 +158,7 @@ class Status(Record):
     # Purges whose erasure is not finished (the file or the replica may still hold the
     # text) until ``memory purge --resume`` finishes them.
     purges_unfinished: list["PurgeAudit"] = field(default_factory=list)
+    clock: "ClockStatus | None" = None
 
 
 @dataclass(frozen=True)
@@ -172,10 +173,40 @@ class Stats(Record):
 
 
 @dataclass(frozen=True)
+class ClockStatus(Record):
+    """The transaction clock: this machine's time, the newest ``known_at`` stored, how far
+    the clock is behind it (new writes are stamped after it whatever the clock says), and
+    how many revisions ``memory repair-clock`` would append (in which notes) where an
+    earlier version let a clock running ahead stamp a revision after later writes."""
+    now: str
+    newest_known_at: str | None
+    behind_seconds: float
+    memories_to_repair: int
+    notes_to_repair: list[str]  # the first 20 notes, sorted
+    last_repair: str | None = None
+
+
+@dataclass(frozen=True)
+class ClockRepair(Record):
+    """What ``memory repair-clock`` appended: at ``stamp`` (after every revision stored),
+    for each note where a last write had lost to an older revision stamped later, what
+    its record's last write says the note is (its sections' last texts, tombstones for
+    the rest). ``repair_id`` None: nothing to repair, nothing appended."""
+    repair_id: int | None
+    repaired_at: str
+    repaired_by: str
+    stamp: str | None
+    newest_before: str | None
+    clock_behind_seconds: float
+    revision_ids: list[int]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
 class ClockAnomaly(Record):
-    """A revision known after now (beyond the tolerance): written by a wrong clock or a
-    future ``--known-at`` of an older version. The clock ignores it; ``memory doctor``
-    names it."""
+    """A revision known after now (beyond the tolerance): written by a clock that ran
+    ahead, or a future ``--known-at`` of an older version. New writes are stamped after
+    it; ``memory doctor`` names it."""
     revision_id: int
     namespace: str
     memory_id: str
@@ -193,6 +224,7 @@ class Health(Record):
     future_revisions: list[ClockAnomaly] = field(default_factory=list)
     clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
     newest_known_at: str | None = None
+    clock: ClockStatus | None = None
 
 
 @dataclass(frozen=True)

@@ -56,17 +56,56 @@ class RevisionLog:
         return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
                            (at_most,))
 
-    def newest_in_note(self, namespace: str, note: str) -> int | None:
-        """The newest ``known_at`` of any revision of a note (its sections, record and the
-        previous note model's numbered chunks)."""
+    def stamp_mismatches(self) -> list[tuple[str, str, str, int]]:
+        """(namespace, note, memory ID, last-written revision) of every note memory whose
+        last write is not its newest stamp: an earlier version stamped it before a
+        revision a clock running ahead had stamped later. (Memories written through the
+        API are left out: an older version let them be backdated on purpose.) One pass
+        over the identity index, kept until the file changes (as :meth:`any_record_with`)."""
         if not self.at_least(4):
-            return self.scalar("SELECT max(known_at) FROM revisions WHERE namespace = ? AND "
-                               "memory_id >= ? AND memory_id < ?",
-                               (namespace, note + "#", note + "#\U0010ffff"))
-        return self.scalar(
-            "SELECT max(known_at) FROM revisions WHERE namespace = ? AND (note = ? OR "
-            "(memory_id >= ? AND memory_id < ? AND note IS NULL))",
-            (namespace, note, note + "#", note + "#\U0010ffff"))
+            return []
+        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        held = getattr(self, "_stamp_mismatches", None)
+        if held is None or held[0] != version:
+            held = (version, self.execute(
+                """SELECT l.namespace, l.note, l.memory_id, g.last FROM (
+                     SELECT namespace, memory_id, max(known_at) AS top, max(id) AS last
+                     FROM revisions GROUP BY namespace, memory_id) g
+                   JOIN revisions l ON l.id = g.last
+                   WHERE g.top > l.known_at AND l.note IS NOT NULL
+                   ORDER BY l.namespace, l.memory_id"""))
+            self._stamp_mismatches = held
+        return held[1]
+
+    def live_notes(self, namespace: str, prefix: str) -> list[str]:
+        """The notes under ``prefix`` (``COLLECTION/``) with a memory whose newest revision
+        is live, sorted."""
+        if not self.at_least(4):
+            return []
+        return [n for (n,) in self.conn.execute(
+            f"""SELECT DISTINCT note FROM (
+                 SELECT note, {visibility.hidden(self.purged)} AS hidden,
+                   ROW_NUMBER() OVER (PARTITION BY memory_id
+                                      ORDER BY {visibility.NEWEST_FIRST}) AS rn
+                 FROM revisions WHERE namespace = ? AND note >= ? AND note < ?)
+               WHERE rn = 1 AND NOT hidden ORDER BY note""",
+            (namespace, prefix, prefix + "\U0010ffff"))]
+
+    def add_clock_repair(self, *, repaired_at: int, repaired_by: str, stamp: int,
+                         newest_before: int | None, revision_ids: list[int]) -> int:
+        """Audit one clock repair; call inside the repair's transaction."""
+        self.conn.execute(
+            "INSERT INTO clock_repairs (repaired_at, repaired_by, stamp, newest_before, "
+            "memories, revision_ids) VALUES (?,?,?,?,?,?)",
+            (repaired_at, repaired_by, stamp, newest_before, len(revision_ids),
+             json.dumps(revision_ids)))
+        return self.conn.last_insert_rowid()
+
+    def last_clock_repair(self) -> int | None:
+        """When the last clock repair was made (None: never)."""
+        if not self.at_least(8):
+            return None
+        return self.scalar("SELECT max(repaired_at) FROM clock_repairs")
 
     def any_record_with(self, namespace: str, key: str) -> bool:
         """Whether any note record of the namespace, at any time, has ``key`` in its

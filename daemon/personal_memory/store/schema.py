@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -118,6 +118,24 @@ DOC_LENGTHS = """CREATE TABLE doc_lengths (
 ) STRICT;
 """
 
+# Schema 8: the audit of clock repairs. A repair appends revisions (after every stored one)
+# that restore what each note's last write said, where an earlier version stamped a write
+# before a revision a clock running ahead had stamped later; never rewritten.
+CLOCK_REPAIRS = """CREATE TABLE clock_repairs (
+    id INTEGER PRIMARY KEY,
+    repaired_at INTEGER NOT NULL,
+    repaired_by TEXT NOT NULL,
+    stamp INTEGER NOT NULL,
+    newest_before INTEGER,
+    memories INTEGER NOT NULL,
+    revision_ids TEXT NOT NULL
+) STRICT;
+CREATE TRIGGER clock_repairs_no_update BEFORE UPDATE ON clock_repairs
+BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER clock_repairs_no_delete BEFORE DELETE ON clock_repairs
+BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: DELETE is not allowed'); END;
+"""
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE revisions (
@@ -178,7 +196,8 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}{DOC_LENGTHS}CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}{DOC_LENGTHS}{CLOCK_REPAIRS}
+CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -199,4 +218,5 @@ MIGRATIONS = {
     6: MOVES + PASSAGE_REUSE,
     7: DOC_LENGTHS + "INSERT INTO doc_lengths SELECT id, doc_length FROM revisions "
        "WHERE doc_length > 0;\n",
+    8: CLOCK_REPAIRS,
 }

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..embedding.runner import carry_vectors
-from ..errors import (BackdatedWrite, CollectionTaken, MassDelete, PersonalMemoryError,
+from ..errors import (CollectionTaken, MassDelete, PersonalMemoryError,
                       RootUnavailable, SyncError)
 from ..notes import markdown, model as notes
 from ..notes.folders import FileStat, FileState, Folder
@@ -85,8 +85,9 @@ class FolderSync:
                  cancel: Callable[[], bool] | None = None):
         self.db = db
         self.allow_mass_delete = allow_mass_delete
-        # A backdated import (historical datasets): validated once, the same for every batch.
-        explicit = writes.known_at_arg(known_at)
+        # An asserted time (a historical import into a new database): the same for every
+        # batch, after every stored revision (checked here, and again in each batch).
+        explicit = writes.known_at_arg(db, known_at, "--known-at")
         self.known_at = format_time(explicit) if explicit is not None else None
         self.batch_files = batch_files
         self.progress = progress
@@ -205,6 +206,10 @@ class FolderSync:
         # across file systems): matched by hash when that path is read.
         by_hash = {known_all[p].file_hash: p for p in lost}
         pending_removals = set(lost)  # under the guard, only a move may take one
+        if full and scope is None:  # live in the store, yet neither a file nor a stat entry
+            skipped = {k.path for k in report.skipped}  # unreadable is not deleted
+            pending_removals |= {p for p in self._orphans(folder, found, known_all, unlisted)
+                                 if printable(p) not in skipped}
         size = self.batch_files
         pairs = sorted(moves.items())
         steps = ([_Step(moves=pairs[i:i + size]) for i in range(0, len(pairs), size)]
@@ -310,6 +315,8 @@ class FolderSync:
         try:
             with self.db.transaction():
                 # One time for the whole batch: a cutoff sees all of it or none of it.
+                if self.known_at:
+                    writes.known_at_arg(self.db, self.known_at, "--known-at")
                 known_at = self.known_at or format_time(writes.next_known_at(self.db))
                 before = self.db.max_revision_id()
                 plain = [loaded[rel] for rel in step.changed if rel in loaded]
@@ -345,7 +352,6 @@ class FolderSync:
             one = SyncReport()
             try:
                 with self.db.savepoint():  # a file that fails is skipped whole
-                    self._check_not_backdated(folder, [f.rel])
                     chunks = self._import_file(folder, f, one, known_at, legacy=older_model)
             except PersonalMemoryError as exc:
                 self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
@@ -362,7 +368,6 @@ class FolderSync:
         one = SyncReport()
         try:
             with self.db.savepoint():
-                self._check_not_backdated(folder, [old, f.rel])
                 chunks = self._import_file(folder, f, one, known_at, legacy=False)
                 one.chunks_tombstoned += self._tombstone(folder, old, keep=(),
                                                          known_at=known_at)
@@ -376,12 +381,21 @@ class FolderSync:
         batch.merge(one)
         self._put_state(folder, f, chunks)
 
+    def _orphans(self, folder: Folder, found: dict, known_all: dict,
+                 unlisted: list[str]) -> set[str]:
+        """Notes the store holds live whose file is gone though no stat entry says so: a
+        deletion an earlier version's clock kept from being recorded. A full sync removes
+        them."""
+        prefix = notes.note_id(folder.collection, "")
+        rels = (n[len(prefix):] for n in self.db.live_notes(folder.namespace, prefix))
+        return {p for p in rels if p not in found and p not in known_all
+                and not in_scope(p, unlisted)}
+
     def _remove(self, folder: Folder, rel: str, known_at: str, batch: SyncReport) -> None:
         """Tombstone a deleted note; when that cannot be done, its record is kept (and the
         file named) so that a later sync tries again."""
         try:
             with self.db.savepoint():
-                self._check_not_backdated(folder, [rel])
                 tombstoned = self._tombstone(folder, rel, keep=(), known_at=known_at)
                 self.db.drop_file_state(folder.namespace, folder.collection, rel)
         except PersonalMemoryError as exc:
@@ -409,22 +423,6 @@ class FolderSync:
         self.db.put_file_state(folder.namespace, folder.collection, f.rel,
                                FileState(st.size, st.mtime_ns, st.ctime_ns, st.inode, f.digest,
                                          chunks, f.read_at, notes.CHUNKER_VERSION))
-
-    def _check_not_backdated(self, folder: Folder, rels: list[str]) -> None:
-        """A sync with ``--known-at`` adds history only after what the store holds of a
-        note: a time before the note's newest revision would be stored but never current
-        (or tombstone nothing), so the file is refused instead."""
-        if self.known_at is None:
-            return
-        asserted = parse_time(self.known_at)
-        for rel in rels:
-            newest = self.db.newest_in_note(folder.namespace,
-                                            notes.note_id(folder.collection, rel))
-            if newest is not None and asserted < newest:
-                raise BackdatedWrite(
-                    f"--known-at {self.known_at} is before this note's newest revision "
-                    f"(known {format_time(newest)}); sync without --known-at, or with a "
-                    "later time")
 
     def _import_file(self, folder: Folder, f: LoadedFile, report: SyncReport,
                      known_at: Any, legacy: bool) -> int:

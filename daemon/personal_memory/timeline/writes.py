@@ -2,11 +2,12 @@
 Each function runs inside a write transaction its caller holds, so the public API and the
 folder sync apply the very same rules.
 
-The clock: a write's ``known_at`` is now, made strictly increasing within the database (a
-clock that steps back a little writes just after the newest revision). An explicit
-``known_at`` (a historical import) is trusted, but never after now plus
-:data:`~personal_memory.limits.CLOCK_TOLERANCE_US`; revisions already stored beyond that
-(written by a wrong clock) are anomalies the clock ignores and ``memory doctor`` names.
+The clock: transaction time only moves forward. A write's ``known_at`` is now, or just
+after the newest revision stored when that is later (a clock that stepped back, or ran
+ahead and was corrected), whatever the wall clock says: a new revision always sorts after
+every stored one in the visibility order (``known_at``, then ``id``). An explicit
+``known_at`` must keep that order (:class:`BackdatedWrite` otherwise) and may not be after
+now plus :data:`~personal_memory.limits.CLOCK_TOLERANCE_US`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hashlib
 from typing import Any
 
 from ..arguments import memory_id_arg, namespace_arg, optional_time, text, unicode_checked
-from ..errors import AlreadyHidden, InvalidArgument, InvalidTime, NotFound
+from ..errors import AlreadyHidden, BackdatedWrite, InvalidArgument, InvalidTime, NotFound
 from ..limits import CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS, MAX_TITLE_CHARS
 from ..notes.model import is_record
 from ..records import RevisionRecord, WriteResult
@@ -35,38 +36,38 @@ def _location(provenance: dict | None) -> dict | None:
     return {k: v for k, v in provenance.items() if k != "file_hash"}
 
 
-def latest_allowed(now: int) -> int:
-    """The latest ``known_at`` a write may have, given the machine's clock."""
-    return now + CLOCK_TOLERANCE_US
+def next_known_at(db: Database) -> int:
+    """The clock: now, or just after the newest revision stored when that is later."""
+    now = now_micros()
+    last = db.max_known_at()
+    return now if last is None or now > last else last + 1
 
 
-def known_at_arg(value: Any, now: int | None = None) -> int | None:
-    """An explicit ``known_at``, validated: a time that is not after now (plus the
-    tolerance). None when not given (the clock decides)."""
-    known = optional_time(value, "known_at")
+def known_at_arg(db: Database, value: Any, field: str = "known_at") -> int | None:
+    """An explicit ``known_at``, validated against the clock (call inside the write
+    transaction, or again inside it): not before the newest revision stored (an equal
+    time still sorts after it, by id), and not after the clock's next stamp or now plus
+    the tolerance, whichever is later. None when not given (the clock decides)."""
+    known = optional_time(value, field)
     if known is None:
         return None
-    now = now_micros() if now is None else now
-    if known > latest_allowed(now):
-        raise InvalidTime(f"known_at: {format_time(known)} is in the future (the clock says "
+    now, last = now_micros(), db.max_known_at()
+    if known > max(now + CLOCK_TOLERANCE_US, -1 if last is None else last + 1):
+        raise InvalidTime(f"{field}: {format_time(known)} is in the future (the clock says "
                           f"{format_time(now)}); a revision cannot be known before it is "
                           "written")
+    if last is not None and known < last:
+        raise BackdatedWrite(f"{field}: {format_time(known)} is before the newest revision "
+                             f"({format_time(last)}); transaction time only moves forward "
+                             "(record when a fact was true with valid_from instead)")
     return known
-
-
-def next_known_at(db: Database) -> int:
-    """The clock: now, or just after the newest revision when that is later (a clock that
-    stepped back); revisions beyond the tolerance do not count (see the module doc)."""
-    now = now_micros()
-    last = db.max_known_at(at_most=latest_allowed(now))
-    return now if last is None or now > last else last + 1
 
 
 def _interval(db: Database, known_at: Any, valid_from: Any, valid_to: Any,
               ) -> tuple[int, int | None, int, int | None]:
     """(known_at, valid_from as given, effective start, valid_to). known_at comes from the
     clock unless asserted; the interval must be non-empty."""
-    known = known_at_arg(known_at)
+    known = known_at_arg(db, known_at)
     vfrom = optional_time(valid_from, "valid_from")
     vto = optional_time(valid_to, "valid_to")
     known = next_known_at(db) if known is None else known

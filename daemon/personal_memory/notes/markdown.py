@@ -118,13 +118,18 @@ def _inline_parser():
 
 
 _ID_UNSAFE = re.compile(r"[#^|\[\]]+")
+# A heading's first characters are all its text can show (it is cut at MAX_TITLE_CHARS);
+# the inline parser, slow on hostile text, never reads more than these.
+HEADING_SOURCE_CHARS = 4 * MAX_TITLE_CHARS
 
 
 def heading_text(source: str) -> str:
     """A heading as plain text: what a reader sees (no emphasis marks, link text without
     its URL), with the characters that separate heading links (#, ^, |, brackets) made
-    spaces, and whitespace collapsed."""
+    spaces, and whitespace collapsed. Only the first :data:`HEADING_SOURCE_CHARS` of the
+    source are read."""
     parts: list[str] = []
+    source = source[:HEADING_SOURCE_CHARS]
     inline = _inline_parser().parseInline(source)[0] if source.strip() else None
     for child in (inline.children or ()) if inline is not None else ():
         if child.type in ("text", "code_inline", "html_inline"):

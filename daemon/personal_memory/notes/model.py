@@ -20,7 +20,8 @@ from .markdown import Piece
 # The version of these rules (sections, identities, indexed text, what a record holds). A
 # database records the version each file was imported with; a sync imports files of an
 # older version once more (version 3 added the note's embeds to its record: a note without
-# embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>)).
+# embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>),
+# and a heading's text from its first 800 characters).
 CHUNKER_VERSION = 4
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 

@@ -113,7 +113,7 @@ def test_front_matter_within_the_limits_reads_and_tags_are_only_scalars():
 REPEATED = ["[a](", "![a](", "[a](<b ", "[a](b \"", "[a](b(", "[[", "![[", "[[a|", "[ [a] ",
             "`", "`` `", "<", "<http:", "#", " #a", " ^a", ":a", "|", "[a]: ", "[a]",
             "# [a](", "# ![", "# _a", "> ", "- ", "1. ", "    ", "*a", "&#", "\\", " ", "a\n",
-            "|a|\n", "- \n", "# h\n"]
+            "|a|\n", "- \n", "# h\n", "# h\nx\n"]
 
 
 def test_every_scanner_is_linear_on_repeated_openers(tmp_path):

@@ -152,6 +152,7 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         title = file_title(relpath)
     nid = note_id(collection, relpath)
     used: set[str] = {record_id(nid)}
+    tried: dict[str, int] = {}  # base -> every "base (n)" below it is taken
     sections = []
     first_id = nid
     spans = line_spans(structure.body_start, [p.end - p.start for p in structure.parts],
@@ -166,10 +167,11 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         else:  # parts of the text before the first heading
             base = f"{nid}#(part {part.number})"
         memory_id = base
-        n = 2
+        n = tried.get(base, 2)  # not 2 each time: 100,000 headings "# h" are linear
         while memory_id in used:
             memory_id = f"{base} ({n})"
             n += 1
+        tried[base] = n
         if part.number == 1:
             first_id = memory_id
         used.add(memory_id)

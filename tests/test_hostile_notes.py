@@ -147,11 +147,16 @@ def test_a_hostile_note_at_the_size_limit_imports_with_the_others(tmp_path):
 
 ADVERSARIAL = st.sampled_from(
     REPEATED + ["[", "]", "(", ")", "![", "]]", "[[", "\n", "\n\n", "---\n", "```\n", "~~~",
-                "\t", "\x0b", "\x0c", "\x1f", "\x7f", "\u200b", "\u202e", "\ufeff", "é",
-                "\U0001f600", "\ud7ff", "#tag", "^block", "|---|\n", "> [!note]\n", "- [ ] ",
-                "&a ", "*a ", "!!omap ", "!!python/object ", "? ", ": ", "<<: ", "9" * 5000,
-                "%YAML 1.1\n", "{", "}"])
-NOTE_TEXT = st.lists(st.one_of(ADVERSARIAL, st.text(max_size=20).map(
+                "  - ", ">", "\t", "\x0b", "\x0c", "\x1f", "\x7f", "\u200b", "\u202e",
+                "\ufeff", "é", "\U0001f600", "\ud7ff", "#tag", "^block", "|---|\n",
+                "> [!note]\n", "- [ ] ", "&a ", "*a ", "!!omap ", "!!python/object ", "? ",
+                ": ", "<<: ", "9" * 5000, "%YAML 1.1\n", "{", "}"])
+# Nesting: quotes in quotes, lists in lists, brackets, YAML flow collections and aliases.
+DEEP = st.builds(lambda fragment, n: fragment * n,
+                 st.sampled_from(["> ", "- ", "  - ", "[", "![", "[[", "`", "*", "_", "{a: ",
+                                  "[*a, ", "- &a ", "(", "<"]),
+                 st.integers(1, 300))
+NOTE_TEXT = st.lists(st.one_of(ADVERSARIAL, DEEP, st.text(max_size=20).map(
     lambda s: s.replace("\x00", ""))), max_size=40).map("".join)
 
 

@@ -225,6 +225,11 @@ def test_markdown_links_as_obsidian_writes_them_resolve_everywhere(tmp_path):
              "## Agenda\n\nBudget review.")]
         assert [r.memory_id for r in s.search("changelog", namespace="notes")] == [
             "v/Index.md#Index"]
+        for words, section in (("open vault", "v/Guide book.md#Guide#Getting started"),
+                               ("budget review", "v/Meeting notes.md#Meeting#Agenda")):
+            hit = [r for r in s.search(words, namespace="notes", snippets=True)
+                   if r.memory_id == section]
+            assert hit[0].embedded_in == ("v/Index.md",), words
     p = run_memory("--db", tmp_path / "m.db", "read", "v/Index.md",
                    env={"MEMORY_EMBEDDER": "none"})
     assert p.returncode == 0 and "Open the vault." in p.stdout and "Budget review." in p.stdout

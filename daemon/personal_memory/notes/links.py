@@ -244,7 +244,3 @@ def occurrences(text: str) -> list[Occurrence]:
             line += piece.count("\n")
     return out
 
-
-def embeds(text: str) -> list[str]:
-    """Targets of the embeds in a text, in order, once each."""
-    return list(dict.fromkeys(o.target for o in occurrences(text) if o.embed))

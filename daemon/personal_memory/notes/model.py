@@ -21,7 +21,8 @@ from .markdown import Piece
 # database records the version each file was imported with; a sync imports files of an
 # older version once more (version 3 added the note's embeds to its record: a note without
 # embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>),
-# and a heading's text from its first 800 characters).
+# a heading's text from its first 800 characters, and lists a note's ![alt](url) embeds as
+# markdown_embeds).
 CHUNKER_VERSION = 4
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
@@ -66,6 +67,7 @@ class Note:
     head_lines: int  # lines before the first section: the front matter and blank lines
     front_matter_error: str | None
     sections: tuple[ParsedSection, ...] = field(default=())
+    markdown_embeds: tuple[str, ...] = ()  # those of the embeds written ![alt](url)
 
     @property
     def record_id(self) -> str:
@@ -78,7 +80,7 @@ class Note:
     def metadata(self) -> dict:
         meta: dict = {"sections": [s.memory_id for s in self.sections],
                       "lines": self.head_lines}
-        for key in ("aliases", "tags", "links", "embeds"):
+        for key in ("aliases", "tags", "links", "embeds", "markdown_embeds"):
             if getattr(self, key):
                 meta[key] = list(getattr(self, key))
         if self.dates:
@@ -186,15 +188,21 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
     all_embeds: dict[str, None] = {}
+    markdown_embeds: dict[str, None] = {}  # resolved as Markdown links (URL-decoded)
     for s in sections:
         all_tags.update(dict.fromkeys(s.tags))
         all_links.update(dict.fromkeys(s.links))
         if "![" in s.text:
-            all_embeds.update(dict.fromkeys(links.embeds(s.text)))
+            for o in links.occurrences(s.text):
+                if o.embed:
+                    all_embeds.setdefault(o.target, None)
+                    if o.markdown:
+                        markdown_embeds.setdefault(o.target, None)
     return Note(note_id=nid, title=title, aliases=meta.aliases, tags=tuple(all_tags),
                 links=tuple(all_links), embeds=tuple(all_embeds), dates=meta.dates,
                 front_matter=structure.head_text(text), head_lines=structure.body_start,
-                front_matter_error=meta.error, sections=tuple(sections))
+                front_matter_error=meta.error, sections=tuple(sections),
+                markdown_embeds=tuple(markdown_embeds))
 
 
 def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,

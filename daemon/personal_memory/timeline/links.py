@@ -217,8 +217,10 @@ def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
         return out
     cut = at()
     for source, record in cut.records.items():
-        for raw in (record.metadata or {}).get("embeds", []):
-            occ = link_syntax.Occurrence(raw, True, False, 0)
+        meta = record.metadata or {}
+        written_as_markdown = set(meta.get("markdown_embeds", []))
+        for raw in meta.get("embeds", []):
+            occ = link_syntax.Occurrence(raw, True, raw in written_as_markdown, 0)
             target, section = cut.resolve(occ, source)
             if section is not None:
                 shown = ([r.memory_id for r in cut.with_subsections(target.note, section)]

@@ -14,7 +14,7 @@ from personal_memory import MemoryStore
 from personal_memory.limits import FRONT_MATTER_MAX_DIGITS, MAX_CONTENT_CHARS
 from personal_memory.notes import front_matter, model
 from personal_memory.notes.folders import Folder
-from support import MEMORY, run_memory, user_env, word_hits
+from support import MEMORY, run_memory, user_env, wait_for, word_hits
 
 # Nine lists of nine aliases, six deep: 9**7 values from a few hundred bytes.
 ALIAS_BOMB = "\n".join(
@@ -187,3 +187,28 @@ def test_a_sync_with_one_hostile_note_imports_every_other_note(tmp_path_factory,
     assert names == [f"{root.name}/fine0.md", f"{root.name}/fine1.md"]
     assert report.files_scanned == 3
     assert [s.path for s in report.skipped] in ([], ["hostile.md"])
+
+
+def test_the_daemon_keeps_watching_past_hostile_notes(tmp_path):
+    """Once, a 5,000-digit number stopped `memory watch` (exit 1, and systemd restarted it
+    into the same crash); now each hostile note is imported and what is saved after it
+    is searchable."""
+    from daemon_harness import Daemon
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "first.md").write_text("# First\n\nan early gooseberry\n")
+    d = Daemon(tmp_path / "m.db", notes).start()
+    try:
+        (notes / "big.md").write_text("---\nn: " + "7" * 5000 + "\n---\nbig blueberry\n")
+        (notes / "bomb.md").write_text(ALIAS_BOMB)
+        (notes / "links.md").write_text("elderberry " + "[a](" * 100_000)
+        (notes / "later.md").write_text("# Later\n\na later mulberry\n")
+        wait_for(lambda: d.search_ids("mulberry") == ["notes/later.md#Later"], timeout=60,
+                 what="the note saved after the hostile ones")
+        for word, note in (("blueberry", "big.md"), ("bilberry", "bomb.md"),
+                           ("elderberry", "links.md")):
+            assert [i.split("#")[0] for i in d.search_ids(word)] == [f"notes/{note}"], word
+        assert d.proc.poll() is None and "Traceback" not in d.log()
+        assert "big.md: front matter holds a number 5,000 characters long" in d.log()
+    finally:
+        d.close()

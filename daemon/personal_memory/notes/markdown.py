@@ -302,7 +302,7 @@ def _split(note: _Lines, section: Section) -> list[Part]:
         while stop < len(starts):
             nxt = starts[stop + 1] if stop + 1 < len(starts) else section.end
             source = note.size(starts[begin], note.end(starts[begin], nxt))
-            if (header + source if source else header - 1 if context else 0) > MAX_CHUNK_CHARS:
+            if (header + source if source else max(0, header - 1)) > MAX_CHUNK_CHARS:
                 break
             stop += 1
         end = starts[stop] if stop < len(starts) else section.end

@@ -184,3 +184,52 @@ def test_link_lines_match_counting_from_the_start(rows):
             want += [(f"T{i}x{k}" + (".md" if "](" in line else ""), i)
                      for k in range(rows[i][1] or 1)]
     assert [(o.target, o.line) for o in occurrences(text)] == want
+
+
+def test_markdown_links_as_obsidian_writes_them_resolve_everywhere(tmp_path):
+    """URL-encoded names (what Obsidian writes with wikilinks off) and destinations in
+    angle brackets with spaces (as its help writes them) are links and embeds in `links`,
+    in backlinks and when the note is read: one resolution for all three."""
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "Guide book.md").write_text("# Guide\n\nIntro.\n\n## Getting started\n\nOpen the vault.\n")
+    (v / "Meeting notes.md").write_text("# Meeting\n\nIntro.\n\n## Agenda\n\nBudget review.\n")
+    (v / "Index.md").write_text(
+        "# Index\n\n![g](Guide%20book.md#Getting%20started)\n"
+        "See [m](<Meeting notes.md>) and [a](<Meeting notes.md#Agenda>).\n"
+        "![photo](<Team photo.png>) and ![agenda](<Meeting notes.md#Agenda>)\n"
+        "[Read the changelog](<https://obsidian.md/changelog/>)\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)])
+        out = s.links("v/Index.md", namespace="notes")
+        assert kinds(out.outgoing) == [
+            ("Guide%20book.md#Getting%20started", "section", "v/Guide book.md",
+             "v/Guide book.md#Guide#Getting started"),
+            ("Meeting notes.md", "note", "v/Meeting notes.md", None),
+            ("Meeting notes.md#Agenda", "section", "v/Meeting notes.md",
+             "v/Meeting notes.md#Meeting#Agenda"),
+            ("Team photo.png", "attachment", None, None),
+            ("Meeting notes.md#Agenda", "section", "v/Meeting notes.md",
+             "v/Meeting notes.md#Meeting#Agenda"),
+            ("https://obsidian.md/changelog/", "external", None, None)]
+        back = s.links("v/Meeting notes.md", namespace="notes").backlinks
+        assert [(b.source_note, b.target, b.line) for b in back] == [
+            ("v/Index.md", "Meeting notes.md", 4), ("v/Index.md", "Meeting notes.md#Agenda", 4),
+            ("v/Index.md", "Meeting notes.md#Agenda", 5)]
+        embeds = s.read("v/Index.md", namespace="notes").embeds
+        assert [(e.target, e.kind, e.source, e.text) for e in embeds] == [
+            ("Guide%20book.md#Getting%20started", "section",
+             "v/Guide book.md#Guide#Getting started", "## Getting started\n\nOpen the vault."),
+            ("Team photo.png", "attachment", None, ""),
+            ("Meeting notes.md#Agenda", "section", "v/Meeting notes.md#Meeting#Agenda",
+             "## Agenda\n\nBudget review.")]
+        assert [r.memory_id for r in s.search("changelog", namespace="notes")] == [
+            "v/Index.md#Index"]
+        for words, section in (("open vault", "v/Guide book.md#Guide#Getting started"),
+                               ("budget review", "v/Meeting notes.md#Meeting#Agenda")):
+            hit = [r for r in s.search(words, namespace="notes", snippets=True)
+                   if r.memory_id == section]
+            assert hit[0].embedded_in == ("v/Index.md",), words
+    p = run_memory("--db", tmp_path / "m.db", "read", "v/Index.md",
+                   env={"MEMORY_EMBEDDER": "none"})
+    assert p.returncode == 0 and "Open the vault." in p.stdout and "Budget review." in p.stdout

@@ -3,6 +3,12 @@ them."""
 
 MAX_ID_CHARS = 4096  # a note's ID holds its path; PATH_MAX is 4096 on Linux
 MAX_TITLE_CHARS = 200  # titles, aliases and heading text are cut here
+# What a note's front matter may expand to, aliases (*name) counted each time they repeat
+# what they name: beyond these it is a front matter problem and the block is read as text.
+FRONT_MATTER_MAX_VALUES = 100_000  # keys, values and list items
+FRONT_MATTER_MAX_CHARS = 2 * 1024 * 1024  # the characters of all its values
+FRONT_MATTER_MAX_DEPTH = 100  # lists and mappings inside each other
+FRONT_MATTER_MAX_DIGITS = 1000  # characters of one integer (Python refuses more than 4300)
 MAX_CONTENT_CHARS = 2_000_000
 MAX_NAMESPACE_CHARS = 128
 MAX_SOURCE_CHARS = MAX_ID_CHARS * 4

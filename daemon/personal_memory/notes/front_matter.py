@@ -1,5 +1,10 @@
 """YAML front matter of a note: parsed with PyYAML's safe loader (never executed), read
-for the fields the store uses. Pure functions, no I/O."""
+for the fields the store uses. Pure functions, no I/O.
+
+A note is hostile input: before the block is loaded, its event stream is measured (in
+one pass, with libyaml when present) for what it expands to, aliases counted each time
+they repeat what they name, so a few hundred bytes of nested aliases cannot become
+gigabytes. A block beyond the limits (limits.py) is a front matter problem of its note."""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ..limits import MAX_TITLE_CHARS
+from ..limits import (FRONT_MATTER_MAX_CHARS, FRONT_MATTER_MAX_DEPTH, FRONT_MATTER_MAX_DIGITS,
+                      FRONT_MATTER_MAX_VALUES, MAX_TITLE_CHARS)
 
 DATE_KEYS = ("date", "created", "updated", "modified")
 
@@ -42,11 +48,12 @@ def _strings(value: object) -> list[str]:
     space-separated string (both spellings are common)."""
     if value is None:
         return []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value if v is not None and not isinstance(v, (dict, list))]
-    if isinstance(value, (dict, set)):
-        return []
-    return [str(value)]
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, _SCALARS)]
+    return [str(value)] if isinstance(value, _SCALARS) else []
+
+
+_SCALARS = (str, int, float, dt.date)  # bool is an int; a pair or a mapping is no tag
 
 
 def _tags(value: object) -> tuple[str, ...]:
@@ -69,9 +76,17 @@ def _date(value: object) -> str | None:
     return None
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: 20x faster
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 20x faster
+
+
+class TooLarge(Exception):
+    """A front matter block beyond the limits; the message says which."""
+
+
+class _Loader(_BASE):
     """PyYAML's safe loader, except that a date no calendar has (``0000-00-00``,
-    ``2024-02-30``) stays the text it is instead of failing the whole block."""
+    ``2024-02-30``) stays the text it is instead of failing the whole block, and an
+    integer longer than the limit is refused before Python converts it."""
 
     def construct_yaml_timestamp(self, node):
         try:
@@ -79,14 +94,71 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: 20x fa
         except (ValueError, OverflowError, AttributeError):  # AttributeError: !!timestamp x
             return self.construct_scalar(node)
 
+    def construct_yaml_int(self, node):
+        if len(node.value) > FRONT_MATTER_MAX_DIGITS:
+            raise TooLarge(f"holds a number {len(node.value):,} characters long (the limit "
+                           f"is {FRONT_MATTER_MAX_DIGITS:,})")
+        return super().construct_yaml_int(node)
+
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def _measure(yaml_text: str) -> None:
+    """Raise :class:`TooLarge` when the block expands beyond the limits. One pass over
+    the parser's events, in memory bounded by the nesting and the anchors: an alias
+    counts what its anchor expanded to (an alias inside its own anchor, a recursive
+    value, counts once: it is not copied)."""
+    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (values, characters)
+    stack: list[list] = []  # open collections: [anchor, values, characters]
+    values = chars = 0
+    for event in yaml.parse(yaml_text, Loader=_BASE):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(stack) >= FRONT_MATTER_MAX_DEPTH:
+                raise TooLarge(f"is nested too deeply to read (more than "
+                               f"{FRONT_MATTER_MAX_DEPTH} levels)")
+            stack.append([event.anchor, 1, 0])
+            size = (1, 0)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, n, c = stack.pop()
+            if anchor is not None:
+                anchors[anchor] = (n, c)
+            if stack:
+                stack[-1][1] += n
+                stack[-1][2] += c
+            continue
+        elif isinstance(event, yaml.ScalarEvent):
+            size = (1, len(event.value))
+            if event.anchor is not None:
+                anchors[event.anchor] = size
+        elif isinstance(event, yaml.AliasEvent):
+            size = anchors.get(event.anchor, (1, 0))  # an unknown one fails the load
+        else:
+            continue
+        values += size[0]
+        chars += size[1]
+        if stack and not isinstance(event, yaml.CollectionStartEvent):
+            stack[-1][1] += size[0]
+            stack[-1][2] += size[1]
+        if values > FRONT_MATTER_MAX_VALUES:
+            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_VALUES:,} values "
+                           "(aliases counted each time they repeat)")
+        if chars > FRONT_MATTER_MAX_CHARS:
+            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_CHARS:,} characters "
+                           "(aliases counted each time they repeat)")
 
 
 def parse(yaml_text: str) -> FrontMatter:
     """The fields of a front matter block (the YAML between the fences)."""
     try:
+        _measure(yaml_text)
         data = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 (a safe loader)
+    except TooLarge as exc:
+        return FrontMatter(error=f"front matter {exc}")
+    except (ValueError, KeyError, TypeError) as exc:  # !!int x, !!float x, !!bool x
+        return FrontMatter(error="front matter holds a value its tag cannot have "
+                                 f"({type(exc).__name__}: {str(exc)[:100]})")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         last = yaml_text.rstrip("\n").count("\n")  # libyaml marks the end of input after it

@@ -10,22 +10,27 @@ from posixpath import basename, splitext
 
 from .front_matter import normalise_tag
 
+# Every pattern here is linear on hostile text (`[a](` or a backtick repeated 500,000
+# times): possessive quantifiers (*+, ++) never give back what they took, and no run a
+# pattern scans can hold the start of the next attempt.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_TICKS = re.compile(r"`+")
 # ![[target#fragment|alias]] and [[target#fragment|alias]]
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*?))?\]\]")
-# ![alt](url "title") and [text](url "title"); the text may hold one level of brackets
-_MDLINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*<?([^)\s>]*)>?"
-                     r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
-_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
-_REFDEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*\S+.*$", re.M)
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|\n]*+)(?:\|([^\[\]\n]*+))?\]\]")
+# ![alt](url "title"), [text](url) and [text](<a path with spaces.md>): the text may hold
+# one level of brackets, a bare URL one level of parentheses (Foo_(bar)).
+_MDLINK = re.compile(r"(!?)\[((?:[^\[\]\n]++|\[[^\[\]\n]*+\])*+)\]\("
+                     r"\s*+(?:<([^<>\n]*+)>|((?:[^\s()<>]++|\([^\s()<>]*+\))*+))"
+                     r"(?:\s++(?:\"[^\"]*+\"|'[^']*+'))?\s*+\)")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^<>\s]++>")
+_REFDEF = re.compile(r"^ {0,3}\[[^\]\n]++\]:\s*+\S.*$", re.M)
 # Icon shortcodes (:LiSearch:, :smile:); times such as 10:30:00 hold no letter first.
-_SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*:(?![\w:])")
+_SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*+:(?![\w:])")
 # Obsidian tags: '#' after a space or line start, at least one non-digit, may nest with '/'.
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W_\d]|[\w/-]*[^\W\d][\w/-]*)(?![\w/-])", re.M)
 _SIZE = re.compile(r"\d+(?:x\d+)?")
 # Obsidian block IDs ("... end of a paragraph ^abc123"): link targets, not words.
-_BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]+[ \t]*$", re.M)
+_BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]++[ \t]*+$", re.M)
 
 
 def fenced(lines: list[str]) -> list[bool]:
@@ -57,20 +62,52 @@ def _outside_code(text: str) -> list[tuple[str, bool]]:
             out.append((piece, True))
             continue
         last = 0
-        links = _link_spans(piece) if "`" in piece and "[" in piece else []
-        for m in _CODE_SPAN.finditer(piece):
-            if any(a < m.start() and m.end() < b for a, b in links):
+        spans = _code_spans(piece) if "`" in piece else []
+        links = sorted(_link_spans(piece)) if spans and "[" in piece else []
+        n, reach = 0, -1  # the furthest end of the links that start before a span
+        for start, end in spans:
+            while n < len(links) and links[n][0] < start:
+                reach = max(reach, links[n][1])
+                n += 1
+            if end < reach:
                 continue  # code in a link's text ([[F#x|`x`]]): part of the link
-            out.append((piece[last:m.start()], False))
-            out.append((m.group(0), True))
-            last = m.end()
+            out.append((piece[last:start], False))
+            out.append((piece[start:end], True))
+            last = end
         out.append((piece[last:], False))
     return out
+
+
+def _code_spans(piece: str) -> list[tuple[int, int]]:
+    """Code spans, as CommonMark reads them: a run of backticks up to the next run of the
+    same length (a run with none after it is text). Linear: each run's next equal run is
+    found in one pass from the end."""
+    runs = [m.span() for m in _TICKS.finditer(piece)]
+    following: list[int | None] = [None] * len(runs)
+    after: dict[int, int] = {}  # run length -> the nearest such run seen from the end
+    for i in range(len(runs) - 1, -1, -1):
+        size = runs[i][1] - runs[i][0]
+        following[i] = after.get(size)
+        after[size] = i
+    spans, i = [], 0
+    while i < len(runs):
+        j = following[i]
+        if j is None:
+            i += 1
+            continue
+        spans.append((runs[i][0], runs[j][1]))
+        i = j + 1
+    return spans
 
 
 def _link_spans(piece: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for pattern in (_WIKILINK, _MDLINK)
             for m in pattern.finditer(piece)]
+
+
+def _md_target(m: re.Match) -> str:
+    """A Markdown link's destination: ``<...>`` (spaces allowed) or a bare URL."""
+    return m.group(3) if m.group(3) is not None else m.group(4)
 
 
 def _wiki_target(m: re.Match) -> str:
@@ -151,8 +188,8 @@ def read(text: str, tag_text: str | None = None) -> tuple[str, list[str], list[s
                 if target and not target.lower().endswith("#icon"):
                     found.setdefault(target, None)
             for m in _MDLINK.finditer(piece):
-                if m.group(3):
-                    found.setdefault(m.group(3), None)
+                if _md_target(m):
+                    found.setdefault(_md_target(m), None)
         words.append(_transform(piece))
     return "".join(words), list(found), _tags(text if tag_text is None else tag_text)
 
@@ -194,8 +231,9 @@ def occurrences(text: str) -> list[Occurrence]:
                 if target and not target.lower().endswith("#icon"):
                     found.append((m.start(), Occurrence(target, bool(m.group(1)), False, 0)))
             for m in _MDLINK.finditer(piece):
-                if m.group(3):
-                    found.append((m.start(), Occurrence(m.group(3), bool(m.group(1)), True, 0)))
+                if _md_target(m):
+                    found.append((m.start(), Occurrence(_md_target(m), bool(m.group(1)),
+                                                        True, 0)))
             seen = 0  # lines counted from where the last one was (once, not per link)
             for at, occ in sorted(found, key=lambda x: x[0]):
                 line += piece.count("\n", seen, at)
@@ -206,10 +244,6 @@ def occurrences(text: str) -> list[Occurrence]:
             line += piece.count("\n")
     return out
 
-
-def embeds(text: str) -> list[str]:
-    """Targets of the embeds in a text, in order, once each."""
-    return list(dict.fromkeys(o.target for o in occurrences(text) if o.embed))
 
 
 def address_ranges(text: str) -> list[tuple[int, int]]:

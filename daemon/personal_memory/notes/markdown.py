@@ -20,8 +20,10 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import NamedTuple
 
 from ..limits import MAX_TITLE_CHARS
@@ -116,13 +118,18 @@ def _inline_parser():
 
 
 _ID_UNSAFE = re.compile(r"[#^|\[\]]+")
+# A heading's first characters are all its text can show (it is cut at MAX_TITLE_CHARS);
+# the inline parser, slow on hostile text, never reads more than these.
+HEADING_SOURCE_CHARS = 4 * MAX_TITLE_CHARS
 
 
 def heading_text(source: str) -> str:
     """A heading as plain text: what a reader sees (no emphasis marks, link text without
     its URL), with the characters that separate heading links (#, ^, |, brackets) made
-    spaces, and whitespace collapsed."""
+    spaces, and whitespace collapsed. Only the first :data:`HEADING_SOURCE_CHARS` of the
+    source are read."""
     parts: list[str] = []
+    source = source[:HEADING_SOURCE_CHARS]
     inline = _inline_parser().parseInline(source)[0] if source.strip() else None
     for child in (inline.children or ()) if inline is not None else ():
         if child.type in ("text", "code_inline", "html_inline"):
@@ -180,8 +187,9 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
     while body_start < len(lines) and _blank(lines[body_start]):
         body_start += 1
     parts: list[Part] = []
+    note = _Lines(lines, units, protected)
     for section in _sections(lines, headings, body_start):
-        parts.extend(_split(lines, section, units, protected))
+        parts.extend(_split(note, section))
     first = next(((level, text) for start, _, level, text in headings if start == body_start),
                  None)
     return Structure(front_lines, yaml_text, body_start, tuple(parts), len(lines), first)
@@ -226,33 +234,58 @@ def _with(section: Section, **changes) -> Section:
     return Section(**values)
 
 
-def _strip_trailing_blank(lines: list[str]) -> list[str]:
-    end = len(lines)
-    while end and _blank(lines[end - 1]):
-        end -= 1
-    return lines[:end]
+class _Lines:
+    """A note's lines, measured once so that cutting sections into parts is linear in the
+    note's size: the length of any run of lines (trailing blank lines dropped), the units
+    in order, and which lines are inside a fenced block."""
+
+    def __init__(self, lines: list[str], units: dict[int, _Unit],
+                 protected: list[tuple[int, int]]):
+        self.lines, self.units, self.order = lines, units, sorted(units)
+        self.prefix = list(accumulate((len(x) + 1 for x in lines), initial=0))
+        self.solid_end = []  # [b]: the end of lines[:b + 1] without its trailing blank lines
+        end = 0
+        for i, line in enumerate(lines):
+            end = i + 1 if not _blank(line) else end
+            self.solid_end.append(end)
+        self.inside = bytearray(len(lines) + 1)
+        for a, b in protected:
+            self.inside[a + 1:b] = b"\x01" * max(0, b - a - 1)
+
+    def end(self, a: int, b: int) -> int:
+        """The end of lines [a, b) without their trailing blank lines."""
+        return max(a, self.solid_end[b - 1]) if b > a else a
+
+    def size(self, a: int, b: int) -> int:
+        """``len("\\n".join(lines[a:b]))``."""
+        return self.prefix[b] - self.prefix[a] - 1 if b > a else 0
+
+    def blank(self, a: int, b: int) -> bool:
+        return self.end(a, b) == a
+
+    def units_in(self, a: int, b: int) -> list[int]:
+        return self.order[bisect_right(self.order, a):bisect_left(self.order, b)]
 
 
-def _split(lines: list[str], section: Section, units: dict[int, _Unit],
-           protected: list[tuple[int, int]]) -> list[Part]:
-    whole = _strip_trailing_blank(lines[section.start:section.end])
-    if len("\n".join(whole)) <= MAX_CHUNK_CHARS:
-        return [Part(section, 1, section.start, section.end, "\n".join(whole))]
-    starts = [section.start] + [s for s in sorted(units) if section.start < s < section.end]
-    starts = _add_line_starts(lines, starts, section.end)
-    inside = {line for a, b in protected if a < section.end and b > section.start
-              for line in range(a + 1, b)}
+def _split(note: _Lines, section: Section) -> list[Part]:
+    lines, units = note.lines, note.units
+    whole_end = note.end(section.start, section.end)
+    if note.size(section.start, whole_end) <= MAX_CHUNK_CHARS:
+        return [Part(section, 1, section.start, section.end,
+                     "\n".join(lines[section.start:whole_end]))]
+    starts = [section.start] + note.units_in(section.start, section.end)
+    starts = _add_line_starts(note, starts, section.end)
     kept = [section.start]
     first = units.get(section.start)
     glue = first is not None and first.heading  # a heading never ends a part
     for s in starts[1:]:
-        if s in inside:
+        if note.inside[s]:
             continue  # never inside a fenced block
         if _blank(lines[s]):
             continue  # blank lines end the part before them
         unit = units.get(s)
         heading = unit is not None and unit.heading
-        if glue or all(_blank(x) for x in lines[kept[-1]:s]):
+        if glue or note.blank(kept[-1], s):
             glue = heading
             continue
         kept.append(s)
@@ -264,29 +297,30 @@ def _split(lines: list[str], section: Section, units: dict[int, _Unit],
         unit = units.get(starts[begin]) if begin else None
         context = (lines[unit.header[0]:unit.header[1]]
                    if unit is not None and unit.header is not None else [])
+        header = len("\n".join(context)) + 1 if context else 0  # and the newline after it
         stop = begin + 1
         while stop < len(starts):
             nxt = starts[stop + 1] if stop + 1 < len(starts) else section.end
-            size = len("\n".join(context + _strip_trailing_blank(lines[starts[begin]:nxt])))
-            if size > MAX_CHUNK_CHARS:
+            source = note.size(starts[begin], note.end(starts[begin], nxt))
+            if (header + source if source else max(0, header - 1)) > MAX_CHUNK_CHARS:
                 break
             stop += 1
         end = starts[stop] if stop < len(starts) else section.end
-        source = _strip_trailing_blank(lines[starts[begin]:end])
+        source = lines[starts[begin]:note.end(starts[begin], end)]
         parts.append(Part(section, len(parts) + 1, starts[begin], end,
                           "\n".join(context + source), len(context)))
         begin = stop
     return parts
 
 
-def _add_line_starts(lines: list[str], starts: list[int], end: int) -> list[int]:
+def _add_line_starts(note: _Lines, starts: list[int], end: int) -> list[int]:
     """Line boundaries inside a run longer than the limit that no block boundary divides
     (a long paragraph): better a cut between lines than one oversized part."""
     out: list[int] = []
     bounds = starts + [end]
     for a, b in zip(bounds, bounds[1:]):
         out.append(a)
-        if b - a > 1 and len("\n".join(lines[a:b])) > MAX_CHUNK_CHARS:
+        if b - a > 1 and note.size(a, b) > MAX_CHUNK_CHARS:
             out.extend(range(a + 1, b))
     return out
 

@@ -20,8 +20,10 @@ from .markdown import Piece
 # The version of these rules (sections, identities, indexed text, what a record holds). A
 # database records the version each file was imported with; a sync imports files of an
 # older version once more (version 3 added the note's embeds to its record: a note without
-# embeds gets no new revision).
-CHUNKER_VERSION = 3
+# embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>),
+# a heading's text from its first 800 characters, and lists a note's ![alt](url) embeds as
+# markdown_embeds).
+CHUNKER_VERSION = 4
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -65,6 +67,7 @@ class Note:
     head_lines: int  # lines before the first section: the front matter and blank lines
     front_matter_error: str | None
     sections: tuple[ParsedSection, ...] = field(default=())
+    markdown_embeds: tuple[str, ...] = ()  # those of the embeds written ![alt](url)
 
     @property
     def record_id(self) -> str:
@@ -77,7 +80,7 @@ class Note:
     def metadata(self) -> dict:
         meta: dict = {"sections": [s.memory_id for s in self.sections],
                       "lines": self.head_lines}
-        for key in ("aliases", "tags", "links", "embeds"):
+        for key in ("aliases", "tags", "links", "embeds", "markdown_embeds"):
             if getattr(self, key):
                 meta[key] = list(getattr(self, key))
         if self.dates:
@@ -151,6 +154,7 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         title = file_title(relpath)
     nid = note_id(collection, relpath)
     used: set[str] = {record_id(nid)}
+    tried: dict[str, int] = {}  # base -> every "base (n)" below it is taken
     sections = []
     first_id = nid
     spans = line_spans(structure.body_start, [p.end - p.start for p in structure.parts],
@@ -165,10 +169,11 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         else:  # parts of the text before the first heading
             base = f"{nid}#(part {part.number})"
         memory_id = base
-        n = 2
+        n = tried.get(base, 2)  # not 2 each time: 100,000 headings "# h" are linear
         while memory_id in used:
             memory_id = f"{base} ({n})"
             n += 1
+        tried[base] = n
         if part.number == 1:
             first_id = memory_id
         used.add(memory_id)
@@ -183,15 +188,21 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
     all_embeds: dict[str, None] = {}
+    markdown_embeds: dict[str, None] = {}  # resolved as Markdown links (URL-decoded)
     for s in sections:
         all_tags.update(dict.fromkeys(s.tags))
         all_links.update(dict.fromkeys(s.links))
         if "![" in s.text:
-            all_embeds.update(dict.fromkeys(links.embeds(s.text)))
+            for o in links.occurrences(s.text):
+                if o.embed:
+                    all_embeds.setdefault(o.target, None)
+                    if o.markdown:
+                        markdown_embeds.setdefault(o.target, None)
     return Note(note_id=nid, title=title, aliases=meta.aliases, tags=tuple(all_tags),
                 links=tuple(all_links), embeds=tuple(all_embeds), dates=meta.dates,
                 front_matter=structure.head_text(text), head_lines=structure.body_start,
-                front_matter_error=meta.error, sections=tuple(sections))
+                front_matter_error=meta.error, sections=tuple(sections),
+                markdown_embeds=tuple(markdown_embeds))
 
 
 def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,

@@ -91,6 +91,11 @@ class Cutoff:
         return None
 
     def links_in(self, note: str) -> list[Link]:
+        return [link for link, _ in self.resolved_in(note)]
+
+    def resolved_in(self, note: str) -> list[tuple[Link, Target]]:
+        """Each link of a note with its target: what ``memory links`` lists, and what an
+        embed shows when the note is read (one resolution for both)."""
         out = []
         for rev, first in self.sections(note):
             context = (rev.metadata or {}).get("context", 0)
@@ -98,10 +103,10 @@ class Cutoff:
                 if occ.line < context:
                     continue  # a repeated table header: its links belong to an earlier part
                 target, section = self.resolve(occ, note)
-                out.append(Link(source_note=note, source_section=rev.memory_id,
-                                line=first + occ.line - context, target=occ.target,
-                                embed=occ.embed, kind=target.kind, note=target.note,
-                                section=section))
+                out.append((Link(source_note=note, source_section=rev.memory_id,
+                                 line=first + occ.line - context, target=occ.target,
+                                 embed=occ.embed, kind=target.kind, note=target.note,
+                                 section=section), target))
         return out
 
 
@@ -183,14 +188,12 @@ def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
 
 def _note_embeds_at(at: Cutoff, note: str) -> list[Embed]:
     out = []
-    for link in (at.links_in(note) if note in at.records else []):
+    for link, target in (at.resolved_in(note) if note in at.records else []):
         if not link.embed:
             continue
-        occ = link_syntax.Occurrence(link.target, True, False, 0)
-        target, section = at.resolve(occ, note)
-        text, known = embedded_text(at, target, section)
+        text, known = embedded_text(at, target, link.section)
         out.append(Embed(section=link.source_section, line=link.line, target=link.target,
-                         kind=target.kind, note=target.note, source=section,
+                         kind=target.kind, note=target.note, source=link.section,
                          known_at=known, text=text))
     return out
 
@@ -232,8 +235,10 @@ def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
         return out
     cut = at()
     for source, record in cut.records.items():
-        for raw in (record.metadata or {}).get("embeds", []):
-            occ = link_syntax.Occurrence(raw, True, False, 0)
+        meta = record.metadata or {}
+        written_as_markdown = set(meta.get("markdown_embeds", []))
+        for raw in meta.get("embeds", []):
+            occ = link_syntax.Occurrence(raw, True, raw in written_as_markdown, 0)
             target, section = cut.resolve(occ, source)
             if section is not None:
                 shown = ([r.memory_id for r in cut.with_subsections(target.note, section)]

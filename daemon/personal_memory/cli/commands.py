@@ -25,29 +25,35 @@ def cmd_init(args: argparse.Namespace) -> int:
 @command
 def cmd_remember(args: argparse.Namespace) -> int:
     content = sys.stdin.read() if args.content == "-" else args.content
-    with open_store(args, read_only=False, embedder="none") as store:
-        done = store.remember(args.memory_id, content, namespace=settings(args).namespace,
-                              title=args.title, source=args.source, known_at=args.known_at,
-                              valid_from=args.valid_from, valid_to=args.valid_to)
-    emit(args, done, output.write)
-    if done.created and settings(args).embedder != "none":
-        return _embed_written(args, done.revision.revision_id)
+    embedding = settings(args).embedder != "none"
+    done = None
+    try:
+        with open_store(args, read_only=False, embedder="none") as store:
+            done = store.remember(args.memory_id, content,
+                                  namespace=settings(args).namespace, title=args.title,
+                                  source=args.source, known_at=args.known_at,
+                                  valid_from=args.valid_from, valid_to=args.valid_to)
+        emit(args, done, output.write)
+        if done.created and embedding:
+            _embed_written(args, done.revision.revision_id)
+    except KeyboardInterrupt:
+        if done is None:
+            raise  # nothing was committed: the usual Ctrl-C
+        # Once committed, a Ctrl-C at any moment (even while the line above prints)
+        # leaves a saved memory, and says so.
+        note(args, "Saved; its vector was not made (interrupted): the daemon or "
+             "'memory reembed' makes it." if done.created and embedding else "Saved.")
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 
-def _embed_written(args: argparse.Namespace, revision_id: int) -> int:
+def _embed_written(args: argparse.Namespace, revision_id: int) -> None:
     """The memory just committed gets its vector now, so that searches rank it by meaning
     at once. It is the newest revision at or below its id without one. Ctrl-C leaves it
     for the daemon or 'memory reembed'; the memory itself is already saved."""
-    try:
-        with open_store(args, read_only=False) as store:
-            if store.embedder is not None:
-                store.embed_pending(max_rows=1, below=revision_id + 1)
-    except KeyboardInterrupt:
-        note(args, "Saved; its vector was not made (interrupted): the daemon or "
-             "'memory reembed' makes it.")
-        return EXIT_INTERRUPTED
-    return EXIT_OK
+    with open_store(args, read_only=False) as store:
+        if store.embedder is not None:
+            store.embed_pending(max_rows=1, below=revision_id + 1)
 
 
 @command

@@ -212,3 +212,31 @@ def test_the_daemon_keeps_watching_past_hostile_notes(tmp_path):
         assert "big.md: front matter holds a number 5,000 characters long" in d.log()
     finally:
         d.close()
+
+
+def test_a_parser_failure_skips_only_its_note_and_names_it(tmp_path, monkeypatch, caplog):
+    """Should a parser bug the fuzz never met raise on one note, that note is skipped and
+    named (its traceback logged), and the sync imports every other note."""
+    from personal_memory.notes import model
+    real = model.parse_note
+
+    def failing(text, collection, rel):
+        if rel == "odd.md":
+            raise IndexError("list index out of range")
+        return real(text, collection, rel)
+
+    monkeypatch.setattr(model, "parse_note", failing)
+    root = tmp_path / "v"
+    root.mkdir()
+    for name in ("a.md", "odd.md", "z.md"):
+        (root / name).write_text(f"a walrus in {name}\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        report = store.sync([Folder.of(root)])
+        found = sorted(r.memory_id for r in store.search("walrus", namespace="notes",
+                                                         limit=10) if r.bm25 is not None)
+        problems = [(p.path, p.reason) for p in store.status().daemon.problems]
+    assert found == ["v/a.md", "v/z.md"]
+    assert [s.path for s in report.skipped] == ["odd.md"]
+    assert "could not be parsed (IndexError" in report.skipped[0].reason
+    assert problems and problems[0][0] == "odd.md"
+    assert "the note parser failed on v/odd.md" in caplog.text

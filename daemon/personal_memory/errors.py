@@ -46,6 +46,11 @@ class BackdatedWrite(PersonalMemoryError):
     """A write asserted a time before what the store already holds of it."""
 
 
+class NoteUnparsable(PersonalMemoryError):
+    """The note parser failed on one note's text: that note is skipped and named, the
+    sync goes on."""
+
+
 class ConfigError(PersonalMemoryError):
     """The configuration file has a bad field."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..embedding.runner import carry_vectors
-from ..errors import (CollectionTaken, MassDelete, PersonalMemoryError,
+from ..errors import (CollectionTaken, MassDelete, NoteUnparsable, PersonalMemoryError,
                       RootUnavailable, SyncError)
 from ..notes import markdown, model as notes
 from ..notes.folders import FileStat, FileState, Folder
@@ -429,7 +429,7 @@ class FolderSync:
         """Write one note: a revision for each section that changed, tombstones for the
         sections that are gone, then the note's record (last, so that whoever sees the
         record sees every section it lists)."""
-        note = notes.parse_note(f.text, folder.collection, f.rel)
+        note = _parse(f.text, folder.collection, f.rel)
         if note.front_matter_error:
             report.warnings.append(SkippedFile(printable(f.rel),
                                                note.front_matter_error + "; imported as text"))
@@ -503,3 +503,16 @@ def _moves_by_inode(arrivals: list[str], found: dict[str, Found], removed: list[
             probable[p] = old
             taken.add(old)
     return exact, probable
+
+
+def _parse(text: str, collection: str, rel: str):
+    """The note model of one file. The parsers are built and fuzzed to fail only by a named
+    front-matter problem; should one still raise, that one note is skipped and named (its
+    traceback logged) and the sync goes on."""
+    try:
+        return notes.parse_note(text, collection, rel)
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError,
+            AttributeError, AssertionError, UnicodeError, OverflowError) as exc:
+        log.exception("the note parser failed on %s/%s", collection, printable(rel))
+        raise NoteUnparsable(f"the note could not be parsed ({type(exc).__name__}: {exc}); "
+                             "skipped, its last imported text stays") from exc

@@ -646,14 +646,19 @@ class MemoryStore:
                 cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
         """Rebuild vectors for this store's model: vectors of other models or versions are
         deleted (they cannot be compared with this model's queries), then every revision
-        without a vector is embedded. ``everything`` also drops this model's own vectors
-        first. Revisions are never touched."""
-        key = self._model().key
+        without a vector is embedded. The same model's vectors of whole sections (before
+        pieces) are kept until the end, so a short section's is reused. ``everything``
+        also drops this model's own vectors first. Revisions are never touched."""
+        model = self._model()
+        key, earlier = model.key, tuple(getattr(model, "earlier_keys", ()))
         with self._db.errors(), self._db.transaction():
-            dropped = self._db.drop_vectors(keep=None if everything else key)
+            dropped = self._db.drop_vectors(keep=None if everything else (key, *earlier))
             if everything:
                 self._db.bump_index_generation()  # readers reload their vectors
         run = self.embed_pending(batch_size=batch_size, progress=progress, cancel=cancel)
+        if earlier and not run.interrupted:
+            with self._db.errors(), self._db.transaction():
+                dropped += self._db.drop_vectors(keep=(key,))
         return EmbeddingRun(**{**run.to_dict(), "dropped": dropped})
 
     def _vector_status(self, namespace: str | None) -> VectorStatus:

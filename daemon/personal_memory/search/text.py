@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from pathlib import Path
 
 TEXT_VERSION = "nfkc+cjk-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
@@ -45,3 +47,12 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
 def model_text(text: str) -> str:
     """The text a semantic model reads: NFKC only (it has its own tokenizer)."""
     return unicodedata.normalize("NFKC", text)
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """Function words of the main languages (data/stopwords.txt): they never make a
+    result count as matching and never pull the keyword score."""
+    text = (Path(__file__).parent / "data" / "stopwords.txt").read_text(encoding="utf-8")
+    return frozenset(word for line in text.splitlines() if not line.startswith("#")
+                     for word in line.split())

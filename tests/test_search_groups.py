@@ -1,0 +1,104 @@
+"""Search answers grouped after ranking: one result per note (CLI and MCP by default), or
+per section; the limit counts groups, found however deep the ranking must be read; what
+was left out is counted against the limit asked; snippets come from the piece that
+matched best."""
+
+import json
+
+import pytest
+from ground_truth import ToyEmbedder
+
+from personal_memory import MemoryStore
+from personal_memory.errors import InvalidArgument
+from personal_memory.notes.folders import Folder
+from personal_memory.search.snippets import best_line
+from support import run_memory
+
+
+@pytest.fixture
+def crowded(tmp_path):
+    """One note whose twelve short sections outrank every other note's one mention."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "big.md").write_text("# Big\n\n" + "\n\n".join(
+        f"## Lighthouse {k}\n\nLighthouse lighthouse lighthouse {k}." for k in range(12))
+        + "\n")
+    for i in range(6):
+        (vault / f"other{i}.md").write_text(
+            f"# Other {i}\n\nA long page of harbour notes, boats, nets and ropes, where the "
+            f"lighthouse is named once, with many more words about the sea {i}.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    return db
+
+
+def test_five_results_are_five_notes_however_deep_they_rank(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        rows = s.search("lighthouse", namespace="notes", limit=10)
+        assert {r.note for r in rows} == {"vault/big.md"}  # twice the limit: one note
+        notes = s.search("lighthouse", namespace="notes", limit=5, group="note",
+                         snippets=True)
+        assert len(notes) == 5 and len({r.note for r in notes}) == 5
+        assert notes[0].note == "vault/big.md"
+        assert len(notes[0].also) == 11  # every other section of it, by its lines
+        assert all(not r.also for r in notes[1:])
+        # More notes than match: all that match, and the search stops at the end.
+        assert len(s.search("lighthouse", namespace="notes", limit=50, group="note")) == 7
+        # By section: the limit counts sections.
+        assert len(s.search("lighthouse", namespace="notes", limit=5, group="section")) == 5
+
+
+def test_a_query_naming_one_note_answers_with_its_sections(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        for query in ("lighthouse file:big", "lighthouse path:vault/big.md"):
+            rows = s.search(query, namespace="notes", limit=5, group="note")
+            assert len(rows) == 5 and {r.note for r in rows} == {"vault/big.md"}, query
+        # A filter that keeps several notes still answers by note.
+        rows = s.search("lighthouse file:other", namespace="notes", limit=5, group="note")
+        assert len({r.note for r in rows}) == 5
+
+
+def test_the_api_ranks_sections_unless_asked_and_refuses_an_unknown_group(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        assert len(s.search("lighthouse", namespace="notes", limit=3)) == 3
+        with pytest.raises(InvalidArgument, match="group: 'notes' is not one of"):
+            s.search("lighthouse", namespace="notes", group="notes")
+
+
+def test_the_cli_answers_by_note_and_by_section_on_request(crowded):
+    p = run_memory("--db", crowded, "search", "lighthouse", "--limit", "3")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("3 results") and p.stdout.count("vault/big.md") == 1
+    assert "(also lines " in p.stdout
+    by_note = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
+                                    "--limit", "3").stdout)
+    assert len({r["note"] for r in by_note}) == 3 and len(by_note[0]["also"]) == 11
+    by_section = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
+                                       "--limit", "3", "--sections").stdout)
+    assert [r["note"] for r in by_section] == ["vault/big.md"] * 3
+
+
+def test_left_out_counts_against_the_limit_asked(tmp_path):
+    """Rows that share no word with the query and are less similar than the bar fill no
+    place; the count is of the places they would have taken, grouped or not."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as s:
+        s.remember("hit", "quokkabeacon blinks", namespace="n")
+        for i in range(30):
+            s.remember(f"noise{i}", f"cabbage{i} turnip{i} parsnip{i}", namespace="n")
+        s.embed_pending()
+        rows = s.search("quokkabeacon", namespace="n", limit=10)
+        grouped = s.search("quokkabeacon", namespace="n", limit=10, group="note")
+    assert [r.memory_id for r in rows] == [r.memory_id for r in grouped] == ["hit"]
+    assert 0 < rows.left_out <= 9
+    assert grouped.left_out == rows.left_out  # not against the deeper window (19)
+
+
+def test_the_snippet_is_taken_from_the_piece_that_matched():
+    lines = ["Intro line with the word.", "", "Second paragraph.", "Its second line."]
+    scores = [(1, 1), (0, 0), (0, 0), (0, 0)]
+    assert best_line(lines, scores) == 0
+    assert best_line(lines, scores, (2, 3)) == 2  # no query word there: its first line
+    assert best_line(lines, [(1, 1), (0, 0), (0, 0), (2, 2)], (2, 3)) == 3
+    assert best_line(lines, scores, (5, 9)) == 0  # a span the text does not have
+    assert best_line([], [], None) == 0

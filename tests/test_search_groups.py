@@ -102,3 +102,42 @@ def test_the_snippet_is_taken_from_the_piece_that_matched():
     assert best_line(lines, [(1, 1), (0, 0), (0, 0), (2, 2)], (2, 3)) == 3
     assert best_line(lines, scores, (5, 9)) == 0  # a span the text does not have
     assert best_line([], [], None) == 0
+
+
+def test_a_question_with_one_answer_gets_it_alone_in_the_cli_and_over_mcp(tmp_path):
+    """With the model: the other notes share only function words ("where", "does", "the")
+    with the question, so they are no match, and both edges count them the same way."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    notes = {"cat.md": "# Cat\n\nMy cat likes to sleep in the warm sun by the window.\n",
+             "shop.md": "# Shopping\n\nBuy oat milk, bread and apples at the market.\n",
+             "team.md": "# Team\n\nThe team meets on Tuesdays to review the roadmap.\n",
+             "beacon.md": "# Beacon\n\nThe quokkabeacon blinks twice at dusk.\n"}
+    for name, text in notes.items():
+        (vault / name).write_text(text)
+    db = tmp_path / "m.db"
+    e5 = {"MEMORY_EMBEDDER": "e5"}
+    assert run_memory("--db", db, "sync", vault, env=e5, timeout=300).returncode == 0
+    question = "where does the quokkabeacon blink"
+    p = run_memory("--db", db, "search", question, "--limit", "10", env=e5, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("1 result") and "vault/beacon.md" in p.stdout
+    assert "3 unrelated results left out" in p.stdout
+
+    async def ask():
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "personal_memory", "--db", str(db), "serve"],
+            env={"MEMORY_EMBEDDER": "e5", "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+        async with Client(server) as c:
+            return await c.call_tool("memory_search", {"query": question, "limit": 10})
+    answer = asyncio.run(ask())
+    out = answer.structured_content
+    assert out["count"] == 1 and out["results"][0]["note"] == "vault/beacon.md"
+    assert out["left_out"] == 3 and "(3 unrelated results left out" in answer.content[0].text

@@ -141,3 +141,34 @@ def test_a_question_with_one_answer_gets_it_alone_in_the_cli_and_over_mcp(tmp_pa
     out = answer.structured_content
     assert out["count"] == 1 and out["results"][0]["note"] == "vault/beacon.md"
     assert out["left_out"] == 3 and "(3 unrelated results left out" in answer.content[0].text
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grouping_equals_grouping_the_whole_ranked_list(tmp_path, seed):
+    """The windowed search gives what grouping every ranked row would give, on random
+    vaults: the same notes (or sections) in the same order, with the same best rows."""
+    import random
+
+    from personal_memory.search import grouping, syntax
+    rng = random.Random(seed)
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron"]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(rng.randint(5, 25)):
+        sections = [f"## S{k}\n\n" + " ".join(rng.choices(words, k=rng.randint(1, 12)))
+                    for k in range(rng.randint(1, 15))]
+        (vault / f"n{n}.md").write_text(f"# N{n}\n\n" + "\n\n".join(sections) + "\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        for _ in range(6):
+            query = " ".join(rng.sample(words, rng.randint(1, 3)))
+            if rng.random() < 0.3:
+                query += f" file:n{rng.randint(0, 4)}.md"
+            limit = rng.randint(1, 8)
+            every = s.search(query, namespace="notes", limit=1000)
+            for group in ("note", "section"):
+                got = s.search(query, namespace="notes", limit=limit, group=group)
+                key = grouping.key_for(group, syntax.parse(query), list(every))
+                want = [g[0] for g in grouping.groups(list(every), limit, key)]
+                assert [r.memory_id for r in got] == [r.memory_id for r in want], (
+                    query, limit, group)

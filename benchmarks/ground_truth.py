@@ -2,8 +2,10 @@
 
 Visibility is brute force in plain Python over a list of revisions (no SQL); BM25 comes
 from a brand-new in-memory FTS5 index holding exactly the visible rows; cosine is plain
-Python in float64 over the vectors an embedder gives; the fusion is the documented formula
-written out again. The store is checked against this, never against itself.
+Python in float64 over the vectors an embedder gives (a row's cosine is its best piece's:
+the pieces are the package's input preparation, like its text normalisation); the fusion
+is the documented formula written out again. The store is checked against this, never
+against itself.
 
 :class:`ToyEmbedder` is a small deterministic stand-in for a semantic model (a sum of
 pseudo-random word vectors): fast enough for thousands of randomised checks, real-valued
@@ -12,6 +14,7 @@ like a model's vectors. It is not a semantic model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from personal_memory.search.text import model_text, normalize_text
+from personal_memory.embedding.pieces import pieces
+from personal_memory.search.text import model_text, normalize_text, stop_words
 
 
 class ToyEmbedder:
@@ -99,6 +103,19 @@ def query_terms(query: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _stop_terms() -> frozenset[str]:
+    return frozenset(_tokens(" ".join(stop_words()), apsw.FTS5_TOKENIZE_QUERY))
+
+
+def keyword_terms(query: str) -> list[str]:
+    """The query's terms without stop words (the package's list of words, tokenized here),
+    unless nothing else is left."""
+    stop = _stop_terms()
+    terms = query_terms(query)
+    return [t for t in terms if t not in stop] or terms
+
+
 def _tokens(text: str, mode) -> list[str]:
     conn = apsw.Connection(":memory:")
     tok = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
@@ -122,7 +139,7 @@ def holds_phrase(r: Rev, phrase: str) -> bool:
 
 def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     """memory_id -> positive BM25 from an index of exactly ``rows``."""
-    terms = query_terms(query)
+    terms = keyword_terms(query)
     if not terms or not rows:
         return {}
     conn = apsw.Connection(":memory:")
@@ -141,8 +158,8 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
 
 def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | None,
                   ) -> dict[str, float]:
-    """Plain-Python float64 cosine of each row's float32 vector (rows in ``embedded``
-    only, when given) with the query's."""
+    """Plain-Python float64 cosine with the query's of each row's best piece (float32
+    vectors; rows in ``embedded`` only, when given)."""
     if embedder is None:
         return {}
     q = [float(x) for x in embedder.query(query)]
@@ -151,14 +168,14 @@ def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | No
         if embedded is not None and r.id not in embedded:
             continue
         title = model_text(r.title) if r.title else None
-        text = f"{title}\n{model_text(r.content)}" if title else model_text(r.content)
-        v = [float(x) for x in embedder.passages([text])[0]]
-        nv = math.sqrt(sum(a * a for a in v))
-        nq = math.sqrt(sum(b * b for b in q))
-        if nv == 0 or nq == 0:
-            out[r.memory_id] = 0.0
-            continue
-        out[r.memory_id] = sum(a * b for a, b in zip(v, q)) / (nv * nq)
+        best = None
+        for piece in pieces(title, model_text(r.content)):
+            v = [float(x) for x in embedder.passages([piece.text])[0]]
+            nv = math.sqrt(sum(a * a for a in v))
+            nq = math.sqrt(sum(b * b for b in q))
+            value = 0.0 if nv == 0 or nq == 0 else sum(a * b for a, b in zip(v, q)) / (nv * nq)
+            best = value if best is None else max(best, value)
+        out[r.memory_id] = best
     return out
 
 

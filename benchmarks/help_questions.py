@@ -154,12 +154,13 @@ class Searcher:
         self.prefix = folder.collection + "/"
 
     def __call__(self, query: str, limit: int):
-        try:
-            return self.store.search(query, namespace=self.folder.namespace, limit=limit,
-                                     snippets=True, whole_sections=True)
-        except TypeError:  # a version before whole sections
-            return self.store.search(query, namespace=self.folder.namespace, limit=limit,
-                                     snippets=True)
+        for whole in ({"group": "section"}, {"whole_sections": True}, {}):
+            try:  # one result per section, as each version can
+                return self.store.search(query, namespace=self.folder.namespace,
+                                         limit=limit, snippets=True, **whole)
+            except TypeError:
+                continue
+        raise AssertionError("unreachable: the last form takes no grouping argument")
 
     def path(self, result) -> str | None:
         note = result.note

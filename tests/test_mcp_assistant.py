@@ -46,21 +46,21 @@ def vault_db(tmp_path_factory):
     return vault, db
 
 
-def stdio(db):
+def stdio(db, embedder="none"):
+    # The server runs the package under test (PYTHONPATH), not the one installed.
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory", "--db", str(db), "serve"],
-                                 env={"MEMORY_EMBEDDER": "none", **{
-                                     k: v for k, v in os.environ.items()
-                                     if k == "PYTHONPATH"}})
+                                 env={"MEMORY_EMBEDDER": embedder,
+                                      "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
 
 
 def text_size(result) -> int:
     return sum(len(c.text.encode()) for c in result.content if hasattr(c, "text"))
 
 
-def session(db, work, mode="legacy"):
+def session(db, work, mode="legacy", embedder="none"):
     async def go():
-        async with Client(stdio(db), mode=mode) as c:
+        async with Client(stdio(db, embedder), mode=mode) as c:
             return await work(c)
     return asyncio.run(go())
 
@@ -264,6 +264,11 @@ def test_compact_schemas_accept_and_refuse_what_the_originals_do():
         assert valid[0] == valid[1], value
 
 
+def _ids(hits):
+    return [h.get("memory_id") or h["note"] + "".join("#" + x for x in h["heading_path"])
+            for h in hits]
+
+
 def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -271,23 +276,35 @@ def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
                              + "with other words " * 12 for i in range(12))
     (vault / "coast.md").write_text(f"# Coast\n\n## Lighthouse\n\n{paragraphs}\n\n"
                                     "## Harbour\n\nBoats and a lighthouse view.\n")
+    (vault / "inland.md").write_text("# Inland\n\nNo lighthouse keeper lives here.\n")
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
-        parts = [r.memory_id for r in s.search("lighthouse keeper", namespace="notes",
-                                               limit=10)]
-    assert sum("#Lighthouse" in m for m in parts) >= 2  # the section is stored in parts
+        rows = s.search("lighthouse keeper", namespace="notes", limit=10)
+    parts = [r for r in rows if "#Lighthouse" in r.memory_id]
+    assert len(parts) >= 2  # the section is stored in parts, each marked as cut
+    assert {(r.metadata or {}).get("part_of") for r in parts if "(part" in r.memory_id} == {
+        "vault/coast.md#Coast#Lighthouse"}
 
     async def work(c):
-        return await c.call_tool("memory_search", {"query": "lighthouse keeper", "limit": 3})
-    hits = session(db, work).structured_content["results"]
-    ids = [h.get("memory_id") or h["note"] + "".join("#" + x for x in h["heading_path"])
-           for h in hits]
+        per_section = await c.call_tool("memory_search", {"query": "lighthouse keeper",
+                                                          "limit": 3, "per": "section"})
+        per_note = await c.call_tool("memory_search", {"query": "lighthouse keeper",
+                                                       "limit": 3})
+        return per_section, per_note
+    per_section, per_note = session(db, work)
+    hits = per_section.structured_content["results"]
+    ids = _ids(hits)
     assert ids[0] == "vault/coast.md#Coast#Lighthouse" or ids[0].startswith(
         "vault/coast.md#Coast#Lighthouse (part")
     assert len([i for i in ids if "Lighthouse" in i]) == 1  # one result for the section
     assert len(hits[0]["also"]) >= 1  # where its other parts matched
     assert any("Harbour" in i for i in ids)  # the slots left go to other sections
+    # By note (the default): coast.md once, naming where its other sections matched.
+    notes = per_note.structured_content["results"]
+    assert [h["note"] for h in notes] == ["vault/coast.md", "vault/inland.md"]
+    assert len(notes[0]["also"]) > len(hits[0]["also"])  # the parts and the Harbour
+    assert "(also lines " in per_note.content[0].text
 
 
 def test_which_section_a_part_belongs_to():
@@ -387,3 +404,50 @@ def test_a_page_of_changes_stays_small_and_says_what_to_read(edited_db):
     assert [n["note"] for n in detail] == ["vault/topic 3.md"]
     diffs = [s["diff"] for s in detail[0]["sections"] if s["change"] == "revised"]
     assert len(diffs) == 4 and any("{+our+}" in d or "{+roadmap+}" in d for d in diffs)
+
+
+def test_a_users_own_part_headings_are_sections_of_their_own(tmp_path):
+    """Headings written "Lecture (part 1)" and "Lecture (part 2)" are two sections: both
+    come back per section, and the note's answer names the second's lines."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "course.md").write_text("# Lecture (part 1)\n\nThe glacier lecture begins.\n"
+                                     "\n# Lecture (part 2)\n\nThe glacier lecture ends.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        rows = s.search("glacier lecture", namespace="notes", limit=10, group="section")
+        assert [r.memory_id for r in rows] == ["vault/course.md#Lecture (part 1)",
+                                               "vault/course.md#Lecture (part 2)"]
+        assert all("part_of" not in (r.metadata or {}) for r in rows)
+
+    async def work(c):
+        return (await c.call_tool("memory_search", {"query": "glacier lecture",
+                                                    "per": "section"}),
+                await c.call_tool("memory_search", {"query": "glacier lecture"}))
+    per_section, per_note = session(db, work)
+    assert sorted(h["heading_path"][-1] for h in per_section.structured_content["results"]
+                  ) == ["Lecture (part 1)", "Lecture (part 2)"]
+    (note,) = per_note.structured_content["results"]
+    other = {"Lecture (part 1)": "7", "Lecture (part 2)": "3"}[note["heading_path"][-1]]
+    assert note["also"] == [other]
+
+
+def test_which_section_a_row_belongs_to():
+    from personal_memory.records import RevisionRecord, SearchResult
+    from personal_memory.search.grouping import note_key, section_key
+
+    def row(memory_id, note, metadata=None):
+        rev = RevisionRecord(revision_id=1, namespace="n", memory_id=memory_id,
+                             known_at="2025-01-01T00:00:00Z",
+                             valid_from="2025-01-01T00:00:00Z", valid_to=None,
+                             deleted=False, hides_revision=None, title=None, content="x",
+                             source=None, provenance=None, content_hash="",
+                             note=note, metadata=metadata)
+        return SearchResult(revision=rev, score=1.0, bm25=None, bm25_rank=None,
+                            cosine=None, cosine_rank=None)
+    cut = row("v/n.md#A#B (part 3)", "v/n.md", {"part": 3, "part_of": "v/n.md#A#B"})
+    assert section_key(cut) == "v/n.md#A#B"
+    assert section_key(row("v/n.md#A#B (part 3)", "v/n.md")) == "v/n.md#A#B (part 3)"
+    assert section_key(row("fact (part 2)", None, {"part_of": "fact"})) == "fact (part 2)"
+    assert note_key(cut) == "v/n.md" and note_key(row("a", None)) != note_key(row("b", None))

@@ -248,6 +248,7 @@ def _stdio(db, *extra, env=None):
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "personal_memory.mcp_server", "--db", db, *extra],
                                  env={"MEMORY_EMBEDDER": os.environ.get("PM_TEST_EMBEDDER", "none"),
+                                      "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
                                       **(env or {})})
 
 

@@ -268,3 +268,36 @@ def test_a_mark_never_changes_what_the_markdown_says(pieces):
         for child in tok.children or []:
             assert "**word**" not in child.content or child.type == "text", child
             assert "**word**" not in str(child.attrs)
+
+
+class _Meadow:
+    """A model that finds only the text about the meadow close to any question."""
+    name, version, dimensions, key = "meadow", "1", 2, "meadow/1"
+
+    @staticmethod
+    def no_answer_below(rows: int) -> float:
+        return -1.0
+
+    def passages(self, texts):
+        import numpy as np
+        return np.array([[1.0, 0.0] if "meadow" in t else [0.0, 1.0] for t in texts],
+                        dtype=np.float32)
+
+    def query(self, text):
+        import numpy as np
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+
+def test_the_snippet_shows_the_piece_that_matched_best_in_meaning(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    badger = "The badger walk starts at the gate " + "and goes on past the old stones " * 5
+    meadow = "Later the path opens into a wide meadow " + "with flowers and tall grass " * 6
+    (vault / "walk.md").write_text(f"# Walk\n\n{badger}\n\n{meadow}\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=_Meadow()) as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        s.embed_pending()
+        (hit,) = s.search("badger", namespace="notes", snippets=True)
+    assert hit.matched_lines == (5, 5)  # the meadow's paragraph, in the section's lines
+    assert (hit.snippet.line_start, hit.snippet.line_end) == (5, 5)
+    assert hit.snippet.text.startswith("Later the path opens into a wide meadow")

@@ -8,7 +8,7 @@ from typing import Callable
 
 from .errors import InvalidArgument
 from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
-                     MAX_TAGS)
+                     MAX_TAGS, SEARCH_GROUPS)
 from .notes.front_matter import wanted_tag
 from .times import now_micros, parse_cutoff, parse_time
 
@@ -71,6 +71,14 @@ def limit_arg(limit: object, maximum: int = MAX_LIMIT) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
         raise InvalidArgument(f"limit: {limit!r} is not a whole number from 1 to {maximum}")
     return limit
+
+
+def group_arg(group: object) -> str | None:
+    """How search results are grouped: None (each ranked row), or one of SEARCH_GROUPS."""
+    if group is None or (isinstance(group, str) and group in SEARCH_GROUPS):
+        return group
+    raise InvalidArgument(f"group: {group!r} is not one of "
+                          f"{', '.join(map(repr, SEARCH_GROUPS))} or None")
 
 
 def offset_arg(offset: object) -> int:

@@ -52,6 +52,9 @@ REPLICA_MAX_LAG_SECONDS = 300.0
 # Settings with a fixed set of values.
 EMBEDDER_CHOICES = ("auto", "e5", "none")
 VECTOR_BACKENDS = ("auto", "sqlite-vec", "python")
+# What one search result stands for when results are grouped: a note (its best section),
+# or a section (a long section's parts merged).
+SEARCH_GROUPS = ("note", "section")
 
 # Exit codes of the `memory` command.
 EXIT_OK = 0

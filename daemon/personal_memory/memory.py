@@ -24,8 +24,7 @@ from .records import (Activity, Appended, Capabilities, Changes, ClockAnomaly, C
                       Links, NoteTimeline, NoteView, PurgeAudit, PurgeReport, RecentNote,
                       Replication, Restored, RevisionRecord, SearchResults, Stats, Status,
                       SyncReport, SyncRun, VectorStatus, WriteResult)
-from .search import reference, syntax
-from .search.parts import merged
+from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
 from .search.snippets import with_snippets
 from .store import SCHEMA_VERSION, Database, capabilities
@@ -173,23 +172,22 @@ class MemoryStore:
 
     def search(self, query: str, *, namespace: str, as_of: Any = None, valid_at: Any = None,
                limit: int = 10, tags: list[str] | None = None,
-               snippets: bool = False, whole_sections: bool = False) -> SearchResults:
+               snippets: bool = False, group: str | None = None) -> SearchResults:
         """Rank what was visible at ``as_of`` (default: everything known) for a time
         ``valid_at`` (default: the cutoff, or now). The query may use the search syntax
         (``"exact phrase"``, ``-word``, ``path:``, ``folder:``, ``file:``, ``section:``,
         ``tag:``; see :mod:`personal_memory.search.syntax`); ``tags`` and the filters keep
         only some rows before ranking. ``snippets`` gives each result the lines that best
-        match, with their place in the file. ``whole_sections`` (with snippets) answers one
-        result per section: the parts of a long section merge into the best-ranked one
-        (``also``: the lines where the others matched). The returned list also carries the
-        resolved ``as_of`` and ``valid_at``."""
-        if whole_sections and snippets:
-            limit = args.limit_arg(limit)
-            return merged(self.search(query, namespace=namespace, as_of=as_of,
-                                      valid_at=valid_at, limit=min(2 * limit, MAX_LIMIT),
-                                      tags=tags, snippets=True), limit)
+        match, with their place in the file. ``group``: None (default) answers each
+        ranked section; ``"note"`` one result per note (its best-ranked section; a query
+        that names one note with ``path:``, ``file:`` or ``section:`` gets that note's
+        sections), ``"section"`` one per section (a long section's parts merged). Grouped,
+        ``limit`` counts groups and ``also`` (with snippets) names the lines where the
+        group's other rows matched. The returned list also carries the resolved ``as_of``
+        and ``valid_at``."""
         query, namespace, cutoff, at, limit = self._search_args(query, namespace, as_of,
                                                                 valid_at, limit)
+        group = args.group_arg(group)
         parsed = syntax.parse(query, args.tags_arg(tags))
         out = self._ranked(parsed, namespace, cutoff, at, limit, snippets)
         if parsed.folders:
@@ -213,18 +211,44 @@ class MemoryStore:
             return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         semantic = self._semantic(parsed.words)
         with self._db.errors():
-            found = self._search_index().search(self._db, parsed, namespace=namespace,
-                                                as_of=cutoff, valid_at=at, limit=limit,
-                                                semantic=semantic)
+            if group is None:
+                found = self._search_index().search(self._db, parsed, namespace=namespace,
+                                                    as_of=cutoff, valid_at=at, limit=limit,
+                                                    semantic=semantic)
+                rows = [[r] for r in found.results]
+            else:
+                found, rows = self._grouped(parsed, group, namespace, cutoff, at, limit,
+                                            semantic)
             if snippets:
-                found.results = with_snippets(self._db, found.results,
-                                              query_terms(self._db, parsed.words), namespace,
-                                              cutoff, at)
+                flat = with_snippets(self._db, [r for g in rows for r in g],
+                                     query_terms(self._db, parsed.words), namespace, cutoff,
+                                     at)
+                it = iter(flat)
+                rows = [[next(it) for _ in g] for g in rows]
+            found.results = grouping.merged(rows)
+            if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)
             if not found.results and cutoff is not None:
                 return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)
+
+    def _grouped(self, parsed, group: str, namespace: str, cutoff: int | None, at: int,
+                 limit: int, semantic) -> tuple[Ranked, list[grouping.Group]]:
+        """The first ``limit`` groups of the ranked rows: ranked twice the limit deep,
+        then deeper (doubling, up to MAX_LIMIT rows) while fewer groups than asked were
+        found and the ranking had more rows to give."""
+        window = min(2 * limit, MAX_LIMIT)
+        while True:
+            found = self._search_index().search(self._db, parsed, namespace=namespace,
+                                                as_of=cutoff, valid_at=at, limit=window,
+                                                semantic=semantic)
+            key = grouping.key_for(group, parsed, found.results)
+            rows = grouping.groups(found.results, limit, key)
+            if len(rows) == limit or len(found.results) < window or window == MAX_LIMIT:
+                found.left_out = grouping.left_out(limit, len(rows), found.left_out)
+                return found, rows
+            window = min(2 * window, MAX_LIMIT)
 
     def _before_anything(self, found: Ranked, namespace: str, cutoff: int,
                          at: int) -> SearchResults:
@@ -692,14 +716,19 @@ class MemoryStore:
                 cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
         """Rebuild vectors for this store's model: vectors of other models or versions are
         deleted (they cannot be compared with this model's queries), then every revision
-        without a vector is embedded. ``everything`` also drops this model's own vectors
-        first. Revisions are never touched."""
-        key = self._model().key
+        without a vector is embedded. The same model's vectors of whole sections (before
+        pieces) are kept until the end, so a short section's is reused. ``everything``
+        also drops this model's own vectors first. Revisions are never touched."""
+        model = self._model()
+        key, earlier = model.key, tuple(getattr(model, "earlier_keys", ()))
         with self._db.errors(), self._db.transaction():
-            dropped = self._db.drop_vectors(keep=None if everything else key)
+            dropped = self._db.drop_vectors(keep=None if everything else (key, *earlier))
             if everything:
                 self._db.bump_index_generation()  # readers reload their vectors
         run = self.embed_pending(batch_size=batch_size, progress=progress, cancel=cancel)
+        if earlier and not run.interrupted:
+            with self._db.errors(), self._db.transaction():
+                dropped += self._db.drop_vectors(keep=(key,))
         return EmbeddingRun(**{**run.to_dict(), "dropped": dropped})
 
     def _vector_status(self, namespace: str | None) -> VectorStatus:

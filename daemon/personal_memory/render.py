@@ -88,8 +88,8 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
     lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({shown}):"]
     for i, r in enumerate(found, 1):
         head = heading(r, file_titles)
-        also = (" (also " + ", ".join(span(a, b) for a, b in r.also)
-                + " of this section)") if r.also else ""
+        also = (" (also lines " + ", ".join(span(a, b) for a, b in r.also) + ")"
+                if r.also else "")
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
                      + f" (known {when(r.known_at)}"
                      + (f", score {r.score:.3f})" if scores else ")"))

@@ -72,7 +72,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         query = " ".join(args.query)
         found = store.search(query, namespace=settings(args).namespace, as_of=args.as_of,
                              valid_at=args.valid_at, limit=args.limit, tags=args.tag,
-                             snippets=not args.full)
+                             snippets=not args.full,
+                             group="section" if args.sections else "note")
     emit(args, list(found), lambda _: output.results(found) if args.full or not found
          else render.hits(found, query))
     for line in found.warnings:

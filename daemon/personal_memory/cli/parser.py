@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help="each result's whole text, times, source and scores (default: its "
                    "place in the note and the lines that matched)")
+    p.add_argument("--sections", action="store_true",
+                   help="one result per section (default: one per note, its best section, "
+                   "naming the lines where its other sections matched)")
 
     p = add("read", "a whole note as it was known at a cutoff, sections in order")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")

@@ -90,7 +90,14 @@ class E5Small:
 
     @property
     def key(self) -> str:
-        return f"{self.name}/{self.version}"
+        """Pieces (since schema 8) are another input than whole sections: another key."""
+        return f"{self.name}/{self.version}/pieces"
+
+    @property
+    def earlier_keys(self) -> tuple[str, ...]:
+        """Keys of this model's whole-section vectors (before pieces): a short section is
+        one piece with the same passage, so its vector is reused, not computed again."""
+        return (f"{self.name}/{self.version}",)
 
     def _loaded(self):
         """The model and its OpenMP pools (call under the model lock)."""

@@ -1,9 +1,11 @@
 """Giving revisions their vectors: newest first, a passage at a time, one transaction per
 batch, reusing the vector of an identical passage instead of running the model again.
 
-A vector belongs to (embedder, passage): the exact text the model reads, hashed. A moved
-or renamed note, a reverted edit and duplicated text cost no model time; the reused
-vector is the same bytes the model gave the first time.
+A revision gets a vector per piece (its paragraphs, list runs, groups of table rows:
+:mod:`pieces`), all stored together. A vector belongs to (embedder, passage): the exact
+text the model reads, hashed. A moved or renamed note, a reverted edit, an edit that
+leaves most paragraphs alone and duplicated text cost no model time for the passages
+already known; a reused vector is the same bytes the model gave the first time.
 """
 
 from __future__ import annotations
@@ -16,16 +18,24 @@ from typing import Callable
 from ..records import EmbeddingRun
 from ..search.text import model_text
 from ..store import Database
-from .models import Embedder, passage_text, to_blob
+from ..store.vectors import PieceVector
+from .models import Embedder, to_blob
+from .pieces import Piece, pieces
 
 
 def passage_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def passage_of(row) -> str:
-    """The exact text a revision's vector is made from."""
-    return passage_text(model_text(row.title) if row.title else None, model_text(row.content))
+def pieces_of(row) -> list[Piece]:
+    """The exact texts a revision's vectors are made from, with their lines."""
+    return pieces(model_text(row.title) if row.title else None, model_text(row.content))
+
+
+def _stored(rid: int, parts: list[Piece], hashes: list[str], blobs: dict[str, bytes],
+            ) -> list[PieceVector]:
+    return [PieceVector(rid, i, blobs[h], h, p.first_line, p.last_line)
+            for i, (p, h) in enumerate(zip(parts, hashes))]
 
 
 def carry_vectors(db: Database, last_id: int) -> int:
@@ -38,12 +48,15 @@ def carry_vectors(db: Database, last_id: int) -> int:
     rows = db.passages_after(last_id) if keys else []
     if not rows:
         return 0
-    hashes = {row.id: passage_hash(passage_of(row)) for row in rows}
+    parts = {row.id: pieces_of(row) for row in rows}
+    hashes = {rid: [passage_hash(p.text) for p in ps] for rid, ps in parts.items()}
+    wanted = list({h for hs in hashes.values() for h in hs})
     carried = 0
     for key in keys:
-        blobs = db.vectors_of_passages(key, list(set(hashes.values())))
-        found = [(rid, blobs[h], h) for rid, h in hashes.items() if h in blobs]
-        db.add_vectors(key, found)
+        blobs = db.vectors_of_passages(key, wanted)
+        found = [(rid, hs) for rid, hs in hashes.items() if all(h in blobs for h in hs)]
+        db.add_vectors(key, [v for rid, hs in found
+                             for v in _stored(rid, parts[rid], hs, blobs)])
         carried += len(found)
     return carried
 
@@ -61,7 +74,7 @@ def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
     if token_rate and tokens is not None:
         sample = db.missing_vectors(model.key, ETA_SAMPLE)
         if sample:
-            mean = sum(tokens(passage_of(r)) for r in sample) / len(sample)
+            mean = sum(tokens(p.text) for r in sample for p in pieces_of(r)) / len(sample)
             return round(pending * mean / float(token_rate), 1)
     rate = db.meta("embedding_rate")
     return round(pending / float(rate), 1) if rate else None
@@ -84,10 +97,11 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                   max_rows: int | None = None, below: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
                   cancel: Callable[[], bool] | None = None) -> EmbeddingRun:
-    """Vectors for revisions that lack one, newest first. ``cancel`` is asked before each
-    passage the model reads: when it says stop, what was embedded is committed and the
-    call returns (``interrupted``). ``progress(done, total)`` before the first passage and
-    after each one, so a bar moves from the first section on."""
+    """Vectors for revisions that lack them, newest first, every piece of each. ``cancel``
+    is asked before each passage the model reads: when it says stop, the revisions whose
+    pieces were all embedded are committed and the call returns (``interrupted``).
+    ``progress(done, total)`` (in revisions) before the first passage and after each
+    revision, so a bar moves from the first section on."""
     key = model.key
     stop = cancel or (lambda: False)
     with db.snapshot():
@@ -105,29 +119,38 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
             rows = db.missing_vectors(key, min(batch_size, total - done), below)
         if not rows:
             break
-        passages = [passage_of(r) for r in rows]
-        hashes = [passage_hash(p) for p in passages]
+        parts = [pieces_of(r) for r in rows]
+        hashes = [[passage_hash(p.text) for p in ps] for ps in parts]
         with db.snapshot():
-            blobs = db.vectors_of_passages(key, hashes)
+            blobs = db.vectors_of_passages(key, [h for hs in hashes for h in hs])
+            for earlier in getattr(model, "earlier_keys", ()):
+                missing = [h for hs in hashes for h in hs if h not in blobs]
+                if missing:
+                    blobs.update(db.vectors_of_passages(earlier, missing))
         handled = 0
-        for row, text, digest in zip(rows, passages, hashes):
-            if digest not in blobs:
+        for ps, hs in zip(parts, hashes):
+            known = all(h in blobs for h in hs)
+            for piece, digest in zip(ps, hs):
+                if digest in blobs:
+                    continue
                 if stop():
                     interrupted = True
                     break
                 t0 = time.perf_counter()
-                (vector,) = model.passages([text])
+                (vector,) = model.passages([piece.text])
                 seconds += time.perf_counter() - t0
                 blobs[digest] = to_blob(vector)
-            else:
-                reused += 1
+            if interrupted:
+                break
+            reused += known
             handled += 1
             if progress:
                 progress(done + handled, total)
-        kept = list(zip(rows, hashes))[:handled]
+        kept = list(zip(rows, parts, hashes))[:handled]
         if kept:
             with db.transaction():
-                db.add_vectors(key, [(row.id, blobs[digest], digest) for row, digest in kept])
+                db.add_vectors(key, [v for row, ps, hs in kept
+                                     for v in _stored(row.id, ps, hs, blobs)])
                 if seconds > 0:
                     db.set_meta("embedding_rate", f"{(done + handled - reused) / seconds:.2f}")
                 db.set_meta("embedding_by", f"{os.getpid()} {time.time():.0f}")

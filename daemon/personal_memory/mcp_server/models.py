@@ -76,8 +76,9 @@ class Hit(Out):
     score: float
     embedded_in: list[str] = Field(default_factory=list,
                                    description="notes that embed this section then")
-    also: list[str] = Field(default_factory=list, description="lines where other parts "
-                            "of the same long section matched too")
+    also: list[str] = Field(default_factory=list, description="lines where the note's "
+                            "other sections (per section: the section's other parts) "
+                            "matched too")
     embeds: list[EmbeddedText] = Field(default_factory=list, description="what the "
                                        "snippet's lines embed, read through")
 

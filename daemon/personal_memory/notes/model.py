@@ -21,8 +21,9 @@ from .markdown import Piece
 # database records the version each file was imported with; a sync imports files of an
 # older version once more (version 3 added the note's embeds to its record: a note without
 # embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>),
-# a heading's text from its first 800 characters, and lists a note's ![alt](url) embeds as
-# markdown_embeds).
+# a heading's text from its first 800 characters, lists a note's ![alt](url) embeds as
+# markdown_embeds, and marks the parts after a long section's first with the section they
+# continue, so only parts this package cut are merged in search answers).
 CHUNKER_VERSION = 4
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
@@ -42,11 +43,16 @@ class ParsedSection:
     context: int  # leading lines of text repeated from earlier (a table's header)
     tags: tuple[str, ...]
     links: tuple[str, ...]
+    part: int = 1  # which part of its section (a long section is cut into several)
+    part_of: str | None = None  # for parts after the first: the first part's memory ID
 
     def metadata(self) -> dict:
         meta: dict = {"lines": self.lines}
         if self.context:
             meta["context"] = self.context
+        if self.part_of is not None:
+            meta["part"] = self.part
+            meta["part_of"] = self.part_of
         if self.tags:
             meta["tags"] = list(self.tags)
         if self.links:
@@ -184,7 +190,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
             memory_id=memory_id, heading_path=path, text=part.text, index_text=index_text,
             line_start=line_start, line_end=line_end, lines=part.end - part.start,
             context=part.context,
-            tags=tuple(tags), links=tuple(outgoing)))
+            tags=tuple(tags), links=tuple(outgoing), part=part.number,
+            part_of=None if part.number == 1 else first_id))
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
     all_embeds: dict[str, None] = {}

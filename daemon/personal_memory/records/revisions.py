@@ -101,12 +101,16 @@ class SearchResult(_Revision, Record):
     # With snippets: what the snippet's lines embed (``![[note#^block]]``), read through at
     # the same cutoff, as the note shows it.
     embeds: tuple[Embed, ...] = ()
+    # The lines of the section's text (1-based, inclusive) of the piece (a paragraph, a
+    # list, a group of table rows) most similar to the query; None without a vector.
+    matched_lines: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
         out = self.revision.to_dict()
         out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
-                   cosine=self.cosine, cosine_rank=self.cosine_rank)
+                   cosine=self.cosine, cosine_rank=self.cosine_rank,
+                   matched_lines=list(self.matched_lines) if self.matched_lines else None)
         if self.snippet is not None:
             out["snippet"] = self.snippet.to_dict()
             out["embedded_in"] = list(self.embedded_in)

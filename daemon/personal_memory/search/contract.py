@@ -19,7 +19,7 @@ import numpy as np
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from . import ranking, syntax
-from .text import normalize_text
+from .text import normalize_text, stop_words
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -28,6 +28,27 @@ def query_terms(db, query: str) -> list[str]:
     for token in db.tokens(query):
         seen.setdefault(token, None)
     return list(seen)
+
+
+_STOP_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def stop_terms(db) -> frozenset[str]:
+    """The stop words as ``db`` tokenizes them (stemmed, accents folded)."""
+    key = (db.tokenizer, db.text_version)
+    found = _STOP_TERMS.get(key)
+    if found is None:
+        found = _STOP_TERMS[key] = frozenset(t for w in stop_words() for t in db.tokens(w))
+    return found
+
+
+def keyword_terms(db, query: str) -> list[str]:
+    """The terms the keyword arm ranks by: the query's terms without its stop words
+    ("how", "the", "is"), unless it has nothing else (a search for "the who")."""
+    terms = query_terms(db, query)
+    stop = stop_terms(db)
+    kept = [t for t in terms if t not in stop]
+    return kept or terms
 
 
 def has_tag(note_tags, wanted: tuple[str, ...]) -> bool:
@@ -152,16 +173,30 @@ def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
 
 
 def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
-           cosine: float | None, cosine_rank: int | None) -> SearchResult:
+           cosine: float | None, cosine_rank: int | None,
+           lines: tuple[int, int] | None = None) -> SearchResult:
     return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
-                        cosine=cosine, cosine_rank=cosine_rank)
+                        cosine=cosine, cosine_rank=cosine_rank, matched_lines=lines)
+
+
+def piece_lines(db, semantic: "Semantic | None"):
+    """``lines(revision id, piece)``: the lines a result's best piece covers (read for the
+    returned results only)."""
+    if semantic is None:
+        return None
+
+    def lines(rid: int, piece: int) -> tuple[int, int] | None:
+        return db.piece_lines(semantic.key, [(rid, piece)]).get((rid, piece))
+    return lines
 
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
-         limit: int, floor: float | None = None) -> list[SearchResult]:
+         limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
+         lines=None) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
-    than the bar is no result: it would only pad the list (:func:`unrelated`)."""
+    than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:
+    each row's best piece, whose lines ``lines(revision id, piece)`` gives."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
@@ -178,7 +213,10 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     out = []
     for m in kept[:limit]:
         co_rank = cos_ranks.get(m)
-        out.append(result(rows[by_memory[m]], fused[m], bm25_m.get(m), bm25_ranks.get(m),
+        rid = by_memory[m]
+        matched = (lines(rid, pieces[rid]) if lines is not None and pieces
+                   and rid in pieces else None)
+        out.append(result(rows[rid], fused[m], bm25_m.get(m), bm25_ranks.get(m),
                           cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS
-                          else None))
+                          else None, matched))
     return out

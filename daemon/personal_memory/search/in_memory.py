@@ -25,8 +25,9 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       query_terms, text_filtered)
+                       keyword_terms, piece_lines, query_terms, text_filtered)
 from .syntax import Query, note_matches, section_matches
+from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
 
 K1 = 1.2  # FTS5's bm25() constants
@@ -82,10 +83,13 @@ class SearchIndex:
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
             "hidden": (np.bool_, ()), "length": (np.int64, ()),
             "vpos": (np.int64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
-        # Vectors of one embedder, in the order they were stored; rows.vpos points here.
+        # Vectors of one embedder's pieces, in the order they were stored; rows.vpos is a
+        # row's group of pieces (see _group_pieces).
         self._vector_key: str | None = None
         self._vector_seq = 0
         self._vectors: _Columns | None = None
+        self._piece_order = np.zeros(0, dtype=np.int64)
+        self._group_start = np.zeros(0, dtype=np.int64)
         # "namespace NUL memory_id" of each memory code; sorts like the memory ID within
         # one namespace, which is all a search ever compares.
         self.memory_ids: list[str] = []
@@ -121,12 +125,13 @@ class SearchIndex:
             return
         # Small chunks: each is copied twice on its way in, and the peak memory counts.
         for chunk in iter(lambda: db.vectors_since(key, self._vector_seq, 2048), []):
-            seqs, rids, blobs = zip(*chunk)
+            seqs, rids, pieces, blobs = zip(*chunk)
             dims = len(blobs[0]) // 4
             if self._vectors is None:  # vectors are large: sized once, then grown by 1/4
-                self._vectors = _Columns({"v": (np.float32, (dims,)), "norm": (np.float64, ())},
+                self._vectors = _Columns({"v": (np.float32, (dims,)), "norm": (np.float64, ()),
+                                          "owner": (np.int64, ()), "piece": (np.int32, ())},
                                          growth=1.25)
-                self._vectors.reserve(db.vector_counts().get(key, 0))
+                self._vectors.reserve(db.piece_count(key))
             vec = self._vectors
             vec.reserve(len(chunk))
             at = slice(vec.size, vec.size + len(chunk))
@@ -134,10 +139,24 @@ class SearchIndex:
             vec.cols["v"][at] = block
             vec.cols["norm"][at] = np.sqrt(np.einsum("ij,ij->i", block, block,
                                                      dtype=np.float64))
-            positions = np.searchsorted(self.rows.ids, np.array(rids, dtype=np.int64))
-            self.rows.cols["vpos"][positions] = np.arange(at.start, at.stop)
+            vec.cols["owner"][at] = np.searchsorted(self.rows.ids,
+                                                    np.array(rids, dtype=np.int64))
+            vec.cols["piece"][at] = pieces
             vec.size += len(chunk)
             self._vector_seq = int(seqs[-1])
+        if self._vectors is not None:
+            self._group_pieces()
+
+    def _group_pieces(self) -> None:
+        """Each row's pieces side by side (by row, then piece): ``rows.vpos`` is the row's
+        group, :attr:`_piece_order` lists the pieces group by group from
+        :attr:`_group_start`."""
+        vec = self._vectors
+        order = np.lexsort((vec.piece, vec.owner))
+        owners = vec.owner[order]
+        starts = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+        self._piece_order, self._group_start = order, starts
+        self.rows.cols["vpos"][owners[starts]] = np.arange(len(starts))
 
     def _load_revisions(self, db: Database, top: int) -> None:
         first_new = self.last_id
@@ -199,12 +218,15 @@ class SearchIndex:
 
     def _extend_postings(self, db: Database, first_id: int, last_id: int) -> None:
         """Add the new revisions' tokens to the cached postings (the log only grows)."""
-        additions: dict[str, tuple[list[int], list[int]]] = {}
+        additions: dict[str, tuple[list[int], list[float]]] = {}
         for rid, title, content in db.revision_texts(first_id, last_id):
-            counts = Counter(db.document_tokens(title))
-            counts.update(db.document_tokens(content))
+            weighted: Counter = Counter()
+            for term in db.document_tokens(title):
+                weighted[term] += TITLE_WEIGHT
+            for term in db.document_tokens(content):
+                weighted[term] += CONTENT_WEIGHT
             pos = int(np.searchsorted(self.rows.ids, rid))
-            for term, tf in counts.items():
+            for term, tf in weighted.items():
                 if term in self._postings:
                     entry = additions.setdefault(term, ([], []))
                     entry[0].append(pos)
@@ -212,11 +234,13 @@ class SearchIndex:
         for term, (pos, tf) in additions.items():
             old_pos, old_tf = self._postings[term]
             self._postings[term] = (np.concatenate([old_pos, np.array(pos, dtype=np.int32)]),
-                                    np.concatenate([old_tf, np.array(tf, dtype=np.int32)]))
+                                    np.concatenate([old_tf, np.array(tf, dtype=np.float64)]))
             self._posting_entries += len(pos)
 
     def postings(self, db: Database, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """Positions and occurrence counts of every revision holding ``term``."""
+        """Positions of every revision holding ``term`` and its weighted count there (each
+        occurrence in the title counts :data:`TITLE_WEIGHT`, in the text
+        :data:`CONTENT_WEIGHT`, as FTS5's bm25() counts with column weights)."""
         cached = self._postings.get(term)
         if cached is not None:
             self._postings.move_to_end(term)
@@ -225,9 +249,9 @@ class SearchIndex:
         if found:
             arr = np.array(found, dtype=np.int64)
             entry = (np.searchsorted(self.rows.ids, arr[:, 0]).astype(np.int32),
-                     arr[:, 1].astype(np.int32))
+                     arr[:, 1] * float(TITLE_WEIGHT) + arr[:, 2] * float(CONTENT_WEIGHT))
         else:
-            entry = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
+            entry = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64))
         self._postings[term] = entry
         self._posting_entries += len(entry[0])
         while self._posting_entries > MAX_CACHED_POSTINGS and len(self._postings) > 1:
@@ -349,11 +373,15 @@ class SearchIndex:
             return None
         q32 = np.asarray(semantic.query, dtype=np.float32)
         qnorm = float(np.sqrt(q32.astype(np.float64) @ q32.astype(np.float64)))
-        vp = vpos[has]
-        dots = (self._vectors.v @ q32)[vp].astype(np.float64)
-        norms = self._vectors.norm[vp] * qnorm
-        approx = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
-        return CosineScreen(winners[has], vp, approx, self._vectors.v, q32)
+        vec, order = self._vectors, self._piece_order
+        dots = (vec.v @ q32)[order].astype(np.float64)
+        norms = vec.norm[order] * qnorm
+        each = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+        groups = vpos[has]
+        approx = np.maximum.reduceat(each, self._group_start)[groups]
+        ends = np.append(self._group_start[1:], len(order))
+        return CosineScreen(winners[has], approx, vec.v, q32, pieces=(
+            order, self._group_start[groups], ends[groups], vec.piece))
 
     # -- the whole search ----------------------------------------------------------------------
 
@@ -368,7 +396,7 @@ class SearchIndex:
                                      lambda text: self._holding(db, winners, text))
                 winners = np.sort(np.searchsorted(self.rows.ids,
                                                   np.array(kept, dtype=np.int64)))
-            bm_pos, bm_score = self.bm25(db, winners, query_terms(db, query.words))
+            bm_pos, bm_score = self.bm25(db, winners, keyword_terms(db, query.words))
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
             why = no_answer(len(bm_pos), cos.best() if cos else None,
@@ -380,7 +408,8 @@ class SearchIndex:
                 memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
                 winners=winners, bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
                 load=db.revisions_by_id,
-                floor=padding_floor(semantic, len(cos.pos) if cos else 0))
+                floor=padding_floor(semantic, len(cos.pos) if cos else 0),
+                lines=piece_lines(db, semantic))
             # rows either arm scored: every row with a vector, and keyword hits without one
             # (a count, not a union of two long arrays: both arms are among the winners)
             scored = len(bm_pos) + (len(cos.pos) - int(np.count_nonzero(

@@ -19,6 +19,11 @@ from typing import Callable, Hashable, Iterable
 BM25_REL_TOL = 1e-9
 COSINE_ABS_TOL = 1e-6
 FUSED_ABS_TOL = 1e-9
+# BM25 counts a query word in the title column (the note's title, aliases and heading
+# path) this many times over one in the text (FTS5's bm25() column weights; whole numbers,
+# so the fast path's sums are exact).
+TITLE_WEIGHT = 1
+CONTENT_WEIGHT = 1
 KEYWORD_WEIGHT = 0.6
 SEMANTIC_WEIGHT = 1.0 - KEYWORD_WEIGHT
 # Results report their rank in the semantic arm down to this rank (None below it).

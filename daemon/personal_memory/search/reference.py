@@ -8,26 +8,36 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       query_terms, rankable, text_filtered)
+                       keyword_terms, piece_lines, rankable, text_filtered)
+from . import ranking
 from .syntax import Query
 
 
 def cosine_reference(db: Database, revision_ids: list[int], semantic: Semantic | None,
-                     ) -> dict[int, float]:
-    """Cosine of every given row that has a vector: numpy in float64 over the stored
-    float32 vectors (the exact rule), or sqlite-vec in float32 when that backend is chosen."""
+                     ) -> tuple[dict[int, float], dict[int, int]]:
+    """Cosine of every given row that has vectors, the best of its pieces', and which
+    piece that is (the first of equals): numpy in float64 over the stored float32 vectors
+    (the exact rule), or sqlite-vec in float32 when that backend is chosen."""
     if semantic is None or not revision_ids:
-        return {}
+        return {}, {}
     q32 = np.asarray(semantic.query, dtype="<f4")
     if db.vector_backend == "sqlite-vec":
-        return db.cosine_sqlite_vec(semantic.key, revision_ids, q32.tobytes())
+        found = db.cosine_sqlite_vec(semantic.key, revision_ids, q32.tobytes())
+        return ({rid: c for rid, (c, _) in found.items()},
+                {rid: p for rid, (_, p) in found.items()})
     blobs = db.vector_blobs(semantic.key, revision_ids)
     ids = [rid for rid in revision_ids if rid in blobs]
     if not ids:
-        return {}
-    matrix = np.frombuffer(b"".join(blobs[rid] for rid in ids), dtype="<f4")
-    matrix = matrix.reshape(len(ids), len(q32)).astype(np.float64)
-    return dict(zip(ids, cosines(matrix, q32).tolist()))
+        return {}, {}
+    flat = [(rid, piece, blob) for rid in ids for piece, blob in blobs[rid]]
+    matrix = np.frombuffer(b"".join(blob for _, _, blob in flat), dtype="<f4")
+    values = cosines(matrix.reshape(len(flat), len(q32)).astype(np.float64), q32).tolist()
+    best: dict[int, float] = {}
+    piece: dict[int, int] = {}
+    for (rid, p, _), value in zip(flat, values):
+        if rid not in best or value > best[rid]:
+            best[rid], piece[rid] = value, p
+    return best, piece
 
 
 def search_reference(db: Database, query: Query, *, namespace: str, as_of: int | None,
@@ -42,13 +52,15 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             kept = set(text_filtered(db, [r.revision_id for r in visible], query))
             visible = [r for r in visible if r.revision_id in kept]
         rows = {r.revision_id: r for r in visible}
-        bm25 = db.bm25_over(list(rows), query_terms(db, query.words))
-        cosine = cosine_reference(db, list(rows), semantic)
-    unembedded = len(rows) - len(cosine) if semantic is not None else 0
-    why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
-                    visible=len(rows), unfiltered=len(everything), query=query)
-    if why:
-        return Ranked(unembedded=unembedded, no_answer=why)
-    found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)))
+        bm25 = db.bm25_over(list(rows), keyword_terms(db, query.words),
+                            (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT))
+        cosine, pieces = cosine_reference(db, list(rows), semantic)
+        unembedded = len(rows) - len(cosine) if semantic is not None else 0
+        why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
+                        visible=len(rows), unfiltered=len(everything), query=query)
+        if why:
+            return Ranked(unembedded=unembedded, no_answer=why)
+        found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),
+                     pieces, piece_lines(db, semantic))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)))

@@ -18,22 +18,41 @@ COSINE_MARGIN = 3e-5
 
 
 class CosineScreen:
-    """The semantic arm of one fast search: positions of the rows with a vector (sorted),
-    their float32 cosines, and exact float64 values computed on demand."""
+    """The semantic arm of one fast search: positions of the rows with vectors (sorted),
+    their float32 cosines (each row's best piece), and exact float64 values computed on
+    demand. ``pieces`` = (vector positions grouped by row, each row's first and end
+    index into them, the piece number of each vector). A row's best piece is within the
+    float32 margin of its screened value too: the maximum moves no further than its
+    arguments."""
 
-    def __init__(self, pos, vpos, approx, matrix, query32):
-        self.pos, self._vpos, self.approx = pos, vpos, approx
+    def __init__(self, pos, approx, matrix, query32, *, pieces):
+        self.pos, self.approx = pos, approx
         self._matrix, self._q = matrix, query32
+        self._order, self._first, self._end, self._piece = pieces
         self._exact: dict[int, float] = {}
+        self._best_piece: dict[int, int] = {}
         self._stats: tuple[float, float] | None = None
 
     def exact(self, idx: np.ndarray) -> np.ndarray:
-        """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule)."""
+        """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule:
+        the best of the row's pieces, each in float64)."""
         todo = [i for i in idx.tolist() if i not in self._exact]
         if todo:
-            values = cosines(self._matrix[self._vpos[todo]].astype(np.float64), self._q)
-            self._exact.update(zip(todo, values.tolist()))
+            spans = [(int(self._first[i]), int(self._end[i])) for i in todo]
+            where = np.concatenate([self._order[a:b] for a, b in spans])
+            values = cosines(self._matrix[where].astype(np.float64), self._q)
+            at = 0
+            for i, (a, b) in zip(todo, spans):
+                mine = values[at:at + b - a]
+                best = int(np.argmax(mine))
+                self._exact[i] = float(mine[best])
+                self._best_piece[i] = int(self._piece[where[at + best]])
+                at += b - a
         return np.array([self._exact[i] for i in idx.tolist()], dtype=np.float64)
+
+    def piece(self, i: int) -> int:
+        """The best piece of the row at index ``i`` (after :meth:`exact` computed it)."""
+        return self._best_piece[i]
 
     def best(self) -> float:
         return self.stats()[1]
@@ -72,12 +91,12 @@ class CosineScreen:
 def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                 winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
                 cosine: CosineScreen | None, limit: int, load,
-                floor: float | None = None) -> list[SearchResult]:
+                floor: float | None = None, lines=None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
     exactly by the same rule as the reference path. Loads only the rows it returns.
     ``winners`` are the sorted positions of the rankable rows; both arms' positions are
-    among them."""
+    among them. ``lines(revision id, piece)``: the lines of a result's best piece."""
     bm_pos, bm_score = bm25
     n = len(winners)
     if not n:
@@ -130,7 +149,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         pos, b, c = parts[name]
         out.append(result(rows[int(ids[pos])], fused[name],
                           float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
-                          exact.get(c), co_ranks.get(c)))
+                          exact.get(c), co_ranks.get(c),
+                          lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None))
     return out
 
 

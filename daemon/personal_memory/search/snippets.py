@@ -92,24 +92,40 @@ def _first_part(line: str, room: int) -> int | None:
     return at if at >= FINISH // 2 else None
 
 
+def best_line(lines: list[str], scores: list[tuple[int, int]],
+              matched: tuple[int, int] | None = None) -> int:
+    """The line a snippet is built around (0-based): the one with the most query words,
+    in the text rather than a heading (the result's heading path shows it) or a block's
+    id, unless only those have any; then the first. ``matched``: the lines (0-based,
+    inclusive) of the piece the search found most similar to the query: the line is
+    chosen among them (their first text line when none holds a query word)."""
+    span = range(len(lines))
+    if matched is not None and 0 <= matched[0] <= matched[1] < len(lines):
+        span = range(matched[0], matched[1] + 1)
+    if not span:
+        return 0
+    best = max(span, key=lambda i: (scores[i] > (0, 0) and _text(lines[i]), scores[i], -i))
+    if scores[best] == (0, 0):  # found by meaning: the first words of the span
+        best = next((i for i in span if _text(lines[i])), span[0])
+    return best
+
+
 def snippet(db: Database, rev: RevisionRecord, terms: list[str],
-            first_line: int | None) -> Snippet:
+            first_line: int | None, piece: tuple[int, int] | None = None) -> Snippet:
     """The snippet of one result. ``first_line``: the file line of the section's first
-    line (None when the memory is not a note's section)."""
+    line (None when the memory is not a note's section); ``piece``: the lines of the
+    content (1-based, inclusive) the search matched best (``SearchResult.matched_lines``),
+    where the snippet is taken."""
     context = (rev.metadata or {}).get("context", 0)
     lines = rev.content.split("\n")[context:]
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
     scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
               for line, spans in zip(lines, found)]
-    # the best line: the most query words, in the text rather than a heading (the
-    # result's heading path shows it) or a block's id, unless only those have any; then
-    # the first
-    best = (max(range(len(lines)), key=lambda i: (scores[i] > (0, 0) and _text(lines[i]),
-                                                  scores[i], -i))
-            if lines else 0)
-    if not lines or scores[best] == (0, 0):  # found by meaning: the section's first words
-        best = next((i for i, line in enumerate(lines) if _text(line)), 0)
+    matched = None
+    if piece is not None:  # the piece's lines, as lines of the text after its context
+        matched = (max(piece[0] - 1 - context, 0), min(piece[1] - 1 - context, len(lines) - 1))
+    best = best_line(lines, scores, matched)
     lo = hi = best
     size = len(lines[best]) if lines else 0
     while True:  # add a line after, then one before, while it fits; no heading line
@@ -209,5 +225,6 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                     layouts[r.note] = section_lines(db, namespace, r.note, as_of, valid_at)
                 span = layouts[r.note].get(r.memory_id)
                 first = span[0] if span else None
-            out.append(replace(r, snippet=snippet(db, r.revision, terms, first)))
+            out.append(replace(r, snippet=snippet(db, r.revision, terms, first,
+                                                  r.matched_lines)))
     return out

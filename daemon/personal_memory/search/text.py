@@ -15,6 +15,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
+from pathlib import Path
 
 TEXT_VERSION = "nfkc+no-format+cjk-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
@@ -111,3 +112,12 @@ def _char_at(starts: list[int], parts: list[str], offset: int) -> int:
     while not parts[i]:  # an empty folding covers nothing: step back to the one that does
         i -= 1
     return i
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """Function words of the main languages (data/stopwords.txt): they never make a
+    result count as matching and never pull the keyword score."""
+    text = (Path(__file__).parent / "data" / "stopwords.txt").read_text(encoding="utf-8")
+    return frozenset(word for line in text.splitlines() if not line.startswith("#")
+                     for word in line.split())

@@ -52,15 +52,17 @@ class Retrieval:
             conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
 
     def bm25_over(self, revision_ids: Sequence[int], terms: Sequence[str],
-                  ) -> dict[int, float]:
+                  weights: tuple[float, float] = (1.0, 1.0)) -> dict[int, float]:
         """BM25 of exactly these revisions: their indexed text is copied into a fresh FTS5 index,
-        so no other row can touch N, average length or document frequencies. Scores are
-        returned positive (higher is better); rows matching no term are absent."""
+        so no other row can touch N, average length or document frequencies; ``weights``
+        of the title and content columns. Scores are returned positive (higher is better);
+        rows matching no term are absent."""
         if not terms:
             return {}
         with self._scratch_index("rank_fts", revision_ids):
-            rows = self.conn.execute("SELECT rowid, bm25(rank_fts) FROM temp.rank_fts "
-                                     "WHERE rank_fts MATCH ?", (match_expression(terms),))
+            rows = self.conn.execute("SELECT rowid, bm25(rank_fts, ?, ?) FROM temp.rank_fts "
+                                     "WHERE rank_fts MATCH ?",
+                                     (*weights, match_expression(terms)))
             return {rowid: -score for rowid, score in rows}
 
     def matching(self, revision_ids: Sequence[int], phrase: str) -> set[int]:
@@ -131,12 +133,13 @@ class Retrieval:
                     f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",
                     (first_id, last_id))]
 
-    def term_postings(self, term: str) -> list[tuple[int, int]]:
-        """(revision id, occurrences in title and content) for every revision holding
-        ``term``, read from the persistent FTS5 index."""
+    def term_postings(self, term: str) -> list[tuple[int, int, int]]:
+        """(revision id, occurrences in the title, occurrences in the content) for every
+        revision holding ``term``, read from the persistent FTS5 index."""
         if not self._vocab_ready:
             self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_vocab "
                               "USING fts5vocab(main, revisions_fts, instance)")
             self._vocab_ready = True
-        return self.conn.execute("SELECT doc, count(*) FROM temp.revisions_vocab "
-                                 "WHERE term = ? GROUP BY doc ORDER BY doc", (term,)).fetchall()
+        return self.conn.execute(
+            "SELECT doc, sum(col = 'title'), sum(col = 'content') FROM temp.revisions_vocab "
+            "WHERE term = ? GROUP BY doc ORDER BY doc", (term,)).fetchall()

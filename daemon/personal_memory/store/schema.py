@@ -1,6 +1,6 @@
 """The schema: tables, triggers and the markers that identify the file as ours."""
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
@@ -134,6 +134,27 @@ CREATE TRIGGER clock_repairs_no_update BEFORE UPDATE ON clock_repairs
 BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: UPDATE is not allowed'); END;
 CREATE TRIGGER clock_repairs_no_delete BEFORE DELETE ON clock_repairs
 BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: DELETE is not allowed'); END;
+# Schema 9: a vector per piece of a section (its paragraphs, list runs, groups of table
+# rows: embedding/pieces.py), each with the lines it covers; a section's cosine is its
+# best piece's. The table is rebuilt for the new key (embedder, revision, piece); the
+# vectors of older files are kept as piece 0 under their own model key, which a new
+# model key (pieces are another input) leaves unused until `memory reembed` drops them.
+PIECES = """CREATE TABLE vectors_by_piece (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    revision_id INTEGER NOT NULL REFERENCES revisions(id),
+    embedder TEXT NOT NULL,
+    piece INTEGER NOT NULL DEFAULT 0,
+    first_line INTEGER,
+    last_line INTEGER,
+    vector BLOB NOT NULL,
+    passage_hash TEXT,
+    UNIQUE (embedder, revision_id, piece)
+) STRICT;
+INSERT INTO vectors_by_piece (seq, revision_id, embedder, vector, passage_hash)
+    SELECT seq, revision_id, embedder, vector, passage_hash FROM vectors ORDER BY seq;
+DROP TABLE vectors;
+ALTER TABLE vectors_by_piece RENAME TO vectors;
+CREATE INDEX vectors_passage ON vectors (embedder, passage_hash) WHERE passage_hash IS NOT NULL;
 """
 
 DDL = f"""
@@ -196,8 +217,7 @@ CREATE TABLE sync_runs (
     errors TEXT NOT NULL DEFAULT '[]',
     status TEXT NOT NULL DEFAULT 'running'
 ) STRICT;
-{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}{DOC_LENGTHS}{CLOCK_REPAIRS}
-CREATE TABLE daemon (
+{PROBLEMS}{NOTE_INDEX}{VECTORS}{MOVES}{PASSAGE_REUSE}{DOC_LENGTHS}{CLOCK_REPAIRS}{PIECES}CREATE TABLE daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
@@ -219,4 +239,6 @@ MIGRATIONS = {
     7: DOC_LENGTHS + "INSERT INTO doc_lengths SELECT id, doc_length FROM revisions "
        "WHERE doc_length > 0;\n",
     8: CLOCK_REPAIRS,
+    9: PIECES + "INSERT INTO meta VALUES ('index_generation', '1') ON CONFLICT (key) "
+       "DO UPDATE SET value = CAST(value AS INTEGER) + 1;\n",
 }

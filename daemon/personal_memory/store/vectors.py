@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple, Sequence
 
 from .connection import id_batches
@@ -17,13 +18,26 @@ class PendingPassage(NamedTuple):
 class StoredVector(NamedTuple):
     seq: int
     revision_id: int
+    piece: int
     vector: bytes
 
 
+class PieceVector(NamedTuple):
+    """A vector to store: the revision, which of its pieces, the vector, the hash of the
+    exact passage it was made from, and the lines of the section it covers."""
+    revision_id: int
+    piece: int
+    vector: bytes
+    passage_hash: str
+    first_line: int | None
+    last_line: int | None
+
+
 class Vectors:
-    """Mixin of :class:`~personal_memory.store.Database`: the ``vectors`` table (schema 5).
-    A revision needs a vector when a search can rank it: not a tombstone, not purged, not a
-    note's record."""
+    """Mixin of :class:`~personal_memory.store.Database`: the ``vectors`` table (schema 5;
+    a row per piece of a section since schema 8). A revision needs vectors when a search
+    can rank it: not a tombstone, not purged, not a note's record. A revision's pieces are
+    stored together, in one statement, so a revision has all of its vectors or none."""
 
     @property
     def _needs_vector(self) -> str:
@@ -66,14 +80,21 @@ class Vectors:
         return self.scalar(f"SELECT count(*) FROM revisions WHERE {self._needs_vector}"
                            f"{where}", params)
 
-    def add_vectors(self, embedder: str, rows: Sequence[tuple[int, bytes, str]]) -> None:
-        """Store (revision id, vector, passage hash) rows (call inside
-        :meth:`transaction`); one already there is kept, and a revision purged since it was
-        read gets none."""
+    def add_vectors(self, embedder: str, rows: Sequence[PieceVector]) -> None:
+        """Store the vectors of whole revisions, every piece of each (call inside
+        :meth:`transaction`); a revision that already has vectors keeps them, and a
+        revision purged since it was read gets none."""
+        fresh = {r.revision_id for r in rows}
+        for ids in id_batches(sorted(fresh)):
+            fresh -= {rid for (rid,) in self.conn.execute(
+                "SELECT DISTINCT revision_id FROM vectors WHERE embedder = ? AND revision_id "
+                "IN (SELECT value FROM json_each(?))", (embedder, ids))}
         self.conn.executemany(
-            "INSERT OR IGNORE INTO vectors (revision_id, embedder, vector, passage_hash) "
-            f"SELECT id, ?, ?, ? FROM revisions WHERE id = ? AND NOT ({self.purged})",
-            ((embedder, blob, digest, rid) for rid, blob, digest in rows))
+            "INSERT OR IGNORE INTO vectors (revision_id, embedder, piece, vector, passage_hash, "
+            "first_line, last_line) "
+            f"SELECT id, ?, ?, ?, ?, ?, ? FROM revisions WHERE id = ? AND NOT ({self.purged})",
+            ((embedder, r.piece, r.vector, r.passage_hash, r.first_line, r.last_line,
+              r.revision_id) for r in rows if r.revision_id in fresh))
 
     def vectors_of_passages(self, embedder: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """A stored vector of ``embedder`` for each passage hash that has one."""
@@ -85,14 +106,34 @@ class Vectors:
         return out
 
     def vector_counts(self) -> dict[str, int]:
-        """Vectors stored per embedder."""
+        """Revisions with vectors, per embedder."""
         if not self.vectors_ready():
             return {}
-        return dict(self.execute("SELECT embedder, count(*) FROM vectors GROUP BY embedder"))
+        return dict(self.execute("SELECT embedder, count(DISTINCT revision_id) FROM vectors "
+                                 "GROUP BY embedder"))
 
-    def drop_vectors(self, keep: str | None) -> int:
-        """Delete the vectors of every embedder but ``keep`` (None: all of them)."""
-        self.conn.execute("DELETE FROM vectors WHERE embedder IS NOT ?", (keep,))
+    def piece_count(self, embedder: str) -> int:
+        """Vectors (pieces) stored for an embedder."""
+        if not self.vectors_ready():
+            return 0
+        return self.scalar("SELECT count(*) FROM vectors WHERE embedder = ?", (embedder,))
+
+    def piece_lines(self, embedder: str, pieces: Sequence[tuple[int, int]],
+                    ) -> dict[tuple[int, int], tuple[int, int]]:
+        """The lines (first, last) of each (revision id, piece) that records them."""
+        out: dict[tuple[int, int], tuple[int, int]] = {}
+        for rid, piece in pieces:
+            for first, last in self.conn.execute(
+                    "SELECT first_line, last_line FROM vectors WHERE embedder = ? AND "
+                    "revision_id = ? AND piece = ? AND first_line IS NOT NULL",
+                    (embedder, rid, piece)):
+                out[(rid, piece)] = (first, last)
+        return out
+
+    def drop_vectors(self, keep: Sequence[str] | None) -> int:
+        """Delete the vectors of every embedder but those in ``keep`` (None: all of them)."""
+        self.conn.execute("DELETE FROM vectors WHERE embedder NOT IN "
+                          "(SELECT value FROM json_each(?))", (json.dumps(list(keep or ())),))
         return self.conn.changes()
 
     def max_vector_seq(self) -> int:
@@ -102,35 +143,41 @@ class Vectors:
 
     def vectors_since(self, embedder: str, seq: int, limit: int,
                       ) -> list[StoredVector]:
-        """Up to ``limit`` (seq, revision id, vector) of ``embedder`` added after ``seq``,
+        """Up to ``limit`` (seq, revision id, piece, vector) of ``embedder`` added after ``seq``,
         in seq order. (The unary + keeps SQLite on the seq range rather than the index of
         every vector of that embedder.)"""
         if not self.vectors_ready():
             return []
         return [StoredVector(*row) for row in self.conn.execute(
-            "SELECT seq, revision_id, vector FROM vectors WHERE seq > ? AND +embedder = ? "
+            "SELECT seq, revision_id, piece, vector FROM vectors WHERE seq > ? AND +embedder = ? "
             "ORDER BY seq LIMIT ?", (seq, embedder, limit))]
 
-    def vector_blobs(self, embedder: str, revision_ids: Sequence[int]) -> dict[int, bytes]:
-        out: dict[int, bytes] = {}
+    def vector_blobs(self, embedder: str, revision_ids: Sequence[int],
+                     ) -> dict[int, list[tuple[int, bytes]]]:
+        """Each revision's (piece, vector) pairs, in piece order."""
+        out: dict[int, list[tuple[int, bytes]]] = {}
         if not self.vectors_ready():
             return out
         for ids in id_batches(revision_ids):
-            out.update(self.conn.execute(
-                "SELECT revision_id, vector FROM vectors WHERE embedder = ? AND revision_id "
-                "IN (SELECT value FROM json_each(?))", (embedder, ids)))
+            for rid, piece, blob in self.conn.execute(
+                    "SELECT revision_id, piece, vector FROM vectors WHERE embedder = ? AND "
+                    "revision_id IN (SELECT value FROM json_each(?)) ORDER BY revision_id, piece",
+                    (embedder, ids)):
+                out.setdefault(rid, []).append((piece, blob))
         return out
 
     def cosine_sqlite_vec(self, embedder: str, revision_ids: Sequence[int], query: bytes,
-                          ) -> dict[int, float]:
-        """Cosine similarity computed inside SQLite by sqlite-vec (float32)."""
-        out: dict[int, float] = {}
+                          ) -> dict[int, tuple[float, int]]:
+        """Each revision's best cosine over its pieces and that piece, computed inside
+        SQLite by sqlite-vec (float32)."""
+        out: dict[int, tuple[float, int]] = {}
         if not self.vectors_ready():
             return out
         for ids in id_batches(revision_ids):
-            for rid, dist in self.conn.execute(
-                    "SELECT revision_id, vec_distance_cosine(vector, ?) FROM vectors WHERE "
-                    "embedder = ? AND revision_id IN (SELECT value FROM json_each(?))",
-                    (query, embedder, ids)):
-                out[rid] = 1.0 - dist
+            for rid, piece, dist in self.conn.execute(
+                    "SELECT revision_id, piece, vec_distance_cosine(vector, ?) FROM vectors "
+                    "WHERE embedder = ? AND revision_id IN (SELECT value FROM json_each(?)) "
+                    "ORDER BY revision_id, piece", (query, embedder, ids)):
+                if rid not in out or 1.0 - dist > out[rid][0]:
+                    out[rid] = (1.0 - dist, piece)
         return out

@@ -1,0 +1,76 @@
+"""Search results grouped after ranking: one result per note (its best-ranked section) or
+per section (a long section's parts, as this package cut them, merged into the best-ranked
+one). The other rows of a group name the lines where they matched (``also``). Pure: the
+ranked list comes in, nothing is re-scored."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from ..records import SearchResult
+from . import syntax
+
+Group = list[SearchResult]  # best-ranked first
+
+
+def section_key(r: SearchResult) -> str:
+    """The section a row belongs to: the first part's memory ID for a part this package
+    cut (recorded as ``part_of`` when the note was split), else the row's own ID. A
+    heading the user wrote as "Lecture (part 2)" is a section of its own."""
+    part_of = (r.metadata or {}).get("part_of") if r.note is not None else None
+    return part_of if isinstance(part_of, str) else r.memory_id
+
+
+def note_key(r: SearchResult) -> str:
+    """The note a row belongs to (a memory outside notes is a group of its own)."""
+    return r.note if r.note is not None else "\0" + r.memory_id
+
+
+def names_one_note(query: syntax.Query, rows: list[SearchResult]) -> bool:
+    """Whether the query asks about one note: a path, file or section filter, and every
+    ranked row comes from the same note. Its answer is then that note's sections."""
+    return (bool(query.paths or query.files or query.sections) and bool(rows)
+            and len({note_key(r) for r in rows}) == 1)
+
+
+def key_for(group: str, query: syntax.Query,
+            rows: list[SearchResult]) -> Callable[[SearchResult], str]:
+    """The grouping key of a search's rows (``group``: one of limits.SEARCH_GROUPS)."""
+    if group == "note" and not names_one_note(query, rows):
+        return note_key
+    return section_key
+
+
+def groups(rows: list[SearchResult], limit: int,
+           key: Callable[[SearchResult], str]) -> list[Group]:
+    """The first ``limit`` groups in rank order (a group ranks where its best row does),
+    each holding every row of the list that belongs to it."""
+    kept: dict[str, Group] = {}
+    for r in rows:
+        k = key(r)
+        found = kept.get(k)
+        if found is not None:
+            found.append(r)
+        elif len(kept) < limit:
+            kept[k] = [r]
+    return list(kept.values())
+
+
+def merged(found: list[Group]) -> list[SearchResult]:
+    """One result per group: its best row, ``also`` naming the lines where the others
+    matched (their snippets' lines, in rank order; none without snippets)."""
+    out = []
+    for best, *rest in found:
+        spans = tuple(dict.fromkeys(
+            (s.line_start, s.line_end) for s in (r.snippet for r in rest)
+            if s is not None and s.line_start is not None))
+        out.append(replace(best, also=spans) if spans else best)
+    return out
+
+
+def left_out(limit: int, returned: int, unrelated: int) -> int:
+    """How many of the ``limit`` results asked for were left empty because the rows that
+    would have filled them were unrelated (:func:`contract.unrelated`): never more than
+    the places left after the ``returned`` groups."""
+    return max(0, min(limit - returned, unrelated))

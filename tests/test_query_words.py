@@ -1,0 +1,72 @@
+"""Questions as people type them: function words ("what", "is", "the", "der", "le") never
+make a result count as matching and never pull the keyword score, in every language the
+list covers; a question and its keywords rank alike; a query of function words alone
+still searches for them."""
+
+from hypothesis import given, settings, strategies as st
+
+from personal_memory import MemoryStore
+from personal_memory.search.text import stop_words
+
+NOTES = {
+    "cabin#Wifi": "The wifi password at the cabin is swordfish.",
+    "cabin#Keys": "The keys are at the neighbour's house, in the blue box.",
+    "recipes#Bread": "Bread is made with flour, water and salt; it is baked at 230 degrees.",
+    "travel#Train": "The train to the coast leaves at nine and it is always late.",
+    "de#Passwort": "Das Passwort für das WLAN ist Schwertfisch.",
+    "de#Garten": "Der Garten ist im Sommer am schönsten, wenn die Rosen blühen.",
+    "fr#Jardin": "Le jardin est plus beau en été quand les roses fleurissent.",
+    "ja#会議": "会議は東京で行われます。",
+}
+
+
+def keyword_store(tmp_path):
+    store = MemoryStore.open(tmp_path / "m.db", embedder=None)
+    for mid, text in NOTES.items():
+        store.remember(mid, text, namespace="n")
+    return store
+
+
+def ids(found):
+    return [r.memory_id for r in found]
+
+
+def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp_path):
+    with keyword_store(tmp_path) as store:
+        assert ids(store.search("what is the wifi password at the cabin?", namespace="n")) \
+            == ["cabin#Wifi"]
+        assert ids(store.search("wie ist das Passwort?", namespace="n")) == ["de#Passwort"]
+        assert ids(store.search("quand fleurissent les roses ?", namespace="n")) == [
+            "fr#Jardin"]
+        assert ids(store.search("東京の会議", namespace="n")) == ["ja#会議"]
+
+
+def test_a_made_up_word_in_a_question_has_no_answer(tmp_path):
+    with keyword_store(tmp_path) as store:
+        found = store.search("what is the qwertyzxcv?", namespace="n")
+        assert not found and "no visible memory contains a word" in found.no_answer
+
+
+def test_a_query_of_function_words_alone_still_searches_them(tmp_path):
+    with keyword_store(tmp_path) as store:
+        assert set(ids(store.search("the", namespace="n", limit=20))) == {
+            "cabin#Wifi", "cabin#Keys", "travel#Train"}
+
+
+content = st.sampled_from(["wifi", "password", "cabin", "keys", "bread", "flour", "train",
+                           "coast", "garten", "rosen", "jardin"])
+filler = st.sampled_from(sorted(stop_words()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(content, min_size=1, max_size=3),
+       padding=st.lists(st.tuples(st.integers(0, 3), filler), max_size=5))
+def test_a_question_and_its_keywords_rank_alike(tmp_path_factory, words, padding):
+    question = list(words)
+    for at, word in padding:
+        question.insert(min(at, len(question)), word)
+    with keyword_store(tmp_path_factory.mktemp("q")) as store:
+        plain = store.search(" ".join(words), namespace="n")
+        asked = store.search(" ".join(question) + "?", namespace="n")
+        assert [(r.memory_id, r.bm25) for r in asked] == [(r.memory_id, r.bm25) for r in plain]
+        assert ids(store.search_reference(" ".join(question), namespace="n")) == ids(asked)

@@ -1,0 +1,174 @@
+"""Search answers grouped after ranking: one result per note (CLI and MCP by default), or
+per section; the limit counts groups, found however deep the ranking must be read; what
+was left out is counted against the limit asked; snippets come from the piece that
+matched best."""
+
+import json
+
+import pytest
+from ground_truth import ToyEmbedder
+
+from personal_memory import MemoryStore
+from personal_memory.errors import InvalidArgument
+from personal_memory.notes.folders import Folder
+from personal_memory.search.snippets import best_line
+from support import run_memory
+
+
+@pytest.fixture
+def crowded(tmp_path):
+    """One note whose twelve short sections outrank every other note's one mention."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "big.md").write_text("# Big\n\n" + "\n\n".join(
+        f"## Lighthouse {k}\n\nLighthouse lighthouse lighthouse {k}." for k in range(12))
+        + "\n")
+    for i in range(6):
+        (vault / f"other{i}.md").write_text(
+            f"# Other {i}\n\nA long page of harbour notes, boats, nets and ropes, where the "
+            f"lighthouse is named once, with many more words about the sea {i}.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    return db
+
+
+def test_five_results_are_five_notes_however_deep_they_rank(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        rows = s.search("lighthouse", namespace="notes", limit=10)
+        assert {r.note for r in rows} == {"vault/big.md"}  # twice the limit: one note
+        notes = s.search("lighthouse", namespace="notes", limit=5, group="note",
+                         snippets=True)
+        assert len(notes) == 5 and len({r.note for r in notes}) == 5
+        assert notes[0].note == "vault/big.md"
+        assert len(notes[0].also) == 11  # every other section of it, by its lines
+        assert all(not r.also for r in notes[1:])
+        # More notes than match: all that match, and the search stops at the end.
+        assert len(s.search("lighthouse", namespace="notes", limit=50, group="note")) == 7
+        # By section: the limit counts sections.
+        assert len(s.search("lighthouse", namespace="notes", limit=5, group="section")) == 5
+
+
+def test_a_query_naming_one_note_answers_with_its_sections(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        for query in ("lighthouse file:big", "lighthouse path:vault/big.md"):
+            rows = s.search(query, namespace="notes", limit=5, group="note")
+            assert len(rows) == 5 and {r.note for r in rows} == {"vault/big.md"}, query
+        # A filter that keeps several notes still answers by note.
+        rows = s.search("lighthouse file:other", namespace="notes", limit=5, group="note")
+        assert len({r.note for r in rows}) == 5
+
+
+def test_the_api_ranks_sections_unless_asked_and_refuses_an_unknown_group(crowded):
+    with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
+        assert len(s.search("lighthouse", namespace="notes", limit=3)) == 3
+        with pytest.raises(InvalidArgument, match="group: 'notes' is not one of"):
+            s.search("lighthouse", namespace="notes", group="notes")
+
+
+def test_the_cli_answers_by_note_and_by_section_on_request(crowded):
+    p = run_memory("--db", crowded, "search", "lighthouse", "--limit", "3")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("3 results") and p.stdout.count("vault/big.md") == 1
+    assert "(also lines " in p.stdout
+    by_note = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
+                                    "--limit", "3").stdout)
+    assert len({r["note"] for r in by_note}) == 3 and len(by_note[0]["also"]) == 11
+    by_section = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
+                                       "--limit", "3", "--sections").stdout)
+    assert [r["note"] for r in by_section] == ["vault/big.md"] * 3
+
+
+def test_left_out_counts_against_the_limit_asked(tmp_path):
+    """Rows that share no word with the query and are less similar than the bar fill no
+    place; the count is of the places they would have taken, grouped or not."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as s:
+        s.remember("hit", "quokkabeacon blinks", namespace="n")
+        for i in range(30):
+            s.remember(f"noise{i}", f"cabbage{i} turnip{i} parsnip{i}", namespace="n")
+        s.embed_pending()
+        rows = s.search("quokkabeacon", namespace="n", limit=10)
+        grouped = s.search("quokkabeacon", namespace="n", limit=10, group="note")
+    assert [r.memory_id for r in rows] == [r.memory_id for r in grouped] == ["hit"]
+    assert 0 < rows.left_out <= 9
+    assert grouped.left_out == rows.left_out  # not against the deeper window (19)
+
+
+def test_the_snippet_is_taken_from_the_piece_that_matched():
+    lines = ["Intro line with the word.", "", "Second paragraph.", "Its second line."]
+    scores = [(1, 1), (0, 0), (0, 0), (0, 0)]
+    assert best_line(lines, scores) == 0
+    assert best_line(lines, scores, (2, 3)) == 2  # no query word there: its first line
+    assert best_line(lines, [(1, 1), (0, 0), (0, 0), (2, 2)], (2, 3)) == 3
+    assert best_line(lines, scores, (5, 9)) == 0  # a span the text does not have
+    assert best_line([], [], None) == 0
+
+
+def test_a_question_with_one_answer_gets_it_alone_in_the_cli_and_over_mcp(tmp_path):
+    """With the model: the other notes share only function words ("where", "does", "the")
+    with the question, so they are no match, and both edges count them the same way."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    notes = {"cat.md": "# Cat\n\nMy cat likes to sleep in the warm sun by the window.\n",
+             "shop.md": "# Shopping\n\nBuy oat milk, bread and apples at the market.\n",
+             "team.md": "# Team\n\nThe team meets on Tuesdays to review the roadmap.\n",
+             "beacon.md": "# Beacon\n\nThe quokkabeacon blinks twice at dusk.\n"}
+    for name, text in notes.items():
+        (vault / name).write_text(text)
+    db = tmp_path / "m.db"
+    e5 = {"MEMORY_EMBEDDER": "e5"}
+    assert run_memory("--db", db, "sync", vault, env=e5, timeout=300).returncode == 0
+    question = "where does the quokkabeacon blink"
+    p = run_memory("--db", db, "search", question, "--limit", "10", env=e5, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("1 result") and "vault/beacon.md" in p.stdout
+    assert "3 unrelated results left out" in p.stdout
+
+    async def ask():
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "personal_memory", "--db", str(db), "serve"],
+            env={"MEMORY_EMBEDDER": "e5", "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+        async with Client(server) as c:
+            return await c.call_tool("memory_search", {"query": question, "limit": 10})
+    answer = asyncio.run(ask())
+    out = answer.structured_content
+    assert out["count"] == 1 and out["results"][0]["note"] == "vault/beacon.md"
+    assert out["left_out"] == 3 and "(3 unrelated results left out" in answer.content[0].text
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grouping_equals_grouping_the_whole_ranked_list(tmp_path, seed):
+    """The windowed search gives what grouping every ranked row would give, on random
+    vaults: the same notes (or sections) in the same order, with the same best rows."""
+    import random
+
+    from personal_memory.search import grouping, syntax
+    rng = random.Random(seed)
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron"]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(rng.randint(5, 25)):
+        sections = [f"## S{k}\n\n" + " ".join(rng.choices(words, k=rng.randint(1, 12)))
+                    for k in range(rng.randint(1, 15))]
+        (vault / f"n{n}.md").write_text(f"# N{n}\n\n" + "\n\n".join(sections) + "\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        for _ in range(6):
+            query = " ".join(rng.sample(words, rng.randint(1, 3)))
+            if rng.random() < 0.3:
+                query += f" file:n{rng.randint(0, 4)}.md"
+            limit = rng.randint(1, 8)
+            every = s.search(query, namespace="notes", limit=1000)
+            for group in ("note", "section"):
+                got = s.search(query, namespace="notes", limit=limit, group=group)
+                key = grouping.key_for(group, syntax.parse(query), list(every))
+                want = [g[0] for g in grouping.groups(list(every), limit, key)]
+                assert [r.memory_id for r in got] == [r.memory_id for r in want], (
+                    query, limit, group)

@@ -134,6 +134,8 @@ CREATE TRIGGER clock_repairs_no_update BEFORE UPDATE ON clock_repairs
 BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: UPDATE is not allowed'); END;
 CREATE TRIGGER clock_repairs_no_delete BEFORE DELETE ON clock_repairs
 BEGIN SELECT RAISE(ABORT, 'clock repairs are append-only: DELETE is not allowed'); END;
+"""
+
 # Schema 9: a vector per piece of a section (its paragraphs, list runs, groups of table
 # rows: embedding/pieces.py), each with the lines it covers; a section's cosine is its
 # best piece's. The table is rebuilt for the new key (embedder, revision, piece); the

@@ -307,15 +307,6 @@ def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
     assert "(also lines " in per_note.content[0].text
 
 
-def test_which_section_a_part_belongs_to():
-    from personal_memory.search.parts import section_of
-    assert section_of("v/n.md#A#B (part 3)", "v/n.md") == "v/n.md#A#B"
-    assert section_of("v/n.md#(part 2)", "v/n.md") == "v/n.md"  # text before any heading
-    assert section_of("v/n.md#A (2)", "v/n.md") == "v/n.md#A (2)"  # a second heading "A"
-    assert section_of("v/n.md#A (2) (part 2)", "v/n.md") == "v/n.md#A (2)"
-    assert section_of("fact (part 2)", None) == "fact (part 2)"  # not a note's section
-
-
 def test_a_folder_filter_that_names_no_folder_is_said(vault_db):
     vault, db = vault_db
 

@@ -189,7 +189,7 @@ class MemoryStore:
                                                                 valid_at, limit)
         group = args.group_arg(group)
         parsed = syntax.parse(query, args.tags_arg(tags))
-        out = self._ranked(parsed, namespace, cutoff, at, limit, snippets)
+        out = self._ranked(parsed, namespace, cutoff, at, limit, snippets, group)
         if parsed.folders:
             out.warnings = self._folder_warnings(query, parsed, namespace, cutoff, at)
         return out
@@ -206,7 +206,7 @@ class MemoryStore:
         return syntax.folder_warnings(query, parsed.folders, notes, where)
 
     def _ranked(self, parsed: syntax.Query, namespace: str, cutoff: int | None, at: int,
-                limit: int, snippets: bool) -> SearchResults:
+                limit: int, snippets: bool, group: str | None) -> SearchResults:
         if not has_words(parsed.words):
             return self._results(Ranked(no_answer=NO_WORDS), cutoff, at)
         semantic = self._semantic(parsed.words)

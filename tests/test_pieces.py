@@ -186,3 +186,19 @@ def test_a_file_from_before_pieces_is_upgraded_and_reembedded_reusing_short_sect
         assert run.dropped == 2 and new.pending_vectors() == 0
         assert later.read == [p.text for p in pieces("L", long_body("beta"))]  # short reused
         assert new.search("beta paragraph 2", namespace="n")[0].matched_lines == (5, 5)
+
+
+def test_a_stop_between_pieces_keeps_no_half_embedded_section(tmp_path):
+    """The embedder asks before every passage; stopping inside a section stores none of
+    its pieces (it has all of its vectors or none) and the next run finishes it."""
+    model = Counting()
+    with MemoryStore.open(tmp_path / "m.db", embedder=model) as store:
+        store.remember("short", "a short note about kiwi", title="S", namespace="n")
+        store.remember("long", long_body("gamma"), title="L", namespace="n")
+        asked = []
+        run = store.embed_pending(cancel=lambda: asked.append(1) or len(model.read) >= 2)
+        assert run.interrupted and len(model.read) == 2  # the long one's first two pieces
+        assert store.pending_vectors() == 2 and store.health().vectors == {}
+        assert len(asked) == 4  # once for the batch, then before each passage it would read
+        run = store.embed_pending()
+        assert run.embedded == 2 and store.pending_vectors() == 0

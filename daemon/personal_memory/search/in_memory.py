@@ -32,7 +32,7 @@ from .screening import CosineScreen, fuse_ranked
 
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
-MAX_CACHED_POSTINGS = 8_000_000  # entries (8 bytes each) kept across all cached terms
+MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
 
 

@@ -138,22 +138,31 @@ def holds_phrase(r: Rev, phrase: str) -> bool:
 
 
 def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
-    """memory_id -> positive BM25 from an index of exactly ``rows``."""
+    """memory_id -> positive BM25 from an index of exactly ``rows`` (the title column
+    counts three times the text, as documented)."""
+    return _fresh(rows, query)[0]
+
+
+def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], int]:
+    """BM25 as :func:`fresh_bm25`, and how many of the query's keyword terms the rows hold."""
     terms = keyword_terms(query)
     if not terms or not rows:
-        return {}
+        return {}, 0
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
                  "tokenize='porter unicode61 remove_diacritics 2')")
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))
-    expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
-           conn.execute("SELECT rowid, bm25(f) FROM f WHERE f MATCH ?", (expr,))}
+           conn.execute("SELECT rowid, bm25(f, 3.0, 1.0) FROM f WHERE f MATCH ?",
+                        (" OR ".join(quoted),))}
+    held = sum(1 for q in quoted
+               if conn.execute("SELECT 1 FROM f WHERE f MATCH ? LIMIT 1", (q,)).fetchone())
     conn.close()
-    return out
+    return out, held
 
 
 def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | None,
@@ -200,10 +209,17 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     rows = visible(revs, namespace, as_of, valid_at)
     if keep is not None:
         rows = [r for r in rows if keep(r)]
-    bm = fresh_bm25(rows, query)
+    bm, held = _fresh(rows, query)
     co = python_cosine(rows, query, embedder, embedded)
-    if not bm and (not co or max(co.values()) < embedder.no_answer_below(len(co))):
-        return []
+    terms = len(keyword_terms(query))
+    # With a model, a query most of whose words no row holds is answered by meaning alone.
+    unknown = embedder is not None and terms > 0 and 2 * (terms - held) >= terms
+    if not bm or unknown:
+        if not co:
+            if not bm:
+                return []
+        elif max(co.values()) < embedder.no_answer_below(len(co)):
+            return []
     br = ranks(bm, lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
     cr = ranks(co, lambda a, b: abs(a - b) <= 1e-6)
     top_bm = max(bm.values(), default=0.0)
@@ -213,9 +229,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     top_co = sims[-1] if n else 0.0
     fused = {}
     for m in set(bm) | set(co):
-        f = 0.6 * (bm[m] / top_bm) if m in bm else 0.0
+        f = 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:
-            f += 0.4 * ((co[m] - median) / (top_co - median))
+            f += 0.6 * ((co[m] - median) / (top_co - median))
         fused[m] = f
     # Highest first; within 1e-9 of the first of a group: memory ID order.
     order, group, lead = [], [], None

@@ -68,8 +68,9 @@ def test_pieces_of_any_text_are_ordered_spans_of_it(title, content):
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
+title = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
 events = st.lists(st.tuples(st.sampled_from(["m0", "m1", "m2", "m3"]), long_text,
-                            st.integers(0, 30)), min_size=1, max_size=12)
+                            st.integers(0, 30), title), min_size=1, max_size=12)
 
 
 @SETTINGS
@@ -78,10 +79,13 @@ events = st.lists(st.tuples(st.sampled_from(["m0", "m1", "m2", "m3"]), long_text
                                        max_size=3),
        embed=st.sampled_from([0, 2, None]))
 def test_fast_path_reference_and_ground_truth_agree_on_long_sections(events, queries, embed):
+    """Both paths and the ground truth: the same order, scores, ranks and best pieces, with
+    none, some or all sections embedded, titles weighted above the text."""
     with tempfile.TemporaryDirectory() as tmp:
         with MemoryStore.open(os.path.join(tmp, "m.db"), embedder=ToyEmbedder()) as store:
-            for mid, body, day in sorted(events, key=lambda e: e[2]):
-                store.remember(mid, body, title=mid.upper(), namespace="a",
+            # titles share words with the text and the queries: BM25's column weights count
+            for mid, body, day, heading in sorted(events, key=lambda e: e[2]):
+                store.remember(mid, body, title=heading, namespace="a",
                                known_at=format_time(T0 + day * DAY))
             store.embed_pending(max_rows=embed)
             embedded = {r.revision_id for r in store.export()} if embed is None else None
@@ -186,3 +190,19 @@ def test_a_file_from_before_pieces_is_upgraded_and_reembedded_reusing_short_sect
         assert run.dropped == 2 and new.pending_vectors() == 0
         assert later.read == [p.text for p in pieces("L", long_body("beta"))]  # short reused
         assert new.search("beta paragraph 2", namespace="n")[0].matched_lines == (5, 5)
+
+
+def test_a_stop_between_pieces_keeps_no_half_embedded_section(tmp_path):
+    """The embedder asks before every passage; stopping inside a section stores none of
+    its pieces (it has all of its vectors or none) and the next run finishes it."""
+    model = Counting()
+    with MemoryStore.open(tmp_path / "m.db", embedder=model) as store:
+        store.remember("short", "a short note about kiwi", title="S", namespace="n")
+        store.remember("long", long_body("gamma"), title="L", namespace="n")
+        asked = []
+        run = store.embed_pending(cancel=lambda: asked.append(1) or len(model.read) >= 2)
+        assert run.interrupted and len(model.read) == 2  # the long one's first two pieces
+        assert store.pending_vectors() == 2 and store.health().vectors == {}
+        assert len(asked) == 4  # once for the batch, then before each passage it would read
+        run = store.embed_pending()
+        assert run.embedded == 2 and store.pending_vectors() == 0

@@ -70,3 +70,21 @@ def test_a_question_and_its_keywords_rank_alike(tmp_path_factory, words, padding
         asked = store.search(" ".join(question) + "?", namespace="n")
         assert [(r.memory_id, r.bm25) for r in asked] == [(r.memory_id, r.bm25) for r in plain]
         assert ids(store.search_reference(" ".join(question), namespace="n")) == ids(asked)
+
+
+def test_a_made_up_name_beside_a_common_word_is_answered_only_by_meaning(tmp_path):
+    """With a model, a query at least half of whose words no visible memory holds is not
+    answered by the rest alone: only something close enough in meaning answers it."""
+    from ground_truth import ToyEmbedder
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        found = store.search("plonkify wifi", namespace="n")
+        best = max(r.cosine for r in store.search("wifi", namespace="n", limit=20))
+        assert best < ToyEmbedder.no_answer_below(len(NOTES))  # nothing close in meaning
+        assert not found and found.no_answer.startswith("most words of the query are in no")
+        assert ids(store.search("plonkify wifi password", namespace="n"))[0] == "cabin#Wifi"
+        assert ids(store.search_reference("plonkify wifi", namespace="n")) == []
+    with keyword_store(tmp_path / "k") as store:  # keyword-only: the words decide
+        assert ids(store.search("plonkify wifi", namespace="n")) == ["cabin#Wifi"]

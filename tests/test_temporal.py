@@ -162,8 +162,8 @@ def test_results_carry_provenance_and_scores(store):
     assert r.revision_id == rec.revision_id and r.content_hash == rec.content_hash
     assert len(r.content_hash) == 64 and r.source == "notes/a.md" and r.title == "Greek"
     assert r.bm25 > 0 and r.bm25_rank == 1 and r.cosine_rank == 1 and 0 < r.cosine <= 1
-    # One row: it is its own best keyword match (0.6) and its own median cosine (+0).
-    assert r.score == pytest.approx(0.6)
+    # One row: it is its own best keyword match (0.4) and its own median cosine (+0).
+    assert r.score == pytest.approx(0.4)
 
 
 def test_unmatched_rows_have_no_bm25(store):

@@ -121,14 +121,22 @@ def has_words(query: str) -> bool:
     return any(ch.isalnum() for ch in normalize_text(query))
 
 
+def mostly_unknown(terms: int, held: int) -> bool:
+    """Whether at least half of a query's keyword terms occur in no row it ranks: a
+    made-up name beside a common word ("Plonkify account login") is not answered by the
+    common word alone."""
+    return terms > 0 and 2 * (terms - held) >= terms
+
+
 def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               semantic: Semantic | None, visible: int = 1, unfiltered: int = 1,
-              query: syntax.Query | None = None) -> str | None:
+              query: syntax.Query | None = None, unknown: bool = False) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or no row it
-    ranks holds a query word, and none is semantically closer than the embedder's
-    calibrated threshold for ``embedded`` rows with a vector."""
-    if keyword_matches:
+    ranks holds a query word (or, with a model, at least half of its words are held by
+    none: ``unknown``), and none is semantically closer than the embedder's calibrated
+    threshold for ``embedded`` rows with a vector."""
+    if keyword_matches and not (unknown and semantic is not None):
         return None
     if not visible and unfiltered and query is not None and query.filters():
         return (f"the filter{'s' if len(query.filters()) > 1 else ''} "
@@ -137,11 +145,15 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
         return ("no memory was visible then: none known by the cutoff was valid at the "
                 "valid time")
     if semantic is None or best_cosine is None:
+        if keyword_matches:
+            return None
         return "no visible memory contains a word of the query"
     threshold = semantic.no_answer_below(embedded)
     if best_cosine < threshold:
-        return (f"no visible memory contains a word of the query, and the closest in meaning "
-                f"(similarity {best_cosine:.3f}) is below {threshold:.3f}")
+        what = ("most words of the query are in no visible memory" if keyword_matches
+                else "no visible memory contains a word of the query")
+        return (f"{what}, and the closest in meaning (similarity {best_cosine:.3f}) is "
+                f"below {threshold:.3f}")
     return None
 
 

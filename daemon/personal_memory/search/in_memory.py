@@ -25,14 +25,14 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, piece_lines, query_terms, text_filtered)
+                       keyword_terms, mostly_unknown, piece_lines, query_terms, text_filtered)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
 
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
-MAX_CACHED_POSTINGS = 8_000_000  # entries (8 bytes each) kept across all cached terms
+MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
 
 
@@ -329,10 +329,11 @@ class SearchIndex:
 
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
-        holding exactly ``winners``: same formula, same order of floating-point operations."""
+        holding exactly ``winners``: same formula, same order of floating-point operations;
+        and how many of the terms some winner holds."""
         n = len(winners)
         if not terms or not n:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros(0, dtype=np.int64), np.zeros(0), 0
         size = self.rows.size
         is_visible = np.zeros(size, dtype=bool)
         is_visible[winners] = True
@@ -345,8 +346,9 @@ class SearchIndex:
             hits.append((pos[keep], tf[keep]))
             matched_mask[pos[keep]] = True
         matched = np.flatnonzero(matched_mask)
+        held = sum(1 for pos, _ in hits if len(pos))
         if not len(matched):
-            return matched, np.zeros(0)
+            return matched, np.zeros(0), held
         slot = np.zeros(size, dtype=np.int64)
         slot[matched] = np.arange(len(matched))
         doc_len = self.rows.length[matched].astype(np.float64)
@@ -360,7 +362,7 @@ class SearchIndex:
             freq = np.zeros(len(matched))
             freq[slot[pos]] = tf
             score = score + idf * ((freq * (K1 + 1.0)) / (freq + length_norm))
-        return matched, score
+        return matched, score, held
 
     def cosine(self, winners: np.ndarray, semantic: Semantic | None) -> "CosineScreen | None":
         """Approximate (float32) cosine of the visible rows that have a vector, with the
@@ -396,12 +398,14 @@ class SearchIndex:
                                      lambda text: self._holding(db, winners, text))
                 winners = np.sort(np.searchsorted(self.rows.ids,
                                                   np.array(kept, dtype=np.int64)))
-            bm_pos, bm_score = self.bm25(db, winners, keyword_terms(db, query.words))
+            terms = keyword_terms(db, query.words)
+            bm_pos, bm_score, held = self.bm25(db, winners, terms)
             cos = self.cosine(winners, semantic)
             unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
             why = no_answer(len(bm_pos), cos.best() if cos else None,
                             len(cos.pos) if cos else 0, semantic, visible=len(winners),
-                            unfiltered=len(everything), query=query)
+                            unfiltered=len(everything), query=query,
+                            unknown=mostly_unknown(len(terms), held))
             if why:
                 return Ranked(unembedded=unembedded, no_answer=why)
             found = fuse_ranked(

@@ -22,9 +22,9 @@ FUSED_ABS_TOL = 1e-9
 # BM25 counts a query word in the title column (the note's title, aliases and heading
 # path) this many times over one in the text (FTS5's bm25() column weights; whole numbers,
 # so the fast path's sums are exact).
-TITLE_WEIGHT = 1
+TITLE_WEIGHT = 3
 CONTENT_WEIGHT = 1
-KEYWORD_WEIGHT = 0.6
+KEYWORD_WEIGHT = 0.4
 SEMANTIC_WEIGHT = 1.0 - KEYWORD_WEIGHT
 # Results report their rank in the semantic arm down to this rank (None below it).
 SEMANTIC_RANKS = 100

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, piece_lines, rankable, text_filtered)
+                       keyword_terms, mostly_unknown, piece_lines, rankable, text_filtered)
 from . import ranking
 from .syntax import Query
 
@@ -52,12 +52,14 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             kept = set(text_filtered(db, [r.revision_id for r in visible], query))
             visible = [r for r in visible if r.revision_id in kept]
         rows = {r.revision_id: r for r in visible}
-        bm25 = db.bm25_over(list(rows), keyword_terms(db, query.words),
-                            (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT))
+        terms = keyword_terms(db, query.words)
+        bm25 = db.bm25_over(list(rows), terms, (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT))
+        held = len(db.terms_held(list(rows), terms)) if bm25 else 0
         cosine, pieces = cosine_reference(db, list(rows), semantic)
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
-                        visible=len(rows), unfiltered=len(everything), query=query)
+                        visible=len(rows), unfiltered=len(everything), query=query,
+                        unknown=mostly_unknown(len(terms), held))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),

@@ -65,6 +65,15 @@ class Retrieval:
                                      (*weights, match_expression(terms)))
             return {rowid: -score for rowid, score in rows}
 
+    def terms_held(self, revision_ids: Sequence[int], terms: Sequence[str]) -> set[str]:
+        """Which of ``terms`` occur in at least one of these revisions."""
+        if not terms or not revision_ids:
+            return set()
+        with self._scratch_index("held_fts", revision_ids):
+            return {t for t in terms if self.conn.execute(
+                "SELECT 1 FROM temp.held_fts WHERE held_fts MATCH ? LIMIT 1",
+                (match_expression([t]),)).fetchone()}
+
     def matching(self, revision_ids: Sequence[int], phrase: str) -> set[int]:
         """Which of these revisions hold ``phrase`` (its words in order, as FTS5 reads a
         quoted phrase over the same normalised text)."""

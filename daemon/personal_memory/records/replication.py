@@ -11,8 +11,9 @@ from .base import Record
 class Replication(Record):
     """``state``: absent (not set up), healthy, lagging (behind by more than
     ``max_lag_seconds``) or failing (not running, or the replica cannot be read);
-    ``position``: the newest time the replica holds; ``lag_seconds``: how far the
-    database's last write is ahead of it."""
+    ``position``: when the replica last received a change; ``lag_seconds``: how far the
+    database's last write is ahead of it. ``generation``: the newest transaction the
+    replica holds (Litestream 0.5's TXID, in hex); ``generations``: its LTX files."""
     state: str
     destination: str | None = None
     running: bool = False

@@ -413,7 +413,7 @@ def test_a_replica_wiped_while_litestream_runs_gets_a_fresh_generation(replicate
         return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
     wait_for(fresh, 60, interval=0.5, what="a fresh generation")
     assert seen[0][0] == "failing", seen  # said at once, not only healed later
-    assert not (replica / "generations" / old).exists()
+    assert list((replica / "ltx" / "9").iterdir())  # a fresh snapshot to restore from
     restored_whole(str(replica), db, tmp_path)
     assert "fresh generation" in (db.parent / "replicate.log").read_text()
 
@@ -435,7 +435,7 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
     assert rep.proc.wait(timeout=20) == 0  # the foreground replicator ends by itself
     assert not unit.exists() and not (tmp_path / "m.db.litestream.yml").exists()
     assert not (tmp_path / ".m.db-litestream").exists()  # Litestream's WAL copies
-    assert list((replica / "generations").iterdir())  # the history is the user's
+    assert list((replica / "ltx").iterdir())  # the history is the user's
     assert status(db)["state"] == "absent"
     again = run_memory("--db", db, "replicate", "remove", env=home)
     assert again.returncode == 2 and "no replica is set up" in again.stderr
@@ -447,8 +447,10 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
 def test_an_s3_replica_without_credentials_is_refused_at_setup(tmp_path):
     db = tmp_path / "m.db"
     assert run_memory("--db", db, "init").returncode == 0
+    # Litestream 0.5 alone fails on any AWS_CA_BUNDLE; the program gives it as SSL_CERT_FILE
     no_credentials = {**env(), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
-                      "AWS_PROFILE": "", "HOME": str(tmp_path)}
+                      "AWS_PROFILE": "", "HOME": str(tmp_path),
+                      "AWS_CA_BUNDLE": "/etc/ssl/certs/ca-certificates.crt"}
     done = run_memory("--db", db, "replicate", "setup", "s3://bucket.localhost:1/notes",
                       "--no-service", env=no_credentials)
     assert done.returncode == 2 and "cannot reach the replica" in done.stderr
@@ -540,7 +542,7 @@ def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_ser
         note(vault, "Second.md", "a second apricot, written while replicating")
         daemon.cookie()
         wait_for(lambda: caught_up(db), 60, what="the sftp replica to catch up")
-        assert any((remote / "generations").iterdir())
+        assert any((remote / "ltx").iterdir())
         for source in (str(db), url):  # by the database's config, then by the URL alone
             restored_whole(source, db, tmp_path, "--ssh-key", key)
     finally:

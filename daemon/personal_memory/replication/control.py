@@ -59,7 +59,7 @@ def start(db: Path, quiet: bool = False) -> subprocess.Popen:
     try:
         return subprocess.Popen([litestream.binary(), "replicate", "-config",
                                  str(litestream.config_path(db))], stdout=out, stderr=out,
-                                preexec_fn=_die_with_parent)
+                                env=litestream.environment(), preexec_fn=_die_with_parent)
     finally:
         os.umask(old)
 

@@ -186,7 +186,8 @@ def check_reachable(db: Path, config: Path) -> None:
         ltx_files(db, config)
     except ReplicationError as exc:
         hint = ("; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-                if "NoCredentialProviders" in str(exc) else "")
+                if any(m in str(exc) for m in ("NoCredentialProviders", "get credentials",
+                                                "IMDS")) else "")
         raise ReplicationError(f"Litestream cannot reach the replica: {exc}{hint}") from None
 
 
@@ -239,10 +240,20 @@ class LtxFile:
 SNAPSHOT_LEVEL = 9
 
 
+def environment() -> dict[str, str]:
+    """Litestream's environment. Litestream 0.5 fails on any AWS_CA_BUNDLE ("unable to add
+    custom RootCAs"), so that bundle is given as SSL_CERT_FILE, which Go reads instead."""
+    env = dict(os.environ)
+    bundle = env.pop("AWS_CA_BUNDLE", None)
+    if bundle and not env.get("SSL_CERT_FILE"):
+        env["SSL_CERT_FILE"] = bundle
+    return env
+
+
 def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     try:
         return subprocess.run([binary(), *args], capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=environment())
     except subprocess.TimeoutExpired:
         raise ReplicationError(f"litestream {args[0]} did not answer in {timeout:.0f} s") \
             from None

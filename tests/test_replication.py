@@ -549,3 +549,52 @@ def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_ser
         if rep is not None:
             rep.stop()
         daemon.close()
+
+
+def _litestream_03() -> str | None:
+    done = subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")],
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@needs_litestream
+def test_a_replica_written_by_litestream_03_restores_and_migrates(tmp_path):
+    """The documented move from 0.3: 0.5's restore reads a 0.3 generation, and
+    `replicate setup` again turns the replica into a 0.5 one."""
+    old = _litestream_03()
+    if old is None:
+        pytest.skip("Litestream 0.3.13 could not be had (scripts/get-litestream.sh needs "
+                    "the npm registry)")
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "Old.md", "replicated by the old Litestream, a medlar")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    config = tmp_path / "m.db.litestream.yml"
+    config.write_text(f"dbs:\n  - path: {json.dumps(str(db))}\n    replicas:\n"
+                      f"      - type: file\n        path: {json.dumps(str(replica))}\n"
+                      "        sync-interval: 1s\n")  # as the 0.3 version wrote it
+    proc = subprocess.Popen([old, "replicate", "-config", str(config)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(replica.glob("generations/*/snapshots/*")), 30,
+                 what="Litestream 0.3's first snapshot")
+        time.sleep(1.5)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not (replica / "ltx").exists()
+    restored_whole(str(replica), db, tmp_path)  # by Litestream 0.5
+    note(vault, "New.md", "written after the move to 0.5, a quince")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    done = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())
+    assert done.returncode == 0, done.stderr
+    assert "replica:\n" in config.read_text()  # 0.5's form
+    assert "Litestream 0.3's local WAL copies" in done.stdout
+    assert not (tmp_path / ".m.db-litestream" / "generations").exists()
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the 0.5 replica")
+    finally:
+        rep.stop()
+    restored = restored_whole(str(replica), db, tmp_path)
+    assert "quince" in run_memory("--db", restored, "search", "quince").stdout

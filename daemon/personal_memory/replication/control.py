@@ -222,6 +222,18 @@ def start_afresh(db: Path, lost: str) -> None:
     shutil.rmtree(Path(lost) / "ltx", ignore_errors=True)
 
 
+def drop_v03_copies(db: Path) -> str | None:
+    """Litestream 0.3's WAL copies beside the database (they hold old text; 0.5 neither
+    reads nor removes them), deleted with replication paused; their folder, if any."""
+    import shutil
+    old = litestream.shadow_dir(db) / "generations"
+    if not old.is_dir():
+        return None
+    with paused(db):
+        shutil.rmtree(old)
+    return str(old)
+
+
 def remove(db: Path) -> tuple[litestream.Destination, list[str]]:
     """Replication of ``db`` switched off: Litestream paused, then its config and its
     local WAL copies (they hold old text) deleted. The replica itself is kept: it is the

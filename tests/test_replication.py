@@ -231,6 +231,11 @@ def test_purge_reaches_the_replica(replicated, tmp_path):
     (vault / "Secret.md").unlink()
     daemon.cookie()
     daemon.close()  # a purge needs the file to itself for its proof
+    from personal_memory.replication import ltx
+    files = sorted(p for p in replica.rglob("*.ltx"))
+    assert {p.parent.name for p in files} >= {"0", "9"}
+    # the proof's scanner sees the text in the LTX pages (LZ4 blocks) before the purge
+    assert ltx.scan(files, [b"4417-kestrel"])[0] > 0
     done = run_memory("--db", db, "purge", "--matching", "4417-kestrel", "--replicas",
                       "--yes", "--json", env=env(), timeout=180)
     assert done.stdout.strip(), done.stderr
@@ -245,6 +250,7 @@ def test_purge_reaches_the_replica(replicated, tmp_path):
     assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0
     for path in tmp_path.glob("after-purge.db*"):
         assert b"4417-kestrel" not in path.read_bytes()
+    assert ltx.scan(sorted(replica.rglob("*.ltx")), [b"4417-kestrel"])[0] == 0
     assert not list((db.parent / f".{db.name}-litestream").rglob("*.wal")) or all(
         b"4417-kestrel" not in p.read_bytes()
         for p in (db.parent / f".{db.name}-litestream").rglob("*") if p.is_file())
@@ -598,3 +604,25 @@ def test_a_replica_written_by_litestream_03_restores_and_migrates(tmp_path):
         rep.stop()
     restored = restored_whole(str(replica), db, tmp_path)
     assert "quince" in run_memory("--db", restored, "search", "quince").stdout
+
+
+def test_ltx_pages_are_read_whole_and_a_damaged_file_is_named(tmp_path):
+    """A page compressed as an LZ4 block keeps a repeated text only as a back-reference:
+    the raw bytes do not show it, the decoded page does."""
+    import struct
+
+    import lz4.block
+
+    from personal_memory.errors import ReplicationError
+    from personal_memory.replication import ltx
+    page = (b"sk-live-4f9c " * 400)[:4096]
+    block = lz4.block.compress(page, store_size=False)
+    body = struct.pack(">IHI", 2, ltx.PAGE_FLAG_SIZE, len(block)) + block + bytes(6)
+    data = b"LTX1" + struct.pack(">II", 0, 4096) + bytes(88) + body + bytes(16)
+    path = tmp_path / "0000000000000002-0000000000000002.ltx"
+    path.write_bytes(data)
+    assert data.count(b"sk-live-4f9c") < 300 // 10  # LZ4 hides nearly all of them
+    assert ltx.scan([path], [b"sk-live-4f9c"]) == (page.count(b"sk-live-4f9c"), 4096)
+    path.write_bytes(data[:120])
+    with pytest.raises(ReplicationError, match="cannot be read"):
+        ltx.scan([path], [b"x"])

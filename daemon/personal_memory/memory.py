@@ -70,9 +70,26 @@ class MemoryStore:
         return cls(Database.open(path, read_only=read_only, vector_backend=vector_backend,
                                  create=create), model, note)
 
+    @classmethod
+    def open_replica(cls, url: str, *, vector_backend: str = "auto",
+                     embedder: "str | embedders.Embedder" = "auto") -> "MemoryStore":
+        """A read-only store over a Litestream replica, read in place through Litestream's
+        VFS (never written); see :mod:`personal_memory.replication.replica` for the
+        process it needs."""
+        from .replication.replica import open_database
+        model, note = embedders.load(embedder) if isinstance(embedder, str) else (embedder, "")
+        store = cls(open_database(url, vector_backend), model, note)
+        store._replica = url
+        return store
+
+    _replica: str | None = None  # the replica's URL, for a store opened by open_replica
+
     def reopen(self, *, read_only: bool | None = None) -> "MemoryStore":
         """Another connection to the same file with the same semantic model, for another
         thread (a store belongs to one thread)."""
+        if self._replica is not None:
+            return MemoryStore.open_replica(self._replica, vector_backend=self.vector_backend,
+                                            embedder=self._embedder or "none")
         return MemoryStore(Database.open(self.path, read_only=self.read_only if read_only is None
                                          else read_only,
                                          vector_backend=self.vector_backend, create=False),

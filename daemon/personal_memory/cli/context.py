@@ -32,8 +32,24 @@ def settings(args: argparse.Namespace):
 def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None):
     from ..memory import MemoryStore
     s = settings(args)
+    if getattr(args, "replica", None):
+        return MemoryStore.open_replica(replica_process(args.replica),
+                                        vector_backend=s.vector_backend,
+                                        embedder=embedder or s.embedder)
     return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,
                             embedder=embedder or s.embedder)
+
+
+def replica_process(raw: str) -> str:
+    """The replica's URL, once this process is one that can read it: Litestream's VFS reads
+    its settings from the environment at start, so the command starts again with them."""
+    import os
+    from ..replication import replica
+    url = replica.replica_url(raw)
+    if not replica.ready(url):
+        os.execve(sys.executable, [sys.executable, "-m", "personal_memory", *sys.argv[1:]],
+                  replica.environment(url))
+    return url
 
 
 def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> None:

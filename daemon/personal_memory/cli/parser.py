@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--valid-from", help="start of the validity interval (default: known-at)")
         p.add_argument("--valid-to", help="end of the validity interval, exclusive (default: open)")
 
+    def replica(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--replica", metavar="URL",
+                       help="read a Litestream replica in place (a folder, s3://..., "
+                       "sftp://...) instead of the database; answers are as of the "
+                       "newest time the replica holds")
+
     add("init", "create the database if it does not exist")
 
     p = add("remember", "append a revision of a memory")
@@ -109,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
                    "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
     p.add_argument("--limit", type=int, default=10, help="results (default 10)")
@@ -122,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("read", "a whole note as it was known at a cutoff, sections in order")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--section", help="only this section: its memory ID or its heading")
     p.add_argument("--lines", help="only these lines, e.g. 10-40 (printed with numbers)")
@@ -129,11 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("links", "a note's links and backlinks as they were at a cutoff")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
 
     p = add("changes", "what was learned between two times, or how a query's answer moved")
     p.add_argument("query", nargs="*", help="optional: compare this search at both times")
     namespace(p)
+    replica(p)
     p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of (a day "
                    "means its start), or a span back from now: 90s, 15m, 24h, 7d, 2w")
     p.add_argument("--until", help="end (included; default: now); same forms as --since, "
@@ -144,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("history", "every revision of one memory, tombstones included")
     p.add_argument("memory_id")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help="show only revisions known by this time")
 
     p = add("export", "write revisions as JSON to a new file (never overwrites)")

@@ -237,7 +237,16 @@ class MemoryStore:
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
-                             no_answer=found.no_answer, left_out=found.left_out)
+                             no_answer=found.no_answer, left_out=found.left_out,
+                             known_up_to=self.known_up_to())
+
+    def known_up_to(self) -> str | None:
+        """On a replica, the newest knowledge it holds (its honest position: it may lag the
+        database); None on the database itself."""
+        if self._replica is None:
+            return None
+        with self._db.errors():
+            return format_time(self._db.last_known())
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
                          valid_at: Any = None, limit: int = 10,
@@ -560,6 +569,9 @@ class MemoryStore:
         """How the Litestream replica stands (``absent`` when none is set up); lagging
         when more than ``max_lag`` seconds behind the last write."""
         from .replication.health import replication
+        if self._replica is not None:
+            return Replication("replica", destination=self._replica,
+                               position=self.known_up_to(), max_lag_seconds=max_lag)
         return replication(Path(self._db.path), max_lag)
 
     @staticmethod

@@ -70,6 +70,15 @@ def note(args: argparse.Namespace, line: str) -> None:
     print(line, file=sys.stderr if args.json else sys.stdout)
 
 
+def replica_note(args: argparse.Namespace, known_up_to: str | None,
+                 cutoff: str | None) -> None:
+    """On a replica, how far its answer can know (nothing on the database itself)."""
+    from .. import render
+    line = render.replica_position(known_up_to, cutoff)
+    if line:
+        note(args, line)
+
+
 class Interrupt:
     """Ctrl-C during long work: the first asks it to stop after the passage or batch in
     hand (what is done is kept), a second stops at once. Use as ``cancel``."""

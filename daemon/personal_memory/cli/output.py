@@ -187,6 +187,9 @@ def purge(d: PurgeReport) -> str:
 def replication(r: Replication) -> str:
     if r.state == "absent":
         return "replication   not set up ('memory replicate setup DEST')"
+    if r.state == "replica":
+        return (f"replica       reading {r.destination}, known up to "
+                f"{r.position or 'nothing yet'}")
     lines = [f"replication   {r.state}" + (f": {r.problem}" if r.problem else ""),
              f"replica       {r.destination or '-'}",
              f"running       {'yes' if r.running else 'no'}"]

@@ -277,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "this path before (by default it refuses: an unmounted drive must not "
                    "start a second history)")
 
-    add("status", "is the sync daemon running, and when did it last sync?")
+    p = add("status", "is the sync daemon running, and when did it last sync?")
+    replica(p)
 
     p = add("backup", "copy the database with SQLite's online backup (safe while the "
             "daemon runs); never overwrites")

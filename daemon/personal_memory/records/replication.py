@@ -10,7 +10,8 @@ from .base import Record
 @dataclass(frozen=True)
 class Replication(Record):
     """``state``: absent (not set up), healthy, lagging (behind by more than
-    ``max_lag_seconds``) or failing (not running, or the replica cannot be read);
+    ``max_lag_seconds``) or failing (not running, or the replica cannot be read); or
+    replica, for a store that reads a replica (``position``: the newest knowledge in it);
     ``position``: when the replica last received a change; ``lag_seconds``: how far the
     database's last write is ahead of it. ``generation``: the newest transaction the
     replica holds (Litestream 0.5's TXID, in hex); ``generations``: its LTX files."""

@@ -127,12 +127,14 @@ class SearchResults(list):
     nothing matched; ``left_out``, how many rows the limit would also have held that share
     no word with the query and are less similar in meaning than the no-answer bar (noise
     that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
-    the time the namespace's first knowledge arrived (None when it holds none)."""
+    the time the namespace's first knowledge arrived (None when it holds none);
+    ``known_up_to``, on a replica, the newest knowledge it holds (None on the database
+    itself): a cutoff after it may miss what the database learned since."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
                  no_answer: str | None = None, left_out: int = 0,
-                 earliest: str | None = None):
+                 earliest: str | None = None, known_up_to: str | None = None):
         super().__init__(results)
         self.as_of = as_of
         self.valid_at = valid_at
@@ -141,3 +143,4 @@ class SearchResults(list):
         self.no_answer = no_answer
         self.left_out = left_out
         self.earliest = earliest
+        self.known_up_to = known_up_to

@@ -262,9 +262,17 @@ def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
 def ltx_files(db: Path, config: Path | None = None) -> list[LtxFile]:
     """Every LTX file of the replica, at every level, oldest write first (empty: nothing
     replicated yet)."""
+    return _ltx(["-config", str(config or config_path(db)), str(db)])
+
+
+def ltx_files_at(url: str) -> list[LtxFile]:
+    """The LTX files of the replica at ``url`` (no config: not an sftp one)."""
+    return _ltx([url])
+
+
+def _ltx(where: list[str]) -> list[LtxFile]:
     import json
-    done = run(["ltx", "-config", str(config or config_path(db)), "-level", "all", "-json",
-                str(db)], timeout=60)
+    done = run(["ltx", "-level", "all", "-json", *where], timeout=60)
     if done.returncode != 0 or _logged_error(done):  # it may exit 0 when a replica fails
         raise ReplicationError("litestream ltx: " + (_logged_error(done)
                                                       or _first_line(done)))

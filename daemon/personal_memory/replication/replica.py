@@ -14,7 +14,7 @@ import threading
 
 from ..errors import ReplicationError
 from ..store import Database
-from .litestream import Destination
+from .litestream import SNAPSHOT_LEVEL, Destination, ltx_files_at
 
 URL_VARIABLE = "LITESTREAM_REPLICA_URL"
 LOG_VARIABLE = "LITESTREAM_LOG_FILE"
@@ -68,11 +68,24 @@ def open_database(url: str, vector_backend: str = "auto") -> Database:
             f"{LOG_VARIABLE} set (Litestream's VFS reads them once, at start): the memory "
             "command does this itself; from Python, start the process with "
             "personal_memory.replication.replica.environment(url)")
+    check_replica(url)
     _load()
     try:
         return Database.open_uri(VFS_URI, f"replica {url}", vector_backend=vector_backend)
     except SystemError:  # apsw's answer to a connection the VFS cannot open
         raise ReplicationError(f"the replica {url} cannot be read") from None
+
+
+def check_replica(url: str) -> None:
+    """The replica holds a snapshot to read: the VFS would wait for one for ever."""
+    try:
+        found = ltx_files_at(url)
+    except ReplicationError as exc:
+        raise ReplicationError(f"the replica {url} cannot be read: {exc}") from None
+    if not any(f.level == SNAPSHOT_LEVEL for f in found):
+        raise ReplicationError(
+            f"no Litestream 0.5 replica at {url} (no snapshot there: a wrong address, "
+            "nothing replicated yet, or a 0.3 replica, which 'memory restore' reads)")
 
 
 def _load() -> None:

@@ -1,0 +1,181 @@
+"""Reading a replica in place through Litestream's VFS: the same answers as the database
+at the replica's position for randomised queries and cutoffs, new writes seen without
+reopening, and an honest position when the replica lags."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from personal_memory.memory import MemoryStore
+from personal_memory.replication import replica as replicas
+from personal_memory.times import format_time, parse_time
+from support import ROOT, run_memory, user_env, wait_for
+from test_replication import Replicator, caught_up, env, needs_litestream
+
+WORDS = ("quince medlar apricot lighthouse harbour ledger invoice kestrel osprey lantern "
+         "granite meadow orchard ferry violin compass").split()
+START = parse_time("2025-01-01T00:00:00Z")
+HOUR = 3_600_000_000
+
+
+def _vfs() -> bool:
+    try:
+        import litestream_vfs  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_vfs = pytest.mark.skipif(not _vfs(), reason="Litestream's VFS is not installed: pip "
+                               "install 'personal-memory[replication]' (litestream-vfs)")
+
+
+class Reader:
+    """A replica reader process (tests/replica_reader.py), asked one JSON line at a time."""
+
+    def __init__(self, url: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "replica_reader.py"), url],
+            env=replicas.environment(url, user_env()), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+
+    def ask(self, **request) -> dict:
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"the reader ended (exit {self.proc.poll()})"
+        answer = json.loads(line)
+        assert "error" not in answer, answer["error"]
+        return answer
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+
+
+def fill(store: MemoryStore, rng: random.Random, n: int, start: int) -> list[int]:
+    """``n`` writes an hour apart (revisions, some revised, some forgotten); their times."""
+    times = []
+    for i in range(n):
+        at = start + i * HOUR
+        ns = rng.choice(["notes", "work"])
+        mid = f"m{rng.randrange(n // 3)}"
+        if rng.random() < 0.1:
+            try:
+                store.forget(mid, namespace=ns, known_at=format_time(at))
+            except Exception:  # nothing visible to forget then: write instead
+                store.remember(mid, " ".join(rng.choices(WORDS, k=8)), namespace=ns,
+                               known_at=format_time(at))
+        else:
+            store.remember(mid, " ".join(rng.choices(WORDS, k=rng.randint(3, 12))),
+                           namespace=ns, title=rng.choice(WORDS), known_at=format_time(at))
+        times.append(at)
+    return times
+
+
+@needs_litestream
+@needs_vfs
+def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path):
+    seed = int(os.environ.get("PM_TEST_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    store = MemoryStore.open(db, embedder="none")
+    times = fill(store, rng, 150, START)
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    reader = None
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+        url = replicas.replica_url(str(replica))
+        reader = Reader(url)
+        assert reader.ask(op="position")["known_up_to"] == format_time(times[-1])
+        cutoffs = [None, *(rng.choice(times) for _ in range(20)),
+                   *(START + rng.randrange(-HOUR, len(times) * HOUR) for _ in range(20))]
+        for i in range(300):
+            query = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
+            ns, cutoff = rng.choice(["notes", "work"]), rng.choice(cutoffs)
+            as_of = format_time(cutoff) if cutoff is not None else None
+            want = store.search(query, namespace=ns, as_of=as_of, limit=8)
+            got = reader.ask(op="search", query=query, namespace=ns, as_of=as_of, limit=8)
+            assert got["results"] == [r.to_dict() for r in want], \
+                f"seed {seed}, query {i}: {query!r} in {ns} as of {as_of}"
+            assert got["no_answer"] == want.no_answer and want.known_up_to is None
+            assert got["known_up_to"] == format_time(times[-1])
+        for _ in range(20):
+            mid, ns = f"m{rng.randrange(50)}", rng.choice(["notes", "work"])
+            as_of = format_time(rng.choice(times))
+            try:
+                want = [r.to_dict() for r in store.history(mid, namespace=ns, as_of=as_of)]
+            except Exception as exc:
+                want = f"{type(exc).__name__}: {exc}"
+            request = dict(op="history", memory_id=mid, namespace=ns, as_of=as_of)
+            if isinstance(want, str):
+                with pytest.raises(AssertionError, match=want.split(":")[0]):
+                    reader.ask(**request)
+            else:
+                assert reader.ask(**request)["history"] == want, f"seed {seed}"
+
+        # a write on the database reaches the open reader, without reopening it
+        late = START + len(times) * HOUR
+        store.remember("late", "a lantern by the ferry", namespace="notes",
+                       known_at=format_time(late))
+        wait_for(lambda: reader.ask(op="position")["known_up_to"] == format_time(late), 30,
+                 interval=0.5, what="the reader to see the new write")
+        found = reader.ask(op="search", query="lantern ferry", namespace="notes")
+        assert "late" in [r["memory_id"] for r in found["results"]]
+
+        # replication stopped: the reader keeps its honest position, the database moves on
+        rep.stop()
+        rep = None
+        store.remember("later", "a violin in the orchard", namespace="notes",
+                       known_at=format_time(late + HOUR))
+        found = reader.ask(op="search", query="violin orchard", namespace="notes")
+        assert found["known_up_to"] == format_time(late)
+        assert "later" not in [r["memory_id"] for r in found["results"]]
+    finally:
+        if reader is not None:
+            reader.close()
+        if rep is not None:
+            rep.stop()
+        store.close()
+
+
+@needs_litestream
+@needs_vfs
+def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    store = MemoryStore.open(db, embedder="none")
+    store.remember("garden", "the quince tree flowers in April", namespace="notes",
+                   known_at="2025-03-01T10:00:00Z")
+    store.close()
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+    finally:
+        rep.stop()
+    listing = sorted(p.relative_to(replica) for p in replica.rglob("*"))
+    done = run_memory("search", "quince", "--replica", replica, "--json", env=env())
+    assert done.returncode == 0, done.stderr
+    assert [r["memory_id"] for r in json.loads(done.stdout)] == ["garden"]  # JSON intact
+    assert "knows only up to 2025-03-01 10:00:00 UTC" in done.stderr
+    before = run_memory("search", "quince", "--replica", replica, "--as-of", "2025-03-01T10:00Z",
+                        env=env())
+    assert "known up to 2025-03-01 10:00:00 UTC" in before.stdout
+    assert "complete for its cutoff" in before.stdout
+    status = run_memory("status", "--replica", f"file://{replica}", "--json", env=env())
+    assert json.loads(status.stdout)["replication"] == {
+        "state": "replica", "destination": f"file://{replica}", "running": False,
+        "generation": None, "generations": 0, "position": "2025-03-01T10:00:00Z",
+        "lag_seconds": None, "max_lag_seconds": 300.0, "problem": None}
+    history = run_memory("history", "garden", "--replica", replica, env=env())
+    assert history.returncode == 0 and "quince" in history.stdout
+    assert sorted(p.relative_to(replica) for p in replica.rglob("*")) == listing  # unwritten
+    missing = run_memory("search", "quince", "--replica", tmp_path / "nothing", env=env())
+    assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr

@@ -179,3 +179,44 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     assert sorted(p.relative_to(replica) for p in replica.rglob("*")) == listing  # unwritten
     missing = run_memory("search", "quince", "--replica", tmp_path / "nothing", env=env())
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr
+
+
+@needs_litestream
+@needs_vfs
+def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
+    """`memory serve --http --replica URL`: the same answers as the database's own stdio
+    server, and memory_status says it reads a replica, known up to its newest write."""
+    import asyncio
+
+    from test_mcp_http import PASSPHRASE, answers, start, stdio, stop, with_token
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.remember("role", "I prefer equity research.", namespace="notes",
+                   known_at="2025-01-10", source="journal.md")
+        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
+                   known_at="2025-03-15", source="journal.md")
+    assert run_memory("--db", db, "http", "passphrase", input=PASSPHRASE + "\n"
+                      ).returncode == 0
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+    finally:
+        rep.stop()
+    served = start(str(db), tmp_path, "--replica", str(replica))
+    try:
+        token = served.token("script")
+
+        async def go():
+            status = None
+            async with with_token(served.url, token) as c:
+                status = (await c.call_tool("memory_status", {})).structured_content
+            return (await answers(stdio(str(db))), await answers(with_token(served.url, token)),
+                    status)
+        local, remote, status = asyncio.run(go())
+        assert remote == local
+        assert status["status"]["replication"]["state"] == "replica"
+        assert status["status"]["replication"]["position"] == "2025-03-15T00:00:00Z"
+    finally:
+        stop(served)

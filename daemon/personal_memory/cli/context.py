@@ -26,14 +26,15 @@ def settings(args: argparse.Namespace):
     return resolved.resolve(db=args.db, namespace=getattr(args, "namespace", None),
                             enable_writes=getattr(args, "enable_writes", None),
                             vector_backend=args.vector_backend,
-                            config=getattr(args, "config", None), embedder=args.embedder)
+                            config=getattr(args, "config", None), embedder=args.embedder,
+                            replica=getattr(args, "replica", None))
 
 
 def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None):
     from ..memory import MemoryStore
     s = settings(args)
-    if getattr(args, "replica", None):
-        return MemoryStore.open_replica(replica_process(args.replica),
+    if s.replica:
+        return MemoryStore.open_replica(replica_process(s.replica),
                                         vector_backend=s.vector_backend,
                                         embedder=embedder or s.embedder)
     return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,

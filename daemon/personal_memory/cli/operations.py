@@ -185,6 +185,12 @@ def _http_service(args: argparse.Namespace, kind: str, db: Path) -> int:
 
 @command
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .context import replica_process
+    if settings(args).replica:  # the server and its workers read the replica
+        if settings(args).enable_writes:
+            raise CommandError("--enable-writes: a replica is read-only; serve writes from "
+                               "the database itself")
+        os.environ["MEMORY_REPLICA"] = replica_process(settings(args).replica)
     if not args.http:
         from ..mcp_server.server import run
         return run(settings(args))

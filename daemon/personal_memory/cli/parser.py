@@ -191,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", "-n", default=None,
                    help="the one namespace this server reads (default: $MEMORY_NAMESPACE, "
                    "else 'notes'); over HTTP, the namespace of a client that asks for none")
+    replica(p)
     p.add_argument("--enable-writes", action="store_true", default=None,
                    help="also offer memory_remember and memory_forget, on stdio only "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")

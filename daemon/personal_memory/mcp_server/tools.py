@@ -117,6 +117,10 @@ class MemoryTools:
         self._local.store = self._first
 
     def _open(self) -> MemoryStore:
+        if self.config.replica:
+            return MemoryStore.open_replica(self.config.replica,
+                                            vector_backend=self.config.vector_backend,
+                                            embedder=self.config.embedder)
         return MemoryStore.open(self.config.db, read_only=not self.config.enable_writes,
                                 vector_backend=self.config.vector_backend, create=False,
                                 embedder=self.config.embedder)
@@ -156,8 +160,10 @@ class MemoryTools:
             while True:
                 time.sleep(every)
                 try:  # a fresh connection each time: a cached page would hide a copy-over
-                    with MemoryStore.open(self.config.db, read_only=True, create=False,
-                                          embedder="none") as store:
+                    with (MemoryStore.open_replica(self.config.replica, embedder="none")
+                          if self.config.replica else
+                          MemoryStore.open(self.config.db, read_only=True, create=False,
+                                           embedder="none")) as store:
                         now = store.fingerprint()
                 except PersonalMemoryError:  # gone or unreadable: a fresh worker says why
                     now = None

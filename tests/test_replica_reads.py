@@ -14,7 +14,7 @@ from personal_memory.memory import MemoryStore
 from personal_memory.replication import replica as replicas
 from personal_memory.times import format_time, parse_time
 from support import ROOT, run_memory, user_env, wait_for
-from test_replication import Replicator, caught_up, env, needs_litestream
+from test_replication import Replicator, caught_up, env, needs_litestream, restored_whole
 
 WORDS = ("quince medlar apricot lighthouse harbour ledger invoice kestrel osprey lantern "
          "granite meadow orchard ferry violin compass").split()
@@ -77,21 +77,69 @@ def fill(store: MemoryStore, rng: random.Random, n: int, start: int) -> list[int
     return times
 
 
+@pytest.fixture
+def s3_server(tmp_path, monkeypatch):
+    """An S3-protocol server on loopback (moto's server mode) with one bucket; the URL
+    form Litestream needs for it."""
+    import socket
+    try:
+        import boto3
+        import moto.server  # noqa: F401
+    except ImportError:
+        pytest.skip("moto's server is not installed (pip install 'moto[server]', in the "
+                    "test extras)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = open(tmp_path / "moto.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                             str(port)], stdout=log, stderr=subprocess.STDOUT)
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
+        monkeypatch.setenv(name, value)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        wait_for(lambda: _answers(s3), 30, interval=0.2, what="the S3 server")
+        s3.create_bucket(Bucket="notes")
+        yield f"s3://notes/memory?endpoint={endpoint}&region=us-east-1&forcePathStyle=true"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+def _answers(s3) -> bool:
+    try:
+        s3.list_buckets()
+    except Exception:  # not listening yet
+        return False
+    return True
+
+
+@pytest.fixture(params=["file", "s3"])
+def destination(request, tmp_path):
+    if request.param == "file":
+        return str(tmp_path / "replica")
+    return request.getfixturevalue("s3_server")
+
+
 @needs_litestream
 @needs_vfs
-def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path):
+def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destination):
     seed = int(os.environ.get("PM_TEST_SEED") or random.randrange(1 << 30))
     rng = random.Random(seed)
-    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    db = tmp_path / "m.db"
     store = MemoryStore.open(db, embedder="none")
     times = fill(store, rng, 150, START)
-    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
-                      env=env()).returncode == 0
+    done = run_memory("--db", db, "replicate", "setup", destination, "--no-service",
+                      env=env())
+    assert done.returncode == 0, done.stderr
     rep = Replicator(db)
     reader = None
     try:
         wait_for(lambda: caught_up(db), 30, what="the replica")
-        url = replicas.replica_url(str(replica))
+        restored_whole(destination, db, tmp_path)  # by its URL alone
+        url = replicas.replica_url(destination)
         reader = Reader(url)
         assert reader.ask(op="position")["known_up_to"] == format_time(times[-1])
         cutoffs = [None, *(rng.choice(times) for _ in range(20)),

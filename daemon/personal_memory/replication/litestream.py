@@ -241,9 +241,13 @@ SNAPSHOT_LEVEL = 9
 
 
 def environment() -> dict[str, str]:
-    """Litestream's environment. Litestream 0.5 fails on any AWS_CA_BUNDLE ("unable to add
-    custom RootCAs"), so that bundle is given as SSL_CERT_FILE, which Go reads instead."""
-    env = dict(os.environ)
+    """Litestream's environment (:func:`without_ca_bundle`)."""
+    return without_ca_bundle(dict(os.environ))
+
+
+def without_ca_bundle(env: dict[str, str]) -> dict[str, str]:
+    """Litestream 0.5 fails on any AWS_CA_BUNDLE ("unable to add custom RootCAs"), so that
+    bundle is given as SSL_CERT_FILE, which Go reads instead."""
     bundle = env.pop("AWS_CA_BUNDLE", None)
     if bundle and not env.get("SSL_CERT_FILE"):
         env["SSL_CERT_FILE"] = bundle

@@ -14,7 +14,7 @@ import threading
 
 from ..errors import ReplicationError
 from ..store import Database
-from .litestream import SNAPSHOT_LEVEL, Destination, ltx_files_at
+from .litestream import SNAPSHOT_LEVEL, Destination, ltx_files_at, without_ca_bundle
 
 URL_VARIABLE = "LITESTREAM_REPLICA_URL"
 LOG_VARIABLE = "LITESTREAM_LOG_FILE"
@@ -34,8 +34,9 @@ def replica_url(raw: str) -> str:
 def environment(url: str, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment a reader of ``url`` starts with. The VFS logs to stdout unless told
     otherwise, which would corrupt JSON output and the MCP stdio stream: its log goes to
-    ``LITESTREAM_LOG_FILE`` when the user set one, else nowhere."""
-    env = dict(os.environ if base is None else base)
+    ``LITESTREAM_LOG_FILE`` when the user set one, else nowhere. AWS_CA_BUNDLE, which
+    Litestream's S3 client cannot use, is given as SSL_CERT_FILE."""
+    env = without_ca_bundle(dict(os.environ if base is None else base))
     env[URL_VARIABLE] = url
     env.setdefault(LOG_VARIABLE, os.devnull)
     env[WRITE_VARIABLE] = "false"  # a reader never writes to the replica
@@ -57,7 +58,8 @@ def ready(url: str) -> bool:
     """Whether this process can read ``url`` through the VFS."""
     env = started_with()
     return (env.get(URL_VARIABLE) == url and env.get(LOG_VARIABLE) is not None
-            and env.get(WRITE_VARIABLE, "false").lower() not in ("true", "1"))
+            and env.get(WRITE_VARIABLE, "false").lower() not in ("true", "1")
+            and not (url.startswith("s3:") and env.get("AWS_CA_BUNDLE")))
 
 
 def open_database(url: str, vector_backend: str = "auto") -> Database:

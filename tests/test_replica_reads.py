@@ -268,3 +268,45 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
         assert status["status"]["replication"]["position"] == "2025-03-15T00:00:00Z"
     finally:
         stop(served)
+
+
+@needs_litestream
+@needs_vfs
+def test_a_purge_reaches_readers_of_the_replica(tmp_path):
+    """A purge carried to the replica (--replicas): a reader started after it, and one
+    that was open all along, no longer find the text."""
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("code", "the door code is 4417-kestrel", namespace="notes",
+                       known_at="2025-03-01T10:00:00Z")
+        store.remember("garden", "the quince tree", namespace="notes",
+                       known_at="2025-03-02T10:00:00Z")
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    reader = None
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+        reader = Reader(replicas.replica_url(str(replica)))
+        assert reader.ask(op="search", query="kestrel", namespace="notes")["results"]
+        done = run_memory("--db", db, "purge", "--id", "code", "--replicas", "--yes",
+                          "--json", env=env(), timeout=180)
+        report = json.loads(done.stdout)
+        assert done.returncode == 0 and report["replica"]["verified"], done.stdout
+        wait_for(lambda: caught_up(db), 30, what="replication resumed")
+        fresh = run_memory("search", "kestrel", "--replica", replica, "--json", env=env())
+        assert fresh.returncode == 0 and json.loads(fresh.stdout) == [], fresh.stderr
+
+        def forgotten():
+            try:
+                return reader.ask(op="search", query="kestrel", namespace="notes")[
+                    "results"] == []
+            except AssertionError:  # the replica rewritten under it: an error, not text
+                return False
+        wait_for(forgotten, 30, interval=0.5, what="the open reader to lose the text")
+        assert reader.ask(op="search", query="quince", namespace="notes")["results"]
+    finally:
+        if reader is not None:
+            reader.proc.kill()
+            reader.proc.wait()
+        rep.stop()

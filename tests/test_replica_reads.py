@@ -228,6 +228,20 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     missing = run_memory("search", "quince", "--replica", tmp_path / "nothing", env=env())
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr
 
+    # the reader as a service: a machine with no database of its own
+    home = {**env(), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "PATH": "/nonexistent"}  # no service manager: the unit file is all there is
+    reader_db = tmp_path / "reader" / "m.db"
+    done = run_memory("--db", reader_db, "service", "install", "--http", "--systemd",
+                      "--replica", replica, env=home)
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory-mcp.service"
+    assert unit.exists(), done.stderr
+    assert f"--db {reader_db} serve --http --replica file://{replica}" in unit.read_text()
+    assert reader_db.parent.is_dir() and not reader_db.exists()  # its access file's folder
+    wrong = run_memory("--db", reader_db, "service", "install", "--http", "--systemd",
+                       "--replica", tmp_path / "nothing", env=home)
+    assert wrong.returncode == 2 and "no Litestream 0.5 replica" in wrong.stderr
+
 
 @needs_litestream
 @needs_vfs

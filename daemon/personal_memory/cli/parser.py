@@ -324,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http", action="store_true",
                    help="the MCP server over HTTP (memory serve --http) instead of the sync "
                    "daemon: its own unit or agent")
+    p.add_argument("--replica", metavar="URL",
+                   help="with --http: the server reads this Litestream replica in place "
+                   "(memory serve --http --replica URL); --db keeps its access file")
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
             "this machine's absolute paths")

@@ -185,6 +185,13 @@ def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destina
         found = reader.ask(op="search", query="violin orchard", namespace="notes")
         assert found["known_up_to"] == format_time(late)
         assert "later" not in [r["memory_id"] for r in found["results"]]
+
+        # a reader killed outright leaves nothing to repair: the next one answers the same
+        reader.proc.kill()
+        reader.proc.wait()
+        reader = Reader(url)
+        again = reader.ask(op="search", query="violin orchard", namespace="notes")
+        assert again == found
     finally:
         if reader is not None:
             reader.close()

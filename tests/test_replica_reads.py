@@ -250,6 +250,15 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     assert wrong.returncode == 2 and "no Litestream 0.5 replica" in wrong.stderr
 
 
+def _without_position(text: str) -> str:
+    """A tool's text without the replica's position (its last line, or a JSON key)."""
+    if text.startswith("{"):
+        found = json.loads(text)
+        found.pop("known_up_to", None)
+        return json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+    return text.rsplit("\nReplica: ", 1)[0]
+
+
 @needs_litestream
 @needs_vfs
 def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
@@ -257,7 +266,7 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
     server, and memory_status says it reads a replica, known up to its newest write."""
     import asyncio
 
-    from test_mcp_http import PASSPHRASE, answers, start, stdio, stop, with_token
+    from test_mcp_http import PASSPHRASE, REQUESTS, answers, start, stdio, stop, with_token
     db, replica = tmp_path / "m.db", tmp_path / "replica"
     with MemoryStore.open(db, embedder="none") as s:
         s.remember("role", "I prefer equity research.", namespace="notes",
@@ -278,13 +287,23 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
         token = served.token("script")
 
         async def go():
-            status = None
             async with with_token(served.url, token) as c:
                 status = (await c.call_tool("memory_status", {})).structured_content
+                late = await c.call_tool("memory_search", {"query": "prefer"})
+                early = await c.call_tool("memory_search", {"query": "prefer",
+                                                            "as_of": "2025-02-01"})
             return (await answers(stdio(str(db))), await answers(with_token(served.url, token)),
-                    status)
-        local, remote, status = asyncio.run(go())
-        assert remote == local
+                    status, late, early)
+        local, remote, status, late, early = asyncio.run(go())
+        # the same answers, but for the replica's position, which each search carries
+        for (tool, _), mine, theirs in zip(REQUESTS, local, remote):
+            theirs = json.loads(theirs)
+            if tool == "memory_search" and not theirs[0]:
+                assert theirs[2].pop("known_up_to") == "2025-03-15T00:00:00Z"
+                theirs[1] = [_without_position(t) for t in theirs[1]]
+            assert json.dumps(theirs, sort_keys=True) == mine
+        assert "it knows only up to 2025-03-15" in late.content[0].text
+        assert "known up to 2025-03-15" in early.content[0].text
         assert status["status"]["replication"]["state"] == "replica"
         assert status["status"]["replication"]["position"] == "2025-03-15T00:00:00Z"
     finally:

@@ -108,6 +108,9 @@ class SearchOutput(Out):
     left_out: int = Field(0, description="results left out: they share no word with the "
                           "query and are not close enough in meaning")
     results: list[Hit] = Field(description="best first")
+    known_up_to: str | None = Field(
+        None, description="on a server reading a replica: the newest knowledge the replica "
+        "holds; a cutoff after it (or none) may miss what the database learned since")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record (the revision: "
         "content, source, times, provenance; the scores: fused, BM25 and cosine, with "
@@ -118,7 +121,7 @@ class SearchOutput(Out):
            full: bool) -> "SearchOutput":
         return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
                    unembedded=found.unembedded, hint=hint, left_out=found.left_out,
-                   results=[Hit.of(r) for r in found],
+                   results=[Hit.of(r) for r in found], known_up_to=found.known_up_to,
                    full=[r.to_dict() for r in found] if full else None)
 
 

@@ -207,6 +207,8 @@ class MemoryTools:
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")
+        if found.known_up_to:
+            text += "\n" + render.replica_position(found.known_up_to, found.as_of)
         return _result(_compact(out) if detail == "full" else text, out)
 
     def read(self, note: NoteId, as_of: Cutoff = None,

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from personal_memory.errors import PersonalMemoryError
 from personal_memory.memory import MemoryStore
 from personal_memory.replication import replica as replicas
 from personal_memory.times import format_time, parse_time
@@ -67,7 +68,7 @@ def fill(store: MemoryStore, rng: random.Random, n: int, start: int) -> list[int
         if rng.random() < 0.1:
             try:
                 store.forget(mid, namespace=ns, known_at=format_time(at))
-            except Exception:  # nothing visible to forget then: write instead
+            except PersonalMemoryError:  # nothing visible to forget then: write instead
                 store.remember(mid, " ".join(rng.choices(WORDS, k=8)), namespace=ns,
                                known_at=format_time(at))
         else:
@@ -159,7 +160,7 @@ def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destina
             as_of = format_time(rng.choice(times))
             try:
                 want = [r.to_dict() for r in store.history(mid, namespace=ns, as_of=as_of)]
-            except Exception as exc:
+            except PersonalMemoryError as exc:
                 want = f"{type(exc).__name__}: {exc}"
             request = dict(op="history", memory_id=mid, namespace=ns, as_of=as_of)
             if isinstance(want, str):

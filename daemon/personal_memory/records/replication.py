@@ -42,9 +42,11 @@ class Restored(Record):
 
 @dataclass(frozen=True)
 class ReplicaPurge(Record):
-    """A purge carried to the replica: the older generations deleted, a fresh one written
-    from the purged database, and the proof (the replica restored to a temporary file and
-    scanned). ``verified`` False says what could not be checked in ``unverified``."""
+    """A purge carried to the replica: its older files deleted (``generations_deleted``:
+    the LTX levels, or a 0.3 replica's generations), a fresh snapshot (``new_generation``)
+    written from the purged database, and the proof (the replica restored to a temporary
+    file, and its files with their LTX pages decompressed, scanned). ``verified`` False
+    says what could not be checked in ``unverified``."""
     destination: str
     generations_deleted: list[str] = field(default_factory=list)
     new_generation: str | None = None

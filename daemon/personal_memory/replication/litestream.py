@@ -1,5 +1,6 @@
 """Litestream, the program that streams SQLite's WAL to a replica, as this package uses
-it: finding the binary, one config file per database, and reading its generations."""
+it: finding the binary, one config file per database (0.5's form), and listing a
+replica's LTX files."""
 
 from __future__ import annotations
 

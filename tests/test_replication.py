@@ -590,6 +590,8 @@ def test_a_replica_written_by_litestream_03_restores_and_migrates(tmp_path):
         proc.wait(timeout=10)
     assert not (replica / "ltx").exists()
     restored_whole(str(replica), db, tmp_path)  # by Litestream 0.5
+    kept = status(db)  # the 0.3 config is still read (its list of one replica)
+    assert kept["destination"] == f"file://{replica}" and kept["state"] == "failing"
     note(vault, "New.md", "written after the move to 0.5, a quince")
     assert run_memory("--db", db, "sync", vault).returncode == 0
     done = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())

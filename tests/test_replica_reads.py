@@ -305,6 +305,28 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
             assert json.dumps(theirs, sort_keys=True) == mine
         assert "it knows only up to 2025-03-15" in late.content[0].text
         assert "known up to 2025-03-15" in early.content[0].text
+
+        # a purge carried to the replica reaches the running server
+        done = run_memory("--db", db, "purge", "--id", "role", "--replicas", "--yes",
+                          "--json", env=env(), timeout=180)
+        assert done.returncode == 0 and json.loads(done.stdout)["replica"]["verified"]
+
+        async def search() -> str:
+            try:
+                async with with_token(served.url, token) as c:
+                    found = await c.call_tool("memory_search", {"query": "quantitative"})
+            except Exception as exc:  # the server restarting: ask again
+                return f"{type(exc).__name__}"
+            return found.content[0].text
+        seen = []
+
+        def lost() -> bool:
+            seen.append(asyncio.run(search()))
+            return seen[-1].startswith("No results")
+        try:
+            wait_for(lost, 60, interval=0.5, what="the server to lose the purged text")
+        except AssertionError:
+            raise AssertionError(f"{seen[-3:]}\n{served.log_text()[-3000:]}") from None
         assert status["status"]["replication"]["state"] == "replica"
         assert status["status"]["replication"]["position"] == "2025-03-15T00:00:00Z"
     finally:

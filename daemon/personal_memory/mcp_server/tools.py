@@ -166,6 +166,8 @@ class MemoryTools:
                                            embedder="none")) as store:
                         now = store.fingerprint()
                 except PersonalMemoryError:  # gone or unreadable: a fresh worker says why
+                    if self.config.replica:
+                        continue  # a replica being rewritten (a purge carried there)
                     now = None
                 if now != self._first_fingerprint:
                     log.info("the database was purged or replaced; restarting")

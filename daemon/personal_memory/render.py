@@ -5,6 +5,7 @@ with line numbers, a change as what happened and the words that moved. Pure func
 from __future__ import annotations
 
 from .errors import InvalidArgument
+from .times import parse_cutoff, parse_time
 from .notes.model import under
 from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
                       SearchResult, SearchResults)
@@ -30,6 +31,18 @@ def when(iso: str | None) -> str:
     """A stored time as a person reads it: to the second, in UTC ("2025-02-14 15:00:00
     UTC"); the records keep the microseconds."""
     return "-" if iso is None else iso[:19].replace("T", " ") + " UTC"
+
+
+def replica_position(known_up_to: str | None, cutoff: str | None) -> str | None:
+    """What an answer read on a replica can know (None on the database itself): the
+    newest knowledge the replica holds, and plainly when the cutoff asked is later."""
+    if known_up_to is None:
+        return None
+    if cutoff is None or parse_cutoff(cutoff) > parse_time(known_up_to):
+        asked = "everything known" if cutoff is None else f"as of {moment(cutoff)}"
+        return (f"Replica: it knows only up to {when(known_up_to)}; {asked} may include "
+                "what the database learned since, which this answer does not.")
+    return f"Replica: known up to {when(known_up_to)}; this answer is complete for its cutoff."
 
 
 def moment(iso: str | None) -> str:

@@ -40,6 +40,7 @@ class Settings:
     config_path: Path
     embedder: str = "auto"
     replica_max_lag: float = REPLICA_MAX_LAG_SECONDS  # seconds; MEMORY_REPLICA_MAX_LAG
+    replica: str | None = None  # a replica's URL to read instead of db; MEMORY_REPLICA
 
     def load_config(self) -> config_file.Config:
         """The configuration file (defaults when it does not exist)."""
@@ -97,6 +98,7 @@ def _seconds(raw: str | None, name: str) -> float:
 def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None,
             enable_writes: bool | None = None, vector_backend: str | None = None,
             config: str | os.PathLike | None = None, embedder: str | None = None,
+            replica: str | None = None,
             environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from flags (None: not given) and the environment (default: os.environ)."""
     env = os.environ if environ is None else environ
@@ -116,4 +118,4 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
         enable_writes=enable_writes,
         vector_backend=vector_backend or env.get("MEMORY_VECTOR_BACKEND") or "auto",
         config_path=Path(config_value).expanduser() if config_value else default_config(),
-        embedder=embedder)
+        embedder=embedder, replica=replica or env.get("MEMORY_REPLICA") or None)

@@ -12,9 +12,12 @@ from .context import CommandError, command, emit, settings
 
 def _access(args: argparse.Namespace):
     from ..access.store import AccessStore
+    from ..paths import access_path
     db = settings(args).db
-    if not db.exists():
-        raise CommandError(f"no database at {db} (the tokens are kept beside it)")
+    # a server reading a replica has no database, only its access file beside --db
+    if not db.exists() and not access_path(db).exists():
+        raise CommandError(f"no database at {db} (the tokens are kept beside it; a server "
+                           "that reads a replica makes its access file when it starts)")
     return AccessStore.open(db)
 
 

@@ -10,7 +10,7 @@ import sys
 from .. import render
 from ..limits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM
 from . import output
-from .context import CommandError, command, emit, note, open_store, settings
+from .context import CommandError, command, emit, note, open_store, replica_note, settings
 
 
 @command
@@ -78,6 +78,7 @@ def cmd_search(args: argparse.Namespace) -> int:
          else render.hits(found, query))
     for line in found.warnings:
         note(args, f"Note: {line}.")
+    replica_note(args, found.known_up_to, found.as_of)
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
     if found.left_out:
@@ -94,6 +95,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_read(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
         view = store.read(args.note, namespace=settings(args).namespace, as_of=args.as_of)
+        up_to = store.known_up_to()
+    replica_note(args, up_to, view.as_of)
     if args.section or args.lines:
         first, last, text = render.note_part(view, args.section, render.parse_lines(args.lines))
         emit(args, {"note": view.note, "as_of": view.as_of, "line_start": first,
@@ -107,7 +110,9 @@ def cmd_read(args: argparse.Namespace) -> int:
 def cmd_links(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
         found = store.links(args.note, namespace=settings(args).namespace, as_of=args.as_of)
+        up_to = store.known_up_to()
     emit(args, found, render.links)
+    replica_note(args, up_to, args.as_of)
     return EXIT_OK
 
 
@@ -117,7 +122,9 @@ def cmd_changes(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder=None if words else "none") as store:
         found = store.changes(namespace=settings(args).namespace, since=args.since,
                               until=args.until, query=words, limit=args.limit)
+        up_to = store.known_up_to()
     emit(args, found, output.changes)
+    replica_note(args, up_to, found.until)
     return EXIT_OK
 
 
@@ -126,7 +133,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
         revisions = store.history(args.memory_id, namespace=settings(args).namespace,
                                   as_of=args.as_of)
+        up_to = store.known_up_to()
     emit(args, revisions, output.history)
+    replica_note(args, up_to, args.as_of)
     return EXIT_OK
 
 

@@ -26,14 +26,31 @@ def settings(args: argparse.Namespace):
     return resolved.resolve(db=args.db, namespace=getattr(args, "namespace", None),
                             enable_writes=getattr(args, "enable_writes", None),
                             vector_backend=args.vector_backend,
-                            config=getattr(args, "config", None), embedder=args.embedder)
+                            config=getattr(args, "config", None), embedder=args.embedder,
+                            replica=getattr(args, "replica", None))
 
 
 def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None):
     from ..memory import MemoryStore
     s = settings(args)
+    if s.replica:
+        return MemoryStore.open_replica(replica_process(s.replica),
+                                        vector_backend=s.vector_backend,
+                                        embedder=embedder or s.embedder)
     return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,
                             embedder=embedder or s.embedder)
+
+
+def replica_process(raw: str) -> str:
+    """The replica's URL, once this process is one that can read it: Litestream's VFS reads
+    its settings from the environment at start, so the command starts again with them."""
+    import os
+    from ..replication import replica
+    url = replica.replica_url(raw)
+    if not replica.ready(url):
+        os.execve(sys.executable, [sys.executable, "-m", "personal_memory", *sys.argv[1:]],
+                  replica.environment(url))
+    return url
 
 
 def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> None:
@@ -52,6 +69,15 @@ def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> 
 def note(args: argparse.Namespace, line: str) -> None:
     """A remark beside the output: on stdout for a person, stderr with ``--json``."""
     print(line, file=sys.stderr if args.json else sys.stdout)
+
+
+def replica_note(args: argparse.Namespace, known_up_to: str | None,
+                 cutoff: str | None) -> None:
+    """On a replica, how far its answer can know (nothing on the database itself)."""
+    from .. import render
+    line = render.replica_position(known_up_to, cutoff)
+    if line:
+        note(args, line)
 
 
 class Interrupt:

@@ -126,7 +126,7 @@ def cmd_service(args: argparse.Namespace) -> int:
     s = settings(args)
     kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
     if args.http:
-        return _http_service(args, kind, s.db)
+        return _http_service(args, kind, s.db, s.replica)
     if args.system:
         if kind != "systemd" or not args.user:
             raise CommandError("--system makes a systemd system unit; name the user it runs "
@@ -163,19 +163,26 @@ def cmd_service(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _http_service(args: argparse.Namespace, kind: str, db: Path) -> int:
+def _http_service(args: argparse.Namespace, kind: str, db: Path, replica: str | None) -> int:
     from ..service import http
     if args.system or args.user or args.folders:
         raise CommandError("--http installs the HTTP server for this user; it takes no "
                            "FOLDER, --system or --user")
     db = db.expanduser().absolute()
+    if replica:  # checked now: a wrong address would only show in the journal
+        from ..replication import replica as replicas
+        replica = replicas.replica_url(replica)
+        replicas.check_replica(replica)
+        if args.action == "install":
+            db.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the access file's
     if args.action == "print":
-        print(http.render(kind, db), end="")
+        print(http.render(kind, db, replica), end="")
         return EXIT_OK
-    if args.action == "install" and not db.exists():
+    if args.action == "install" and not db.exists() and not replica:
         raise CommandError(f"no database at {db}: install the sync daemon's service first "
                            "(memory service install FOLDER)")
-    outcome = http.install(kind, db) if args.action == "install" else http.uninstall(kind)
+    outcome = (http.install(kind, db, replica) if args.action == "install"
+               else http.uninstall(kind))
     emit(args, outcome, lambda d: "\n".join(d.messages))
     if outcome.error:
         print(f"memory: error: {outcome.error}", file=sys.stderr)
@@ -185,6 +192,12 @@ def _http_service(args: argparse.Namespace, kind: str, db: Path) -> int:
 
 @command
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .context import replica_process
+    if settings(args).replica:  # the server and its workers read the replica
+        if settings(args).enable_writes:
+            raise CommandError("--enable-writes: a replica is read-only; serve writes from "
+                               "the database itself")
+        os.environ["MEMORY_REPLICA"] = replica_process(settings(args).replica)
     if not args.http:
         from ..mcp_server.server import run
         return run(settings(args))

@@ -205,14 +205,15 @@ def purge(d: PurgeReport) -> str:
     r = d.replica
     if r is not None:
         gone = ", ".join(r.generations_deleted) or "none"
-        lines.append(f"Replica {r.destination}: older generations deleted ({gone}), fresh "
-                     f"generation {r.new_generation}.")
+        lines.append(f"Replica {r.destination}: older files deleted ({gone}), fresh "
+                     f"snapshot {r.new_generation}.")
         if not r.verified:
             lines.append(f"Replica NOT verified: "
                          f"{r.unverified or f'{r.occurrences} occurrences'}.")
         elif r.scanned:
-            lines.append(f"Replica proof: {r.occurrences} occurrences in "
-                         f"{r.bytes_scanned:,} bytes of the replica restored.")
+            lines.append(f"Replica proof: {r.occurrences} occurrences in {r.bytes_scanned:,} "
+                         "bytes (the replica restored, and its files with their LTX pages "
+                         "decompressed).")
         else:
             lines.append("Replica rewritten from the purged file; no text was given to "
                          "scan it for (--matching TEXT proves a text gone).")
@@ -226,12 +227,15 @@ def purge(d: PurgeReport) -> str:
 def replication(r: Replication) -> str:
     if r.state == "absent":
         return "replication   not set up ('memory replicate setup DEST')"
+    if r.state == "replica":
+        return (f"replica       reading {r.destination}, known up to "
+                f"{r.position or 'nothing yet'}")
     lines = [f"replication   {r.state}" + (f": {r.problem}" if r.problem else ""),
              f"replica       {r.destination or '-'}",
              f"running       {'yes' if r.running else 'no'}"]
     if r.position:
-        lines += [f"position      {r.position} (generation {r.generation}, "
-                  f"{r.generations} in the replica)",
+        lines += [f"position      {r.position} (transaction {r.generation}, "
+                  f"{r.generations} LTX files in the replica)",
                   f"lag           {r.lag_seconds:.1f} s behind the last write (lagging "
                   f"when over {r.max_lag_seconds:.0f} s)"]
     return "\n".join(lines)

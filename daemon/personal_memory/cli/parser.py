@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--valid-from", help="start of the validity interval (default: known-at)")
         p.add_argument("--valid-to", help="end of the validity interval, exclusive (default: open)")
 
+    def replica(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--replica", metavar="URL",
+                       help="read a Litestream replica in place (a folder, s3://..., "
+                       "sftp://...) instead of the database; answers are as of the "
+                       "newest time the replica holds")
+
     add("init", "create the database if it does not exist")
 
     p = add("remember", "append a revision of a memory")
@@ -109,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
                    "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--valid-at", help="the time the answer is about (default: the cutoff)")
     p.add_argument("--limit", type=int, default=10, help="results (default 10)")
@@ -125,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("read", "a whole note as it was known at a cutoff, sections in order")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
     p.add_argument("--section", help="only this section: its memory ID or its heading")
     p.add_argument("--lines", help="only these lines, e.g. 10-40 (printed with numbers)")
@@ -132,11 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("links", "a note's links and backlinks as they were at a cutoff")
     p.add_argument("note", help="the note: COLLECTION/path.md, as in memory IDs")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)
 
     p = add("changes", "what was learned between two times, or how a query's answer moved")
     p.add_argument("query", nargs="*", help="optional: compare this search at both times")
     namespace(p)
+    replica(p)
     p.add_argument("--since", required=True, help="start (excluded): a time as for --as-of (a day "
                    "means its start), or a span back from now: 90s, 15m, 24h, 7d, 2w")
     p.add_argument("--until", help="end (included; default: now); same forms as --since, "
@@ -147,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("history", "every revision of one memory, tombstones included")
     p.add_argument("memory_id")
     namespace(p)
+    replica(p)
     p.add_argument("--as-of", help="show only revisions known by this time")
 
     p = add("export", "write revisions as JSON to a new file (never overwrites)")
@@ -187,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", "-n", default=None,
                    help="the one namespace this server reads (default: $MEMORY_NAMESPACE, "
                    "else 'notes'); over HTTP, the namespace of a client that asks for none")
+    replica(p)
     p.add_argument("--enable-writes", action="store_true", default=None,
                    help="also offer memory_remember and memory_forget, on stdio only "
                    "(default: $MEMORY_ENABLE_WRITES, else off)")
@@ -273,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "this path before (by default it refuses: an unmounted drive must not "
                    "start a second history)")
 
-    add("status", "is the sync daemon running, and when did it last sync?")
+    p = add("status", "is the sync daemon running, and when did it last sync?")
+    replica(p)
 
     p = add("backup", "copy the database with SQLite's online backup (safe while the "
             "daemon runs); never overwrites")
@@ -318,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http", action="store_true",
                    help="the MCP server over HTTP (memory serve --http) instead of the sync "
                    "daemon: its own unit or agent")
+    p.add_argument("--replica", metavar="URL",
+                   help="with --http: the server reads this Litestream replica in place "
+                   "(memory serve --http --replica URL); --db keeps its access file")
 
     p = add("client-config", "print MCP client settings (Claude Desktop, Claude Code) with "
             "this machine's absolute paths")

@@ -34,8 +34,12 @@ def cmd_replicate(args: argparse.Namespace) -> int:
                                    "changed") from None
         path = litestream.write_config(db, dest)  # a remote one is reached first
         messages = [f"wrote {path} (replica {dest.url})"]
+        old = control.drop_v03_copies(db)
+        if old:
+            messages.append(f"removed {old}: Litestream 0.3's local WAL copies (0.5 keeps "
+                            "its own); a 0.3 replica's generations stay restorable")
         if dest.scheme == "sftp":
-            messages.append("note: Litestream 0.3 does not check an SFTP server's host key; "
+            messages.append("note: Litestream does not check an SFTP server's host key; "
                             "replicate over sftp only on a network you trust")
         if args.no_service:
             messages.append(f"run 'memory --db {db} replicate run' to start replicating")

@@ -111,6 +111,9 @@ class SearchOutput(Out):
     warnings: list[str] = Field([], description="about the query itself: a folder filter "
                                 "that names no folder known at the cutoff")
     results: list[Hit] = Field(description="best first")
+    known_up_to: str | None = Field(
+        None, description="on a server reading a replica: the newest knowledge the replica "
+        "holds; a cutoff after it (or none) may miss what the database learned since")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record (the revision: "
         "content, source, times, provenance; the scores: fused, BM25 and cosine, with "
@@ -122,6 +125,7 @@ class SearchOutput(Out):
         return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
                    unembedded=found.unembedded, hint=hint, left_out=found.left_out,
                    warnings=list(found.warnings), results=[Hit.of(r) for r in found],
+                   known_up_to=found.known_up_to,
                    full=[r.to_dict() for r in found] if full else None)
 
 

@@ -145,6 +145,10 @@ class MemoryTools:
         self._local.store = self._first
 
     def _open(self) -> MemoryStore:
+        if self.config.replica:
+            return MemoryStore.open_replica(self.config.replica,
+                                            vector_backend=self.config.vector_backend,
+                                            embedder=self.config.embedder)
         return MemoryStore.open(self.config.db, read_only=not self.config.enable_writes,
                                 vector_backend=self.config.vector_backend, create=False,
                                 embedder=self.config.embedder)
@@ -184,10 +188,14 @@ class MemoryTools:
             while True:
                 time.sleep(every)
                 try:  # a fresh connection each time: a cached page would hide a copy-over
-                    with MemoryStore.open(self.config.db, read_only=True, create=False,
-                                          embedder="none") as store:
+                    with (MemoryStore.open_replica(self.config.replica, embedder="none")
+                          if self.config.replica else
+                          MemoryStore.open(self.config.db, read_only=True, create=False,
+                                           embedder="none")) as store:
                         now = store.fingerprint()
                 except PersonalMemoryError:  # gone or unreadable: a fresh worker says why
+                    if self.config.replica:
+                        continue  # a replica being rewritten (a purge carried there)
                     now = None
                 if now != self._first_fingerprint:
                     log.info("the database was purged or replaced; restarting")
@@ -231,6 +239,8 @@ class MemoryTools:
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")
+        if found.known_up_to:
+            text += "\n" + render.replica_position(found.known_up_to, found.as_of)
         return _result(_compact(out) if detail == "full" else text, out)
 
     def read(self, note: NoteId, as_of: Cutoff = None,

@@ -10,9 +10,11 @@ from .base import Record
 @dataclass(frozen=True)
 class Replication(Record):
     """``state``: absent (not set up), healthy, lagging (behind by more than
-    ``max_lag_seconds``) or failing (not running, or the replica cannot be read);
-    ``position``: the newest time the replica holds; ``lag_seconds``: how far the
-    database's last write is ahead of it."""
+    ``max_lag_seconds``) or failing (not running, or the replica cannot be read); or
+    replica, for a store that reads a replica (``position``: the newest knowledge in it);
+    ``position``: when the replica last received a change; ``lag_seconds``: how far the
+    database's last write is ahead of it. ``generation``: the newest transaction the
+    replica holds (Litestream 0.5's TXID, in hex); ``generations``: its LTX files."""
     state: str
     destination: str | None = None
     running: bool = False
@@ -42,9 +44,11 @@ class Restored(Record):
 
 @dataclass(frozen=True)
 class ReplicaPurge(Record):
-    """A purge carried to the replica: the older generations deleted, a fresh one written
-    from the purged database, and the proof (the replica restored to a temporary file and
-    scanned). ``verified`` False says what could not be checked in ``unverified``;
+    """A purge carried to the replica: its older files deleted (``generations_deleted``:
+    the LTX levels, or a 0.3 replica's generations), a fresh snapshot (``new_generation``)
+    written from the purged database, and the proof (the replica restored to a temporary
+    file, and its files with their LTX pages decompressed, scanned). ``verified`` False
+    says what could not be checked in ``unverified``.
     ``scanned`` False: no text was given, so the replica was rewritten but not scanned."""
     destination: str
     generations_deleted: list[str] = field(default_factory=list)

@@ -131,12 +131,15 @@ class SearchResults(list):
     that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
     the time the namespace's first knowledge arrived (None when it holds none);
     ``warnings``, lines about the query itself, such as a folder filter that names no
-    folder known at the cutoff."""
+    folder known at the cutoff.
+    ``known_up_to``, on a replica, the newest knowledge it holds (None on the database
+    itself): a cutoff after it may miss what the database learned since."""
 
     def __init__(self, results=(), *, as_of: str | None, valid_at: str,
                  semantic: str | None = None, unembedded: int = 0,
                  no_answer: str | None = None, left_out: int = 0,
-                 earliest: str | None = None, warnings: list[str] | None = None):
+                 earliest: str | None = None, warnings: list[str] | None = None,
+                 known_up_to: str | None = None):
         super().__init__(results)
         self.warnings = list(warnings or ())
         self.as_of = as_of
@@ -146,3 +149,4 @@ class SearchResults(list):
         self.no_answer = no_answer
         self.left_out = left_out
         self.earliest = earliest
+        self.known_up_to = known_up_to

@@ -59,7 +59,7 @@ def start(db: Path, quiet: bool = False) -> subprocess.Popen:
     try:
         return subprocess.Popen([litestream.binary(), "replicate", "-config",
                                  str(litestream.config_path(db))], stdout=out, stderr=out,
-                                preexec_fn=_die_with_parent)
+                                env=litestream.environment(), preexec_fn=_die_with_parent)
     finally:
         os.umask(old)
 
@@ -185,41 +185,53 @@ SNAPSHOT_GRACE_SECONDS = 10.0  # a new generation's first snapshot takes about a
 
 
 def lost_generation(db: Path) -> str | None:
-    """The generation Litestream writes to a local replica, when the replica no longer
-    holds its snapshot (its files were deleted while Litestream ran). Litestream would go
-    on writing WAL segments there that no restore can use."""
+    """The local replica's folder, when it no longer holds a snapshot although Litestream
+    has been replicating for a while (its files were deleted while Litestream ran):
+    Litestream would go on writing changes there that no restore can use."""
     dest = litestream.read_destination(db)
     if dest is None or not dest.readable_here:
         return None
-    marker = litestream.shadow_dir(db) / "generation"
+    if not _started_long_ago(litestream.shadow_dir(db) / "ltx"):
+        return None  # nothing replicated yet, or just started: a snapshot comes first
     try:
-        generation = marker.read_text().strip()
-        age = time.time() - marker.stat().st_mtime
-    except (FileNotFoundError, NotADirectoryError):
-        return None  # no generation yet: Litestream starts one with its snapshot
-    if not generation or age < SNAPSHOT_GRACE_SECONDS:
-        return None
-    try:
-        with os.scandir(Path(dest.location) / "generations" / generation / "snapshots") as it:
+        with os.scandir(Path(dest.location) / "ltx" / str(litestream.SNAPSHOT_LEVEL)) as it:
             if next(it, None) is not None:
                 return None
     except FileNotFoundError:
         pass
     except OSError:
         return None  # cannot tell (a mount that hiccups): never act on a guess
-    return generation
+    return dest.location
+
+
+def _started_long_ago(shadow: Path) -> bool:
+    try:
+        oldest = min(p.stat().st_mtime for p in shadow.rglob("*.ltx"))
+    except (ValueError, OSError):  # none yet, or one removed while looking
+        return False
+    return time.time() - oldest > SNAPSHOT_GRACE_SECONDS
 
 
 def start_afresh(db: Path, lost: str) -> None:
-    """A fresh generation at the next start: Litestream's own WAL copy is dropped (it
-    keys the generation), and so is the unusable rest of the ``lost`` one."""
+    """A fresh replica at the next start: Litestream's own copy (which keys its position)
+    is dropped, and so is the unusable rest of the replica's LTX files."""
     import shutil
-    dest = litestream.read_destination(db)
-    log.warning("the replica lost its snapshot of generation %s (were its files "
-                "deleted?); starting a fresh generation", lost)
+    log.warning("the replica at %s lost its snapshot (were its files deleted?); "
+                "starting a fresh generation", lost)
     shutil.rmtree(litestream.shadow_dir(db), ignore_errors=True)
-    if dest is not None:
-        shutil.rmtree(Path(dest.location) / "generations" / lost, ignore_errors=True)
+    shutil.rmtree(Path(lost) / "ltx", ignore_errors=True)
+
+
+def drop_v03_copies(db: Path) -> str | None:
+    """Litestream 0.3's WAL copies beside the database (they hold old text; 0.5 neither
+    reads nor removes them), deleted with replication paused; their folder, if any."""
+    import shutil
+    old = litestream.shadow_dir(db) / "generations"
+    if not old.is_dir():
+        return None
+    with paused(db):
+        shutil.rmtree(old)
+    return str(old)
 
 
 def remove(db: Path) -> tuple[litestream.Destination, list[str]]:

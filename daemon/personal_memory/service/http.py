@@ -18,18 +18,22 @@ LABEL = "io.github.personal-memory.mcp"
 LAUNCHD_LOGS = Path.home() / "Library" / "Logs" / "personal-memory"
 
 
-def command(db: Path) -> list[str]:
-    return [str(memory_executable()), "--db", str(db), "serve", "--http"]
+def command(db: Path, replica: str | None = None) -> list[str]:
+    """``replica``: a replica's URL, read in place instead of the database (whose folder
+    still keeps the access file)."""
+    return [str(memory_executable()), "--db", str(db), "serve", "--http",
+            *(["--replica", replica] if replica else [])]
 
 
-def systemd_unit(db: Path) -> str:
+def systemd_unit(db: Path, replica: str | None = None) -> str:
+    what = f"the replica {replica}" if replica else "the database"
     return f"""\
 [Unit]
-Description=personal-memory MCP server over Streamable HTTP (read-only, OAuth)
+Description=personal-memory MCP server over Streamable HTTP (read-only, OAuth), reading {what}
 
 [Service]
 Type=simple
-ExecStart={" ".join(quote(a) for a in command(db))}
+ExecStart={" ".join(quote(a) for a in command(db, replica))}
 Restart=on-failure
 RestartSec=5
 # {EXIT_USAGE}: bad options or a missing database; restarting would not help.
@@ -44,9 +48,9 @@ WantedBy=default.target
 """
 
 
-def launchd_plist(db: Path) -> str:
+def launchd_plist(db: Path, replica: str | None = None) -> str:
     return plistlib.dumps({
-        "Label": LABEL, "ProgramArguments": command(db), "RunAtLoad": True,
+        "Label": LABEL, "ProgramArguments": command(db, replica), "RunAtLoad": True,
         "KeepAlive": {"SuccessfulExit": False}, "ProcessType": "Background",
         "ThrottleInterval": 10, "EnvironmentVariables": {"PYTHONUNBUFFERED": "1"},
         "StandardOutPath": str(LAUNCHD_LOGS / "mcp.out.log"),
@@ -54,11 +58,11 @@ def launchd_plist(db: Path) -> str:
     }, fmt=plistlib.FMT_XML).decode("utf-8")
 
 
-def render(kind: str, db: Path) -> str:
-    return systemd_unit(db) if kind == "systemd" else launchd_plist(db)
+def render(kind: str, db: Path, replica: str | None = None) -> str:
+    return systemd_unit(db, replica) if kind == "systemd" else launchd_plist(db, replica)
 
 
-def install(kind: str, db: Path) -> Outcome:
+def install(kind: str, db: Path, replica: str | None = None) -> Outcome:
     messages: list[str] = []
     if kind == "systemd":
         path = unit_path(name=UNIT_NAME)
@@ -71,7 +75,7 @@ def install(kind: str, db: Path) -> Outcome:
         steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
         logs = str(LAUNCHD_LOGS)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(kind, db))
+    path.write_text(render(kind, db, replica))
     messages.append(f"wrote {path}")
     failure = run_steps(steps, messages)
     if failure:

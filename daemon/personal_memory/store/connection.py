@@ -194,6 +194,16 @@ class Connection:
             return cls._connect(uri + "&immutable=1", flags, path, read_only, vector_backend)
 
     @classmethod
+    def open_uri(cls, uri: str, label: str, *, vector_backend: str = "auto"):
+        """A read-only connection through an SQLite URI another module made (a replica
+        read through Litestream's VFS); ``label`` names it in errors. Temporary tables
+        stay in memory: the VFS holds no temporary files."""
+        db = cls._connect(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, label, True,
+                          vector_backend)
+        db.execute("PRAGMA temp_store=MEMORY")
+        return db
+
+    @classmethod
     def _connect(cls, uri: str, flags: int, path: str, read_only: bool,
                  vector_backend: str):
         try:

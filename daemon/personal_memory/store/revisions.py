@@ -150,6 +150,10 @@ class RevisionLog:
         return self.execute("SELECT min(known_at) FROM revisions WHERE namespace = ?",
                             (namespace,))[0][0]
 
+    def last_known(self) -> int | None:
+        """The newest ``known_at`` the file holds, in any namespace (None: nothing)."""
+        return self.execute("SELECT max(known_at) FROM revisions")[0][0]
+
     def activity(self, namespace: str, bucket_us: int) -> list[tuple[int, int]]:
         """(bucket start, revisions known in it) for every bucket with any, in order."""
         return self.execute(

@@ -1,0 +1,375 @@
+"""Reading a replica in place through Litestream's VFS: the same answers as the database
+at the replica's position for randomised queries and cutoffs, new writes seen without
+reopening, and an honest position when the replica lags."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from personal_memory.errors import PersonalMemoryError
+from personal_memory.memory import MemoryStore
+from personal_memory.replication import replica as replicas
+from personal_memory.times import format_time, parse_time
+from support import ROOT, run_memory, user_env, wait_for
+from test_replication import Replicator, caught_up, env, needs_litestream, restored_whole
+
+WORDS = ("quince medlar apricot lighthouse harbour ledger invoice kestrel osprey lantern "
+         "granite meadow orchard ferry violin compass").split()
+START = parse_time("2025-01-01T00:00:00Z")
+HOUR = 3_600_000_000
+
+
+def _vfs() -> bool:
+    try:
+        import litestream_vfs  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_vfs = pytest.mark.skipif(not _vfs(), reason="Litestream's VFS is not installed: pip "
+                               "install 'personal-memory[replication]' (litestream-vfs)")
+
+
+class Reader:
+    """A replica reader process (tests/replica_reader.py), asked one JSON line at a time."""
+
+    def __init__(self, url: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "replica_reader.py"), url],
+            env=replicas.environment(url, user_env()), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+
+    def ask(self, **request) -> dict:
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"the reader ended (exit {self.proc.poll()})"
+        answer = json.loads(line)
+        assert "error" not in answer, answer["error"]
+        return answer
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+
+
+def fill(store: MemoryStore, rng: random.Random, n: int, start: int) -> list[int]:
+    """``n`` writes an hour apart (revisions, some revised, some forgotten); their times."""
+    times = []
+    for i in range(n):
+        at = start + i * HOUR
+        ns = rng.choice(["notes", "work"])
+        mid = f"m{rng.randrange(n // 3)}"
+        if rng.random() < 0.1:
+            try:
+                store.forget(mid, namespace=ns, known_at=format_time(at))
+            except PersonalMemoryError:  # nothing visible to forget then: write instead
+                store.remember(mid, " ".join(rng.choices(WORDS, k=8)), namespace=ns,
+                               known_at=format_time(at))
+        else:
+            store.remember(mid, " ".join(rng.choices(WORDS, k=rng.randint(3, 12))),
+                           namespace=ns, title=rng.choice(WORDS), known_at=format_time(at))
+        times.append(at)
+    return times
+
+
+@pytest.fixture
+def s3_server(tmp_path, monkeypatch):
+    """An S3-protocol server on loopback (moto's server mode) with one bucket; the URL
+    form Litestream needs for it."""
+    import socket
+    try:
+        import boto3
+        import moto.server  # noqa: F401
+    except ImportError:
+        pytest.skip("moto's server is not installed (pip install 'moto[server]', in the "
+                    "test extras)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = open(tmp_path / "moto.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                             str(port)], stdout=log, stderr=subprocess.STDOUT)
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
+        monkeypatch.setenv(name, value)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        wait_for(lambda: _answers(s3), 30, interval=0.2, what="the S3 server")
+        s3.create_bucket(Bucket="notes")
+        yield f"s3://notes/memory?endpoint={endpoint}&region=us-east-1&forcePathStyle=true"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+def _answers(s3) -> bool:
+    try:
+        s3.list_buckets()
+    except Exception:  # not listening yet
+        return False
+    return True
+
+
+@pytest.fixture(params=["file", "s3"])
+def destination(request, tmp_path):
+    if request.param == "file":
+        return str(tmp_path / "replica")
+    return request.getfixturevalue("s3_server")
+
+
+@needs_litestream
+@needs_vfs
+def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destination):
+    seed = int(os.environ.get("PM_TEST_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    db = tmp_path / "m.db"
+    store = MemoryStore.open(db, embedder="none")
+    times = fill(store, rng, 150, START)
+    done = run_memory("--db", db, "replicate", "setup", destination, "--no-service",
+                      env=env())
+    assert done.returncode == 0, done.stderr
+    rep = Replicator(db)
+    reader = None
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+        restored_whole(destination, db, tmp_path)  # by its URL alone
+        url = replicas.replica_url(destination)
+        reader = Reader(url)
+        assert reader.ask(op="position")["known_up_to"] == format_time(times[-1])
+        cutoffs = [None, *(rng.choice(times) for _ in range(20)),
+                   *(START + rng.randrange(-HOUR, len(times) * HOUR) for _ in range(20))]
+        for i in range(300):
+            query = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
+            ns, cutoff = rng.choice(["notes", "work"]), rng.choice(cutoffs)
+            as_of = format_time(cutoff) if cutoff is not None else None
+            want = store.search(query, namespace=ns, as_of=as_of, limit=8)
+            got = reader.ask(op="search", query=query, namespace=ns, as_of=as_of, limit=8)
+            assert got["results"] == [r.to_dict() for r in want], \
+                f"seed {seed}, query {i}: {query!r} in {ns} as of {as_of}"
+            assert got["no_answer"] == want.no_answer and want.known_up_to is None
+            assert got["known_up_to"] == format_time(times[-1])
+        for _ in range(20):
+            mid, ns = f"m{rng.randrange(50)}", rng.choice(["notes", "work"])
+            as_of = format_time(rng.choice(times))
+            try:
+                want = [r.to_dict() for r in store.history(mid, namespace=ns, as_of=as_of)]
+            except PersonalMemoryError as exc:
+                want = f"{type(exc).__name__}: {exc}"
+            request = dict(op="history", memory_id=mid, namespace=ns, as_of=as_of)
+            if isinstance(want, str):
+                with pytest.raises(AssertionError, match=want.split(":")[0]):
+                    reader.ask(**request)
+            else:
+                assert reader.ask(**request)["history"] == want, f"seed {seed}"
+
+        # a write on the database reaches the open reader, without reopening it
+        late = START + len(times) * HOUR
+        store.remember("late", "a lantern by the ferry", namespace="notes",
+                       known_at=format_time(late))
+        wait_for(lambda: reader.ask(op="position")["known_up_to"] == format_time(late), 30,
+                 interval=0.5, what="the reader to see the new write")
+        found = reader.ask(op="search", query="lantern ferry", namespace="notes")
+        assert "late" in [r["memory_id"] for r in found["results"]]
+
+        # replication stopped: the reader keeps its honest position, the database moves on
+        rep.stop()
+        rep = None
+        store.remember("later", "a violin in the orchard", namespace="notes",
+                       known_at=format_time(late + HOUR))
+        found = reader.ask(op="search", query="violin orchard", namespace="notes")
+        assert found["known_up_to"] == format_time(late)
+        assert "later" not in [r["memory_id"] for r in found["results"]]
+
+        # a reader killed outright leaves nothing to repair: the next one answers the same
+        reader.proc.kill()
+        reader.proc.wait()
+        reader = Reader(url)
+        again = reader.ask(op="search", query="violin orchard", namespace="notes")
+        assert again == found
+    finally:
+        if reader is not None:
+            reader.close()
+        if rep is not None:
+            rep.stop()
+        store.close()
+
+
+@needs_litestream
+@needs_vfs
+def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    store = MemoryStore.open(db, embedder="none")
+    store.remember("garden", "the quince tree flowers in April", namespace="notes",
+                   known_at="2025-03-01T10:00:00Z")
+    store.close()
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+    finally:
+        rep.stop()
+    listing = sorted(p.relative_to(replica) for p in replica.rglob("*"))
+    done = run_memory("search", "quince", "--replica", replica, "--json", env=env())
+    assert done.returncode == 0, done.stderr
+    assert [r["memory_id"] for r in json.loads(done.stdout)] == ["garden"]  # JSON intact
+    assert "knows only up to 2025-03-01 10:00:00 UTC" in done.stderr
+    before = run_memory("search", "quince", "--replica", replica, "--as-of", "2025-03-01T10:00Z",
+                        env=env())
+    assert "known up to 2025-03-01 10:00:00 UTC" in before.stdout
+    assert "complete for its cutoff" in before.stdout
+    status = run_memory("status", "--replica", f"file://{replica}", "--json", env=env())
+    assert json.loads(status.stdout)["replication"] == {
+        "state": "replica", "destination": f"file://{replica}", "running": False,
+        "generation": None, "generations": 0, "position": "2025-03-01T10:00:00Z",
+        "lag_seconds": None, "max_lag_seconds": 300.0, "problem": None}
+    history = run_memory("history", "garden", "--replica", replica, env=env())
+    assert history.returncode == 0 and "quince" in history.stdout
+    assert sorted(p.relative_to(replica) for p in replica.rglob("*")) == listing  # unwritten
+    missing = run_memory("search", "quince", "--replica", tmp_path / "nothing", env=env())
+    assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr
+
+    # the reader as a service: a machine with no database of its own
+    home = {**env(), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "PATH": "/nonexistent"}  # no service manager: the unit file is all there is
+    reader_db = tmp_path / "reader" / "m.db"
+    done = run_memory("--db", reader_db, "service", "install", "--http", "--systemd",
+                      "--replica", replica, env=home)
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory-mcp.service"
+    assert unit.exists(), done.stderr
+    assert f"--db {reader_db} serve --http --replica file://{replica}" in unit.read_text()
+    assert reader_db.parent.is_dir() and not reader_db.exists()  # its access file's folder
+    wrong = run_memory("--db", reader_db, "service", "install", "--http", "--systemd",
+                       "--replica", tmp_path / "nothing", env=home)
+    assert wrong.returncode == 2 and "no Litestream 0.5 replica" in wrong.stderr
+
+
+def _without_position(text: str) -> str:
+    """A tool's text without the replica's position (its last line, or a JSON key)."""
+    if text.startswith("{"):
+        found = json.loads(text)
+        found.pop("known_up_to", None)
+        return json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+    return text.rsplit("\nReplica: ", 1)[0]
+
+
+@needs_litestream
+@needs_vfs
+def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
+    """`memory serve --http --replica URL`: the same answers as the database's own stdio
+    server, and memory_status says it reads a replica, known up to its newest write."""
+    import asyncio
+
+    from test_mcp_http import PASSPHRASE, REQUESTS, answers, start, stdio, stop, with_token
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.remember("role", "I prefer equity research.", namespace="notes",
+                   known_at="2025-01-10", source="journal.md")
+        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
+                   known_at="2025-03-15", source="journal.md")
+    assert run_memory("--db", db, "http", "passphrase", input=PASSPHRASE + "\n"
+                      ).returncode == 0
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+    finally:
+        rep.stop()
+    served = start(str(db), tmp_path, "--replica", str(replica))
+    try:
+        token = served.token("script")
+
+        async def go():
+            async with with_token(served.url, token) as c:
+                status = (await c.call_tool("memory_status", {})).structured_content
+                late = await c.call_tool("memory_search", {"query": "prefer"})
+                early = await c.call_tool("memory_search", {"query": "prefer",
+                                                            "as_of": "2025-02-01"})
+            return (await answers(stdio(str(db))), await answers(with_token(served.url, token)),
+                    status, late, early)
+        local, remote, status, late, early = asyncio.run(go())
+        # the same answers, but for the replica's position, which each search carries
+        for (tool, _), mine, theirs in zip(REQUESTS, local, remote):
+            theirs = json.loads(theirs)
+            if tool == "memory_search" and not theirs[0]:
+                assert theirs[2].pop("known_up_to") == "2025-03-15T00:00:00Z"
+                theirs[1] = [_without_position(t) for t in theirs[1]]
+            assert json.dumps(theirs, sort_keys=True) == mine
+        assert "it knows only up to 2025-03-15" in late.content[0].text
+        assert "known up to 2025-03-15" in early.content[0].text
+
+        # a purge carried to the replica reaches the running server
+        done = run_memory("--db", db, "purge", "--id", "role", "--replicas", "--yes",
+                          "--json", env=env(), timeout=180)
+        assert done.returncode == 0 and json.loads(done.stdout)["replica"]["verified"]
+
+        async def search() -> str:
+            try:
+                async with with_token(served.url, token) as c:
+                    found = await c.call_tool("memory_search", {"query": "quantitative"})
+            except Exception as exc:  # the server restarting: ask again
+                return f"{type(exc).__name__}"
+            return found.content[0].text
+        seen = []
+
+        def lost() -> bool:
+            seen.append(asyncio.run(search()))
+            return seen[-1].startswith("No results")
+        try:
+            wait_for(lost, 60, interval=0.5, what="the server to lose the purged text")
+        except AssertionError:
+            raise AssertionError(f"{seen[-3:]}\n{served.log_text()[-3000:]}") from None
+        assert status["status"]["replication"]["state"] == "replica"
+        assert status["status"]["replication"]["position"] == "2025-03-15T00:00:00Z"
+    finally:
+        stop(served)
+
+
+@needs_litestream
+@needs_vfs
+def test_a_purge_reaches_readers_of_the_replica(tmp_path):
+    """A purge carried to the replica (--replicas): a reader started after it, and one
+    that was open all along, no longer find the text."""
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("code", "the door code is 4417-kestrel", namespace="notes",
+                       known_at="2025-03-01T10:00:00Z")
+        store.remember("garden", "the quince tree", namespace="notes",
+                       known_at="2025-03-02T10:00:00Z")
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    reader = None
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+        reader = Reader(replicas.replica_url(str(replica)))
+        assert reader.ask(op="search", query="kestrel", namespace="notes")["results"]
+        done = run_memory("--db", db, "purge", "--id", "code", "--replicas", "--yes",
+                          "--json", env=env(), timeout=180)
+        report = json.loads(done.stdout)
+        assert done.returncode == 0 and report["replica"]["verified"], done.stdout
+        wait_for(lambda: caught_up(db), 30, what="replication resumed")
+        fresh = run_memory("search", "kestrel", "--replica", replica, "--json", env=env())
+        assert fresh.returncode == 0 and json.loads(fresh.stdout) == [], fresh.stderr
+
+        def forgotten():
+            try:
+                return reader.ask(op="search", query="kestrel", namespace="notes")[
+                    "results"] == []
+            except AssertionError:  # the replica rewritten under it: an error, not text
+                return False
+        wait_for(forgotten, 30, interval=0.5, what="the open reader to lose the text")
+        assert reader.ask(op="search", query="quince", namespace="notes")["results"]
+    finally:
+        if reader is not None:
+            reader.proc.kill()
+            reader.proc.wait()
+        rep.stop()

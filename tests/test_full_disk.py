@@ -12,13 +12,15 @@ from support import mount_small_disk, run_memory, wait_for
 
 
 def _fill(folder):
-    with open(folder / "filler", "wb") as fh:  # not a byte left
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
+    # Unbuffered: a buffered file that holds the bytes a full disk refused raises again
+    # when it is closed. Smaller writes take what the larger ones left.
+    with open(folder / "filler", "wb", buffering=0) as fh:  # not a byte left
+        for size in (65536, 4096, 512, 1):
+            try:
+                while fh.write(b"\0" * size):
+                    pass
+            except OSError:
+                pass
 
 
 @pytest.fixture

@@ -56,7 +56,10 @@ from personal_memory import MemoryStore
 
 def search(db):
     with MemoryStore.open(db, read_only=True, embedder="e5") as store:
-        return [r.memory_id for r in store.search("when does the boat go", namespace="n")]
+        # a word in common, so the answer stands whatever the no-answer bar; a cosine, so
+        # the child's query thread encoded it
+        return [r.memory_id for r in store.search("when does the ferry go", namespace="n")
+                if r.cosine is not None]
 
 with MemoryStore.open(sys.argv[1], embedder="e5") as store:
     store.remember("a", "the ferry leaves at noon", namespace="n")

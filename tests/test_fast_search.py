@@ -131,3 +131,47 @@ def test_fast_path_equals_reference_on_synced_notes_with_tags(steps, queries):
                     fast, ref = store.search(q, **kw), store.search_reference(q, **kw)
                     same(fast, ref)
                     assert all(not r.memory_id.endswith("#") for r in fast)
+
+
+def test_a_grouped_search_scores_once_however_deep_it_reads(tmp_path, monkeypatch):
+    """Grouping reads the ranking deeper while it finds too few notes: each depth is fused
+    again from one scoring, and the groups are those of the reference path's whole
+    ranked list, with its scores."""
+    import random
+
+    from personal_memory.notes.folders import Folder
+    from personal_memory.search import grouping, syntax
+    from personal_memory.search.in_memory import SearchIndex
+    rng = random.Random(7)
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord"]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "big.md").write_text("# Big\n\n" + "\n\n".join(
+        f"## S{k}\n\namber birch amber {k}" for k in range(30)) + "\n")
+    for n in range(12):
+        (vault / f"n{n}.md").write_text(f"# N{n}\n\n" + " ".join(
+            rng.choices(words, k=rng.randint(3, 30))) + "\n")
+    calls = {"_score": 0, "_fused": 0}
+    for name in calls:
+        real = getattr(SearchIndex, name)
+
+        def counted(self, *a, _real=real, _name=name, **kw):
+            calls[_name] += 1
+            return _real(self, *a, **kw)
+        monkeypatch.setattr(SearchIndex, name, counted)
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        s.embed_pending()
+        deeper = 0
+        for query in ("amber", "amber birch", "cedar fjord", "delta amber ember"):
+            every = list(s.search_reference(query, namespace="notes", limit=1000))
+            for limit in (1, 4, 9):
+                calls.update(_score=0, _fused=0)
+                got = s.search(query, namespace="notes", limit=limit, group="note")
+                key = grouping.key_for("note", syntax.parse(query), every)
+                want = [g[0] for g in grouping.groups(every, limit, key)]
+                assert [r.memory_id for r in got] == [r.memory_id for r in want]
+                assert all(abs(a.score - b.score) <= 1e-9 for a, b in zip(got, want))
+                assert calls["_score"] == 1
+                deeper += calls["_fused"] > 1
+        assert deeper  # some answer needed a deeper window

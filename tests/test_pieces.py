@@ -206,3 +206,35 @@ def test_a_stop_between_pieces_keeps_no_half_embedded_section(tmp_path):
         assert len(asked) == 4  # once for the batch, then before each passage it would read
         run = store.embed_pending()
         assert run.embedded == 2 and store.pending_vectors() == 0
+
+
+@given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=12), seed=st.integers(0, 2**16),
+       asked=st.lists(st.lists(st.integers(0, 11), max_size=8), min_size=1, max_size=4))
+def test_the_screens_exact_cosine_is_each_rows_best_piece_the_first_of_equals(sizes, seed,
+                                                                              asked):
+    """CosineScreen.exact, vectorised over rows, against a loop over each row's pieces in
+    order (the reference rule), with repeated pieces making ties, asked in any order and
+    again."""
+    import numpy as np
+
+    from personal_memory.search.contract import cosines
+    from personal_memory.search.screening import CosineScreen
+    rng = np.random.default_rng(seed)
+    total = sum(sizes)
+    matrix = rng.integers(-2, 3, size=(total, 4)).astype(np.float32)  # small: many ties
+    q = rng.integers(-2, 3, size=4).astype(np.float32)
+    order = rng.permutation(total)  # a row's pieces side by side in `order`
+    ends = np.cumsum(sizes)
+    firsts = ends - np.array(sizes)
+    piece = np.zeros(total, dtype=np.int32)
+    for a, b in zip(firsts, ends):
+        piece[order[a:b]] = np.arange(b - a)
+    screen = CosineScreen(np.arange(len(sizes)), np.zeros(len(sizes)), matrix, q,
+                          pieces=(order, firsts, ends, piece))
+    for idx in asked:
+        idx = [i % len(sizes) for i in idx]
+        got = screen.exact(np.array(idx, dtype=np.int64))
+        for i, value in zip(idx, got.tolist()):
+            mine = cosines(matrix[order[firsts[i]:ends[i]]].astype(np.float64), q)
+            assert value == mine.max()
+            assert screen.piece(i) == int(np.argmax(mine))

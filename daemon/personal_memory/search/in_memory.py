@@ -18,6 +18,7 @@ import json
 import math
 import threading
 from collections import Counter, OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,6 +102,8 @@ class SearchIndex:
         self._sorted: dict[str, np.ndarray] = {}
         self._postings: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._posting_entries = 0
+        # the last search's scores: grouping asks the same search again, deeper
+        self._last_scored: tuple | None = None
 
     # -- keeping current ---------------------------------------------------------------------
 
@@ -120,9 +123,11 @@ class SearchIndex:
     def _load_vectors(self, db: Database, key: str) -> None:
         if key != self._vector_key:
             self._vector_key, self._vector_seq, self._vectors = key, 0, None
+            self._last_scored = None
             self.rows.cols["vpos"][:] = -1
         if db.max_vector_seq() <= self._vector_seq:
             return
+        self._last_scored = None  # its screen holds the matrix about to grow
         # Small chunks: each is copied twice on its way in, and the peak memory counts.
         for chunk in iter(lambda: db.vectors_since(key, self._vector_seq, 2048), []):
             seqs, rids, pieces, blobs = zip(*chunk)
@@ -160,6 +165,7 @@ class SearchIndex:
 
     def _load_revisions(self, db: Database, top: int) -> None:
         first_new = self.last_id
+        self._last_scored = None
         # Room for the new rows plus some growth, so later appends rarely copy the arrays.
         # (Row ids are dense: the log is never deleted from.)
         self.rows.reserve(int((top - self.last_id) * 1.1) + 64)
@@ -391,31 +397,61 @@ class SearchIndex:
                valid_at: int, limit: int, semantic: Semantic | None = None) -> Ranked:
         with self._lock, db.snapshot(), one_blas_thread():
             self.refresh(db, semantic.key if semantic else None)
-            everything = self.visible(namespace, as_of, valid_at)
-            winners = self.rankable(everything, query)
-            if query.filters_rows and len(winners):
-                kept = text_filtered(db, self.rows.ids[winners].tolist(), query,
-                                     lambda text: self._holding(db, winners, text))
-                winners = np.sort(np.searchsorted(self.rows.ids,
-                                                  np.array(kept, dtype=np.int64)))
-            terms = keyword_terms(db, query.words)
-            bm_pos, bm_score, held = self.bm25(db, winners, terms)
-            cos = self.cosine(winners, semantic)
-            unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
-            why = no_answer(len(bm_pos), cos.best() if cos else None,
-                            len(cos.pos) if cos else 0, semantic, visible=len(winners),
-                            unfiltered=len(everything), query=query,
-                            unknown=mostly_unknown(len(terms), held))
-            if why:
-                return Ranked(unembedded=unembedded, no_answer=why)
-            found = fuse_ranked(
-                memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
-                winners=winners, bm25=(bm_pos, bm_score), cosine=cos, limit=limit,
-                load=db.revisions_by_id,
-                floor=padding_floor(semantic, len(cos.pos) if cos else 0),
-                lines=piece_lines(db, semantic))
-            # rows either arm scored: every row with a vector, and keyword hits without one
-            # (a count, not a union of two long arrays: both arms are among the winners)
-            scored = len(bm_pos) + (len(cos.pos) - int(np.count_nonzero(
-                self.rows.vpos[bm_pos] >= 0)) if cos else 0)
-            return Ranked(found, unembedded, left_out=left_out(limit, scored, len(found)))
+            state = (self._generation, self.last_id, self._vector_key, self._vector_seq)
+            asked = (query, semantic, namespace, as_of, valid_at, state)
+            last = self._last_scored
+            # the same query and vector objects (held here, so never another's id)
+            if (last is not None and last[0][0] is query and last[0][1] is semantic
+                    and last[0][2:] == asked[2:]):
+                scored = last[1]  # the same search deeper (grouping): only fused again
+            else:
+                scored = self._score(db, query, namespace, as_of, valid_at, semantic)
+                self._last_scored = (asked, scored)
+            return self._fused(db, scored, limit, semantic)
+
+    def _score(self, db: Database, query: Query, namespace: str, as_of: int | None,
+               valid_at: int, semantic: Semantic | None) -> "_Scored":
+        """Both arms over the rankable rows: what every depth of one search shares."""
+        everything = self.visible(namespace, as_of, valid_at)
+        winners = self.rankable(everything, query)
+        if query.filters_rows and len(winners):
+            kept = text_filtered(db, self.rows.ids[winners].tolist(), query,
+                                 lambda text: self._holding(db, winners, text))
+            winners = np.sort(np.searchsorted(self.rows.ids,
+                                              np.array(kept, dtype=np.int64)))
+        terms = keyword_terms(db, query.words)
+        bm_pos, bm_score, held = self.bm25(db, winners, terms)
+        cos = self.cosine(winners, semantic)
+        unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
+        why = no_answer(len(bm_pos), cos.best() if cos else None,
+                        len(cos.pos) if cos else 0, semantic, visible=len(winners),
+                        unfiltered=len(everything), query=query,
+                        unknown=mostly_unknown(len(terms), held))
+        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why)
+
+    def _fused(self, db: Database, s: "_Scored", limit: int,
+               semantic: Semantic | None) -> Ranked:
+        if s.no_answer:
+            return Ranked(unembedded=s.unembedded, no_answer=s.no_answer)
+        cos = s.cosine
+        found = fuse_ranked(
+            memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
+            winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos, limit=limit,
+            load=db.revisions_by_id,
+            floor=padding_floor(semantic, len(cos.pos) if cos else 0),
+            lines=piece_lines(db, semantic))
+        # rows either arm scored: every row with a vector, and keyword hits without one
+        # (a count, not a union of two long arrays: both arms are among the winners)
+        scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
+            self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
+        return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)))
+
+
+class _Scored(NamedTuple):
+    """One search's rankable rows and both arms' scores, before fusion."""
+    winners: np.ndarray
+    bm_pos: np.ndarray
+    bm_score: np.ndarray
+    cosine: CosineScreen | None
+    unembedded: int
+    no_answer: str | None

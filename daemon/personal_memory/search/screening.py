@@ -29,30 +29,35 @@ class CosineScreen:
         self.pos, self.approx = pos, approx
         self._matrix, self._q = matrix, query32
         self._order, self._first, self._end, self._piece = pieces
-        self._exact: dict[int, float] = {}
-        self._best_piece: dict[int, int] = {}
+        self._known = np.zeros(len(pos), dtype=bool)
+        self._exact = np.zeros(len(pos))
+        self._best_piece = np.zeros(len(pos), dtype=np.int64)
         self._stats: tuple[float, float] | None = None
 
     def exact(self, idx: np.ndarray) -> np.ndarray:
         """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule:
-        the best of the row's pieces, each in float64)."""
-        todo = [i for i in idx.tolist() if i not in self._exact]
-        if todo:
-            spans = [(int(self._first[i]), int(self._end[i])) for i in todo]
-            where = np.concatenate([self._order[a:b] for a, b in spans])
+        the best of the row's pieces, each in float64; the first of equals)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        todo = np.unique(idx[~self._known[idx]])
+        if len(todo):  # every piece of these rows in one product, rows side by side
+            first = self._first[todo]
+            counts = self._end[todo] - first
+            starts = np.cumsum(counts) - counts
+            where = self._order[np.repeat(first - starts, counts)
+                                + np.arange(int(counts.sum()))]
             values = cosines(self._matrix[where].astype(np.float64), self._q)
-            at = 0
-            for i, (a, b) in zip(todo, spans):
-                mine = values[at:at + b - a]
-                best = int(np.argmax(mine))
-                self._exact[i] = float(mine[best])
-                self._best_piece[i] = int(self._piece[where[at + best]])
-                at += b - a
-        return np.array([self._exact[i] for i in idx.tolist()], dtype=np.float64)
+            best = np.maximum.reduceat(values, starts)
+            row = np.repeat(np.arange(len(todo)), counts)
+            hit = np.flatnonzero(values == best[row])
+            _, first_hit = np.unique(row[hit], return_index=True)
+            self._exact[todo] = best
+            self._best_piece[todo] = self._piece[where[hit[first_hit]]]
+            self._known[todo] = True
+        return self._exact[idx]
 
     def piece(self, i: int) -> int:
         """The best piece of the row at index ``i`` (after :meth:`exact` computed it)."""
-        return self._best_piece[i]
+        return int(self._best_piece[i])
 
     def best(self) -> float:
         return self.stats()[1]

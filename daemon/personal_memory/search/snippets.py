@@ -69,10 +69,12 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     if not terms or not line.strip():
         return []
     data = line.encode("utf-8")
+    ascii_only = len(data) == len(line)  # byte offsets are character offsets
     spans = []
     for start, end, *tokens in db.tokenize_with_offsets(data):
         if any(t in terms for t in tokens):
-            spans.append((len(data[:start].decode("utf-8", "ignore")),
+            spans.append((start, end) if ascii_only else
+                         (len(data[:start].decode("utf-8", "ignore")),
                           len(data[:end].decode("utf-8", "ignore"))))
     return spans
 

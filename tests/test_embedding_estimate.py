@@ -55,3 +55,27 @@ def test_the_estimate_follows_a_run_that_slows_down(tmp_path):
         actual = time.monotonic() - at
     assert estimate is not None
     assert 0.7 <= estimate / actual <= 1.3, (estimate, actual)
+
+
+def test_the_bar_shows_the_time_left_it_is_told(monkeypatch):
+    """On a terminal, the embedding bar's time left is the store's estimate (by tokens),
+    not tqdm's sections per second: 100 s left shows as 01:40 whatever the pace so far."""
+    import io
+
+    from personal_memory.cli import context
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(context.sys, "stderr", Terminal())
+    asked = []
+
+    def left():
+        asked.append(True)
+        return 100.0
+    bar, update = context.progress_bar("section", "embedding", left)
+    with bar:
+        update(0, 50)
+        update(10, 50)  # asked again only after a few seconds
+        shown = str(bar)
+    assert len(asked) == 1 and ("<01:40," in shown or "<01:39," in shown), shown

@@ -75,30 +75,36 @@ def work_of(model: Embedder, text: str) -> int:
     return tokens(text) if tokens is not None else max(1, len(text.split()))
 
 
-def _pace(db: Database, mine: bool = False) -> tuple[float, float] | None:
-    """(tokens, seconds) of the recent passages, as the last batch stored them; ``mine``:
-    only when this process stored them lately (a run resumed, not an earlier run)."""
+def _pace(db: Database, mine: bool = False) -> tuple[float, float, int, float] | None:
+    """(tokens, seconds) of the recent passages, the process and the time the last batch
+    stored them; ``mine``: only when this process stored them lately (a run resumed, not
+    an earlier run)."""
     held = (db.meta("embedding_pace") or "").split()
     if len(held) != 4:
         return None
-    tokens, seconds, pid, at = held
-    if mine and (int(pid) != os.getpid() or time.time() - float(at) > EMBEDDING_SEEN_SECONDS):
+    tokens, seconds, pid, at = float(held[0]), float(held[1]), int(held[2]), float(held[3])
+    if mine and (pid != os.getpid() or time.time() - at > EMBEDDING_SEEN_SECONDS):
         return None
-    return float(tokens), float(seconds)
+    return tokens, seconds, pid, at
 
 
 def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
     """How long the pending passages will take: by their tokens (a sample of them, counted
     by the model) at the tokens per second of the run in progress over its recent
-    passages (:data:`RATE_PASSAGES`); else by passages at the last passages per second."""
+    passages (:data:`RATE_PASSAGES`), less the time since its last batch was committed
+    (the pending count is as of then); else by passages at the last passages per
+    second."""
     if not pending:
         return None
     pace = _pace(db)
-    if pace and pace[1] > 0:
+    if pace and pace[0] > 0 and pace[1] > 0:
         sample = db.missing_vectors(model.key, ETA_SAMPLE)
         if sample:
             work = sum(work_of(model, p.text) for r in sample for p in pieces_of(r))
-            return round(pending * work / len(sample) * pace[1] / pace[0], 1)
+            left = pending * work / len(sample) * pace[1] / pace[0]
+            if pace[2] == embedder_pid(db):  # that run goes on
+                left = max(left - (time.time() - pace[3]), 1.0)
+            return round(left, 1)
     rate = db.meta("embedding_rate")
     return round(pending / float(rate), 1) if rate else None
 
@@ -133,7 +139,7 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
     seconds = 0.0
     interrupted = False
     with db.snapshot():
-        pace = _pace(db, mine=True) or (0.0, 0.0)  # a resumed run goes on with its own
+        pace = (_pace(db, mine=True) or (0.0, 0.0))[:2]  # a resumed run goes on with its own
     if progress:
         progress(0, total)
     while done < total and not interrupted:
@@ -187,7 +193,7 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                     pace = (pace[0] * fade + work,
                             pace[1] * fade + time.perf_counter() - started)
                     db.set_meta("embedding_pace", f"{pace[0]:.1f} {pace[1]:.4f} "
-                                f"{os.getpid()} {time.time():.0f}")
+                                f"{os.getpid()} {time.time():.1f}")
                 choice = getattr(model, "threads", None)  # a model that chooses them
                 if choice is not None:
                     db.set_meta("embedding_threads", choice.describe())

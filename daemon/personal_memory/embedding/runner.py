@@ -89,8 +89,8 @@ def _pace(db: Database, mine: bool = False) -> tuple[float, float, int, float] |
 
 
 def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
-    """How long the pending passages will take: by their tokens (a sample of them, counted
-    by the model) at the tokens per second of the run in progress over its recent
+    """How long the pending passages will take: by their tokens (a sample spread over them,
+    counted by the model) at the tokens per second of the run in progress over its recent
     passages (:data:`RATE_PASSAGES`), less the time since its last batch was committed
     (the pending count is as of then); else by passages at the last passages per
     second."""
@@ -98,7 +98,7 @@ def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
         return None
     pace = _pace(db)
     if pace and pace[0] > 0 and pace[1] > 0:
-        sample = db.missing_vectors(model.key, ETA_SAMPLE)
+        sample = db.missing_sample(model.key, ETA_SAMPLE)
         if sample:
             work = sum(work_of(model, p.text) for r in sample for p in pieces_of(r))
             left = pending * work / len(sample) * pace[1] / pace[0]

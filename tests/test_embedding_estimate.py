@@ -39,7 +39,6 @@ def test_the_estimate_follows_a_run_that_slows_down(tmp_path):
         for i in range(PASSAGES):  # sections of 10 to 60 words, lengths mixed
             words = " ".join(f"word{i}x{j}" for j in range(10 + i * 37 % 51))
             store.remember(f"n{i}", words, namespace="n")
-        assert store.embed_pending(max_rows=0).embedded == 0  # nothing measured yet
         worker = threading.Thread(target=store.embed_pending, kwargs={"batch_size": 8})
         worker.start()
         try:

@@ -301,3 +301,45 @@ def test_the_snippet_shows_the_piece_that_matched_best_in_meaning(tmp_path):
     assert hit.matched_lines == (5, 5)  # the meadow's paragraph, in the section's lines
     assert (hit.snippet.line_start, hit.snippet.line_end) == (5, 5)
     assert hit.snippet.text.startswith("Later the path opens into a wide meadow")
+
+
+def test_a_question_marks_its_content_words_not_its_stop_words_in_the_cli_and_mcp(tmp_path):
+    """A question's function words ("what", "is", "the", "to") are rare in this vault, so
+    they would carry weight by idf alone: they are still never marked, and the line that
+    holds most of them does not pull the snippet away from the one that answers."""
+    import asyncio
+    import json
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from support import run_memory
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i, fruit in enumerate(["Bananas", "Mangoes", "Lemons", "Figs", "Plums", "Pears"]):
+        (vault / f"fruit{i}.md").write_text(f"# {fruit}\n\n{fruit} grow well in warm soil.\n")
+    filler = " ".join(["Lorem ipsum dolor sit amet, consectetur adipiscing elit."] * 5)
+    (vault / "palette.md").write_text(
+        "# Palette\n\nWhat is it? It is the one to go to, and what the rest point to.\n"
+        f"{filler}\n{filler}\nCtrl+P opens the palette.\n")
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    query = "what is the shortcut to open the command palette?"
+    want = "Ctrl+P **opens** the **palette**."
+    got = json.loads(run_memory("--db", db, "search", query, "--json").stdout)[0]
+    assert got["snippet"]["text"] == want, got["snippet"]
+    assert got["snippet"]["line_start"] == got["snippet"]["line_end"] == 6
+    p = run_memory("--db", db, "search", query)
+    assert want in p.stdout and "**the**" not in p.stdout, p.stdout
+
+    async def go():
+        params = StdioServerParameters(command=sys.executable, env={
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "MEMORY_EMBEDDER": "none"},
+            args=["-m", "personal_memory", "--db", str(db), "serve"])
+        async with Client(params) as c:
+            return await c.call_tool("memory_search", {"query": query})
+    answer = asyncio.run(go())
+    assert want in answer.content[0].text
+    assert not any(f"**{w}**" in answer.content[0].text.casefold()
+                   for w in ("what", "is", "the", "to")), answer.content[0].text

@@ -19,7 +19,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
                       WriteResult)
 from .search import grouping, reference, syntax
-from .search.contract import NO_WORDS, Ranked, Semantic, has_words, query_terms
+from .search.contract import NO_WORDS, Ranked, Semantic, has_words, keyword_terms
 from .search.snippets import with_snippets
 from .store import Database, capabilities
 from .timeline import moves, writes
@@ -228,7 +228,7 @@ class MemoryStore(Upkeep):
                                             semantic)
             if snippets:
                 flat = with_snippets(self._db, [r for g in rows for r in g],
-                                     query_terms(self._db, parsed.words), namespace, cutoff,
+                                     keyword_terms(self._db, parsed.words), namespace, cutoff,
                                      at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]

@@ -167,6 +167,15 @@ class Upkeep:
         with self._db.errors(), self._db.snapshot():
             return self._db.count_missing_vectors(self._embedder.key, namespace)
 
+    def embedding_eta(self) -> float | None:
+        """Seconds the revisions without a vector still take at the rate of the run in
+        progress, by their tokens (None: none waiting, or nothing measured)."""
+        if self._embedder is None:
+            return None
+        with self._db.errors(), self._db.snapshot():
+            return eta_seconds(self._db, self._embedder,
+                               self._db.count_missing_vectors(self._embedder.key))
+
     def _model(self) -> embedders.Embedder:
         if self._embedder is None:
             raise InvalidArgument("embedder: search is keyword-only here "

@@ -7,6 +7,7 @@ import argparse
 import json
 import signal
 import sys
+import time
 from typing import Any, Callable
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
@@ -106,14 +107,38 @@ class Interrupt:
         signal.signal(signal.SIGINT, self._previous)
 
 
-def progress_bar(unit: str, desc: str):
+ASK_EVERY = 2.0  # seconds between the estimates a bar asks for (each counts tokens)
+
+
+def progress_bar(unit: str, desc: str, left: Callable[[], float | None] | None = None):
     """A tqdm bar on a terminal (stderr), with the update function work calls back:
-    ``update(done, total)``. Nothing when stderr is not a terminal."""
+    ``update(done, total)``. Nothing when stderr is not a terminal. ``left``: the seconds
+    the work still takes by its own measure (the vectors: by tokens, at the run's recent
+    rate), asked every few seconds: the bar's time left says that, not tqdm's items per
+    second (sections differ in length)."""
     from tqdm import tqdm
-    bar = tqdm(total=0, unit=unit, desc=desc, disable=not sys.stderr.isatty(),
-               file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    class Bar(tqdm):
+        told: tuple[float, float] | None = None  # (seconds left, when)
+
+        @property
+        def format_dict(self):
+            found = super().format_dict
+            if self.told is not None and found["total"] and found["n"] < found["total"]:
+                seconds = max(self.told[0] - (time.monotonic() - self.told[1]), 1.0)
+                found["rate"] = (found["total"] - found["n"]) / seconds
+            return found
+
+    bar = Bar(total=0, unit=unit, desc=desc, disable=not sys.stderr.isatty(),
+              file=sys.stderr, leave=False, dynamic_ncols=True)
+    asked = [0.0]
 
     def update(done: int, total: int) -> None:
+        now = time.monotonic()
+        if left is not None and not bar.disable and now - asked[0] >= ASK_EVERY:
+            asked[0] = now
+            seconds = left()
+            bar.told = (seconds, now) if seconds is not None else None
         bar.total = total
         bar.n = done
         bar.refresh()

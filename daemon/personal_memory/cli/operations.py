@@ -41,7 +41,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
                                       "for search by meaning (Ctrl-C stops it, keeping "
                                       "what is done)..."), flush=True)
                     shown = True
-                bar, update = progress_bar("section", "embedding")
+                bar, update = progress_bar("section", "embedding", store.embedding_eta)
                 try:
                     with bar:
                         embedded = store.embed_pending(progress=update, cancel=interrupt)
@@ -66,7 +66,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 @command
 def cmd_reembed(args: argparse.Namespace) -> int:
     with open_store(args, read_only=False) as store, Interrupt() as interrupt:
-        bar, update = progress_bar("memory", "embedding")
+        bar, update = progress_bar("memory", "embedding", store.embedding_eta)
         with bar:
             run = store.reembed(everything=args.everything, progress=update, cancel=interrupt)
     emit(args, run, output.embedding)

@@ -62,20 +62,49 @@ def carry_vectors(db: Database, last_id: int) -> int:
 
 
 ETA_SAMPLE = 200  # pending passages whose tokens are counted for an estimate
+# The rate an estimate goes by is the current run's, over about its last this many
+# passages (older ones weigh less and less): a machine that gets busier midway is
+# followed within a minute or so, and the first seconds (the model loading) fade out.
+RATE_PASSAGES = 50
+
+
+def work_of(model: Embedder, text: str) -> int:
+    """What a passage costs the model: its tokens, where the model counts them (a long
+    Chinese section is several windows); else its words."""
+    tokens = getattr(model, "tokens", None)
+    return tokens(text) if tokens is not None else max(1, len(text.split()))
+
+
+def _pace(db: Database, mine: bool = False) -> tuple[float, float, int, float] | None:
+    """(tokens, seconds) of the recent passages, the process and the time the last batch
+    stored them; ``mine``: only when this process stored them lately (a run resumed, not
+    an earlier run)."""
+    held = (db.meta("embedding_pace") or "").split()
+    if len(held) != 4:
+        return None
+    tokens, seconds, pid, at = float(held[0]), float(held[1]), int(held[2]), float(held[3])
+    if mine and (pid != os.getpid() or time.time() - at > EMBEDDING_SEEN_SECONDS):
+        return None
+    return tokens, seconds, pid, at
 
 
 def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
-    """How long the pending passages will take: by their tokens (a sample of them, counted
-    by the model) at the tokens per second the model last got, where it counts tokens;
-    else by passages at the last passages per second."""
+    """How long the pending passages will take: by their tokens (a sample spread over them,
+    counted by the model) at the tokens per second of the run in progress over its recent
+    passages (:data:`RATE_PASSAGES`), less the time since its last batch was committed
+    (the pending count is as of then); else by passages at the last passages per
+    second."""
     if not pending:
         return None
-    token_rate, tokens = db.meta("embedding_token_rate"), getattr(model, "tokens", None)
-    if token_rate and tokens is not None:
-        sample = db.missing_vectors(model.key, ETA_SAMPLE)
+    pace = _pace(db)
+    if pace and pace[0] > 0 and pace[1] > 0:
+        sample = db.missing_sample(model.key, ETA_SAMPLE)
         if sample:
-            mean = sum(tokens(p.text) for r in sample for p in pieces_of(r)) / len(sample)
-            return round(pending * mean / float(token_rate), 1)
+            work = sum(work_of(model, p.text) for r in sample for p in pieces_of(r))
+            left = pending * work / len(sample) * pace[1] / pace[0]
+            if pace[2] == embedder_pid(db):  # that run goes on
+                left = max(left - (time.time() - pace[3]), 1.0)
+            return round(left, 1)
     rate = db.meta("embedding_rate")
     return round(pending / float(rate), 1) if rate else None
 
@@ -109,12 +138,15 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
     done = reused = 0
     seconds = 0.0
     interrupted = False
+    with db.snapshot():
+        pace = (_pace(db, mine=True) or (0.0, 0.0))[:2]  # a resumed run goes on with its own
     if progress:
         progress(0, total)
     while done < total and not interrupted:
         if stop():
             interrupted = True
             break
+        started, work, runs = time.perf_counter(), 0, 0
         with db.snapshot():
             rows = db.missing_vectors(key, min(batch_size, total - done), below)
         if not rows:
@@ -139,6 +171,8 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                 t0 = time.perf_counter()
                 (vector,) = model.passages([piece.text])
                 seconds += time.perf_counter() - t0
+                work += work_of(model, piece.text)
+                runs += 1
                 blobs[digest] = to_blob(vector)
             if interrupted:
                 break
@@ -154,12 +188,15 @@ def embed_pending(db: Database, model: Embedder, *, batch_size: int = 32,
                 if seconds > 0:
                     db.set_meta("embedding_rate", f"{(done + handled - reused) / seconds:.2f}")
                 db.set_meta("embedding_by", f"{os.getpid()} {time.time():.0f}")
+                if runs:  # the batch's time, writes included; each passage fades older ones
+                    fade = (1 - 1 / RATE_PASSAGES) ** runs
+                    pace = (pace[0] * fade + work,
+                            pace[1] * fade + time.perf_counter() - started)
+                    db.set_meta("embedding_pace", f"{pace[0]:.1f} {pace[1]:.4f} "
+                                f"{os.getpid()} {time.time():.1f}")
                 choice = getattr(model, "threads", None)  # a model that chooses them
                 if choice is not None:
                     db.set_meta("embedding_threads", choice.describe())
-                    if choice.rates.get(choice.current):
-                        db.set_meta("embedding_token_rate",
-                                    f"{choice.rates[choice.current]:.1f}")
             below = kept[-1][0].id
         done += handled
     if done and embedder_pid(db) == os.getpid():

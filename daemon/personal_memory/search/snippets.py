@@ -212,7 +212,9 @@ def _prose_only(content: str, context: int, lines: list[str],
 
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                   as_of: int | None, valid_at: int) -> list:
-    """The results with their snippets (the note layouts read once per note)."""
+    """The results with their snippets (the note layouts read once per note). ``terms``:
+    the keyword arm's (contract.keyword_terms), so stop words neither pull a snippet's
+    line nor are marked."""
     from dataclasses import replace
 
     from ..timeline.reading import section_lines

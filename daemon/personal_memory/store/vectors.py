@@ -59,6 +59,18 @@ class Vectors:
             f"SELECT id, {self.index_text} FROM revisions WHERE {bound}{self._needs_vector} "
             f"AND {self._MISSING} ORDER BY id DESC LIMIT ?", (embedder, limit))]
 
+    def missing_sample(self, embedder: str, limit: int) -> list[PendingPassage]:
+        """Up to ``limit`` of the revisions without a vector from ``embedder``, spread evenly
+        over all of them (an estimate's sample: the newest alone can be unlike the rest)."""
+        ids = [i for (i,) in self.conn.execute(
+            f"SELECT id FROM revisions WHERE {self._needs_vector} AND {self._MISSING} "
+            "ORDER BY id", (embedder,))]
+        step = max(len(ids) / limit, 1.0)
+        chosen = sorted({ids[int(k * step)] for k in range(min(limit, len(ids)))})
+        return [PendingPassage(*row) for batch in id_batches(chosen) for row in self.conn.execute(
+            f"SELECT id, {self.index_text} FROM revisions WHERE id IN "
+            "(SELECT value FROM json_each(?))", (batch,))]
+
     def passages_after(self, last_id: int) -> list[PendingPassage]:
         """(id, title, content as indexed) of the revisions appended after ``last_id`` that
         get a vector (of any model)."""

@@ -130,7 +130,10 @@ def test_ctrl_c_during_memory_syncs_embedding_stops_soon_and_keeps_the_import(tm
 
 def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault):
     for i in range(120):
-        (vault / f"bulk{i:03d}.md").write_text(f"# Bulk {i}\n\nFiller text number {i}.\n")
+        # long enough that the restarted daemon is still embedding when poke.md is saved
+        (vault / f"bulk{i:03d}.md").write_text(
+            f"# Bulk {i}\n\n" + f"Filler text number {i}, written to give the model work. " * 5
+            + "\n")
     db = tmp_path / "m.db"
     d = Daemon(db, vault, env=E5)
     try:
@@ -145,12 +148,12 @@ def test_the_daemon_embeds_in_the_background_and_survives_kill_9(tmp_path, vault
         d.start()
         # A save while the backlog is embedded: systemd's STATUS keeps the folders and
         # counts and adds the backlog, rather than showing the backlog alone.
-        # (Saved again every few seconds: a save the restarted daemon's first sync takes in
+        # (Saved again every second: a save the restarted daemon's first sync takes in
         # interrupts no embedding, and so brings no STATUS.)
         pokes: list[float] = []  # when poke.md was saved
 
         def status_with_backlog():
-            if not pokes or time.monotonic() - pokes[-1] > 4:
+            if not pokes or time.monotonic() - pokes[-1] > 1:
                 pokes.append(time.monotonic())
                 (vault / "poke.md").write_text(f"# Poke\n\nsaved while the model works "
                                                f"({len(pokes)})\n")

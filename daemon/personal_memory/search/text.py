@@ -85,9 +85,14 @@ def find_folded(text: str, needle: str) -> list[str]:
     if not wanted or not text:
         return []
     if text.isascii():
-        low = text.lower()
-        return [text[m.start():m.start() + len(wanted)]
-                for m in re.finditer(re.escape(wanted), low)] if wanted.isascii() else []
+        if not wanted.isascii():
+            return []
+        low, found = text.lower(), []
+        at = low.find(wanted)
+        while at >= 0:  # overlapping, as the other path counts them
+            found.append(text[at:at + len(wanted)])
+            at = low.find(wanted, at + 1)
+        return found
     parts = [_fold_char(ch) for ch in text]
     folded = "".join(parts)
     starts, pos = [], 0  # the folded offset where each character's folding starts

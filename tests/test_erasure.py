@@ -12,7 +12,8 @@ import pytest
 
 from daemon_harness import Daemon
 from support import run_memory, wait_for
-from test_replication import Replicator, caught_up, env, needs_litestream, note
+from test_replication import (Replicator, caught_up, env, needs_litestream, note,
+                              replicated_once)
 
 
 def occurrences(folder: Path, text: str) -> dict[str, int]:
@@ -286,13 +287,7 @@ def test_resume_with_replicas_claims_no_proof_without_a_text(tmp_path):
     note(vault, "Gone.md", "the 6612-grebe account")
     note(vault, "Stays.md", "another note")
     assert run_memory("--db", db, "sync", vault).returncode == 0
-    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
-                      env=env()).returncode == 0
-    rep = Replicator(db)
-    try:
-        wait_for(lambda: caught_up(db), 30, what="the note in the replica")
-    finally:
-        rep.stop()
+    replicated_once(db, replica, "the note in the replica")
     assert restored_replica_holds(replica, tmp_path, "6612-grebe")
     (vault / "Gone.md").unlink()
     assert run_memory("--db", db, "sync", vault).returncode == 0

@@ -15,7 +15,8 @@ from personal_memory.memory import MemoryStore
 from personal_memory.replication import replica as replicas
 from personal_memory.times import format_time, parse_time
 from support import ROOT, run_memory, user_env, wait_for
-from test_replication import Replicator, caught_up, env, needs_litestream, restored_whole
+from test_replication import (Replicator, caught_up, env, needs_litestream, replicated_once,
+                              restored_whole)
 
 WORDS = ("quince medlar apricot lighthouse harbour ledger invoice kestrel osprey lantern "
          "granite meadow orchard ferry violin compass").split()
@@ -212,13 +213,7 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     store.remember("garden", "the quince tree flowers in April", namespace="notes",
                    known_at="2025-03-01T10:00:00Z")
     store.close()
-    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
-                      env=env()).returncode == 0
-    rep = Replicator(db)
-    try:
-        wait_for(lambda: caught_up(db), 30, what="the replica")
-    finally:
-        rep.stop()
+    replicated_once(db, replica)
     listing = sorted(p.relative_to(replica) for p in replica.rglob("*"))
     done = run_memory("search", "quince", "--replica", replica, "--json", env=env())
     assert done.returncode == 0, done.stderr
@@ -280,13 +275,7 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
                    known_at="2025-03-15", source="journal.md")
     assert run_memory("--db", db, "http", "passphrase", input=PASSPHRASE + "\n"
                       ).returncode == 0
-    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
-                      env=env()).returncode == 0
-    rep = Replicator(db)
-    try:
-        wait_for(lambda: caught_up(db), 30, what="the replica")
-    finally:
-        rep.stop()
+    replicated_once(db, replica)
     served = start(str(db), tmp_path, "--replica", str(replica))
     try:
         token = served.token("script")

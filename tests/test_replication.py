@@ -86,6 +86,17 @@ def caught_up(db: Path) -> bool:
     return s["state"] == "healthy" and s["lag_seconds"] == 0
 
 
+def replicated_once(db: Path, replica: Path, what: str = "the replica") -> None:
+    """Set up a replica of ``db`` at ``replica`` and run replication until it has caught up."""
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    rep = Replicator(db)
+    try:
+        wait_for(lambda: caught_up(db), 30, what=what)
+    finally:
+        rep.stop()
+
+
 def restored_whole(source: str, db: Path, tmp: Path, *extra) -> Path:
     """Restore until the copy holds every revision of ``db``; every copy must equal the
     source up to its own position, byte for byte. (The replica's position reads in whole

@@ -29,7 +29,9 @@ def spy(text):  # the OpenMP pools as the model sees them while it encodes
 model.query = spy
 with MemoryStore.open(sys.argv[1], embedder="e5") as store:
     store.remember("a", "the ferry leaves at noon", namespace="n")
-    store.search("when does the boat go", namespace="n")
+    store.embed_pending()  # with a vector stored, the search waits for the query's
+    assert any(r.cosine is not None for r in store.search("when does the ferry go",
+                                                          namespace="n", limit=5))
     store.changes(namespace="n", since="2000-01-01", query="boat")
 after = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"]
 print(json.dumps({"during": seen, "after": after}))

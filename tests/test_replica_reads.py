@@ -289,11 +289,13 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
             return (await answers(stdio(str(db))), await answers(with_token(served.url, token)),
                     status, late, early)
         local, remote, status, late, early = asyncio.run(go())
-        # the same answers, but for the replica's position, which each search carries
+        # the same answers, but for the replica's position, which each answer carries
+        # (search, history, changes; read's answer here is an error)
         for (tool, _), mine, theirs in zip(REQUESTS, local, remote):
             theirs = json.loads(theirs)
-            if tool == "memory_search" and not theirs[0]:
-                assert theirs[2].pop("known_up_to") == "2025-03-15T00:00:00Z"
+            if not theirs[0]:
+                assert theirs[2].pop("known_up_to") == "2025-03-15T00:00:00Z", tool
+                assert "Replica: " in theirs[1][-1] or "known_up_to" in theirs[1][-1], tool
                 theirs[1] = [_without_position(t) for t in theirs[1]]
             assert json.dumps(theirs, sort_keys=True) == mine
         assert "it knows only up to 2025-03-15" in late.content[0].text

@@ -56,6 +56,11 @@ class Out(BaseModel):
 TIME_HELP = "a timestamp with a zone (2025-02-01T09:30:00Z) or a day (YYYY-MM-DD, UTC)"
 
 
+class Positioned(Out):
+    known_up_to: str | None = Field(
+        None, description="on a replica: the newest knowledge it holds")
+
+
 class EmbeddedText(Out):
     source: str = Field(description="the embedded section or note")
     text: str = Field(description="its text then (at most 300 characters)")
@@ -98,7 +103,7 @@ class Hit(Out):
                                         text=render.embedded(e.text)) for e in r.embeds])
 
 
-class SearchOutput(Out):
+class SearchOutput(Positioned):
     query: str
     as_of: str | None = Field(description="knowledge cutoff used; null means everything known")
     valid_at: str = Field(description="the time the answer is about")
@@ -111,9 +116,6 @@ class SearchOutput(Out):
     warnings: list[str] = Field([], description="about the query itself: a folder filter "
                                 "that names no folder known at the cutoff")
     results: list[Hit] = Field(description="best first")
-    known_up_to: str | None = Field(
-        None, description="on a server reading a replica: the newest knowledge the replica "
-        "holds; a cutoff after it (or none) may miss what the database learned since")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record (the revision: "
         "content, source, times, provenance; the scores: fused, BM25 and cosine, with "
@@ -138,7 +140,7 @@ class Section(Out):
     known_at: str
 
 
-class ReadOutput(Out):
+class ReadOutput(Positioned):
     note: str
     title: str | None
     as_of: str | None
@@ -173,7 +175,7 @@ class ReadOutput(Out):
                    embeds=[e for e in view.embeds if e.line is None or first <= e.line <= last])
 
 
-class LinksOutput(Out):
+class LinksOutput(Positioned):
     note: str
     as_of: str | None
     outgoing: list[Link] = Field(description="the note's links then: kind note, section, "
@@ -258,7 +260,7 @@ class ResultChangeOut(Out):
     diff: str
 
 
-class ChangesOutput(Out):
+class ChangesOutput(Positioned):
     since: str
     until: str
     query: str | None
@@ -307,7 +309,7 @@ class RevisionOut(Out):
                    purge_reason=r.purged.reason if r.purged else None, content=r.content)
 
 
-class HistoryOutput(Out):
+class HistoryOutput(Positioned):
     memory_id: str
     as_of: str | None
     revisions: list[RevisionOut] = Field(description="oldest first; a tombstone has deleted "

@@ -11,14 +11,15 @@ Imports the folder (the English part of github.com/obsidianmd/obsidian-help) thr
 kept at ``--db`` so that a rerun reuses it (a sync of an unchanged folder imports nothing
 and nothing is left to embed: the first run embedded 1,540 sections in 18 minutes on a busy
 2-core machine, a rerun takes about 2). Each question is searched as MCP memory_search
-searches (limit 5, snippets, whole sections), and again at limit 10 for MRR@10. A result is relevant when its
+searches (limit 5, snippets, one result per note), and again at limit 10 for MRR@10. A result is relevant when its
 note is one of the question's notes. Reported per split (dev, heldout) and per kind:
 
 - ``first``, ``top3``: share of questions whose first relevant result is at rank 1, in the
   top 3 (of the 5 an assistant gets); ``mrr10``: mean reciprocal rank at limit 10;
 - ``section``: the first relevant result is a section (or part of a long one) holding
   answer lines;
-  ``shown``: its snippet (the ``file:line`` span shown) overlaps the answer's lines;
+  ``shown``: its snippet (the ``file:line`` span shown), or on the first result one of
+  the note's other sections it shows (``more``), overlaps the answer's lines;
 - nonsense (made-up words): share of queries that get any result (should be 0), by shape;
 - filler (question-form, one right section): the results beyond the first of the right note
   (``mean_beyond``; ``mean_others``: those of other notes), how many of them share no
@@ -154,8 +155,8 @@ class Searcher:
         self.prefix = folder.collection + "/"
 
     def __call__(self, query: str, limit: int):
-        for whole in ({"group": "section"}, {"whole_sections": True}, {}):
-            try:  # one result per section, as each version can
+        for whole in ({"group": "note"}, {"whole_sections": True}, {}):
+            try:  # one result per note as MCP gives them (else per section, as a version can)
                 return self.store.search(query, namespace=self.folder.namespace,
                                          limit=limit, snippets=True, **whole)
             except TypeError:
@@ -193,8 +194,9 @@ def judge(search: Searcher, item: dict) -> dict:
         hit = found[rank - 1]
         answers = [tuple(s["lines"]) for s in item["answer"] if s["path"] == paths[rank - 1]]
         out["section"] = overlaps(search.section_span(hit), answers)
-        out["shown"] = bool(hit.snippet) and overlaps(
-            (hit.snippet.line_start, hit.snippet.line_end), answers)
+        shown = [hit.snippet] + [m.snippet for m in getattr(hit, "more", ())]
+        out["shown"] = any(s is not None and overlaps((s.line_start, s.line_end), answers)
+                           for s in shown)
     wide = [search.path(r) for r in search(item["query"], 10)]
     rank10 = next((i + 1 for i, p in enumerate(wide) if p in relevant), None)
     out["rr10"] = 1 / rank10 if rank10 else 0.0

@@ -298,13 +298,17 @@ def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
     assert ids[0] == "vault/coast.md#Coast#Lighthouse" or ids[0].startswith(
         "vault/coast.md#Coast#Lighthouse (part")
     assert len([i for i in ids if "Lighthouse" in i]) == 1  # one result for the section
-    assert len(hits[0]["also"]) >= 1  # where its other parts matched
+    # where its other parts matched: the first result shows two, and names the others
+    assert len(hits[0].get("more", [])) >= 1
+
+    def elsewhere(hit) -> int:
+        return len(hit.get("also", [])) + len(hit.get("more", []))
     assert any("Harbour" in i for i in ids)  # the slots left go to other sections
     # By note (the default): coast.md once, naming where its other sections matched.
     notes = per_note.structured_content["results"]
     assert [h["note"] for h in notes] == ["vault/coast.md", "vault/inland.md"]
-    assert len(notes[0]["also"]) > len(hits[0]["also"])  # the parts and the Harbour
-    assert "(also lines " in per_note.content[0].text
+    assert elsewhere(notes[0]) > elsewhere(hits[0])  # the parts and the Harbour
+    assert "\n   lines " in per_note.content[0].text  # another matching section, shown
 
 
 def test_a_folder_filter_that_names_no_folder_is_said(vault_db):
@@ -421,7 +425,8 @@ def test_a_users_own_part_headings_are_sections_of_their_own(tmp_path):
                   ) == ["Lecture (part 1)", "Lecture (part 2)"]
     (note,) = per_note.structured_content["results"]
     other = {"Lecture (part 1)": "7", "Lecture (part 2)": "3"}[note["heading_path"][-1]]
-    assert note["also"] == [other]
+    (more,) = note["more"]  # the other part is shown with the first result
+    assert str(more["line_start"]) == other and "also" not in note
 
 
 def test_which_section_a_row_belongs_to():

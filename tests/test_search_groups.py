@@ -41,8 +41,12 @@ def test_five_results_are_five_notes_however_deep_they_rank(crowded):
                          snippets=True)
         assert len(notes) == 5 and len({r.note for r in notes}) == 5
         assert notes[0].note == "vault/big.md"
-        assert len(notes[0].also) == 11  # every other section of it, by its lines
-        assert all(not r.also for r in notes[1:])
+        # every other section of it: the next two shown, the others by their lines
+        assert len(notes[0].more) == 2 and len(notes[0].also) == 9
+        assert {m.snippet.line_start for m in notes[0].more}.isdisjoint(
+            a for a, _ in notes[0].also)
+        assert all(m.heading_path[-1].startswith("Lighthouse") for m in notes[0].more)
+        assert all(not r.also and not r.more for r in notes[1:])
         # More notes than match: all that match, and the search stops at the end.
         assert len(s.search("lighthouse", namespace="notes", limit=50, group="note")) == 7
         # By section: the limit counts sections.
@@ -70,10 +74,11 @@ def test_the_cli_answers_by_note_and_by_section_on_request(crowded):
     p = run_memory("--db", crowded, "search", "lighthouse", "--limit", "3")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("3 results") and p.stdout.count("vault/big.md") == 1
-    assert "(also lines " in p.stdout
+    assert "(also lines " in p.stdout and "\n   lines " in p.stdout  # and two shown
     by_note = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
                                     "--limit", "3").stdout)
-    assert len({r["note"] for r in by_note}) == 3 and len(by_note[0]["also"]) == 11
+    assert len({r["note"] for r in by_note}) == 3 and len(by_note[0]["also"]) == 9
+    assert len(by_note[0]["more"]) == 2
     by_section = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
                                        "--limit", "3", "--sections").stdout)
     assert [r["note"] for r in by_section] == ["vault/big.md"] * 3

@@ -15,6 +15,10 @@ MAX_SOURCE_CHARS = MAX_ID_CHARS * 4
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 1000
 MAX_TAGS = 100  # tags in one search's filter
+# The first search result also shows the snippets of this many more of its note's matching
+# sections (the best section is often not the one that answers: measured in
+# benchmarks/help_questions.py and mcp_answers.py).
+FIRST_RESULT_MORE = 2
 SNIPPET_EMBEDS = 3  # embeds read through for one search result (a list of embeds is long)
 
 # What the MCP tools accept from a model: smaller than the API's limits on purpose.

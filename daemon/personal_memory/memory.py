@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from . import arguments as args
 from .embedding import models as embedders
 from .errors import InvalidArgument, NotFound
-from .limits import MAX_ID_CHARS, MAX_LIMIT
+from .limits import FIRST_RESULT_MORE, MAX_ID_CHARS, MAX_LIMIT
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, FolderListing, Link,
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
@@ -232,7 +232,7 @@ class MemoryStore(Upkeep):
                                      at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
-            found.results = grouping.merged(rows)
+            found.results = grouping.merged(rows, FIRST_RESULT_MORE)
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)

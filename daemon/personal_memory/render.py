@@ -108,6 +108,12 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
                      + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
+        for m in r.more:  # more of the same note: its next-best sections
+            where = span(m.snippet.line_start, m.snippet.line_end) \
+                if m.snippet.line_start is not None else name(m.memory_id)
+            lines.append(f"   lines {where}" + (f" — {' › '.join(m.heading_path)}"
+                                                if m.heading_path else "") + ":")
+            lines += [f"   {line}" for line in m.snippet.text.split("\n")]
         for e in r.embeds:
             lines.append(f"   [embedded from {name(e.source or e.note)}]")
             lines += [f"   > {line}" for line in embedded(e.text).split("\n")]

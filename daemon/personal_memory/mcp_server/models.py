@@ -57,8 +57,7 @@ TIME_HELP = "a timestamp with a zone (2025-02-01T09:30:00Z) or a day (YYYY-MM-DD
 
 
 class Positioned(Out):
-    known_up_to: str | None = Field(
-        None, description="on a replica: the newest knowledge it holds")
+    known_up_to: str | None = None  # on a replica: the newest knowledge it holds
 
 
 class EmbeddedText(Out):
@@ -66,9 +65,16 @@ class EmbeddedText(Out):
     text: str = Field(description="its text then (at most 300 characters)")
 
 
+class MoreOut(Out):
+    heading_path: list[str] = Field(default_factory=list)
+    line_start: int | None = None
+    line_end: int | None = None
+    snippet: str
+
+
 class Hit(Out):
-    memory_id: str | None = Field(None, description="omitted when it is the note followed "
-                                  "by '#' and each heading of heading_path (the usual case)")
+    memory_id: str | None = Field(None, description="omitted when it is the note and "
+                                  "'#' before each heading of heading_path")
     note: str | None = Field(None, description="COLLECTION/path.md of the note, if any")
     title: str | None = Field(None, description="omitted when it is the note's file name "
                               "without .md")
@@ -82,10 +88,11 @@ class Hit(Out):
     embedded_in: list[str] = Field(default_factory=list,
                                    description="notes that embed this section then")
     also: list[str] = Field(default_factory=list, description="lines where the note's "
-                            "other sections (per section: the section's other parts) "
-                            "matched too")
+                            "other sections (or parts) matched too")
     embeds: list[EmbeddedText] = Field(default_factory=list, description="what the "
                                        "snippet's lines embed, read through")
+    more: list[MoreOut] = Field(default_factory=list, description="first result: the "
+                                "note's next-best matching sections")
 
     @classmethod
     def of(cls, r: SearchResult) -> "Hit":
@@ -99,6 +106,10 @@ class Hit(Out):
                    snippet=s.text if s else r.content[:300], known_at=r.known_at,
                    score=round(r.score, 3), embedded_in=list(r.embedded_in),
                    also=[render.span(a, b) for a, b in r.also],
+                   more=[MoreOut(heading_path=m.heading_path or [],
+                                 line_start=m.snippet.line_start,
+                                 line_end=m.snippet.line_end, snippet=m.snippet.text)
+                         for m in r.more],
                    embeds=[EmbeddedText(source=e.source or e.note or e.target,
                                         text=render.embedded(e.text)) for e in r.embeds])
 
@@ -113,13 +124,12 @@ class SearchOutput(Positioned):
     hint: str | None = Field(None, description="why there are no results, when there are none")
     left_out: int = Field(0, description="results left out: they share no word with the "
                           "query and are not close enough in meaning")
-    warnings: list[str] = Field([], description="about the query itself: a folder filter "
-                                "that names no folder known at the cutoff")
+    warnings: list[str] = Field([], description="about the query itself (a folder filter "
+                                "that names no folder)")
     results: list[Hit] = Field(description="best first")
     full: list[dict[str, Any]] | None = Field(
-        None, description="with detail=full: each result's whole record (the revision: "
-        "content, source, times, provenance; the scores: fused, BM25 and cosine, with "
-        "ranks), as the Python API's SearchResult")
+        None, description="with detail=full: each result's whole record and scores (the "
+        "Python API's SearchResult)")
 
     @classmethod
     def of(cls, query: str, found: SearchResults, hint: str | None,
@@ -157,8 +167,8 @@ class ReadOutput(Positioned):
     line_start: int = Field(description="the first line of text returned")
     line_end: int
     text: str = Field(description="the note (or the asked section or lines), once")
-    embeds: list[Embed] = Field(description="what the note embeds, with the embedded text "
-                                "as known at the same cutoff and where it comes from")
+    embeds: list[Embed] = Field(description="what the note embeds, read at the same "
+                                "cutoff")
 
     @classmethod
     def of(cls, view: NoteView, first: int, last: int, text: str,
@@ -270,9 +280,8 @@ class ChangesOutput(Positioned):
     unchanged: list[str]
     more: int = Field(description="notes after this page")
     next_cursor: str | None = Field(description="pass as cursor for the next page")
-    full: dict[str, Any] | None = Field(None, description="with detail=full: the whole "
-                                        "record (the Python API's Changes), revisions "
-                                        "before and after included")
+    full: dict[str, Any] | None = Field(None, description="with detail=full: the "
+                                        "Python API's Changes, revisions included")
 
     @classmethod
     def of(cls, c: Changes, cursor: str | None, full: bool,

@@ -12,7 +12,7 @@ from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, 
                       SyncRun, VectorStatus)
 from .reports import ClockRepair, ClockStatus
 from .replication import ReplicaPurge, Replication, Restored
-from .revisions import (PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
+from .revisions import (MoreLines, PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
 
 __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
@@ -21,4 +21,4 @@ __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", 
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]
-__all__ += ["ClockRepair", "ClockStatus"]
+__all__ += ["ClockRepair", "ClockStatus", "MoreLines"]

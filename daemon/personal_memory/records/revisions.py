@@ -84,6 +84,15 @@ class Snippet(Record):
 
 
 @dataclass(frozen=True)
+class MoreLines(Record):
+    """Another matching section of a result's note (or another part of its section),
+    shown with the result: its memory ID, headings and snippet."""
+    memory_id: str
+    heading_path: list[str] | None
+    snippet: Snippet
+
+
+@dataclass(frozen=True)
 class SearchResult(_Revision, Record):
     """A visible revision with its fused score and the two components' scores and ranks.
     The revision's fields can be read directly (``result.content``)."""
@@ -104,6 +113,9 @@ class SearchResult(_Revision, Record):
     # The lines of the section's text (1-based, inclusive) of the piece (a paragraph, a
     # list, a group of table rows) most similar to the query; None without a vector.
     matched_lines: tuple[int, int] | None = None
+    # With snippets, on the first result: the snippets of the next-best matching sections
+    # of its note (their lines are not repeated in ``also``).
+    more: tuple[MoreLines, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
@@ -116,6 +128,8 @@ class SearchResult(_Revision, Record):
             out["embedded_in"] = list(self.embedded_in)
         if self.also:
             out["also"] = [list(span) for span in self.also]
+        if self.more:
+            out["more"] = [m.to_dict() for m in self.more]
         if self.embeds:
             out["embeds"] = [e.to_dict() for e in self.embeds]
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from ..records import SearchResult
+from ..records import MoreLines, SearchResult
 from . import syntax
 
 Group = list[SearchResult]  # best-ranked first
@@ -57,15 +57,19 @@ def groups(rows: list[SearchResult], limit: int,
     return list(kept.values())
 
 
-def merged(found: list[Group]) -> list[SearchResult]:
+def merged(found: list[Group], more_first: int = 0) -> list[SearchResult]:
     """One result per group: its best row, ``also`` naming the lines where the others
-    matched (their snippets' lines, in rank order; none without snippets)."""
+    matched (their snippets' lines, in rank order; none without snippets). The first
+    result also shows the snippets of its group's next ``more_first`` rows (``more``)."""
     out = []
-    for best, *rest in found:
+    for i, (best, *rest) in enumerate(found):
+        shown = [r for r in rest if r.snippet is not None][:more_first] if i == 0 else []
+        more = tuple(MoreLines(r.memory_id, r.heading_path, r.snippet) for r in shown)
         spans = tuple(dict.fromkeys(
-            (s.line_start, s.line_end) for s in (r.snippet for r in rest)
+            (s.line_start, s.line_end) for s in (r.snippet for r in rest
+                                                 if all(r is not x for x in shown))
             if s is not None and s.line_start is not None))
-        out.append(replace(best, also=spans) if spans else best)
+        out.append(replace(best, also=spans, more=more) if spans or more else best)
     return out
 
 

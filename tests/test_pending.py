@@ -67,3 +67,17 @@ def test_a_rescan_clears_the_held_files(tmp_path):
     assert q.take_settled(now=10.3) == {}
     q.clear()
     assert not q and q.next_deadline() is None
+
+
+def test_a_rescan_takes_every_waiting_path_but_the_emptied_ones(tmp_path):
+    folder, q = _queue(tmp_path)
+    (tmp_path / "a.md").write_text("")
+    (tmp_path / "b.md").write_text("b\n")
+    q.mark(folder, "a.md", now=10.0)
+    q.mark(folder, "b.md", now=10.0)
+    assert q.take_settled(now=10.3) == {folder: {"b.md"}}  # a.md now waits the long settle
+    q.mark(folder, "b.md", now=11.0)
+    assert q.clear_but_empty() == {folder: {"a.md"}}  # the rescan reads b.md, leaves a.md
+    assert q.take_settled(now=14.9) == {}
+    assert q.take_settled(now=15.0) == {folder: {"a.md"}}  # still its own long settle
+    assert not q

@@ -423,6 +423,24 @@ def test_a_file_truncated_then_written_a_second_later_is_not_deleted(daemon, not
     assert [h.deleted for h in daemon.history("notes/keep.md#Keep")] == [False, False]
 
 
+def test_a_rescan_leaves_a_truncated_file_to_its_long_settle(tmp_path, notes):
+    """The safety-net rescan (here every second) comes while an editor's truncated file
+    is still empty: it leaves it, and the text written next is a revision, no deletion."""
+    import time
+    d = Daemon(tmp_path / "m.db", notes, "--rescan-interval", "1").start()
+    try:
+        path = notes / "keep.md"
+        path.write_text("")
+        time.sleep(2.5)  # two rescans, well within the empty file's long settle
+        path.write_text("# Keep\n\nsteady anchor note, written after a rescan\n")
+        wait_for(lambda: d.search_ids("rescan"), what="the rewrite")
+        with d.store() as s:  # the rescans ran meanwhile
+            assert any(r.kind == "periodic-rescan" for r in s.sync_runs(50))
+        assert [h.deleted for h in d.history("notes/keep.md#Keep")] == [False, False]
+    finally:
+        d.close()
+
+
 def test_a_file_that_stays_empty_is_recorded_emptied(daemon, notes):
     (notes / "keep.md").write_text("")
     wait_for(lambda: tombstones(daemon, "notes/keep.md#Keep"), timeout=30,

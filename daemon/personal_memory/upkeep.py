@@ -301,10 +301,12 @@ class Upkeep:
     def sync(self, folders: list[Folder], *, dry_run: bool = False, full: bool = False,
              allow_mass_delete: bool = False, known_at: str | None = None,
              kind: str = "sync", progress: Callable[[int, int], None] | None = None,
-             cancel: Callable[[], bool] | None = None) -> SyncReport:
-        """Reconcile whole folders with the store (see :mod:`personal_memory.sync`)."""
+             cancel: Callable[[], bool] | None = None,
+             hold: dict[Folder, set[str]] | None = None) -> SyncReport:
+        """Reconcile whole folders with the store (see :mod:`personal_memory.sync`).
+        ``hold``: paths (relative to their folder) left as the store has them this time."""
         syncer = FolderSync(self._db, allow_mass_delete=allow_mass_delete, known_at=known_at,
-                            progress=progress, cancel=cancel)
+                            progress=progress, cancel=cancel, hold=hold)
         with self._db.errors():
             return syncer.sync(folders, dry_run=dry_run, full=full, kind=kind)
 

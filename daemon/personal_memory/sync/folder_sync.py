@@ -82,8 +82,11 @@ class FolderSync:
     def __init__(self, db: Database, *, allow_mass_delete: bool = False,
                  known_at: str | None = None, batch_files: int = BATCH_FILES,
                  progress: Callable[[int, int], None] | None = None,
-                 cancel: Callable[[], bool] | None = None):
+                 cancel: Callable[[], bool] | None = None,
+                 hold: dict[Folder, set[str]] | None = None):
         self.db = db
+        # Paths left as the store has them (the daemon's emptied files, still settling).
+        self.hold = {f: {markdown.normalise_path(p) for p in s} for f, s in (hold or {}).items()}
         self.allow_mass_delete = allow_mass_delete
         # An asserted time (a historical import into a new database): the same for every
         # batch, after every stored revision (checked here, and again in each batch).
@@ -167,6 +170,9 @@ class FolderSync:
         known_all = self.db.file_states(folder.namespace, folder.collection)
         unlisted: list[str] = []
         found = scan(folder, scope, report.skipped, unlisted)
+        for path in self.hold.get(folder, ()):  # neither read nor removed this time
+            if found.pop(path, None) is not None or path in known_all:
+                unlisted.append(path)
         report.files_scanned = len(found)
         root = os.path.realpath(folder.root)
         known = {p: s for p, s in known_all.items() if in_scope(p, scope)}

@@ -228,11 +228,13 @@ class Watcher:
 
     def _full(self, reason: str) -> None:
         live = [f for f in self.folders if f not in self._lost]
-        self.pending.clear()  # everything pending is covered by the full reconcile
+        # everything pending is covered by the full reconcile, but for emptied files,
+        # which wait for their long settle
+        waiting = self.pending.clear_but_empty()
         if live:
             self._sync(lambda: self.store.sync(
                 live, kind=reason.replace(" ", "-"), allow_mass_delete=self.allow_mass_delete,
-                progress=self._progress, cancel=self.stop_event.is_set), reason)
+                progress=self._progress, cancel=self.stop_event.is_set, hold=waiting), reason)
 
     def _sync(self, action: Callable[[], SyncReport], what: str) -> None:
         t0 = time.monotonic()

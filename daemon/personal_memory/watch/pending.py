@@ -44,6 +44,23 @@ class PendingPaths:
             self._pending.clear()
             self._held.clear()
 
+    def clear_but_empty(self) -> dict[Folder, set[str]]:
+        """Forget every waiting path but those found empty now, and return them: a full
+        rescan covers the others, while an emptied file keeps waiting for its long settle
+        (an editor that truncates and writes a second later) and the rescan leaves it."""
+        with self._lock:
+            keys = list(self._pending)
+        empty = {key for key in keys if _empty_file(*key)}  # sizes asked outside the lock
+        kept: dict[Folder, set[str]] = {}
+        with self._lock:
+            for key in list(self._pending):
+                if key in empty:
+                    kept.setdefault(key[0], set()).add(key[1])
+                else:
+                    del self._pending[key]
+                    self._held.pop(key, None)
+        return kept
+
     def next_deadline(self) -> float | None:
         """When the next path settles (monotonic seconds), or None when none waits."""
         with self._lock:

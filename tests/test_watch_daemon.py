@@ -446,4 +446,6 @@ def test_a_file_that_stays_empty_is_recorded_emptied(daemon, notes):
     wait_for(lambda: tombstones(daemon, "notes/keep.md#Keep"), timeout=30,
              what="the emptied note's tombstone")
     assert daemon.search_ids("anchor") == []
-    assert "change:" in daemon.log() and "1 tombstoned" in daemon.log()
+    # the line is logged once the sync returns, a moment after its commit
+    wait_for(lambda: "change:" in daemon.log() and "1 tombstoned" in daemon.log(),
+             timeout=30, what="the change's log line")

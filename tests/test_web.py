@@ -119,6 +119,10 @@ def test_search_and_the_as_of_control(vault_db, browser):
         browser.get(page.url + "&q=launch")
         results = browser.find_elements(By.CSS_SELECTOR, ".result .snippet")
         assert "May" in results[0].text and browser.find_elements(By.TAG_NAME, "mark")
+        # one result per note, the first showing more of its note's matching sections
+        titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".result > .title")]
+        assert titles.count("Launch plan") == 1, titles
+        assert browser.find_elements(By.CSS_SELECTOR, ".result .more .snippet")
         assert browser.find_elements(By.CSS_SELECTOR, "svg.activity rect")
         shot(browser, "search")
         slider = browser.find_element(By.ID, "when")

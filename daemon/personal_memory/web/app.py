@@ -61,6 +61,7 @@ class Pages:
                                           moment=render.moment, when=render.when,
                                           counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
+                                          span=render.span,
                                           duration=render.duration, folders=render.folders)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:
@@ -84,7 +85,7 @@ class Pages:
         if q:
             try:
                 found = store.search(q, namespace=self.namespace, as_of=as_of, tags=tags,
-                                     limit=20, snippets=True)
+                                     limit=20, snippets=True, group="note")
             except PersonalMemoryError as exc:
                 error = str(exc)
         link = {"q": q} | ({"tag": tags[0]} if tags else {})

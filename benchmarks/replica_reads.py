@@ -3,7 +3,8 @@ reader takes to open and answer its first search, and searches after that.
 
     .venv/bin/python benchmarks/replica_reads.py [--revisions 20000] [--queries 200]
 
-A store of synthetic revisions (benchmarks/corpus.py, keyword-only) replicated to a local
+A store of synthetic revisions (benchmarks/corpus.py; keyword-only, or with ``--vectors``
+a synthetic 384-dimension vector per piece, searched with both arms) replicated to a local
 folder by `memory replicate run`; then, each in a process of its own (the VFS's rule),
 one reader of the database and one of the replica run the same queries (corpus mix:
 rare, common and very common words, now and historical cutoffs) and time them. Each
@@ -31,14 +32,17 @@ sys.path.insert(0, str(ROOT / "daemon"))
 MEMORY = [sys.executable, "-m", "personal_memory"]
 
 
-def reader(source: str, queries_file: str, replica: bool) -> None:
+def reader(source: str, queries_file: str, replica: bool, vectors: bool) -> None:
     """In the child: open, time the first search, then every query; print JSON."""
+    from corpus import SyntheticEmbedder
+
     from personal_memory import MemoryStore
     from personal_memory.times import format_time
     queries = json.loads(Path(queries_file).read_text())
+    embedder = SyntheticEmbedder() if vectors else "none"
     t0 = time.perf_counter()
-    store = (MemoryStore.open_replica(source, embedder="none") if replica else
-             MemoryStore.open(source, read_only=True, embedder="none"))
+    store = (MemoryStore.open_replica(source, embedder=embedder) if replica else
+             MemoryStore.open(source, read_only=True, embedder=embedder))
     first = None
     times, answers = [], []
     for q in queries:
@@ -61,14 +65,17 @@ def pct(xs, p):
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--reader":
-        reader(sys.argv[2], sys.argv[3], sys.argv[4] == "replica")
+        reader(sys.argv[2], sys.argv[3], sys.argv[4] == "replica", sys.argv[5] == "vectors")
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--revisions", type=int, default=20_000)
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--vectors", action="store_true",
+                    help="give every piece a vector (corpus.SyntheticEmbedder: a real "
+                    "model's size) and search with both arms")
     ap.add_argument("--out", default=str(HERE / "results" / "replica_reads.json"))
     a = ap.parse_args()
-    from corpus import Corpus, load
+    from corpus import Corpus, SyntheticEmbedder, load
 
     from personal_memory import MemoryStore
     from personal_memory.replication import replica as replicas
@@ -78,8 +85,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pm-replica-reads-") as tmp:
         db, folder = Path(tmp) / "m.db", Path(tmp) / "replica"
         corpus = Corpus(seed=1)
-        with MemoryStore.open(db, embedder="none") as store:
+        with MemoryStore.open(db, embedder=SyntheticEmbedder() if a.vectors
+                              else "none") as store:
             load(store, corpus.writes(a.revisions))
+            if a.vectors:
+                store.embed_pending(batch_size=2000)
         queries = Path(tmp) / "queries.json"
         queries.write_text(json.dumps(corpus.queries(a.queries)))
         subprocess.run(MEMORY + ["--db", str(db), "replicate", "setup", str(folder),
@@ -101,13 +111,15 @@ def main() -> None:
         for name, source, child_env in (("database", str(db), env),
                                         ("replica", url, replicas.environment(url, env))):
             done = subprocess.run([sys.executable, __file__, "--reader", source,
-                                   str(queries), name], env=child_env, capture_output=True,
-                                  text=True, check=True)
+                                   str(queries), name,
+                                   "vectors" if a.vectors else "keywords"],
+                                  env=child_env, capture_output=True, text=True, check=True)
             runs[name] = json.loads(done.stdout)
         same = runs["database"]["answers"] == runs["replica"]["answers"]
         version = subprocess.run([binary(), "version"], capture_output=True,
                                  text=True).stdout.strip()
         result = {"litestream": version, "cpu": os.cpu_count(), "revisions": a.revisions,
+                  "vectors": a.vectors,
                   "queries": a.queries, "database_mb": round(db.stat().st_size / 1e6, 1),
                   "same_answers": same}
         for name, run in runs.items():

@@ -40,13 +40,19 @@ def test_an_emptied_file_waits_the_long_settle(tmp_path):
     assert q.take_settled(now=11.3) == {folder: {"a.md"}}
 
 
-def test_a_file_that_stays_empty_is_taken_after_the_long_settle(tmp_path):
+def _emptied_and_written(tmp_path):
+    """a.md emptied and b.md written at 10.0: b.md settles at 10.3, a.md waits."""
     folder, q = _queue(tmp_path)
     (tmp_path / "a.md").write_text("")
     (tmp_path / "b.md").write_text("b\n")
     q.mark(folder, "a.md", now=10.0)
     q.mark(folder, "b.md", now=10.0)
     assert q.take_settled(now=10.3) == {folder: {"b.md"}}  # the other path is not held up
+    return folder, q
+
+
+def test_a_file_that_stays_empty_is_taken_after_the_long_settle(tmp_path):
+    folder, q = _emptied_and_written(tmp_path)
     assert q.take_settled(now=14.9) == {}
     assert q.take_settled(now=15.0) == {folder: {"a.md"}}  # still empty: emptied for real
     assert not q
@@ -60,22 +66,8 @@ def test_deleted_files_and_folders_do_not_wait(tmp_path):
     assert q.take_settled(now=10.3) == {folder: {"gone.md", "sub", ""}}
 
 
-def test_a_rescan_clears_the_held_files(tmp_path):
-    folder, q = _queue(tmp_path)
-    (tmp_path / "a.md").write_text("")
-    q.mark(folder, "a.md", now=10.0)
-    assert q.take_settled(now=10.3) == {}
-    q.clear()
-    assert not q and q.next_deadline() is None
-
-
 def test_a_rescan_takes_every_waiting_path_but_the_emptied_ones(tmp_path):
-    folder, q = _queue(tmp_path)
-    (tmp_path / "a.md").write_text("")
-    (tmp_path / "b.md").write_text("b\n")
-    q.mark(folder, "a.md", now=10.0)
-    q.mark(folder, "b.md", now=10.0)
-    assert q.take_settled(now=10.3) == {folder: {"b.md"}}  # a.md now waits the long settle
+    folder, q = _emptied_and_written(tmp_path)  # a.md now waits the long settle
     q.mark(folder, "b.md", now=11.0)
     assert q.clear_but_empty() == {folder: {"a.md"}}  # the rescan reads b.md, leaves a.md
     assert q.take_settled(now=14.9) == {}

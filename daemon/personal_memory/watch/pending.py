@@ -39,11 +39,6 @@ class PendingPaths:
         with self._lock:
             return bool(self._pending)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._pending.clear()
-            self._held.clear()
-
     def clear_but_empty(self) -> dict[Folder, set[str]]:
         """Forget every waiting path but those found empty now, and return them: a full
         rescan covers the others, while an emptied file keeps waiting for its long settle

@@ -233,6 +233,10 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     assert sorted(p.relative_to(replica) for p in replica.rglob("*")) == listing  # unwritten
     missing = run_memory("search", "quince", "--replica", tmp_path / "nothing", env=env())
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr
+    sftp = run_memory("search", "quince", "--replica", "sftp://me@host.example/replica",
+                      env=env())  # the VFS takes no SSH key: said at once, in one line
+    assert sftp.returncode != 0 and sftp.stderr.count("\n") == 1, sftp.stderr
+    assert "cannot be read in place" in sftp.stderr
 
     # the reader as a service: a machine with no database of its own
     home = {**env(), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),

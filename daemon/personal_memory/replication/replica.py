@@ -27,7 +27,14 @@ _loader = None  # the connection the extension was loaded through, kept open
 
 
 def replica_url(raw: str) -> str:
-    """The URL Litestream reads: a folder becomes ``file://`` and its absolute path."""
+    """The URL Litestream reads: a folder becomes ``file://`` and its absolute path. An
+    sftp replica is refused: the VFS takes no SSH key (litestream-vfs 0.5.17 reads no key
+    setting), so it could not sign in the way `memory replicate` does."""
+    if raw.startswith("sftp:"):
+        raise ReplicationError(
+            "an sftp replica cannot be read in place (Litestream's VFS signs in with no SSH "
+            "key): restore a copy with 'memory restore URL --ssh-key KEY --to FILE' and read "
+            "that, or replicate to S3 or a folder the reader can reach")
     return Destination.parse(raw).url
 
 
@@ -37,7 +44,7 @@ def environment(url: str, base: dict[str, str] | None = None) -> dict[str, str]:
     ``LITESTREAM_LOG_FILE`` when the user set one, else nowhere. AWS_CA_BUNDLE, which
     Litestream's S3 client cannot use, is given as SSL_CERT_FILE."""
     env = without_ca_bundle(dict(os.environ if base is None else base))
-    env[URL_VARIABLE] = url
+    env[URL_VARIABLE] = replica_url(url)
     env.setdefault(LOG_VARIABLE, os.devnull)
     env[WRITE_VARIABLE] = "false"  # a reader never writes to the replica
     return env
@@ -64,6 +71,7 @@ def ready(url: str) -> bool:
 
 def open_database(url: str, vector_backend: str = "auto") -> Database:
     """A read-only connection to the replica at ``url``."""
+    url = replica_url(url)
     if not ready(url):
         raise ReplicationError(
             f"a replica is read in a process started with {URL_VARIABLE}={url} and "

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = [sys.executable, "-m", "personal_memory"]
@@ -61,11 +63,25 @@ def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def mount_small_disk(folder, size: str) -> str | None:
-    """A tmpfs of ``size`` at ``folder``, a real disk to fill; None when mounted, else why
-    it cannot be (the caller skips). Unmount with ``umount -l``."""
+def _mount_small_disk(folder, size: str) -> str | None:
+    """A tmpfs of ``size`` at ``folder``; None when mounted, else why it cannot be."""
     if os.geteuid() != 0:
         return "a small disk is a tmpfs, and mounting one needs root"
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
                            str(folder)], capture_output=True, text=True)
     return None if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr.strip()}"
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``folder`` (made if missing), a real disk to fill, for the
+    block; the test is skipped, saying why, where none can be mounted."""
+    import pytest
+    folder.mkdir(exist_ok=True)
+    why = _mount_small_disk(folder, size)
+    if why:
+        pytest.skip(why)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)

@@ -392,20 +392,13 @@ def test_restore_refuses_a_fifo_takes_a_long_name_and_reports_a_damaged_backup(t
 
 
 def test_restore_on_a_full_disk_says_the_disk_is_full(tmp_path):
-    import subprocess
-    from support import mount_small_disk
-    db, small = tmp_path / "m.db", tmp_path / "small"
-    small.mkdir()
+    from support import small_disk
+    db = tmp_path / "m.db"
     for i in range(20):
         assert run_memory("--db", db, "remember", f"m{i}", os.urandom(20000).hex(),
                           "-n", "p").returncode == 0
-    why = mount_small_disk(small, "200k")
-    if why:
-        pytest.skip(why)
-    try:
+    with small_disk(tmp_path / "small", "200k") as small:
         done = run_memory("restore", db, "--to", small / "r.db")
         assert done.returncode == 2 and "disk full" in done.stderr, done.stderr
         assert "not an error" not in done.stderr and "restoring-" not in done.stderr
         assert list(small.iterdir()) == []
-    finally:
-        subprocess.run(["umount", "-l", str(small)], capture_output=True)

@@ -3,12 +3,11 @@ SQLite cannot make its WAL index and says only "disk I/O error". Every reader na
 full disk, and the daemon waits for space instead of exiting."""
 
 import os
-import subprocess
 
 import pytest
 
 from daemon_harness import Daemon
-from support import mount_small_disk, run_memory, wait_for
+from support import run_memory, small_disk, wait_for
 
 
 def _fill(folder):
@@ -26,23 +25,16 @@ def _fill(folder):
 @pytest.fixture
 def full_disk(tmp_path):
     """(database, notes): the database synced onto a small disk, then the disk filled."""
-    small = tmp_path / "small"
-    small.mkdir()
-    why = mount_small_disk(small, "900k")
-    if why:
-        pytest.skip(why)
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
-    db = small / "m.db"
-    try:
+    with small_disk(tmp_path / "small", "900k") as small:
+        notes = tmp_path / "notes"
+        notes.mkdir()
+        (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
+        db = small / "m.db"
         assert run_memory("--db", db, "sync", notes).returncode == 0
         assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm")
         _fill(small)
         assert os.statvfs(small).f_bavail == 0
         yield db, notes
-    finally:
-        subprocess.run(["umount", "-l", str(small)], capture_output=True)
 
 
 def test_every_reader_names_the_full_disk(full_disk):

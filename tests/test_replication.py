@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from daemon_harness import Daemon
-from support import MEMORY, ROOT, mount_small_disk, run_memory, user_env, wait_for
+from support import MEMORY, ROOT, run_memory, small_disk, user_env, wait_for
 
 
 def _litestream() -> str | None:
@@ -374,40 +374,34 @@ def test_a_stuck_replica_is_lagging_and_doctor_fails_until_it_moves(replicated):
 
 @needs_litestream
 def test_a_full_replica_folder_is_reported_and_the_daemon_goes_on(tmp_path):
-    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "small"
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
     vault.mkdir()
-    replica.mkdir()
     note(vault, "First.md", "before the replica filled up")
-    why = mount_small_disk(replica, "512k")
-    if why:
-        pytest.skip(why)
-    daemon = Daemon(db, vault).start()
-    rep = None
-    try:
-        assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
-                          env=env()).returncode == 0
-        rep = Replicator(db)
-        wait_for(lambda: caught_up(db), 30, what="the first replication")
-        for i in range(12):  # about 1.5 MB of new text: more than the replica can hold
-            note(vault, f"Big {i}.md", " ".join(os.urandom(8).hex() for _ in range(8000)))
-        daemon.cookie()
-        lag = {"MEMORY_REPLICA_MAX_LAG": "2"}
-
-        def reported():
-            s = json.loads(run_memory("--db", db, "replicate", "status", "--json",
-                                      env={**env(), **lag}).stdout)
-            return s if s["state"] in ("lagging", "failing") else None
-        s = wait_for(reported, 30, what="the full replica to be reported")
-        assert s["problem"]
-        note(vault, "After.md", "the daemon still indexes this")
-        daemon.cookie()  # the daemon is not held up by the full replica
-    finally:
+    with small_disk(tmp_path / "small", "512k") as replica:
+        daemon = Daemon(db, vault).start()
+        rep = None
         try:
+            assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                              env=env()).returncode == 0
+            rep = Replicator(db)
+            wait_for(lambda: caught_up(db), 30, what="the first replication")
+            for i in range(12):  # about 1.5 MB of new text: more than the replica can hold
+                note(vault, f"Big {i}.md", " ".join(os.urandom(8).hex() for _ in range(8000)))
+            daemon.cookie()
+            lag = {"MEMORY_REPLICA_MAX_LAG": "2"}
+
+            def reported():
+                s = json.loads(run_memory("--db", db, "replicate", "status", "--json",
+                                          env={**env(), **lag}).stdout)
+                return s if s["state"] in ("lagging", "failing") else None
+            s = wait_for(reported, 30, what="the full replica to be reported")
+            assert s["problem"]
+            note(vault, "After.md", "the daemon still indexes this")
+            daemon.cookie()  # the daemon is not held up by the full replica
+        finally:
             if rep:
                 rep.stop()
             daemon.close()
-        finally:
-            subprocess.run(["umount", "-l", str(replica)], capture_output=True)
 
 
 @needs_litestream

@@ -15,7 +15,7 @@ from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.notes.folders import Folder
 from personal_memory.store import SCHEMA_VERSION
-from support import ROOT, keyword_ids, mount_small_disk, run_memory, user_env, wait_for
+from support import ROOT, keyword_ids, run_memory, small_disk, user_env, wait_for
 
 
 def live(store, namespace="notes") -> dict[str, str]:
@@ -347,45 +347,40 @@ def test_a_full_disk_keeps_the_import_and_the_daemon_waits_for_space(root, tmp_p
     """A real full disk, model on: the sync's import stays and says how to finish; the
     daemon starts on the full disk, waits for space, then imports and embeds without help."""
     from daemon_harness import Daemon
-    small = tmp_path / "small"
-    small.mkdir()
-    why = mount_small_disk(small, "900k")
-    if why:
-        pytest.skip(why)
-    daemon = None
-    try:
-        for i in range(200):
-            (root / f"n{i}.md").write_text(f"# Note {i}\n\nThe quick note number {i} talks "
-                                           f"about item{i} and other things worth keeping.\n")
-        db, e5 = small / "m.db", {"MEMORY_EMBEDDER": "e5"}
-        p = run_memory("--db", db, "sync", root, env=e5, timeout=300)
-        assert p.returncode == 1, p.stdout + p.stderr
-        assert "the disk is full" in p.stdout and "'memory reembed'" in p.stdout
-        assert "notes/n150.md" in run_memory("--db", db, "search", "item150").stdout
-        with open(small / "filler", "wb") as fh:  # not a byte left
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-            except OSError:
-                pass
-        daemon = Daemon(db, root, env=e5).start()
-        (root / "late.md").write_text("a latecomer zebra\n")
-        wait_for(lambda: "waiting for disk space" in daemon.log(), 60, what="a full disk")
-        assert daemon.search_ids("zebra") == []
-        (small / "filler").unlink()
-        subprocess.run(["mount", "-o", "remount,size=8m", str(small)], check=True)
-
-        def embedded():
-            s = json.loads(run_memory("--db", db, "--json", "status").stdout)
-            return s["vectors"]["pending_vectors"] == 0
+    with small_disk(tmp_path / "small", "900k") as small:
+        daemon = None
         try:
-            wait_for(lambda: daemon.search_ids("zebra") == ["notes/late.md"], 90,
-                     what="the import once there is space")
-            wait_for(embedded, 120, what="every vector once there is space")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; the daemon's log:\n{daemon.log()}") from None
-        assert daemon.proc.poll() is None
-    finally:
-        if daemon:
-            daemon.close()
-        subprocess.run(["umount", "-l", str(small)], capture_output=True)
+            for i in range(200):
+                (root / f"n{i}.md").write_text(f"# Note {i}\n\nThe quick note number {i} talks "
+                                               f"about item{i} and other things worth keeping.\n")
+            db, e5 = small / "m.db", {"MEMORY_EMBEDDER": "e5"}
+            p = run_memory("--db", db, "sync", root, env=e5, timeout=300)
+            assert p.returncode == 1, p.stdout + p.stderr
+            assert "the disk is full" in p.stdout and "'memory reembed'" in p.stdout
+            assert "notes/n150.md" in run_memory("--db", db, "search", "item150").stdout
+            with open(small / "filler", "wb") as fh:  # not a byte left
+                try:
+                    while True:
+                        fh.write(b"\0" * 65536)
+                except OSError:
+                    pass
+            daemon = Daemon(db, root, env=e5).start()
+            (root / "late.md").write_text("a latecomer zebra\n")
+            wait_for(lambda: "waiting for disk space" in daemon.log(), 60, what="a full disk")
+            assert daemon.search_ids("zebra") == []
+            (small / "filler").unlink()
+            subprocess.run(["mount", "-o", "remount,size=8m", str(small)], check=True)
+
+            def embedded():
+                s = json.loads(run_memory("--db", db, "--json", "status").stdout)
+                return s["vectors"]["pending_vectors"] == 0
+            try:
+                wait_for(lambda: daemon.search_ids("zebra") == ["notes/late.md"], 90,
+                         what="the import once there is space")
+                wait_for(embedded, 120, what="every vector once there is space")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the daemon's log:\n{daemon.log()}") from None
+            assert daemon.proc.poll() is None
+        finally:
+            if daemon:
+                daemon.close()

@@ -25,15 +25,20 @@ from support import MEMORY, run_memory, user_env
 PASSPHRASE = "correct horse battery staple"
 
 
+def remember_roles(store) -> None:
+    """The two revisions of "role" the MCP tests ask about (test_mcp_http.REQUESTS)."""
+    store.remember("role", "I prefer equity research.", namespace="notes",
+                   known_at="2025-01-10", source="journal.md")
+    store.remember("role", "I now prefer quantitative trading.", namespace="notes",
+                   known_at="2025-03-15", source="journal.md")
+
+
 @pytest.fixture
 def notes_db(db_path):
     with MemoryStore.open(db_path, embedder="none") as s:
         s.remember("secret", "the private plan to prefer", namespace="private",
                    known_at="2025-01-01")
-        s.remember("role", "I prefer equity research.", namespace="notes",
-                   known_at="2025-01-10", source="journal.md")
-        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
-                   known_at="2025-03-15", source="journal.md")
+        remember_roles(s)
     assert run_memory("--db", db_path, "http", "passphrase", input=PASSPHRASE + "\n"
                       ).returncode == 0
     return db_path

@@ -19,6 +19,7 @@ from personal_memory.mcp_server.tools import MemoryTools
 from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
+from http_harness import remember_roles
 from support import run_memory, user_env
 
 READ_TOOLS = {"memory_search", "memory_read", "memory_links", "memory_changes", "memory_history",
@@ -31,10 +32,7 @@ def notes_db(db_path):
     with MemoryStore.open(db_path, embedder="e5") as s:
         s.remember("secret", "prefer the other namespace", namespace="private",
                    known_at="2025-01-01")
-        s.remember("role", "I prefer equity research.", namespace="notes",
-                   known_at="2025-01-10", source="journal.md")
-        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
-                   known_at="2025-03-15", source="journal.md")
+        remember_roles(s)
         s.embed_pending()
     return db_path
 

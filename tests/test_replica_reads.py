@@ -269,14 +269,11 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
     server, and memory_status says it reads a replica, known up to its newest write."""
     import asyncio
 
-    from http_harness import PASSPHRASE, start, stop, with_token
+    from http_harness import PASSPHRASE, remember_roles, start, stop, with_token
     from test_mcp_http import REQUESTS, answers, stdio
     db, replica = tmp_path / "m.db", tmp_path / "replica"
     with MemoryStore.open(db, embedder="none") as s:
-        s.remember("role", "I prefer equity research.", namespace="notes",
-                   known_at="2025-01-10", source="journal.md")
-        s.remember("role", "I now prefer quantitative trading.", namespace="notes",
-                   known_at="2025-03-15", source="journal.md")
+        remember_roles(s)
     assert run_memory("--db", db, "http", "passphrase", input=PASSPHRASE + "\n"
                       ).returncode == 0
     replicated_once(db, replica)

@@ -51,38 +51,39 @@ def test_every_reader_names_the_full_disk(full_disk):
     assert p.returncode == 1 and "the disk is full" in p.stdout, p.stdout
 
 
-def test_the_daemon_waits_for_space_at_start_then_imports(full_disk):
+@pytest.fixture
+def waiting(full_disk):
+    """The daemon started on the full disk, once it says it waits for space."""
     db, notes = full_disk
     d = Daemon(db, notes)
     try:
         d.start(wait_ready=False)
         d.wait_message("STATUS=waiting for disk space", timeout=60)
-        wait_for(lambda: "waiting for disk space" in d.log(), what="the reason in the log")
-        assert "the disk is full" in d.log() and "disk I/O error" in d.log()
-        (notes / "late.md").write_text("a latecomer quagga\n")
-        wait_for(lambda: d.log().count("retrying in") >= 2, timeout=30, what="a second try")
-        assert d.proc.poll() is None  # waiting, not exited
-        (db.parent / "filler").unlink()
-        try:
-            wait_for(lambda: d.search_ids("quagga") == ["notes/late.md"], timeout=60,
-                     what="the import once there is space")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; the daemon's log:\n{d.log()}") from None
-        assert d.search_ids("zeppelin") == ["notes/a.md#Plan"]
-        (notes / "later.md").write_text("watched as usual okapi\n")
-        wait_for(lambda: d.search_ids("okapi") == ["notes/later.md"], what="events after")
-        assert d.stop() == 0
+        yield d
     finally:
         d.close()
 
 
-def test_a_signal_while_waiting_for_space_stops_cleanly(full_disk):
+def test_the_daemon_waits_for_space_at_start_then_imports(full_disk, waiting):
     db, notes = full_disk
-    d = Daemon(db, notes)
+    d = waiting
+    wait_for(lambda: "waiting for disk space" in d.log(), what="the reason in the log")
+    assert "the disk is full" in d.log() and "disk I/O error" in d.log()
+    (notes / "late.md").write_text("a latecomer quagga\n")
+    wait_for(lambda: d.log().count("retrying in") >= 2, timeout=30, what="a second try")
+    assert d.proc.poll() is None  # waiting, not exited
+    (db.parent / "filler").unlink()
     try:
-        d.start(wait_ready=False)
-        d.wait_message("STATUS=waiting for disk space", timeout=60)
-        assert d.stop() == 0
-        assert "stopped" in d.log()
-    finally:
-        d.close()
+        wait_for(lambda: d.search_ids("quagga") == ["notes/late.md"], timeout=60,
+                 what="the import once there is space")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the daemon's log:\n{d.log()}") from None
+    assert d.search_ids("zeppelin") == ["notes/a.md#Plan"]
+    (notes / "later.md").write_text("watched as usual okapi\n")
+    wait_for(lambda: d.search_ids("okapi") == ["notes/later.md"], what="events after")
+    assert d.stop() == 0
+
+
+def test_a_signal_while_waiting_for_space_stops_cleanly(waiting):
+    assert waiting.stop() == 0
+    assert "stopped" in waiting.log()

@@ -202,17 +202,25 @@ def test_cli_and_mcp(tmp_path):
     assert bad.is_error and "7d" in bad.content[0].text
 
 
-def test_a_renamed_heading_is_one_revision_with_its_diff(tmp_path):
-    vault = tmp_path / "vault"
+def _edited(vault, name: str, before: str, after: str, db):
+    """The changes of one note written, synced on 2025-01-01, rewritten and synced on
+    2025-01-05."""
     vault.mkdir()
-    body = "Water the tomatoes at dawn and feed them once a week in summer.\n"
-    (vault / "g.md").write_text(f"# Garden\n\n## Tomatos\n\n{body}\n## Beans\n\nPoles.\n")
-    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+    (vault / name).write_text(before)
+    with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
-        (vault / "g.md").write_text(f"# Garden\n\n## Tomatoes\n\n{body.replace('week', 'fortnight')}"
-                                    "\n## Peas\n\nSomething else entirely, nothing alike.\n")
+        (vault / name).write_text(after)
         store.sync([Folder.of(vault)], known_at="2025-01-05")
-        found = store.changes(namespace="notes", since="2025-01-02")
+        return store.changes(namespace="notes", since="2025-01-02")
+
+
+def test_a_renamed_heading_is_one_revision_with_its_diff(tmp_path):
+    body = "Water the tomatoes at dawn and feed them once a week in summer.\n"
+    found = _edited(tmp_path / "vault", "g.md",
+                    f"# Garden\n\n## Tomatos\n\n{body}\n## Beans\n\nPoles.\n",
+                    f"# Garden\n\n## Tomatoes\n\n{body.replace('week', 'fortnight')}"
+                    "\n## Peas\n\nSomething else entirely, nothing alike.\n",
+                    tmp_path / "m.db")
     (note,) = found.notes
     by = {s.change: s for s in note.sections if s.why == "heading renamed"}
     renamed = by["revised"]
@@ -252,16 +260,10 @@ def test_unlike_checklists_are_not_a_renamed_heading(tmp_path):
 
 
 def test_a_renamed_checklist_is_still_paired_by_its_words(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
     items = "- [ ] milk\n- [ ] eggs\n- [ ] bread\n- [ ] butter\n- [ ] apples\n"
-    (vault / "l.md").write_text(f"# Lists\n\n## Groceries\n\n{items}")
-    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
-        store.sync([Folder.of(vault)], known_at="2025-01-01")
-        ticked = items.replace("[ ] eggs", "[x] eggs")
-        (vault / "l.md").write_text(f"# Lists\n\n## Shopping\n\n{ticked}")
-        store.sync([Folder.of(vault)], known_at="2025-01-05")
-        found = store.changes(namespace="notes", since="2025-01-02")
+    ticked = items.replace("[ ] eggs", "[x] eggs")
+    found = _edited(tmp_path / "v", "l.md", f"# Lists\n\n## Groceries\n\n{items}",
+                    f"# Lists\n\n## Shopping\n\n{ticked}", tmp_path / "m.db")
     (sec,) = found.notes[0].sections
     assert (sec.change, sec.why, sec.moved_from) == ("revised", "heading renamed",
                                                      "v/l.md#Lists#Groceries")

@@ -239,9 +239,8 @@ class MemoryTools:
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")
-        if found.known_up_to:
-            text += "\n" + render.replica_position(found.known_up_to, found.as_of)
-        return _result(_compact(out) if detail == "full" else text, out)
+        return _positioned(found.known_up_to, found.as_of, text, out,
+                           compact=detail == "full")
 
     def read(self, note: NoteId, as_of: Cutoff = None,
              section: Annotated[str | None, Field(
@@ -260,7 +259,8 @@ class MemoryTools:
         view = self._call(store.read, note, namespace=self.namespace, as_of=as_of)
         first, last, text = self._call(render.note_part, view, section,
                                        self._call(render.parse_lines, lines))
-        return _positioned(store, view.as_of, render.note(view, first, last, text, outline),
+        return _positioned(store.known_up_to(), view.as_of,
+                           render.note(view, first, last, text, outline),
                            ReadOutput.of(view, first, last, text, outline))
 
     def links(self, note: NoteId, as_of: Cutoff = None,
@@ -272,7 +272,7 @@ class MemoryTools:
         found = self._call(store.links, note, namespace=self.namespace, as_of=as_of)
         out = LinksOutput(note=found.note, as_of=found.as_of, outgoing=found.outgoing,
                           backlinks=found.backlinks)
-        return _positioned(store, found.as_of, render.links(found), out)
+        return _positioned(store.known_up_to(), found.as_of, render.links(found), out)
 
     def changes(self, since: Since = None, until: Until = None,
                 query: Annotated[str | None, Field(
@@ -307,7 +307,8 @@ class MemoryTools:
         text = render.changes(found) if whole else _page_text(found, out)
         if following:
             text += f"\n({found.more} more notes: pass cursor {following})"
-        return _positioned(store, found.until, text, out, compact=detail == "full")
+        return _positioned(store.known_up_to(), found.until, text, out,
+                           compact=detail == "full")
 
     def history(self, memory_id: MemoryId, as_of: Cutoff = None,
                 detail: Detail = "compact") -> Annotated[CallToolResult, HistoryOutput]:
@@ -320,7 +321,8 @@ class MemoryTools:
         out = HistoryOutput(memory_id=memory_id, as_of=format_time(cutoff),
                             revisions=[RevisionOut.of(r) for r in revs],
                             full=[r.to_dict() for r in revs] if detail == "full" else None)
-        return _positioned(store, out.as_of, "\n".join(render.revision(r) for r in revs),
+        return _positioned(store.known_up_to(), out.as_of,
+                           "\n".join(render.revision(r) for r in revs),
                            out, compact=detail == "full")
 
     def status(self) -> Annotated[CallToolResult, StatusOutput]:
@@ -392,10 +394,11 @@ class MemoryTools:
         return _result(_compact(out), out)
 
 
-def _positioned(store, cutoff: str | None, text: str, out, compact: bool = False):
-    """The result, with the replica's position (text and ``known_up_to``) when the server
-    reads a replica: an answer after it may miss what the database learned since."""
-    up_to = store.known_up_to()
+def _positioned(up_to: str | None, cutoff: str | None, text: str, out,
+                compact: bool = False):
+    """The result, with the replica's position (``up_to``, None on the database itself)
+    in its text and ``known_up_to``: an answer after it may miss what the database
+    learned since."""
     if up_to is not None:
         text += "\n" + render.replica_position(up_to, cutoff)
         out = out.model_copy(update={"known_up_to": up_to})

@@ -99,7 +99,11 @@ def assert_agree(store, at, words=("alpha", "beta", "gamma", "dragonfruit", "kiw
     """At cutoff ``at``: search, read, get, history and links tell one story."""
     visible = {}
     for note in (PLAN, DRAFT):
-        view = store.read(note, namespace=NS, as_of=at)
+        try:
+            view = store.read(note, namespace=NS, as_of=at)
+        except NotFound:  # not written yet
+            visible[note] = set()
+            continue
         visible[note] = set() if view.deleted else {s.memory_id for s in view.sections}
     for word in words:
         for mid in found(store, word, at):
@@ -142,15 +146,23 @@ def test_an_earlier_version_left_ghosts_that_one_repair_removes(tmp_path, clock,
 
     repair = store.repair_clock()
     assert repair.repair_id == 1 and repair.revision_ids and DRAFT in repair.notes
-    assert repair.stamp > repair.newest_before  # appended after every stored stamp
+    assert repair.stamp == repair.newest_before  # appended at stored stamps, none later
     assert store.status().clock.memories_to_repair == 0
     assert store.repair_clock().repair_id is None  # nothing left to do, nothing appended
-    at = times.format_time(times.parse_time(repair.stamp) + 1)
-    visible = assert_agree(store, at)
-    assert visible[DRAFT] == set()
-    assert found(store, "dragonfruit", at) == []
+    # Every stored stamp, and just before and after each: one story. Each write counts
+    # from the newest stamp written up to it, as this version's clock would have stamped
+    # it: the fast clock's edit and the deletion after it count from the fast stamp, so
+    # until then the draft is its first version.
+    stamps = sorted({times.parse_time(r.known_at) for r in store.export()})
+    for t in sorted({s + d for s in stamps for d in (-1, 0, 1)}):
+        assert_agree(store, times.format_time(t))
+    real_now = times.format_time(times.now_micros())
+    assert store.read(DRAFT, namespace=NS, as_of=real_now).text.strip() == DRAFT_V1.strip()
+    assert found(store, "dragonfruit", real_now) == [f"{DRAFT}#Draft"]
+    visible = assert_agree(store, later)
+    assert visible[DRAFT] == set() and found(store, "dragonfruit", later) == []
     kinds = {c.note: c.change for c in store.changes(namespace=NS, since=since,
-                                                      until=at).notes}
+                                                      until=later).notes}
     assert kinds[DRAFT] == "deleted"
     # The refused rename is in the folder still: the next sync records it, after the repair.
     store.sync([Folder.of(vault)])
@@ -159,8 +171,10 @@ def test_an_earlier_version_left_ghosts_that_one_repair_removes(tmp_path, clock,
     report = store.sync([Folder.of(vault)], full=True)
     assert (report.chunks_added, report.chunks_changed, report.chunks_tombstoned) == (0, 0, 0)
     assert assert_agree(store, None) == visible
-    # Every answer before the repair's stamp is as it was (nothing rewritten).
-    assert found(store, "dragonfruit", repair.newest_before) == [f"{DRAFT}#Draft"]
+    # Answers before the first write of the fast clock are as they were.
+    assert found(store, "dragonfruit", times.format_time(first)) == [f"{DRAFT}#Draft"]
+    assert sorted(store.read(PLAN, namespace=NS, as_of=times.format_time(first)).text.split()) \
+        == sorted(plan("Alpha", "alpha apple").split())
     store.close()
 
 
@@ -280,18 +294,20 @@ step = st.tuples(
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(step, min_size=1, max_size=8), word=st.sampled_from(WORDS))
+@given(steps=st.lists(step, min_size=1, max_size=8), word=st.sampled_from(WORDS),
+       repair_first=st.integers(0, 8))
 # A deletion the earlier version silently dropped (only a full sync can see it), and a
 # note whose sections came from two clocks.
 @example(steps=[(0, 0, [("Plan", "apple")]), (0, 0, None), (1, 0, [("Plan", "apple")]),
-                (0, 0, None)], word="apple")
+                (0, 0, None)], word="apple", repair_first=8)
 @example(steps=[(1, 0, [("Plan", "apple")]), (0, 0, [("Plan", "apple"), ("Plan", "apple")]),
-                (1, 0, None)], word="apple")
-@example(steps=[(1, 0, [("Plan", "apple")]), (0, 0, [("Plan", "apple apple")])], word="apple")
-def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word):
+                (1, 0, None)], word="apple", repair_first=8)
+@example(steps=[(1, 0, [("Plan", "apple")]), (0, 0, [("Plan", "apple apple")])], word="apple",
+         repair_first=8)
+def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word, repair_first):
     """Random edits through a clock that runs ahead and back, written as an earlier version
-    did; after the repair and a full sync, at every stored stamp after the repair's: read,
-    get and search agree, the fast path equals the reference, and each note is its file."""
+    did; after the repair and a full sync, at every cutoff: read, get, history and search
+    agree, the fast path equals the reference, and each note is its file."""
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         vault = Path(tmp) / "v"
         vault.mkdir()
@@ -304,7 +320,9 @@ def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word):
                 mp.setattr(mod, "now_micros", fake)
         earlier_version(mp)
         with MemoryStore.open(Path(tmp) / "m.db", embedder="none") as store:
-            for days, which, body in steps:
+            for i, (days, which, body) in enumerate(steps):
+                if i == repair_first:  # a repair, then more writes by the earlier version
+                    store.repair_clock()
                 offset["days"] = days
                 path = vault / f"n{which}.md"
                 if body is None:
@@ -317,19 +335,20 @@ def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word):
             assert store.status().clock.memories_to_repair == 0
             store.sync([Folder.of(vault)], full=True, allow_mass_delete=True)
             assert store.status().clock.memories_to_repair == 0
+            # At every stored stamp, and just before and after each, every reader agrees
+            # and the fast path equals the reference.
             stamps = sorted({times.parse_time(r.known_at) for r in store.export()})
-            # Before the repair's stamp, answers are what they were (history, fast clock
-            # and all); from it on (or from the newest stamp, with nothing to repair) every
-            # reader agrees.
-            start = times.parse_time(repair.stamp or repair.newest_before)
-            for at in [times.format_time(t) for t in stamps if t >= start] + [None]:
-                shown = {}
+            cutoffs = sorted({s + d for s in stamps for d in (-1, 0, 1)})
+            previous = None
+            for at in [times.format_time(t) for t in cutoffs] + [None]:
+                shown, exists = {}, {}
                 for which in range(3):
                     note = f"v/n{which}.md"
                     try:
                         view = store.read(note, namespace=NS, as_of=at)
                     except NotFound:
                         continue
+                    exists[note] = not view.deleted
                     shown[note] = set() if view.deleted else {s.memory_id
                                                               for s in view.sections}
                     for mid in shown[note]:
@@ -341,6 +360,19 @@ def test_after_a_repair_every_reader_agrees_and_matches_the_folder(steps, word):
                     note = r.memory_id.split("#")[0]
                     if note != "v/anchor.md":
                         assert r.memory_id in shown.get(note, set()), (at, r.memory_id)
+                        history = store.history(r.memory_id, namespace=NS, as_of=at)
+                        assert history and not history[-1].deleted
+                # What changes says happened since the previous cutoff is what read shows.
+                if previous is not None and at is not None:
+                    before, since = previous
+                    for c in store.changes(namespace=NS, since=since, until=at).notes:
+                        if c.note == "v/anchor.md":
+                            continue
+                        was, now = before.get(c.note, False), exists.get(c.note, False)
+                        expected = {(False, True): "added", (True, False): "deleted"}.get(
+                            (was, now), "revised")
+                        assert c.change == expected, (at, c)
+                previous = (exists, at)
             for which in range(3):
                 path, note = vault / f"n{which}.md", f"v/n{which}.md"
                 if path.exists():

@@ -136,9 +136,9 @@ def clock_repair(d: ClockRepair) -> str:
     notes = ", ".join(d.notes[:20]) + (f" and {len(d.notes) - 20} more"
                                        if len(d.notes) > 20 else "")
     return (f"Clock repair #{d.repair_id} by {d.repaired_by} at {d.repaired_at}: appended "
-            f"{len(d.revision_ids)} revisions known at {d.stamp} (the newest stamp was "
-            f"{d.newest_before}{ahead}), so that each note is what its last sync recorded "
-            f"from then on: {notes}.")
+            f"{len(d.revision_ids)} revisions at stored stamps up to {d.stamp} (the newest"
+            f"{ahead}), so that at every cutoff each note is what its writes so far "
+            f"recorded: {notes}.")
 
 
 def clock(c: ClockStatus) -> list[str]:

@@ -188,10 +188,10 @@ class ClockStatus(Record):
 
 @dataclass(frozen=True)
 class ClockRepair(Record):
-    """What ``memory repair-clock`` appended: at ``stamp`` (after every revision stored),
-    for each note where a last write had lost to an older revision stamped later, what
-    its record's last write says the note is (its sections' last texts, tombstones for
-    the rest). ``repair_id`` None: nothing to repair, nothing appended."""
+    """What ``memory repair-clock`` appended: at stored stamps (the newest ``stamp``),
+    where the stamps made another revision win than the note's writes so far say, a copy
+    of what should win there or a tombstone (timeline/clock.py). ``repair_id`` None:
+    nothing to repair, nothing appended."""
     repair_id: int | None
     repaired_at: str
     repaired_by: str

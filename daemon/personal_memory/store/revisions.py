@@ -56,25 +56,33 @@ class RevisionLog:
         return self.scalar("SELECT max(known_at) FROM revisions WHERE known_at <= ?",
                            (at_most,))
 
-    def stamp_mismatches(self) -> list[tuple[str, str, str, int]]:
-        """(namespace, note, memory ID, last-written revision) of every note memory whose
-        last write is not its newest stamp: an earlier version stamped it before a
-        revision a clock running ahead had stamped later. (Memories written through the
-        API are left out: an older version let them be backdated on purpose.) One pass
-        over the identity index, kept until the file changes (as :meth:`any_record_with`)."""
+    def effective_stamps(self) -> dict[tuple[str, str], dict[int, int]]:
+        """For every (namespace, note) holding a revision stamped before one written
+        earlier (an earlier version's clock, a day fast and then corrected), each of the
+        note's revisions and its effective stamp: the newest stamp of any note revision
+        written up to it, which this version's clock would have given it. Memories written
+        through the API are left out (an older version let them be backdated on purpose),
+        and so are the revisions a clock repair appended (copies, at past stamps). One pass over the log, kept until the file changes (as :meth:`any_record_with`)."""
         if not self.at_least(4):
-            return []
+            return {}
         version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
-        held = getattr(self, "_stamp_mismatches", None)
+        held = getattr(self, "_effective_stamps", None)
         if held is None or held[0] != version:
-            held = (version, self.execute(
-                """SELECT l.namespace, l.note, l.memory_id, g.last FROM (
-                     SELECT namespace, memory_id, max(known_at) AS top, max(id) AS last
-                     FROM revisions GROUP BY namespace, memory_id) g
-                   JOIN revisions l ON l.id = g.last
-                   WHERE g.top > l.known_at AND l.note IS NOT NULL
-                   ORDER BY l.namespace, l.memory_id"""))
-            self._stamp_mismatches = held
+            notes: dict[tuple[str, str], dict[int, int]] = {}
+            repaired = ("AND id NOT IN (SELECT j.value FROM clock_repairs, "
+                        "json_each(clock_repairs.revision_ids) j)" if self.at_least(8) else "")
+            for rid, namespace, note, effective in self.conn.execute(
+                    f"""WITH e AS (
+                         SELECT id, namespace, note, known_at, max(known_at) OVER (
+                           ORDER BY id ROWS UNBOUNDED PRECEDING) AS effective
+                         FROM revisions WHERE note IS NOT NULL {repaired})
+                       SELECT id, namespace, note, effective FROM e
+                       WHERE (namespace, note) IN (
+                         SELECT namespace, note FROM e WHERE effective > known_at)
+                       ORDER BY id"""):
+                notes.setdefault((namespace, note), {})[rid] = effective
+            held = (version, notes)
+            self._effective_stamps = held
         return held[1]
 
     def live_notes(self, namespace: str, prefix: str) -> list[str]:

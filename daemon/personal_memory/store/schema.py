@@ -118,9 +118,10 @@ DOC_LENGTHS = """CREATE TABLE doc_lengths (
 ) STRICT;
 """
 
-# Schema 8: the audit of clock repairs. A repair appends revisions (after every stored one)
-# that restore what each note's last write said, where an earlier version stamped a write
-# before a revision a clock running ahead had stamped later; never rewritten.
+# Schema 8: the audit of clock repairs. A repair appends revisions, at stored stamps, so
+# that every cutoff shows what a note's writes so far said, where an earlier version
+# stamped a write before a revision a clock running ahead had stamped later; never
+# rewritten.
 CLOCK_REPAIRS = """CREATE TABLE clock_repairs (
     id INTEGER PRIMARY KEY,
     repaired_at INTEGER NOT NULL,

@@ -212,12 +212,13 @@ def _consent_key(base: str, client: dict) -> str:
     return parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
 
 
-def test_a_guesser_is_slowed_but_never_holds_up_the_owner(server):
-    """A guesser on another address has a wrong try waiting out its penalty; the owner's
-    right passphrase, sent meanwhile, is answered first."""
+@pytest.mark.parametrize("guesser_address", ["127.0.0.1", "127.0.0.2"])
+def test_a_guesser_is_slowed_but_never_holds_up_the_owner(server, guesser_address):
+    """A guesser, on the owner's own loopback address or another, has a wrong try waiting
+    out its penalty; the owner's right passphrase, sent meanwhile, is answered first."""
     client = _register(server.base, token_endpoint_auth_method="none").json()
     guessing, owning = _consent_key(server.base, client), _consent_key(server.base, client)
-    elsewhere = httpx2.HTTPTransport(local_address="127.0.0.2")
+    elsewhere = httpx2.HTTPTransport(local_address=guesser_address)
     done: list[str] = []
 
     def guess(n: int) -> None:
@@ -296,3 +297,28 @@ def test_an_unsafe_redirect_kept_from_before_is_never_used(server, notes_db):
     assert r.status_code == 400 and "location" not in r.headers
     r = httpx2.get(server.base + "/authorize", params=query | {"redirect_uri": CALLBACK})
     assert r.status_code == 302 and "/consent?request=" in r.headers["location"]
+
+
+def test_a_flood_of_requests_pushes_out_a_guessers_request_before_the_owners(tmp_path):
+    """With every pending slot taken, a new request pushes out one that had a wrong try
+    before the oldest (the owner's, opened first and still unanswered)."""
+    from mcp.server.auth.provider import AuthorizationParams
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from personal_memory.mcp_server.oauth import MAX_PENDING, OwnerAuthorization
+    client = OAuthClientInformationFull(client_id="c", redirect_uris=[CALLBACK])
+    params = AuthorizationParams(state=None, scopes=None, code_challenge="x" * 43,
+                                 redirect_uri=CALLBACK, redirect_uri_provided_explicitly=True)
+    with AccessStore.open(tmp_path / "m.db") as access:
+        owner = OwnerAuthorization(access, "http://127.0.0.1:1", "notes")
+
+        def key() -> str:
+            url = asyncio.run(owner.authorize(client, params))
+            return parse_qs(urlsplit(url).query)["request"][0]
+        owners = key()
+        keys = [key() for _ in range(MAX_PENDING - 1)]
+        owner.tries[keys[10]] = 1  # a guesser's request
+        key()
+        assert owner.pending(owners) is not None and owner.pending(keys[10]) is None
+        key()  # no wrong try left anywhere: the oldest goes
+        assert owner.pending(owners) is None

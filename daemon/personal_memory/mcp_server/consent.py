@@ -1,9 +1,10 @@
 """The consent page: where the owner sees which client asks to read which namespaces, and
 answers with the passphrase (``memory http passphrase``). A wrong passphrase costs its
 source (the address it came from) a delay that doubles with each wrong try, and after a
-few the request itself; it never yields a code. Tries from one source are taken one at a
-time; a source never waits behind another's delay, so a guesser cannot hold up the
-owner's approval from elsewhere."""
+few the request itself; it never yields a code. The tries on one request are taken one
+at a time, and a wrong one holds only its own request while it waits out the delay: the
+owner's own request (its key is in the owner's browser alone) never waits behind a
+guesser's, even from the same address (every local program is on loopback)."""
 
 from __future__ import annotations
 
@@ -57,10 +58,9 @@ never change them. You can revoke it at any time with <code>memory tokens revoke
 
 
 class Source:
-    """Where answers come from: its wrong tries and the lock that takes them in turn."""
+    """Where answers come from: its wrong tries, and when the last one came."""
 
     def __init__(self):
-        self.lock = anyio.Lock()
         self.wrong = 0
         self.last = 0.0
 
@@ -70,14 +70,21 @@ class Consent:
         self.owner = owner
         self._sources: OrderedDict[str, Source] = OrderedDict()
         self._checks = anyio.CapacityLimiter(PASSPHRASE_CHECKS)
+        self._requests: dict[str, anyio.Lock] = {}  # a pending request's tries, in turn
 
     def _source(self, address: str) -> Source:
         source = self._sources.pop(address, None) or Source()
         self._sources[address] = source
-        for old in list(self._sources)[:max(0, len(self._sources) - MAX_SOURCES)]:
-            if not self._sources[old].lock.locked():
-                del self._sources[old]
+        while len(self._sources) > MAX_SOURCES:
+            self._sources.popitem(last=False)
         return source
+
+    def _turn(self, key: str) -> anyio.Lock:
+        """The lock of one pending request (the locks of requests gone are dropped)."""
+        for old in [k for k, lock in self._requests.items()
+                    if not lock.locked() and self.owner.pending(k) is None]:
+            del self._requests[old]
+        return self._requests.setdefault(key, anyio.Lock())
 
     def _page(self, key: str, status: int = 200, error: str | None = None,
               gone: str | None = None) -> Response:
@@ -112,7 +119,7 @@ class Consent:
                                   state=held.params.state)
         address = request.client.host if request.client else "?"
         source = self._source(address)
-        async with source.lock:  # this source's tries, one at a time
+        async with self._turn(key):  # this request's tries, one at a time
             if time.monotonic() - source.last > FORGIVEN_AFTER:
                 source.wrong = 0
             async with self._checks:
@@ -123,7 +130,7 @@ class Consent:
                 source.wrong, source.last = source.wrong + 1, time.monotonic()
                 log.warning("wrong passphrase on the consent page for %r from %s (try %d)",
                             held.client.client_name, address, source.wrong)
-                # held while the source waits: its next try waits too
+                # held while it waits: the next try on this request waits too
                 await anyio.sleep(min(MAX_DELAY,
                                       WRONG_PASSPHRASE_DELAY * 2 ** (source.wrong - 1)))
         if not good:

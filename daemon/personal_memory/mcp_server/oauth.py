@@ -151,8 +151,8 @@ class OwnerAuthorization:
         for key, held in list(self._pending.items()):
             if now - held.started > PENDING_SECONDS:
                 self.forget(key)
-        while len(self._pending) >= MAX_PENDING:
-            self.forget(next(iter(self._pending)))
+        while len(self._pending) >= MAX_PENDING:  # a guesser's (wrong tries) go first
+            self.forget(max(self._pending, key=lambda k: self.tries.get(k, 0) > 0))
         key = secrets.token_urlsafe(24)
         self._pending[key] = Pending(client, params, namespaces, now,
                                      params.resource or resource)

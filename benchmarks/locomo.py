@@ -134,6 +134,7 @@ class CachedEmbedder:
         self.model = E5Small()
         self.name, self.version = self.model.name, self.model.version
         self.dimensions, self.no_answer_below = self.model.dimensions, self.model.no_answer_below
+        self.word_pieces = self.model.word_pieces
         self.key = self.model.key
         self.path = (Path(cache_dir) / f"{self.key.replace('/', '_')}.npz") if cache_dir else None
         self.cache: dict[str, np.ndarray] = {}

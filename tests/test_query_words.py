@@ -88,3 +88,40 @@ def test_a_made_up_name_beside_a_common_word_is_answered_only_by_meaning(tmp_pat
         assert ids(store.search_reference("plonkify wifi", namespace="n")) == []
     with keyword_store(tmp_path / "k") as store:  # keyword-only: the words decide
         assert ids(store.search("plonkify wifi", namespace="n")) == ["cabin#Wifi"]
+
+
+def test_a_made_up_name_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_does(tmp_path):
+    """The made-up-name rule (in a short query, a capitalised word no ranked row holds,
+    cut into many pieces, spelled like no held term) decides alike on the fast path and
+    the reference; a typo of a held word, a longer form of one, a word in lower case, a
+    long question and a word of a script written without spaces are answered."""
+    from ground_truth import ToyEmbedder
+
+    class Pieces(ToyEmbedder):
+        @staticmethod
+        def no_answer_below(rows: int) -> float:
+            return 0.99  # only the made-up rule and the words decide here
+
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 3 if len(word) >= 6 else 1  # long words look unknown to this model
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.remember("ko#회의", "회의는 서울에서 열립니다.", namespace="n")
+        store.embed_pending()
+        for query, answered in [("Kwibblesoft wifi password", False),
+                                ("Swordfishh wifi password", True),    # a typo
+                                ("Swordfishes wifi password", True),   # a longer form
+                                ("Passwrd wifi cabin", True),
+                                ("kwibblesoft wifi password", True),   # not a name
+                                ("Kwibblesoft wifi password at the cabin keys", True),
+                                ("会議室 wifi password", True),         # no spaces in it
+                                ("회의에서는 wifi password", True)]:    # not made up either
+            fast = store.search(query, namespace="n")
+            ref = store.search_reference(query, namespace="n")
+            assert bool(fast) is answered, (query, fast.no_answer)
+            assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
+            if not answered:
+                assert "'Kwibblesoft'" in fast.no_answer

@@ -217,3 +217,25 @@ def test_a_rare_word_returns_only_what_fits(vault, tmp_path):
         # A question close in meaning still finds a note without any of its words.
         near = s.search("kitty snoozing sunlight", namespace="notes", limit=5)
         assert near and near[0].memory_id == "vault/cat.md#Cat"
+
+
+def test_a_made_up_name_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vault):
+    """A word no visible note holds, that the model cuts into pieces it does not know
+    (``Kwibblesoft``), is not answered by the real word beside it; a typo of a held word
+    or a longer form of one is; and a note that holds the name answers from the moment
+    it is known, never at an earlier cutoff."""
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", vault)
+    before = json.loads(ok("--db", db, "status", "--json").stdout)["clock"]["newest_known_at"]
+    asked = ("search", "Kwibblesoft", "team", "roadmap")
+    p = ok("--db", db, *asked)
+    assert p.stdout.startswith("No results.") and "'Kwibblesoft'" in p.stdout, p.stdout
+    for query in ("Tuesdys roadmap", "Roadmapping"):  # a typo, a longer form
+        found = json.loads(ok("--db", db, "search", query, "--json").stdout)
+        assert found and found[0]["memory_id"] == "vault/team.md#Team", query
+    (vault / "vendor.md").write_text("# Vendor\n\nKwibblesoft sells us the roadmap tool.\n")
+    ok("--db", db, "sync", vault)
+    found = json.loads(ok("--db", db, *asked, "--json").stdout)
+    assert found[0]["memory_id"] == "vault/vendor.md#Vendor"
+    past = json.loads(ok("--db", db, *asked, "--as-of", before, "--json").stdout)
+    assert past == []

@@ -275,7 +275,8 @@ class MemoryStore(Upkeep):
         model = self._embedder
         if model is None:
             return None
-        return Semantic(model.key, embedders.query_soon(model, query), model.no_answer_below)
+        return Semantic(model.key, embedders.query_soon(model, query), model.no_answer_below,
+                        getattr(model, "word_pieces", None))
 
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),

@@ -32,6 +32,7 @@ _MODEL_LOCK = threading.Lock()
 # server's threads each open their own store, and a question asked in one is not
 # encoded again in another.
 _QUERIES: dict[str, np.ndarray] = {}
+_PIECES: dict[str, int] = {}  # words' piece counts (E5Small.word_pieces), as kept
 # Queries are encoded on a thread of their own, so that a search ranks by keywords while
 # the model works (its C code lets go of the GIL). One thread: the model runs one call at
 # a time anyway.
@@ -144,6 +145,19 @@ class E5Small:
         Chinese or Japanese section is several windows of 512)."""
         with _MODEL_LOCK:
             return self._loaded().token_count(passage_cut(text))
+
+    def word_pieces(self, word: str) -> int:
+        """How many pieces the model's tokenizer cuts a word into after a space: a word
+        it knows is one or two, a made-up name three or more (``Kwibblesoft``)."""
+        found = _PIECES.get(word)
+        if found is None:
+            with _MODEL_LOCK:
+                model = self._loaded()
+                found = model.token_count("a " + word) - model.token_count("a")
+            if len(_PIECES) >= QUERY_CACHE:
+                _PIECES.clear()
+            _PIECES[word] = found
+        return found
 
     def forget_queries(self) -> None:
         """Drop the remembered questions (a purge may have erased their words)."""

@@ -26,7 +26,8 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, mostly_unknown, piece_lines, query_terms, text_filtered)
+                       keyword_terms, made_up_name, mostly_unknown, piece_lines, query_terms,
+                       text_filtered)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
@@ -336,10 +337,10 @@ class SearchIndex:
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
         holding exactly ``winners``: same formula, same order of floating-point operations;
-        and how many of the terms some winner holds."""
+        and which of the terms some winner holds."""
         n = len(winners)
         if not terms or not n:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), 0
+            return np.zeros(0, dtype=np.int64), np.zeros(0), set()
         size = self.rows.size
         is_visible = np.zeros(size, dtype=bool)
         is_visible[winners] = True
@@ -352,7 +353,7 @@ class SearchIndex:
             hits.append((pos[keep], tf[keep]))
             matched_mask[pos[keep]] = True
         matched = np.flatnonzero(matched_mask)
-        held = sum(1 for pos, _ in hits if len(pos))
+        held = {term for term, (pos, _) in zip(terms, hits) if len(pos)}
         if not len(matched):
             return matched, np.zeros(0), held
         slot = np.zeros(size, dtype=np.int64)
@@ -369,6 +370,12 @@ class SearchIndex:
             freq[slot[pos]] = tf
             score = score + idf * ((freq * (K1 + 1.0)) / (freq + length_norm))
         return matched, score, held
+
+    def held(self, db: Database, winners: np.ndarray, terms: list[str]) -> set[str]:
+        """Which of ``terms`` some of ``winners`` holds."""
+        is_visible = np.zeros(self.rows.size, dtype=bool)
+        is_visible[winners] = True
+        return {t for t in terms if is_visible[self.postings(db, t)[0]].any()}
 
     def cosine(self, winners: np.ndarray, semantic: Semantic | None) -> "CosineScreen | None":
         """Approximate (float32) cosine of the visible rows that have a vector, with the
@@ -423,10 +430,12 @@ class SearchIndex:
         bm_pos, bm_score, held = self.bm25(db, winners, terms)
         cos = self.cosine(winners, semantic)
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
+        made_up = made_up_name(db, query.words, terms, set(terms) - held, semantic,
+                               lambda some: self.held(db, winners, some)) if cos else None
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),
                         unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), held))
+                        unknown=mostly_unknown(len(terms), len(held)), made_up=made_up)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,

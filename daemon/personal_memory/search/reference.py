@@ -8,7 +8,8 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, mostly_unknown, piece_lines, rankable, text_filtered)
+                       keyword_terms, made_up_name, mostly_unknown, piece_lines, rankable,
+                       text_filtered)
 from . import ranking
 from .syntax import Query
 
@@ -54,12 +55,14 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         rows = {r.revision_id: r for r in visible}
         terms = keyword_terms(db, query.words)
         bm25 = db.bm25_over(list(rows), terms, (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT))
-        held = len(db.terms_held(list(rows), terms)) if bm25 else 0
+        held = db.terms_held(list(rows), terms) if bm25 else set()
         cosine, pieces = cosine_reference(db, list(rows), semantic)
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
+        made_up = made_up_name(db, query.words, terms, set(terms) - held, semantic,
+                               lambda some: db.terms_held(list(rows), some)) if cosine else None
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), held))
+                        unknown=mostly_unknown(len(terms), len(held)), made_up=made_up)
         if why:
             return Ranked(unembedded=unembedded, no_answer=why)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),

@@ -116,6 +116,28 @@ class Retrieval:
         return [t for (t,) in self.conn.execute(
             "SELECT term FROM temp.revisions_terms ORDER BY doc DESC LIMIT ?", (limit,))]
 
+    def _terms_table(self) -> None:
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_terms "
+                          "USING fts5vocab(main, revisions_fts, row)")
+
+    def terms_like(self, term: str, edits: int) -> list[str]:
+        """Terms the index has ever held (any revision, any namespace) that may be within
+        ``edits`` one-letter edits of ``term``: as long give or take ``edits``, and with
+        its first two letters or its last two (a typo seldom changes both ends).
+        Candidates, to be checked against the rows a search may see."""
+        self._terms_table()
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms WHERE length(term) BETWEEN ? AND ? "
+            "AND (substr(term, 1, 2) = ? OR substr(term, -2) = ?)",
+            (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
+
+    def terms_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` terms the index has ever held that start with ``prefix``."""
+        self._terms_table()
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms WHERE term >= ? AND term < ? LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit))]
+
     def term_documents(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """How many revisions the index holds, and how many hold each term (over every
         revision and namespace: a term's weight, not an answer)."""

@@ -5,6 +5,7 @@ reopening, and an honest position when the replica lags."""
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -251,6 +252,47 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     wrong = run_memory("--db", reader_db, "service", "install", "--http", "--systemd",
                        "--replica", tmp_path / "nothing", env=home)
     assert wrong.returncode == 2 and "no Litestream 0.5 replica" in wrong.stderr
+
+
+@needs_litestream
+@needs_vfs
+def test_a_python_program_reads_two_replicas_without_a_special_start(tmp_path):
+    """From Python, open_replica needs no environment set at the process's start: one
+    program opens its own database first, then reads two replicas side by side. A folder
+    replica whose path holds a space (the VFS would wait for ever) is refused at once."""
+    dbs = {}
+    for name, words in (("a", "quince medlar"), ("b", "osprey kestrel")):
+        db = tmp_path / name / "m.db"
+        db.parent.mkdir()
+        with MemoryStore.open(db, embedder="none") as store:
+            store.remember(name, words, namespace="notes")
+        replicated_once(db, tmp_path / name / "replica")
+        dbs[name] = db
+    spaced = tmp_path / "with space"
+    shutil.copytree(tmp_path / "a" / "replica", spaced)
+    script = f"""
+import json, sys
+from personal_memory.memory import MemoryStore
+from personal_memory.errors import PersonalMemoryError
+own = MemoryStore.open({str(dbs["a"])!r}, read_only=True, embedder="none")  # before the VFS
+out = {{"own": [r.memory_id for r in own.search("quince", namespace="notes")]}}
+for name in "ab":
+    with MemoryStore.open_replica({str(tmp_path)!r} + "/" + name + "/replica",
+                                  embedder="none") as reader:
+        out[name] = [r.memory_id for r in reader.search("quince osprey", namespace="notes")]
+try:
+    MemoryStore.open_replica({str(spaced)!r}, embedder="none")
+except PersonalMemoryError as exc:
+    out["spaced"] = str(exc)
+print(json.dumps(out))
+"""
+    plain = {k: v for k, v in user_env().items() if not k.startswith("LITESTREAM_")}
+    done = subprocess.run([sys.executable, "-c", script], env={**plain, **env()},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["own"] == ["a"] and out["a"] == ["a"] and out["b"] == ["b"]
+    assert "holds a space" in out["spaced"] and "\n" not in out["spaced"]
 
 
 def _without_position(text: str) -> str:

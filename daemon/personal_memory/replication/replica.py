@@ -2,15 +2,20 @@
 database's pages straight from the replica (a folder, S3, SFTP...), fetching them on
 demand and polling for new LTX files, so a reader sees new writes without reopening.
 
-Its rules, which this module enforces: the VFS reads the replica URL (and its log file)
-from the environment the process started with, once; and once it is loaded, this process
-can open no other SQLite file (apsw fails on every new connection that is not the VFS's).
-So a reader is a process of its own, started with :func:`environment`."""
+Its rules, which this module follows: each connection names its replica in its URI
+(``replica_url``), so any process can read any number of replicas; but the VFS reads its
+log file from the environment the process started with (it logs to stdout otherwise),
+and once it is loaded the process can open no other SQLite file (apsw fails on every new
+connection that is not the VFS's). So the command line reads a replica in a process of
+its own, started with :func:`environment`; a Python program opens its other databases
+first."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from urllib.parse import quote
 
 from ..errors import ReplicationError
 from ..store import Database
@@ -19,7 +24,6 @@ from .litestream import SNAPSHOT_LEVEL, Destination, ltx_files_at, without_ca_bu
 URL_VARIABLE = "LITESTREAM_REPLICA_URL"
 LOG_VARIABLE = "LITESTREAM_LOG_FILE"
 WRITE_VARIABLE = "LITESTREAM_WRITE_ENABLED"
-VFS_URI = "file:replica.db?vfs=litestream"
 HOW_TO_GET = "pip install 'personal-memory[replication]' (the litestream-vfs package)"
 
 _LOCK = threading.Lock()
@@ -29,13 +33,29 @@ _loader = None  # the connection the extension was loaded through, kept open
 def replica_url(raw: str) -> str:
     """The URL Litestream reads: a folder becomes ``file://`` and its absolute path. An
     sftp replica is refused: the VFS takes no SSH key (litestream-vfs 0.5.17 reads no key
-    setting), so it could not sign in the way `memory replicate` does."""
+    setting), so it could not sign in the way `memory replicate` does. So is a folder
+    whose path holds white space: the VFS waits for ever on it (0.5.17, written as it is
+    or with %20)."""
     if raw.startswith("sftp:"):
         raise ReplicationError(
             "an sftp replica cannot be read in place (Litestream's VFS signs in with no SSH "
             "key): restore a copy with 'memory restore URL --ssh-key KEY --to FILE' and read "
             "that, or replicate to S3 or a folder the reader can reach")
-    return Destination.parse(raw).url
+    url = Destination.parse(raw).url
+    if url.startswith("file:") and any(ch.isspace() for ch in url):
+        raise ReplicationError(
+            f"{url}: a folder replica whose path holds a space cannot be read in place "
+            "(Litestream's VFS never opens it): restore a copy with 'memory restore' and "
+            "read that, or replicate to a folder without spaces in its path")
+    return url
+
+
+def vfs_uri(url: str) -> str:
+    """The SQLite URI of a connection through the VFS to the replica at ``url``: a name of
+    its own per replica, read-only, writes to the replica turned off."""
+    name = hashlib.sha256(url.encode()).hexdigest()[:16]
+    return (f"file:replica-{name}.db?vfs=litestream&write_enabled=false"
+            f"&replica_url={quote(url, safe='')}")
 
 
 def environment(url: str, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -62,7 +82,9 @@ def started_with() -> dict[str, str]:
 
 
 def ready(url: str) -> bool:
-    """Whether this process can read ``url`` through the VFS."""
+    """Whether this process started as the command line reads ``url``: the VFS's log away
+    from stdout (which holds JSON or the MCP stream), writes off, and no CA bundle that
+    Litestream's S3 client cannot load."""
     env = started_with()
     return (env.get(URL_VARIABLE) == url and env.get(LOG_VARIABLE) is not None
             and env.get(WRITE_VARIABLE, "false").lower() not in ("true", "1")
@@ -70,18 +92,20 @@ def ready(url: str) -> bool:
 
 
 def open_database(url: str, vector_backend: str = "auto") -> Database:
-    """A read-only connection to the replica at ``url``."""
+    """A read-only connection to the replica at ``url``, from any process (its log goes
+    where the process's start said: see :func:`environment`)."""
     url = replica_url(url)
-    if not ready(url):
+    if url.startswith("s3:") and started_with().get("AWS_CA_BUNDLE"):
         raise ReplicationError(
-            f"a replica is read in a process started with {URL_VARIABLE}={url} and "
-            f"{LOG_VARIABLE} set (Litestream's VFS reads them once, at start): the memory "
-            "command does this itself; from Python, start the process with "
-            "personal_memory.replication.replica.environment(url)")
+            "an s3 replica cannot be read in a process started with AWS_CA_BUNDLE set "
+            "(Litestream's S3 client refuses to start): start it with "
+            "personal_memory.replication.replica.environment(url), as the memory command "
+            "does")
     check_replica(url)
     _load()
     try:
-        return Database.open_uri(VFS_URI, f"replica {url}", vector_backend=vector_backend)
+        return Database.open_uri(vfs_uri(url), f"replica {url}",
+                                 vector_backend=vector_backend)
     except SystemError:  # apsw's answer to a connection the VFS cannot open
         raise ReplicationError(f"the replica {url} cannot be read") from None
 

@@ -295,6 +295,58 @@ print(json.dumps(out))
     assert "holds a space" in out["spaced"] and "\n" not in out["spaced"]
 
 
+@needs_litestream
+@needs_vfs
+def test_a_bucket_that_disappears_and_comes_back(tmp_path, s3_server):
+    """An S3 replica's bucket is deleted under an open reader and made again: the reader
+    answers from what it has, with its honest position, and catches up once the bucket is
+    back; replication says it is failing until it has written a fresh snapshot, which a
+    new reader (refused in one line before it) then reads whole."""
+    import boto3
+    db = tmp_path / "m.db"
+    store = MemoryStore.open(db, embedder="none")
+    store.remember("a", "quince medlar", namespace="notes", known_at="2025-03-01T10:00:00Z")
+    done = run_memory("--db", db, "replicate", "setup", s3_server, "--no-service", env=env())
+    assert done.returncode == 0, done.stderr
+    rep = Replicator(db)
+    url = replicas.replica_url(s3_server)
+    reader = None
+    asked = dict(op="search", query="quince osprey lantern", namespace="notes")
+    try:
+        wait_for(lambda: caught_up(db), 30, what="the replica")
+        reader = Reader(url)
+        assert [r["memory_id"] for r in reader.ask(**asked)["results"]] == ["a"]
+        endpoint = s3_server.split("endpoint=")[1].split("&")[0]
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        for found in s3.list_objects_v2(Bucket="notes").get("Contents", []):
+            s3.delete_object(Bucket="notes", Key=found["Key"])
+        s3.delete_bucket(Bucket="notes")
+        store.remember("b", "osprey kestrel", namespace="notes", known_at="2025-03-01T11:00Z")
+        gone = reader.ask(**asked)
+        assert [r["memory_id"] for r in gone["results"]] == ["a"]
+        assert gone["known_up_to"] == "2025-03-01T10:00:00Z"
+        wait_for(lambda: "failing" in run_memory("--db", db, "replicate", "status",
+                                                 env=env()).stdout, 30, interval=0.5,
+                 what="replication to say it is failing")
+        s3.create_bucket(Bucket="notes")
+        store.remember("c", "lantern ferry", namespace="notes", known_at="2025-03-01T12:00Z")
+        wait_for(lambda: len(reader.ask(**asked)["results"]) == 3, 60, interval=0.5,
+                 what="the open reader to catch up")
+        wait_for(lambda: caught_up(db), 90, interval=1, what="a fresh snapshot")
+        fresh = Reader(url)
+        try:
+            again = fresh.ask(**asked)
+        finally:
+            fresh.close()
+        assert sorted(r["memory_id"] for r in again["results"]) == ["a", "b", "c"]
+        assert again["known_up_to"] == "2025-03-01T12:00:00Z"
+    finally:
+        if reader is not None:
+            reader.close()
+        rep.stop()
+        store.close()
+
+
 def _without_position(text: str) -> str:
     """A tool's text without the replica's position (its last line, or a JSON key)."""
     if text.startswith("{"):

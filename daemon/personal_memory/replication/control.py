@@ -135,10 +135,13 @@ def supervise(db: Path, stopping) -> int:
                 start_afresh(db, lost)
             proc = start(db)
             log.info("replicating %s (litestream pid %d)", db, proc.pid)
+            dest = litestream.read_destination(db)
+            every = (LOSS_CHECK_SECONDS if dest is None or dest.readable_here
+                     else REMOTE_LOSS_CHECK_SECONDS)
             checked, lost, suspect = time.monotonic(), None, None
             while proc.poll() is None and not stopping() and not pause_path(db).exists():
                 time.sleep(0.2)
-                if time.monotonic() - checked > LOSS_CHECK_SECONDS:
+                if time.monotonic() - checked > every:
                     # seen twice in a row, so a snapshot being written is not a loss
                     checked, seen = time.monotonic(), lost_generation(db)
                     lost, suspect = (seen if seen and seen == suspect else None), seen
@@ -181,18 +184,28 @@ def paused_by_a_live_process(db: Path) -> bool:
 
 
 LOSS_CHECK_SECONDS = 2.0
+REMOTE_LOSS_CHECK_SECONDS = 15.0  # a listing of an S3 replica is a request that costs
 SNAPSHOT_GRACE_SECONDS = 10.0  # a new generation's first snapshot takes about a second
 
 
 def lost_generation(db: Path) -> str | None:
-    """The local replica's folder, when it no longer holds a snapshot although Litestream
-    has been replicating for a while (its files were deleted while Litestream ran):
-    Litestream would go on writing changes there that no restore can use."""
+    """The replica (a folder, or the URL of a remote one), when it no longer holds a
+    snapshot although Litestream has been replicating for a while (its files, or its
+    bucket, were deleted while Litestream ran): Litestream would go on writing changes
+    there that no restore and no new reader can use."""
     dest = litestream.read_destination(db)
-    if dest is None or not dest.readable_here:
+    if dest is None:
         return None
     if not _started_long_ago(litestream.shadow_dir(db) / "ltx"):
         return None  # nothing replicated yet, or just started: a snapshot comes first
+    if not dest.readable_here:
+        try:
+            found = litestream.ltx_files(db)
+        except ReplicationError:
+            return None  # unreachable now (a bucket gone): never act on a guess
+        if not found or any(f.level == litestream.SNAPSHOT_LEVEL for f in found):
+            return None
+        return dest.url
     try:
         with os.scandir(Path(dest.location) / "ltx" / str(litestream.SNAPSHOT_LEVEL)) as it:
             if next(it, None) is not None:
@@ -214,12 +227,14 @@ def _started_long_ago(shadow: Path) -> bool:
 
 def start_afresh(db: Path, lost: str) -> None:
     """A fresh replica at the next start: Litestream's own copy (which keys its position)
-    is dropped, and so is the unusable rest of the replica's LTX files."""
+    is dropped, and so is the unusable rest of a folder replica's LTX files (a remote
+    replica's stay: the fresh snapshot is what restores and readers start from)."""
     import shutil
     log.warning("the replica at %s lost its snapshot (were its files deleted?); "
                 "starting a fresh generation", lost)
     shutil.rmtree(litestream.shadow_dir(db), ignore_errors=True)
-    shutil.rmtree(Path(lost) / "ltx", ignore_errors=True)
+    if "://" not in lost:
+        shutil.rmtree(Path(lost) / "ltx", ignore_errors=True)
 
 
 def drop_v03_copies(db: Path) -> str | None:

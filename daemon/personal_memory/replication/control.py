@@ -199,8 +199,8 @@ def lost_generation(db: Path) -> str | None:
     if not _started_long_ago(litestream.shadow_dir(db) / "ltx"):
         return None  # nothing replicated yet, or just started: a snapshot comes first
     if not dest.readable_here:
-        try:
-            found = litestream.ltx_files(db)
+        try:  # the replica alone (with the config, Litestream holds replication up)
+            found = litestream.ltx_files_at(dest.url)
         except ReplicationError:
             return None  # unreachable now (a bucket gone): never act on a guess
         if not found or any(f.level == litestream.SNAPSHOT_LEVEL for f in found):

@@ -463,3 +463,37 @@ def test_a_purge_reaches_readers_of_the_replica(tmp_path):
             reader.proc.kill()
             reader.proc.wait()
         rep.stop()
+
+
+@needs_litestream
+@needs_vfs
+def test_a_reader_left_behind_by_the_vfs_takes_a_new_connection(tmp_path):
+    """litestream-vfs 0.5.17 stops following a replica, for good, when a compaction
+    rewrites the level it reads (benchmarks/replica_lag.py shows it about a minute in). A
+    reader whose position stays behind the replica's newest LTX file takes a new
+    connection before its next read, and answers as before from it."""
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("a", "quince medlar", namespace="notes")
+    replicated_once(db, tmp_path / "replica")
+    ahead = tmp_path / "ahead"  # how a folder replica's newest transaction is read
+    (ahead / "ltx" / "0").mkdir(parents=True)
+    (ahead / "ltx" / "0" / "00000000000000ff-00000000000000ff.ltx").write_bytes(b"")
+    assert replicas.newest_txid(f"file://{ahead}") == 255
+    script = f"""
+import json
+from personal_memory.memory import MemoryStore
+from personal_memory.replication import replica
+replica.STUCK_SECONDS = replica.FOLDER_CHECK_SECONDS = 0.0
+store = MemoryStore.open_replica({str(tmp_path / "replica")!r}, embedder="none")
+first = id(store._db.conn)
+replica.newest_txid = lambda url: 255  # the replica now looks ahead of the reader
+answers = [[r.memory_id for r in store.search("quince", namespace="notes")] for _ in range(2)]
+print(json.dumps({{"answers": answers, "reconnected": id(store._db.conn) != first}}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], env={**user_env(), **env()},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"answers": [["a"], ["a"]], "reconnected": True}
+    assert "reconnecting" in done.stderr

@@ -13,8 +13,12 @@ first."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import ReplicationError
@@ -25,6 +29,8 @@ URL_VARIABLE = "LITESTREAM_REPLICA_URL"
 LOG_VARIABLE = "LITESTREAM_LOG_FILE"
 WRITE_VARIABLE = "LITESTREAM_WRITE_ENABLED"
 HOW_TO_GET = "pip install 'personal-memory[replication]' (the litestream-vfs package)"
+
+log = logging.getLogger("personal_memory.replication")
 
 _LOCK = threading.Lock()
 _loader = None  # the connection the extension was loaded through, kept open
@@ -104,8 +110,9 @@ def open_database(url: str, vector_backend: str = "auto") -> Database:
     check_replica(url)
     _load()
     try:
-        return Database.open_uri(vfs_uri(url), f"replica {url}",
-                                 vector_backend=vector_backend)
+        db = Database.open_uri(vfs_uri(url), f"replica {url}", vector_backend=vector_backend)
+        db.follow = Follower(url, vector_backend)
+        return db
     except SystemError:  # apsw's answer to a connection the VFS cannot open
         raise ReplicationError(f"the replica {url} cannot be read") from None
 
@@ -142,3 +149,87 @@ def _load() -> None:
         finally:
             conn.enable_load_extension(False)
         _loader = conn
+
+
+# The VFS polls its replica every second; a reader that stays behind the replica's newest
+# LTX file for longer than this has stopped following it (litestream-vfs 0.5.17 does, for
+# good, when a compaction rewrites the level it reads: a new connection sees everything).
+STUCK_SECONDS = 3.0
+FOLDER_CHECK_SECONDS = 1.0  # a folder's listing costs a few directory reads
+REMOTE_CHECK_SECONDS = 15.0  # an S3 listing is a request that costs: in the background
+_LISTER: ThreadPoolExecutor | None = None
+
+
+def newest_txid(url: str) -> int | None:
+    """The newest transaction any LTX file of the replica holds (None: none, or it
+    cannot be listed now)."""
+    if url.startswith("file:"):
+        top = Path(Destination.parse(url).location) / "ltx"
+        newest = None
+        try:
+            for level in top.iterdir():
+                for name in os.listdir(level):
+                    if name.endswith(".ltx") and "-" in name:
+                        try:
+                            txid = int(name[:-4].split("-")[1], 16)
+                        except ValueError:
+                            continue
+                        newest = txid if newest is None else max(newest, txid)
+        except OSError:
+            return None
+        return newest
+    try:
+        found = ltx_files_at(url)
+    except ReplicationError:
+        return None
+    return max((f.max_txid for f in found), default=None)
+
+
+class Follower:
+    """Keeps a replica's reader following its replica: before a read, the reader's
+    position (``litestream_txid()``) is compared with the replica's newest LTX file (a
+    folder listed then, a remote replica in the background every 15 s); behind it for
+    :data:`STUCK_SECONDS`, the reader takes a new connection (logged)."""
+
+    def __init__(self, url: str, vector_backend: str):
+        self.url, self.vector_backend = url, vector_backend
+        self.remote = not url.startswith("file:")
+        self.checked = 0.0
+        self.behind_since: float | None = None
+        self.newest: int | None = None
+        self.listing: Future | None = None
+
+    def _replica_newest(self, now: float) -> int | None:
+        if not self.remote:
+            if now - self.checked >= FOLDER_CHECK_SECONDS:
+                self.checked, self.newest = now, newest_txid(self.url)
+            return self.newest
+        global _LISTER
+        if self.listing is not None and self.listing.done():
+            self.newest, self.listing = self.listing.result(), None
+        if self.listing is None and now - self.checked >= REMOTE_CHECK_SECONDS:
+            with _LOCK:
+                if _LISTER is None:
+                    _LISTER = ThreadPoolExecutor(1, thread_name_prefix="replica-lister")
+            self.checked, self.listing = now, _LISTER.submit(newest_txid, self.url)
+        return self.newest
+
+    def __call__(self, db: Database) -> None:
+        now = time.monotonic()
+        newest = self._replica_newest(now)
+        if newest is None:
+            return
+        try:
+            mine = int(db.scalar("SELECT litestream_txid()") or "0", 16)
+        except (ValueError, TypeError):
+            return
+        if mine >= newest:
+            self.behind_since = None
+        elif self.behind_since is None:
+            self.behind_since = now
+        elif now - self.behind_since >= STUCK_SECONDS:
+            log.warning("the reader of %s stayed at transaction %d while the replica holds "
+                        "%d: reconnecting", self.url, mine, newest)
+            self.behind_since = None
+            db.reconnect(Database.open_uri(vfs_uri(self.url), f"replica {self.url}",
+                                           vector_backend=self.vector_backend))

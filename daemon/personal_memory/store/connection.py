@@ -8,7 +8,7 @@ import os
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import apsw
 
@@ -409,12 +409,26 @@ class Connection:
         else:
             self.conn.execute("RELEASE part")
 
+    # Called before each outermost read transaction (a replica's reader checks that it
+    # still follows its replica, and may reconnect: replication.replica.Follower).
+    follow: Callable[["Database"], None] | None = None
+
+    def reconnect(self, fresh: "Database") -> None:
+        """Take over ``fresh``'s connection (and its per-connection state) in place of
+        this one's, which is closed; callers keep this object."""
+        old, follow = self.conn, self.follow
+        self.__dict__.update(fresh.__dict__)
+        self.follow = follow
+        old.close()
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """A read transaction: every query inside sees one consistent state."""
         if self.conn.in_transaction:
             yield
             return
+        if self.follow is not None:
+            self.follow(self)
         with self.errors():
             self.conn.execute("BEGIN")
             try:

@@ -28,10 +28,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.replication import replica as replicas  # noqa: E402
+from replication import pct, wait  # noqa: E402  (the same helpers as the lag there)
 
 MEMORY = [sys.executable, "-m", "personal_memory"]
 
@@ -50,20 +52,6 @@ def reader(url: str) -> None:
             time.sleep(0.01)
         else:
             print(time.monotonic_ns(), flush=True)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return round(xs[min(len(xs) - 1, int(p * len(xs)))], 3)
-
-
-def wait(predicate, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return time.monotonic_ns()
-        time.sleep(0.01)
-    raise TimeoutError
 
 
 def caught_up(db: Path, env: dict) -> bool:

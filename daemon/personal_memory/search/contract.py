@@ -131,9 +131,9 @@ def mostly_unknown(terms: int, held: int) -> bool:
     return terms > 0 and 2 * (terms - held) >= terms
 
 
-# A word the model's tokenizer cuts into this many pieces or more is not one it knows
-# (``Kwibblesoft``: K-wibble-soft); the real words of the help vault's questions that no
-# note holds are one or two (benchmarks/help_questions.py).
+# The model's tokenizer cuts a made-up name into this many pieces or more (``Kwibblesoft``:
+# K-wibble-soft); so it does some real words (orphanage, chemistry), hence the capital and
+# the short query asked for as well (docs/data-model.md#ranking).
 MADE_UP_PIECES = 3
 # A query naming such a word that no visible row holds is still answered when a row is at
 # least this much above the no-answer bar in meaning (a name the notes write otherwise).
@@ -204,12 +204,12 @@ def made_up_name(db, words: str, terms: list[str], unheld: set[str],
     for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
         if not word[0].isupper() or _UNSPACED.search(word):
             continue
-        terms = db.tokens(word)
-        if len(terms) != 1 or terms[0] not in unheld or terms[0] in stop:
+        own = db.tokens(word)
+        if len(own) != 1 or own[0] not in unheld or own[0] in stop:
             continue
         if semantic.word_pieces(word) < MADE_UP_PIECES:
             continue
-        if not _spelled_like_held(db, terms[0], held):
+        if not _spelled_like_held(db, own[0], held):
             return word
     return None
 

@@ -79,43 +79,48 @@ def _same(a: RevisionRecord | None, b: RevisionRecord | None) -> bool:
         (b.title, b.content, b.heading_path, b.metadata, b.source)
 
 
-def _eligible(r: RevisionRecord, t: int) -> bool:
-    """The visibility rule (``store.visibility``) at cutoff and valid time ``t``."""
-    return (parse_time(r.known_at) <= t and parse_time(r.valid_from) <= t
-            and (r.valid_to is None or t < parse_time(r.valid_to)))
-
-
 def _note_fixes(namespace: str, note: str, revisions: list[RevisionRecord],
                 effective: dict[int, int]) -> list[_Fix]:
     """The fixes of one note, stamp by stamp: at each stamp where what wins differs from
     what the note's writes so far say (its record's last write: deleted, or the sections
     it lists, each at its last write)."""
     by_id = sorted(revisions, key=lambda r: r.revision_id)
+    # Effective stamps never go down in write order: the writes so far are a prefix.
     written = [r for r in by_id if r.revision_id in effective]  # not a repair's copies
     stamps = sorted({parse_time(r.known_at) for r in by_id} | set(effective.values()))
-    memories = sorted({r.memory_id for r in by_id})
+    # Each memory's revisions with their times (known, valid from, valid to), parsed once.
+    own: dict[str, list[tuple[int, int, int | None, RevisionRecord]]] = {}
+    for r in by_id:
+        own.setdefault(r.memory_id, []).append((
+            parse_time(r.known_at), parse_time(r.valid_from),
+            None if r.valid_to is None else parse_time(r.valid_to), r))
     rec = record_id(note)
     fixes: list[_Fix] = []
+    latest: dict[str, _Fix] = {}  # each memory's last fix so far
+    last: dict[str, RevisionRecord] = {}
+    done = 0
     for t in stamps:
-        last: dict[str, RevisionRecord] = {}
-        for r in written:
-            if effective[r.revision_id] <= t:
-                last[r.memory_id] = r
+        while done < len(written) and effective[written[done].revision_id] <= t:
+            last[written[done].memory_id] = written[done]
+            done += 1
         record = last.get(rec)
         listed = None if record is None else set() if record.hidden else \
             set((record.metadata or {}).get("sections", [])) | {rec}
-        for memory_id in memories:
+        for memory_id in sorted(own):
             want = last.get(memory_id)
             if listed is not None and memory_id not in listed:
                 want = None
-            originals = [r for r in by_id if r.memory_id == memory_id and _eligible(r, t)]
-            shown: RevisionRecord | _Fix | None = max(
-                originals, key=lambda r: (parse_time(r.known_at), r.revision_id), default=None)
-            mine = [f for f in fixes if f.memory_id == memory_id]
-            if mine and (shown is None or mine[-1].at >= parse_time(shown.known_at)):
-                shown = mine[-1]  # appended later: a fix wins its stamp's ties
+            # the visibility rule (store.visibility) at cutoff and valid time t
+            eligible = [(known, r.revision_id, r) for known, start, end, r in own[memory_id]
+                        if known <= t and start <= t and (end is None or t < end)]
+            best = max(eligible, default=None)
+            shown: RevisionRecord | _Fix | None = best[2] if best else None
+            fix = latest.get(memory_id)
+            if fix is not None and (best is None or fix.at >= best[0]):
+                shown = fix  # appended later: a fix wins its stamp's ties
             if not _same(_shown(shown), _shown(want)):
-                fixes.append(_Fix(t, namespace, memory_id, note, shown, want))
+                latest[memory_id] = _Fix(t, namespace, memory_id, note, shown, want)
+                fixes.append(latest[memory_id])
     return fixes
 
 

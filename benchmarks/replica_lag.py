@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "daemon"))
 
 from personal_memory import MemoryStore  # noqa: E402
 from personal_memory.replication import replica as replicas  # noqa: E402
-from replication import pct, wait  # noqa: E402  (the same helpers as the lag there)
+from replication import pct, primary, stop, wait  # noqa: E402  (the lag there too)
 
 MEMORY = [sys.executable, "-m", "personal_memory"]
 
@@ -65,19 +65,7 @@ def caught_up(db: Path, env: dict) -> bool:
 
 
 def run(tmp: Path, destination: str, edits: int, env: dict) -> dict:
-    vault, db = tmp / "vault", tmp / "lag.db"
-    vault.mkdir()
-    for i in range(200):
-        (vault / f"Note {i}.md").write_text(f"# Note {i}\n\nsome words of note {i}\n")
-    subprocess.run(MEMORY + ["--db", str(db), "init"], env=env, check=True,
-                   capture_output=True)
-    subprocess.run(MEMORY + ["--db", str(db), "replicate", "setup", destination,
-                             "--no-service"], env=env, check=True, capture_output=True)
-    logs = open(tmp / "lag.log", "ab")
-    daemon = subprocess.Popen(MEMORY + ["--db", str(db), "watch", str(vault)], env=env,
-                              stdout=logs, stderr=logs)
-    rep = subprocess.Popen(MEMORY + ["--db", str(db), "replicate", "run"], env=env,
-                           stdout=logs, stderr=logs)
+    vault, db, processes, logs = primary(tmp, destination, env)
     child = None
     on_primary, on_reader = [], []
     try:
@@ -111,10 +99,7 @@ def run(tmp: Path, destination: str, edits: int, env: dict) -> dict:
         if child is not None:
             child.stdin.close()
             child.wait(timeout=30)
-        for p in (daemon, rep):
-            p.terminate()
-            p.wait(timeout=30)
-        logs.close()
+        stop(processes, logs)
     return {"edits": edits,
             "save_to_searchable_on_primary_s": {"p50": pct(on_primary, 0.5),
                                                  "p95": pct(on_primary, 0.95)},

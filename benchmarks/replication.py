@@ -67,20 +67,33 @@ def pct(xs, p):
     return round(xs[min(len(xs) - 1, int(p * len(xs)))], 3)
 
 
-def lag(tmp: Path, binary: str, edits: int) -> dict:
-    vault, db, replica = tmp / "vault", tmp / "lag.db", tmp / "lag-replica"
+def primary(tmp: Path, destination: str, e: dict):
+    """A vault of 200 notes under `memory watch`, replicated to ``destination`` by
+    `memory replicate run`: (vault, database, the two processes, their log)."""
+    vault, db = tmp / "vault", tmp / "lag.db"
     vault.mkdir()
     for i in range(200):
         (vault / f"Note {i}.md").write_text(f"# Note {i}\n\nsome words of note {i}\n")
-    e = env(binary)
     subprocess.run(MEMORY + ["--db", str(db), "init"], env=e, check=True, capture_output=True)
-    subprocess.run(MEMORY + ["--db", str(db), "replicate", "setup", str(replica),
+    subprocess.run(MEMORY + ["--db", str(db), "replicate", "setup", destination,
                              "--no-service"], env=e, check=True, capture_output=True)
     logs = open(tmp / "lag.log", "ab")
-    daemon = subprocess.Popen(MEMORY + ["--db", str(db), "watch", str(vault)], env=e,
-                              stdout=logs, stderr=logs)
-    rep = subprocess.Popen(MEMORY + ["--db", str(db), "replicate", "run"], env=e,
-                           stdout=logs, stderr=logs)
+    processes = [subprocess.Popen(MEMORY + ["--db", str(db), *args], env=e, stdout=logs,
+                                  stderr=logs)
+                 for args in (["watch", str(vault)], ["replicate", "run"])]
+    return vault, db, processes, logs
+
+
+def stop(processes, logs) -> None:
+    for p in processes:
+        p.terminate()
+        p.wait(timeout=30)
+    logs.close()
+
+
+def lag(tmp: Path, binary: str, edits: int) -> dict:
+    replica = tmp / "lag-replica"
+    vault, db, processes, logs = primary(tmp, str(replica), env(binary))
     save_to_replica, commit_to_replica, save_to_search = [], [], []
     try:
         with MemoryStore.open(db, read_only=True, create=False, embedder="none") as store:
@@ -99,10 +112,7 @@ def lag(tmp: Path, binary: str, edits: int) -> dict:
                 save_to_replica.append((t2 - t0) / 1e9)
                 time.sleep(0.3)
     finally:
-        for p in (daemon, rep):
-            p.terminate()
-            p.wait(timeout=30)
-        logs.close()
+        stop(processes, logs)
     return {"edits": edits, "sync_interval_s": 1,
             "save_to_searchable_s": {"p50": pct(save_to_search, 0.5),
                                      "p95": pct(save_to_search, 0.95)},

@@ -31,6 +31,24 @@ def test_the_heading_line_is_not_repeated(tmp_path):
     assert (snip.line_start, snip.line_end) == (5, 5)
 
 
+def test_words_the_headings_name_do_not_pick_the_line(tmp_path):
+    # "graph" and "filters" are the note's title and the section's heading: the reader sees
+    # them above the snippet, so every line is about them and the section's start is shown
+    text = ("# Graph\n\n## Filters\n\nThis part decides which dots appear.\n\n"
+            "- **Search files** narrows the dots to a search term.\n"
+            "- **Tags** toggles tags.\n" + "- **Other** toggles other things.\n" * 6 +
+            "\nLinks to hidden files never show in the graph filters either.\n")
+    files = {"Graph.md": text}
+    files.update({f"other{i}.md": f"# Other {i}\n\nA note about cats number {i}.\n"
+                  for i in range(6)})
+    snip = found(tmp_path, files, "graph filters")[0].snippet
+    assert snip.text.startswith("This part decides") and "Search files" in snip.text
+    assert snip.line_start == 5
+    # a word the headings do not name still picks its line
+    snip = found(tmp_path, files, "graph filters hidden")[0].snippet
+    assert "**hidden**" in snip.text and snip.line_end == 16
+
+
 def test_a_line_ending_in_a_colon_brings_the_line_it_announces(tmp_path):
     answer = "Ctrl+P on Windows and Linux, Cmd+P on macOS" + ", or from the ribbon" * 8 + "."
     text = (f"# Palette\n\nSome words before.\nTo open the command palette, press:\n"

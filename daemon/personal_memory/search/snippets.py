@@ -79,6 +79,22 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     return spans
 
 
+def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:
+    """The query terms the result's title and heading path hold: shown above the snippet
+    already, they do not tell which of its lines answer."""
+    heading = " ".join([rev.title or "", *(rev.heading_path or ())])
+    return terms & set(db.tokens(heading)) if heading.strip() else set()
+
+
+def _score(db: Database, line: str, spans: list[tuple[int, int]],
+           named: set[str]) -> tuple[int, int, int]:
+    """A line's claim to the snippet: the query words it holds that its headings do not
+    name, then all the words it holds, then how often (distinct words as typed)."""
+    words = {line[s:e].casefold() for s, e in spans}
+    fresh = sum(1 for w in words if not named or not set(db.tokens(w)) <= named)
+    return (fresh, len(words), len(spans))
+
+
 def _first_part(line: str, room: int) -> int | None:
     """How much of ``line`` to show in ``room`` characters: through its first sentence's
     end when that fits, else up to the last space (None when too little would show)."""
@@ -106,8 +122,8 @@ def best_line(lines: list[str], scores: list[tuple[int, int]],
         span = range(matched[0], matched[1] + 1)
     if not span:
         return 0
-    best = max(span, key=lambda i: (scores[i] > (0, 0) and _text(lines[i]), scores[i], -i))
-    if scores[best] == (0, 0):  # found by meaning: the first words of the span
+    best = max(span, key=lambda i: (scores[i][0] > 0 and _text(lines[i]), scores[i], -i))
+    if scores[best][0] == 0:  # found by meaning or by its headings: the span's first words
         best = next((i for i in span if _text(lines[i])), span[0])
     return best
 
@@ -122,8 +138,8 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     lines = rev.content.split("\n")[context:]
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
-    scores = [(len({line[s:e].casefold() for s, e in spans}), len(spans))
-              for line, spans in zip(lines, found)]
+    named = _named(db, rev, wanted)
+    scores = [_score(db, line, spans, named) for line, spans in zip(lines, found)]
     matched = None
     if piece is not None:  # the piece's lines, as lines of the text after its context
         matched = (max(piece[0] - 1 - context, 0), min(piece[1] - 1 - context, len(lines) - 1))

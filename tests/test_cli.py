@@ -91,6 +91,9 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
     assert "as_of" in err("--db", db, "search", "x", "--as-of", "soon")
     assert "no timezone" in err("--db", db, "search", "x", "--valid-at", "2025-01-01T10:00")
     assert "limit" in err("--db", db, "search", "x", "--limit", "0")
+    # another command's option is refused, not searched for as a word
+    assert "unrecognized arguments: --no-embed" in err("--db", db, "search", "x",
+                                                       "--no-embed")
     assert "not visible" in err("--db", db, "forget", "a", "-n", "p", "--valid-from",
                                 "2020-01-01", "--valid-to", "2020-02-01")
     assert "does not exist" in err("--db", db, "forget", "zzz", "-n", "p")

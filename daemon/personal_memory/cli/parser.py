@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from ..limits import (EMBEDDER_CHOICES, EXIT_USAGE, HTTP_PORT, HTTP_REQUESTS_PER_MINUTE,
                       VECTOR_BACKENDS)
@@ -50,6 +51,8 @@ def query_words_last(parser: argparse.ArgumentParser, argv: list[str]) -> list[s
             if known[word]:
                 options.append(next(rest, ""))
         elif word.startswith("--") and known.get(word.split("=", 1)[0]):
+            options.append(word)
+        elif re.match(r"--[A-Za-z]", word):  # an option this command lacks: argparse says so
             options.append(word)
         else:
             words.append(word)

@@ -14,6 +14,17 @@ def test_decode_normalises_and_rejects():
         md.decode(b"a" * (md.MAX_FILE_BYTES + 1))
 
 
+def test_a_utf16_note_with_its_byte_order_mark_is_read():
+    # Windows editors save "Unicode" as UTF-16 with a byte order mark
+    text = "# Café\r\nNotes in UTF-16 — 東京\r\n"
+    assert md.decode(text.encode("utf-16")) == "# Café\nNotes in UTF-16 — 東京\n"
+    assert md.decode(b"\xfe\xff" + text.encode("utf-16-be")) == md.decode(text.encode("utf-16"))
+    with pytest.raises(md.BadNote, match="invalid UTF-16 at byte"):
+        md.decode(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")  # a lone surrogate
+    with pytest.raises(md.BadNote, match="NUL character"):
+        md.decode("a\x00b".encode("utf-16"))
+
+
 @pytest.mark.parametrize("name, ok", [
     ("note.md", True), ("Note.MD", True), ("a.markdown", True), (".hidden.md", False),
     ("note.md~", False), ("note.md.swp", False), (".note.md.swp", False), ("#note.md#", False),

@@ -41,6 +41,15 @@ def decode(data: bytes) -> str:
     """Bytes of a note to normalised text, or :class:`BadNote` saying why not."""
     if len(data) > MAX_FILE_BYTES:
         raise BadNote(f"too large ({len(data)} bytes; the limit is {MAX_FILE_BYTES})")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its mark (Windows)
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise BadNote(f"invalid UTF-16 at byte {exc.start}") from None
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise BadNote(f"contains a NUL character at {nul} (binary file?)")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise BadNote(f"contains a NUL byte at offset {nul} (binary file?)")

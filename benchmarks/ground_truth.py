@@ -143,11 +143,11 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     return _fresh(rows, query)[0]
 
 
-def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], int]:
-    """BM25 as :func:`fresh_bm25`, and how many of the query's keyword terms the rows hold."""
+def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
+    """BM25 as :func:`fresh_bm25`, and which of the query's keyword terms the rows hold."""
     terms = keyword_terms(query)
     if not terms or not rows:
-        return {}, 0
+        return {}, set()
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
                  "tokenize='porter unicode61 remove_diacritics 2')")
@@ -159,10 +159,25 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], int]:
     out = {by_id[rid]: -score for rid, score in
            conn.execute("SELECT rowid, bm25(f, 3.0, 1.0) FROM f WHERE f MATCH ?",
                         (" OR ".join(quoted),))}
-    held = sum(1 for q in quoted
-               if conn.execute("SELECT 1 FROM f WHERE f MATCH ? LIMIT 1", (q,)).fetchone())
+    held = {t for t, q in zip(terms, quoted)
+            if conn.execute("SELECT 1 FROM f WHERE f MATCH ? LIMIT 1", (q,)).fetchone()}
     conn.close()
     return out, held
+
+
+def _vocabulary(query: str, unheld: set[str], embedder) -> int:
+    """How many unheld terms were typed as a word the model reads whole (one piece)."""
+    pieces = getattr(embedder, "word_pieces", None)
+    if pieces is None:
+        return 0
+    found = {t for t in unheld if t.isdigit()}  # numbers are never made up
+    for word in re.findall(r"[^\W\d_]+", _nfkc(query)):
+        if re.search("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]", word):
+            continue  # a run of a script written without spaces is no one word
+        own = _tokens(word, apsw.FTS5_TOKENIZE_QUERY)
+        if len(own) == 1 and own[0] in unheld and pieces(word) == 1:
+            found.add(own[0])
+    return len(found)
 
 
 def python_cosine(rows: list[Rev], query: str, embedder, embedded: set[int] | None,
@@ -211,9 +226,12 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
         rows = [r for r in rows if keep(r)]
     bm, held = _fresh(rows, query)
     co = python_cosine(rows, query, embedder, embedded)
-    terms = len(keyword_terms(query))
-    # With a model, a query most of whose words no row holds is answered by meaning alone.
-    unknown = embedder is not None and terms > 0 and 2 * (terms - held) >= terms
+    kept = keyword_terms(query)
+    terms = len(kept)
+    # With a model, a query most of whose words no row holds (and the model does not read
+    # as one word of its vocabulary) is answered by meaning alone.
+    known = len(held) + _vocabulary(query, set(kept) - held, embedder) if embedder else 0
+    unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
     if not bm or unknown:
         if not co:
             if not bm:

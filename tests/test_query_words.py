@@ -90,6 +90,32 @@ def test_a_made_up_name_beside_a_common_word_is_answered_only_by_meaning(tmp_pat
         assert ids(store.search("plonkify wifi", namespace="n")) == ["cabin#Wifi"]
 
 
+def test_a_word_of_the_models_vocabulary_the_notes_lack_is_not_taken_for_a_made_up_one(
+        tmp_path):
+    """"vacation wifi": vacation is in no note, but the model reads it whole (one piece of
+    its vocabulary), so it is a real word the notes do not use and the held word answers;
+    a word the model cuts into pieces still counts as unknown. Both paths agree."""
+    from ground_truth import ToyEmbedder
+
+    class Vocabulary(ToyEmbedder):
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 1 if word.lower() in {"vacation", "wifi", "password"} else 3
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Vocabulary()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        for query, answered in [("vacation wifi", True), ("plonkify wifi", False),
+                                ("vacation plonkify", False), ("wifi 1987", True)]:
+            fast = store.search(query, namespace="n")
+            ref = store.search_reference(query, namespace="n")
+            assert bool(fast) is answered, (query, fast.no_answer)
+            assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
+            if answered:
+                assert ids(fast)[0] == "cabin#Wifi"
+
+
 def test_a_made_up_name_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_does(tmp_path):
     """The made-up-name rule (in a short query, a capitalised word no ranked row holds,
     cut into many pieces, spelled like no held term) decides alike on the fast path and

@@ -233,6 +233,11 @@ def test_a_made_up_name_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vaul
     for query in ("Tuesdys roadmap", "Roadmapping"):  # a typo, a longer form
         found = json.loads(ok("--db", db, "search", query, "--json").stdout)
         assert found and found[0]["memory_id"] == "vault/team.md#Team", query
+    # a real word no note uses (the model reads it whole) leaves the answer to the other;
+    # a made-up one beside it (cut into pieces) does not
+    found = json.loads(ok("--db", db, "search", "winter", "roadmap", "--json").stdout)
+    assert found and found[0]["memory_id"] == "vault/team.md#Team"
+    assert json.loads(ok("--db", db, "search", "blorvex", "roadmap", "--json").stdout) == []
     (vault / "vendor.md").write_text("# Vendor\n\nKwibblesoft sells us the roadmap tool.\n")
     ok("--db", db, "sync", vault)
     found = json.loads(ok("--db", db, *asked, "--json").stdout)

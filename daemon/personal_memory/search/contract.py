@@ -124,11 +124,29 @@ def has_words(query: str) -> bool:
     return any(ch.isalnum() for ch in normalize_text(query))
 
 
-def mostly_unknown(terms: int, held: int) -> bool:
-    """Whether at least half of a query's keyword terms occur in no row it ranks: a
-    made-up name beside a common word ("Plonkify account login") is not answered by the
-    common word alone."""
-    return terms > 0 and 2 * (terms - held) >= terms
+def mostly_unknown(terms: int, held: int, vocabulary: int = 0) -> bool:
+    """Whether at least half of a query's keyword terms occur in no row it ranks and are
+    no word the model knows whole (``vocabulary``: those of the unheld terms that are,
+    :func:`vocabulary_words`): a made-up name beside a common word ("Plonkify account
+    login") is not answered by the common word alone; a real word the notes happen not
+    to use ("vacation plans") leaves the answer to the others and to meaning."""
+    return terms > 0 and 2 * (terms - held - vocabulary) >= terms
+
+
+def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | None") -> int:
+    """How many of the ``unheld`` terms are numbers or were typed as a word the model
+    reads as one piece of its vocabulary (a word of some language, not a made-up one).
+    0 without a model."""
+    if not unheld or semantic is None or semantic.word_pieces is None:
+        return 0
+    found = {t for t in unheld if t.isdigit()}  # a number is never a made-up word
+    for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
+        if _UNSPACED.search(word):
+            continue
+        own = db.tokens(word)
+        if len(own) == 1 and own[0] in unheld and semantic.word_pieces(word) == 1:
+            found.add(own[0])
+    return len(found)
 
 
 # The model's tokenizer cuts a made-up name into this many pieces or more (``Kwibblesoft``:

@@ -26,7 +26,7 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, piece_lines, query_terms,
+                       keyword_terms, made_up_name, mostly_unknown, vocabulary_words, piece_lines, query_terms,
                        text_filtered)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
@@ -435,7 +435,9 @@ class SearchIndex:
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),
                         unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), len(held)), made_up=made_up)
+                        unknown=mostly_unknown(len(terms), len(held), vocabulary_words(
+                            db, query.words, set(terms) - held, semantic if cos else None)),
+                        made_up=made_up)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, piece_lines, rankable,
+                       keyword_terms, made_up_name, mostly_unknown, vocabulary_words, piece_lines, rankable,
                        text_filtered)
 from . import ranking
 from .syntax import Query
@@ -62,7 +62,9 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), len(held)), made_up=made_up)
+                        unknown=mostly_unknown(len(terms), len(held), vocabulary_words(
+                            db, query.words, set(terms) - held, semantic if cosine else None)),
+                        made_up=made_up)
         if why:
             return Ranked(unembedded=unembedded, no_answer=why)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),

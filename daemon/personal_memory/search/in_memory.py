@@ -26,8 +26,8 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, vocabulary_words, piece_lines, query_terms,
-                       text_filtered)
+                       keyword_terms, made_up_name, mostly_unknown, piece_lines, query_terms,
+                       text_filtered, vocabulary_words)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, vocabulary_words, piece_lines, rankable,
-                       text_filtered)
+                       keyword_terms, made_up_name, mostly_unknown, piece_lines, rankable,
+                       text_filtered, vocabulary_words)
 from . import ranking
 from .syntax import Query
 

@@ -63,7 +63,7 @@ echo "-- only notes tagged 'work':"
 "$memory" search "team" --tag work --limit 3
 echo
 echo "-- found by meaning: no word of the query is in the note"
-"$memory" search growing vegetables --limit 1
+"$memory" search departure time of the coastal rail --limit 1
 echo
 echo "-- nothing fits: no answer rather than a guess"
 "$memory" search xyzzyplugh

@@ -270,6 +270,8 @@ def test_the_demo_script_shows_only_its_story(tmp_path):
         assert diagnostic not in waiting, waiting
     now = story[story.index("-- now:"):story.index("-- every revision")]
     assert "Thursdays" in now and "no vector yet" not in now
+    meaning = story[story.index("-- found by meaning"):story.index("-- nothing fits")]
+    assert "notes/travel.md" in meaning and "No results" not in meaning, meaning
 
 
 def test_status_calls_the_embedding_run_in_progress_the_current_run(tmp_path):

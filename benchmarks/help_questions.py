@@ -21,6 +21,9 @@ note is one of the question's notes. Reported per split (dev, heldout) and per k
   ``shown``: its snippet (the ``file:line`` span shown), or on the first result one of
   the note's other sections it shows (``more``), overlaps the answer's lines;
 - nonsense (made-up words): share of queries that get any result (should be 0), by shape;
+- translated: development questions put into French, German or Spanish, judged as the
+  question they translate (notes in English): how many get an answer, the right note
+  first or in the top 5, against the English question's first;
 - filler (question-form, one right section): the results beyond the first of the right note
   (``mean_beyond``; ``mean_others``: those of other notes), how many of them share no
   content word with the question (matched by stop-words or by a vague likeness of
@@ -90,7 +93,8 @@ def check_data(data: dict, vault: Path) -> list[str]:
     def heading(path: str, first: int) -> str:
         return next((l for l in reversed(lines(path)[:first]) if l.startswith("#")), "")
 
-    errors = []
+    errors = [f"{t['id']}: translates no question {t['of']}" for t in data.get("translated", [])
+              if t["of"] not in {q["id"] for q in data["questions"]}]
     for item in data["questions"] + data["filler"]:
         for path in item["relevant"]:
             if not (vault / path).is_file():
@@ -260,7 +264,20 @@ def run(store, folder, data: dict) -> dict:
         filler[split] = summary(items)
         filler[split]["with_beyond"] = round(
             sum(1 for r in items if r["beyond"]) / len(items), 3)
-    return {"questions": by, "nonsense": nonsense, "filler": filler,
+    originals = {q["id"]: q for q in data["questions"]}
+    translated_rows = [{**judge(search, {**originals[t["of"]], "id": t["id"],
+                                         "query": t["query"]}), "lang": t["lang"]}
+                       for t in data.get("translated", [])]
+    translated = {}
+    if translated_rows:
+        english = [rows[t["of"]] for t in data["translated"]]
+        translated = {"n": len(translated_rows),
+                      "answered": sum(1 for r in translated_rows if r["results"]),
+                      "first": sum(1 for r in translated_rows if r["rank"] == 1),
+                      "top5": sum(1 for r in translated_rows if r["rank"] is not None),
+                      "first_in_english": sum(1 for r in english if r["rank"] == 1),
+                      "per_query": translated_rows}
+    return {"questions": by, "nonsense": nonsense, "filler": filler, "translated": translated,
             "search_seconds": round(time.perf_counter() - started, 1),
             "per_question": list(rows.values()), "per_filler": list(filler_rows.values())}
 
@@ -282,6 +299,11 @@ def table(result: dict) -> str:
                      f"{f['mean_beyond_no_shared_word']:.2f})")
         lines.append(f"{split} nonsense: n={n['n']} answered={n['answered']:.2f} "
                      f"mean results={n['mean_results']:.2f} {n['by_shape']}")
+    t = result.get("translated")
+    if t:
+        lines.append(f"translated (fr/de/es): n={t['n']} answered={t['answered']} "
+                     f"first={t['first']} top5={t['top5']} (the same in English: first="
+                     f"{t['first_in_english']})")
     return "\n".join(lines)
 
 

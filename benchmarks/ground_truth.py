@@ -230,7 +230,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     terms = len(kept)
     # With a model, a query most of whose words no row holds (and the model does not read
     # as one word of its vocabulary) is answered by meaning alone.
-    known = len(held) + _vocabulary(query, set(kept) - held, embedder) if embedder else 0
+    known = (len(held) + _vocabulary(query, set(kept) - held, embedder)) if embedder else 0
     unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
     if not bm or unknown:
         if not co:

@@ -84,7 +84,7 @@ def test_status_names_the_files_the_last_sync_skipped(store, tmp_path):
     root = tmp_path / "v"
     root.mkdir()
     (root / "good.md").write_text("fine\n")
-    (root / "bad.md").write_bytes(b"\xff\xfe not utf-8")
+    (root / "bad.md").write_bytes(b"caf\xe9 not utf-8")  # Latin-1
     store.sync([Folder.of(root)])
     status = store.status(NS)
     assert status.daemon.files_indexed == 1

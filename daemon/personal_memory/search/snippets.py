@@ -110,13 +110,14 @@ def _first_part(line: str, room: int) -> int | None:
     return at if at >= FINISH // 2 else None
 
 
-def best_line(lines: list[str], scores: list[tuple[int, int]],
+def best_line(lines: list[str], scores: list[tuple[int, ...]],
               matched: tuple[int, int] | None = None) -> int:
-    """The line a snippet is built around (0-based): the one with the most query words,
-    in the text rather than a heading (the result's heading path shows it) or a block's
-    id, unless only those have any; then the first. ``matched``: the lines (0-based,
-    inclusive) of the piece the search found most similar to the query: the line is
-    chosen among them (their first text line when none holds a query word)."""
+    """The line a snippet is built around (0-based): the one with the best ``scores``
+    (:func:`_score`: first the query words its headings do not name), in the text rather
+    than a heading (the result's heading path shows it) or a block's id, unless only
+    those have any; then the first. When no line has such a word, the first text line.
+    ``matched``: the lines (0-based, inclusive) of the piece the search found most
+    similar to the query: the line is chosen among them."""
     span = range(len(lines))
     if matched is not None and 0 <= matched[0] <= matched[1] < len(lines):
         span = range(matched[0], matched[1] + 1)

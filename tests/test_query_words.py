@@ -116,11 +116,11 @@ def test_a_word_of_the_models_vocabulary_the_notes_lack_is_not_taken_for_a_made_
                 assert ids(fast)[0] == "cabin#Wifi"
 
 
-def test_a_made_up_name_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_does(tmp_path):
-    """The made-up-name rule (in a short query, a capitalised word no ranked row holds,
-    cut into many pieces, spelled like no held term) decides alike on the fast path and
-    the reference; a typo of a held word, a longer form of one, a word in lower case, a
-    long question and a word of a script written without spaces are answered."""
+def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_does(tmp_path):
+    """The made-up-word rule (in a short query, a word no ranked row holds, cut into many
+    pieces, spelled like no held term) decides alike on the fast path and the reference,
+    whatever the word's case; a typo of a held word, a longer form of one, a long
+    question and a word of a script written without spaces are answered."""
     from ground_truth import ToyEmbedder
 
     class Pieces(ToyEmbedder):
@@ -141,7 +141,7 @@ def test_a_made_up_name_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
                                 ("Swordfishh wifi password", True),    # a typo
                                 ("Swordfishes wifi password", True),   # a longer form
                                 ("Passwrd wifi cabin", True),
-                                ("kwibblesoft wifi password", True),   # not a name
+                                ("kwibblesoft wifi password", False),  # any case
                                 ("Kwibblesoft wifi password at the cabin keys", True),
                                 ("会議室 wifi password", True),         # no spaces in it
                                 ("회의에서는 wifi password", True)]:    # not made up either
@@ -150,4 +150,4 @@ def test_a_made_up_name_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
             assert bool(fast) is answered, (query, fast.no_answer)
             assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
             if not answered:
-                assert "'Kwibblesoft'" in fast.no_answer
+                assert "'kwibblesoft'" in fast.no_answer.lower()

@@ -219,7 +219,7 @@ def test_a_rare_word_returns_only_what_fits(vault, tmp_path):
         assert near and near[0].memory_id == "vault/cat.md#Cat"
 
 
-def test_a_made_up_name_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vault):
+def test_a_made_up_word_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vault):
     """A word no visible note holds, that the model cuts into pieces it does not know
     (``Kwibblesoft``), is not answered by the real word beside it; a typo of a held word
     or a longer form of one is; and a note that holds the name answers from the moment
@@ -230,6 +230,8 @@ def test_a_made_up_name_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vaul
     asked = ("search", "Kwibblesoft", "team", "roadmap")
     p = ok("--db", db, *asked)
     assert p.stdout.startswith("No results.") and "'Kwibblesoft'" in p.stdout, p.stdout
+    p = ok("--db", db, "search", "where", "is", "the", "kwibblesoft", "roadmap?")  # any case
+    assert p.stdout.startswith("No results.") and "'kwibblesoft'" in p.stdout, p.stdout
     for query in ("Tuesdys roadmap", "Roadmapping"):  # a typo, a longer form
         found = json.loads(ok("--db", db, "search", query, "--json").stdout)
         assert found and found[0]["memory_id"] == "vault/team.md#Team", query

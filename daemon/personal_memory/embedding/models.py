@@ -148,7 +148,7 @@ class E5Small:
 
     def word_pieces(self, word: str) -> int:
         """How many pieces the model's tokenizer cuts a word into after a space: a word
-        it knows is one or two, a made-up name three or more (``Kwibblesoft``)."""
+        it knows is one or two, a made-up word three or more (``Kwibblesoft``)."""
         found = _PIECES.get(word)
         if found is None:
             with _MODEL_LOCK:

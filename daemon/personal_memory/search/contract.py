@@ -149,19 +149,19 @@ def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | Non
     return len(found)
 
 
-# The model's tokenizer cuts a made-up name into this many pieces or more (``Kwibblesoft``:
-# K-wibble-soft); so it does some real words (orphanage, chemistry), hence the capital and
-# the short query asked for as well (docs/data-model.md#ranking).
+# The model's tokenizer cuts a made-up word into this many pieces or more (``Kwibblesoft``:
+# K-wibble-soft); so it does some real words (orphanage, chemistry), hence the short query
+# asked for as well (docs/data-model.md#ranking).
 MADE_UP_PIECES = 3
 # A query naming such a word that no visible row holds is still answered when a row is at
 # least this much above the no-answer bar in meaning (a name the notes write otherwise).
 MADE_UP_MARGIN = 0.03
 # Only in a short query (at most this many words that are not function words) is such a
-# name what the query asks about; in a longer question it is one detail among others
+# word what the query asks about; in a longer question it is one detail among others
 # (LoCoMo: "Has Tim been to North Carolina and/or Tennesee states in the US?").
 MADE_UP_QUERY_TERMS = 3
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
-# Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up name.
+# Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
 _UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -188,7 +188,7 @@ def typo_distance(term: str) -> int:
 
 
 # A word that starts like a held term (its first letters) is an inflection or a compound
-# of a known word ("Datenschutzeinstellungen", "notlarımı"), not a made-up name.
+# of a known word ("Datenschutzeinstellungen", "notlarımı"), not a made-up word.
 STEM_LETTERS = 5
 STEM_CANDIDATES = 64  # more terms than this start alike: a common stem, a known word
 
@@ -205,13 +205,13 @@ def _spelled_like_held(db, term: str, held: Callable[[list[str]], set[str]]) -> 
     return bool(typos) and bool(held(typos))
 
 
-def made_up_name(db, words: str, terms: list[str], unheld: set[str],
+def made_up_word(db, words: str, terms: list[str], unheld: set[str],
                  semantic: Semantic | None,
                  held: Callable[[list[str]], set[str]]) -> str | None:
-    """A capitalised word of a short query (``terms``: its keyword terms, at most
-    :data:`MADE_UP_QUERY_TERMS`), as typed, that looks like a made-up name: no row it
-    ranks holds its term (``unheld``), the model cuts it into :data:`MADE_UP_PIECES`
-    pieces or more, and no row it ranks holds a term spelled like it (``held(terms)``:
+    """A word of a short query (``terms``: its keyword terms, at most
+    :data:`MADE_UP_QUERY_TERMS`), as typed, that looks made up: no row it ranks holds its
+    term (``unheld``), the model cuts it into :data:`MADE_UP_PIECES` pieces or more, and
+    no row it ranks holds a term spelled like it (``held(terms)``:
     which of these terms a row it ranks holds; candidates come from every term the index
     has ever held, so the answer depends on the rows visible at the cutoff alone). None
     when there is none, or no model."""
@@ -220,7 +220,7 @@ def made_up_name(db, words: str, terms: list[str], unheld: set[str],
         return None
     stop = stop_terms(db)
     for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
-        if not word[0].isupper() or _UNSPACED.search(word):
+        if _UNSPACED.search(word):
             continue
         own = db.tokens(word)
         if len(own) != 1 or own[0] not in unheld or own[0] in stop:
@@ -238,11 +238,13 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               made_up: str | None = None) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
-    ``made_up`` word (:func:`made_up_name`) and no row is :data:`MADE_UP_MARGIN` above the
-    bar in meaning; or no row it ranks holds a query word (or, with a model, at least
-    half of its words are held by none: ``unknown``), and none is semantically closer
-    than the embedder's calibrated threshold for ``embedded`` rows with a vector."""
-    if made_up is not None and semantic is not None and best_cosine is not None:
+    ``made_up`` word (:func:`made_up_word`) beside words some row holds, and no row is
+    :data:`MADE_UP_MARGIN` above the bar in meaning; or no row it ranks holds a query
+    word (or, with a model, at least half of its words are held by none: ``unknown``),
+    and none is semantically closer than the embedder's calibrated threshold for
+    ``embedded`` rows with a vector."""
+    if (made_up is not None and keyword_matches and semantic is not None
+            and best_cosine is not None):  # beside held words; alone, the bar below decides
         bar = semantic.no_answer_below(embedded) + MADE_UP_MARGIN
         if best_cosine < bar:
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "

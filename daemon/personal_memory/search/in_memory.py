@@ -26,7 +26,7 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, piece_lines, query_terms,
+                       keyword_terms, made_up_word, mostly_unknown, piece_lines, query_terms,
                        text_filtered, vocabulary_words)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
@@ -430,7 +430,7 @@ class SearchIndex:
         bm_pos, bm_score, held = self.bm25(db, winners, terms)
         cos = self.cosine(winners, semantic)
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
-        made_up = made_up_name(db, query.words, terms, set(terms) - held, semantic,
+        made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: self.held(db, winners, some)) if cos else None
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_name, mostly_unknown, piece_lines, rankable,
+                       keyword_terms, made_up_word, mostly_unknown, piece_lines, rankable,
                        text_filtered, vocabulary_words)
 from . import ranking
 from .syntax import Query
@@ -58,7 +58,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         held = db.terms_held(list(rows), terms) if bm25 else set()
         cosine, pieces = cosine_reference(db, list(rows), semantic)
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
-        made_up = made_up_name(db, query.words, terms, set(terms) - held, semantic,
+        made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,

@@ -175,7 +175,7 @@ def _vocabulary(query: str, unheld: set[str], embedder) -> int:
         if re.search("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]", word):
             continue  # a run of a script written without spaces is no one word
         own = _tokens(word, apsw.FTS5_TOKENIZE_QUERY)
-        if len(own) == 1 and own[0] in unheld and pieces(word) == 1:
+        if len(own) == 1 and own[0] in unheld and 1 in (pieces(word), pieces(word.lower())):
             found.add(own[0])
     return len(found)
 

@@ -144,8 +144,9 @@ def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | Non
         if _UNSPACED.search(word):
             continue
         own = db.tokens(word)
-        if len(own) == 1 and own[0] in unheld and semantic.word_pieces(word) == 1:
-            found.add(own[0])
+        if len(own) == 1 and own[0] in unheld and 1 in (semantic.word_pieces(word),
+                                                        semantic.word_pieces(word.lower())):
+            found.add(own[0])  # "Console" at a sentence's start is the word console
     return len(found)
 
 

@@ -133,6 +133,12 @@ def mostly_unknown(terms: int, held: int, vocabulary: int = 0) -> bool:
     return terms > 0 and 2 * (terms - held - vocabulary) >= terms
 
 
+def _pieces(semantic: "Semantic", word: str) -> int:
+    """How many pieces the model cuts a word into, as typed or in lower case, whichever
+    is fewer: "Console" at a sentence's start is the word console."""
+    return min(semantic.word_pieces(word), semantic.word_pieces(word.lower()))
+
+
 def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | None") -> int:
     """How many of the ``unheld`` terms are numbers or were typed as a word the model
     reads as one piece of its vocabulary (a word of some language, not a made-up one).
@@ -144,9 +150,8 @@ def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | Non
         if _UNSPACED.search(word):
             continue
         own = db.tokens(word)
-        if len(own) == 1 and own[0] in unheld and 1 in (semantic.word_pieces(word),
-                                                        semantic.word_pieces(word.lower())):
-            found.add(own[0])  # "Console" at a sentence's start is the word console
+        if len(own) == 1 and own[0] in unheld and _pieces(semantic, word) == 1:
+            found.add(own[0])
     return len(found)
 
 
@@ -226,7 +231,7 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
         own = db.tokens(word)
         if len(own) != 1 or own[0] not in unheld or own[0] in stop:
             continue
-        if semantic.word_pieces(word) < MADE_UP_PIECES:
+        if _pieces(semantic, word) < MADE_UP_PIECES:
             continue
         if not _spelled_like_held(db, own[0], held):
             return word

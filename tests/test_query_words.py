@@ -143,6 +143,8 @@ def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
                                 ("Swordfishes wifi password", True),   # a longer form
                                 ("Passwrd wifi cabin", True),
                                 ("kwibblesoft wifi password", False),  # any case
+                                ("Kwibblesoft wifi password cabin", False),  # four words
+                                ("Kwibblesoft 2 wifi password cabin", False),  # and a number
                                 ("Kwibblesoft wifi password at the cabin keys", True),
                                 ("会議室 wifi password", True),         # no spaces in it
                                 ("회의에서는 wifi password", True)]:    # not made up either

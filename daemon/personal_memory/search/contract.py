@@ -162,10 +162,10 @@ MADE_UP_PIECES = 3
 # A query naming such a word that no visible row holds is still answered when a row is at
 # least this much above the no-answer bar in meaning (a name the notes write otherwise).
 MADE_UP_MARGIN = 0.03
-# Only in a short query (at most this many words that are not function words) is such a
-# word what the query asks about; in a longer question it is one detail among others
-# (LoCoMo: "Has Tim been to North Carolina and/or Tennesee states in the US?").
-MADE_UP_QUERY_TERMS = 3
+# Only in a short query (at most this many words that are not function words, numbers
+# aside) is such a word what the query asks about; in a longer question it is one detail
+# among others (LoCoMo: "Has Tim been to North Carolina and/or Tennesee states in the US?").
+MADE_UP_QUERY_TERMS = 4
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
 # Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
 _UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
@@ -221,7 +221,8 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     which of these terms a row it ranks holds; candidates come from every term the index
     has ever held, so the answer depends on the rows visible at the cutoff alone). None
     when there is none, or no model."""
-    if (not unheld or len(terms) > MADE_UP_QUERY_TERMS or semantic is None
+    words_asked = sum(1 for t in terms if not t.isdigit())  # a version or a date: a detail
+    if (not unheld or words_asked > MADE_UP_QUERY_TERMS or semantic is None
             or semantic.word_pieces is None):
         return None
     stop = stop_terms(db)

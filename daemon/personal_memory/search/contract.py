@@ -139,6 +139,17 @@ def _pieces(semantic: "Semantic", word: str) -> int:
     return min(semantic.word_pieces(word), semantic.word_pieces(word.lower()))
 
 
+def _unheld_words(db, words: str, unheld: set[str]):
+    """(word as typed, its term) for each word of the query, once, that is one term no row
+    holds (``unheld``), in a script written with spaces."""
+    for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
+        if _UNSPACED.search(word):
+            continue
+        own = db.tokens(word)
+        if len(own) == 1 and own[0] in unheld:
+            yield word, own[0]
+
+
 def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | None") -> int:
     """How many of the ``unheld`` terms are numbers or were typed as a word the model
     reads as one piece of its vocabulary (a word of some language, not a made-up one).
@@ -146,12 +157,8 @@ def vocabulary_words(db, words: str, unheld: set[str], semantic: "Semantic | Non
     if not unheld or semantic is None or semantic.word_pieces is None:
         return 0
     found = {t for t in unheld if t.isdigit()}  # a number is never a made-up word
-    for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
-        if _UNSPACED.search(word):
-            continue
-        own = db.tokens(word)
-        if len(own) == 1 and own[0] in unheld and _pieces(semantic, word) == 1:
-            found.add(own[0])
+    found.update(term for word, term in _unheld_words(db, words, unheld)
+                 if _pieces(semantic, word) == 1)
     return len(found)
 
 
@@ -226,15 +233,9 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
             or semantic.word_pieces is None):
         return None
     stop = stop_terms(db)
-    for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
-        if _UNSPACED.search(word):
-            continue
-        own = db.tokens(word)
-        if len(own) != 1 or own[0] not in unheld or own[0] in stop:
-            continue
-        if _pieces(semantic, word) < MADE_UP_PIECES:
-            continue
-        if not _spelled_like_held(db, own[0], held):
+    for word, term in _unheld_words(db, words, unheld):
+        if (term not in stop and _pieces(semantic, word) >= MADE_UP_PIECES
+                and not _spelled_like_held(db, term, held)):
             return word
     return None
 

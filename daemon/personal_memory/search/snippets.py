@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Callable
 
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, Snippet
@@ -86,13 +87,13 @@ def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:
     return terms & set(db.tokens(heading)) if heading.strip() else set()
 
 
-def _score(db: Database, line: str, spans: list[tuple[int, int]],
-           named: set[str]) -> tuple[int, int, int]:
+def _score(line: str, spans: list[tuple[int, int]],
+           fresh: Callable[[str], bool]) -> tuple[int, int, int]:
     """A line's claim to the snippet: the query words it holds that its headings do not
-    name, then all the words it holds, then how often (distinct words as typed)."""
+    name (``fresh``), then all the words it holds, then how often (distinct words as
+    typed)."""
     words = {line[s:e].casefold() for s, e in spans}
-    fresh = sum(1 for w in words if not named or not set(db.tokens(w)) <= named)
-    return (fresh, len(words), len(spans))
+    return (sum(1 for w in words if fresh(w)), len(words), len(spans))
 
 
 def _first_part(line: str, room: int) -> int | None:
@@ -140,7 +141,13 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     wanted = set(terms)
     found = [_matches(db, line, wanted) for line in lines]
     named = _named(db, rev, wanted)
-    scores = [_score(db, line, spans, named) for line, spans in zip(lines, found)]
+    unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
+
+    def fresh(word: str) -> bool:
+        if word not in unnamed:
+            unnamed[word] = not named or not set(db.tokens(word)) <= named
+        return unnamed[word]
+    scores = [_score(line, spans, fresh) for line, spans in zip(lines, found)]
     matched = None
     if piece is not None:  # the piece's lines, as lines of the text after its context
         matched = (max(piece[0] - 1 - context, 0), min(piece[1] - 1 - context, len(lines) - 1))

@@ -92,9 +92,14 @@ def _nfkc(text: str | None) -> str:
     return normalize_text(text or "")
 
 
+# FTS5's Porter over unicode61, a word's combining marks kept in it (the documented rule).
+_TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2", "categories", "L* N* Co M*"]
+TOKENIZE = "tokenize=\"porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'\""
+
+
 def query_terms(query: str) -> list[str]:
     conn = apsw.Connection(":memory:")
-    tok = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    tok = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
     out: list[str] = []
     for _, _, term, *rest in tok(_nfkc(query).encode(), apsw.FTS5_TOKENIZE_QUERY, None):
         if term not in out:
@@ -118,7 +123,7 @@ def keyword_terms(query: str) -> list[str]:
 
 def _tokens(text: str, mode) -> list[str]:
     conn = apsw.Connection(":memory:")
-    tok = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    tok = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
     out = [t[2] for t in tok(_nfkc(text).encode(), mode, None)]
     conn.close()
     return out
@@ -149,8 +154,7 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
     if not terms or not rows:
         return {}, set()
     conn = apsw.Connection(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
-                 "tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {TOKENIZE})")
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))

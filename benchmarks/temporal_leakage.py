@@ -129,8 +129,7 @@ class GlobalIndex:
 
     def __init__(self, revs: list[gt.Rev], predicate=lambda r: True):
         self.conn = apsw.Connection(":memory:")
-        self.conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, content, "
-                          "tokenize='porter unicode61 remove_diacritics 2')")
+        self.conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {gt.TOKENIZE})")
         for r in revs:
             if not r.deleted and predicate(r):
                 self.conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",

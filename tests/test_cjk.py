@@ -50,3 +50,13 @@ def test_a_file_indexed_by_the_older_rule_is_reindexed_once(tmp_path):
         assert [r.to_dict() for r in store.export()] == before  # revisions untouched
         assert keyword_ids(store, "备份") == ["zh/备份.md#备份"]
         assert store.search("定期备份", namespace="notes")[0].memory_id == "zh/备份.md#备份"
+
+
+def test_a_chinese_word_is_marked_where_the_snippet_shows_it(tmp_path):
+    vault = tmp_path / "zh"
+    vault.mkdir()
+    (vault / "备份.md").write_text("# 说明\n\n打开设置。\n\n定期备份你的笔记，备份很重要。\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("备份", namespace="notes", snippets=True)
+        assert "定期**备份**你的笔记，**备份**很重要。" in found[0].snippet.text

@@ -20,7 +20,7 @@ import numpy as np
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from . import ranking, syntax
-from .text import normalize_text, stop_words
+from .text import normalize_text, stop_words, word_pattern
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -142,7 +142,7 @@ def _pieces(semantic: "Semantic", word: str) -> int:
 def _unheld_words(db, words: str, unheld: set[str]):
     """(word as typed, its term) for each word of the query, once, that is one term no row
     holds (``unheld``), in a script written with spaces."""
-    for word in dict.fromkeys(_WORD.findall(normalize_text(words))):
+    for word in dict.fromkeys(word_pattern().findall(normalize_text(words))):
         if _UNSPACED.search(word):
             continue
         own = db.tokens(word)
@@ -176,7 +176,6 @@ MADE_UP_QUERY_TERMS = 4
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
 # Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
 _UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
-_WORD = re.compile(r"[^\W\d_]+")
 
 
 def near(a: str, b: str, most: int) -> bool:

@@ -12,6 +12,7 @@ from typing import Callable
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, Snippet
 from ..store import Database
+from .text import paired
 
 WIDTH = 220
 # A snippet that would stop inside a sentence or a list item (the next line finishes it) may
@@ -77,7 +78,24 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
             spans.append((start, end) if ascii_only else
                          (len(data[:start].decode("utf-8", "ignore")),
                           len(data[:end].decode("utf-8", "ignore"))))
-    return spans
+    if ascii_only:
+        return spans
+    # Chinese, Japanese, Thai...: the index holds pairs of characters, which the line as
+    # written has inside longer runs; where they are, overlapping pairs make one word.
+    for term in terms:
+        if paired(term):
+            at = line.find(term)
+            while at >= 0:
+                spans.append((at, at + len(term)))
+                at = line.find(term, at + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:

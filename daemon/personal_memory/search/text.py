@@ -17,9 +17,10 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+cjk-bigrams"
+TEXT_VERSION = "nfkc+no-format+cjk-bigrams+sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
+_CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -27,10 +28,54 @@ _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _FORMAT = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                      "\u2066-\u2069\ufeff]")
 
+# Variation selectors (an emoji's ⚠️ presentation): invisible marks the tokenizer would
+# otherwise glue to the next word ("⚠️Warning").
+_VARIATION = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
              "\U00020000-\U0002fa1f")
 _CJK = re.compile(f"([{_CJK_CHAR}])")
 _CJK_RUN = re.compile(f"[{_CJK_CHAR}]+")
+
+
+def _char_class(blocks: tuple[tuple[int, int], ...], categories: str) -> str:
+    """A regex character class body: the characters of ``blocks`` whose Unicode general
+    category starts with one of ``categories``, as ranges."""
+    ranges: list[list[int]] = []
+    for first, last in blocks:
+        for cp in range(first, last + 1):
+            if unicodedata.category(chr(cp))[0] in categories:
+                if ranges and ranges[-1][1] == cp - 1:
+                    ranges[-1][1] = cp
+                else:
+                    ranges.append([cp, cp])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                   for a, b in ranges)
+
+
+# Thai, Lao, Myanmar and Khmer (and their extensions): letters and their combining marks.
+_SEA_BLOCKS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x19FF),
+               (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F))
+_SEA_RUN = re.compile(f"[{_char_class(_SEA_BLOCKS, 'LM')}]+")
+_SPLIT = re.compile(f"[{_CJK_CHAR}{_char_class(_SEA_BLOCKS, 'LM')}]")
+
+
+def _clusters(run: str) -> list[str]:
+    """A run cut into characters, each with the combining marks that follow it."""
+    out: list[str] = []
+    for ch in run:
+        if out and unicodedata.category(ch)[0] == "M":
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _sea_bigrams(match: re.Match) -> str:
+    units = _clusters(match.group(0))
+    if len(units) == 1:
+        return f" {units[0]} "
+    return " " + " ".join(units[i] + units[i + 1] for i in range(len(units) - 1)) + " "
 
 
 def _bigrams(match: re.Match) -> str:
@@ -42,17 +87,43 @@ def _bigrams(match: re.Match) -> str:
 
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     """The text as indexed and queried: invisible format characters dropped, NFKC
-    (compatibility forms and decomposed accents match their composed form), then CJK runs
-    as bigrams (or, for files indexed by the previous rules, each character apart, or with
-    format characters kept)."""
+    (compatibility forms and decomposed accents match their composed form), then runs of
+    CJK, Thai, Lao, Khmer and Myanmar as bigrams (or, for files indexed by the previous
+    rules, CJK alone, or each character apart, or with format characters kept)."""
     if version not in _FORMAT_KEPT_VERSIONS:
         text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)
-    if not _CJK.search(text):
+    if version in _CJK_ONLY_VERSIONS:
+        if not _CJK.search(text):
+            return text
+        if version == LEGACY_TEXT_VERSION:
+            return _CJK.sub(r" \1 ", text)
+        return _CJK_RUN.sub(_bigrams, text)
+    text = _VARIATION.sub("", text)
+    if not _SPLIT.search(text):
         return text
-    if version == LEGACY_TEXT_VERSION:
-        return _CJK.sub(r" \1 ", text)
-    return _CJK_RUN.sub(_bigrams, text)
+    return _SEA_RUN.sub(_sea_bigrams, _CJK_RUN.sub(_bigrams, text))
+
+
+def paired(term: str) -> bool:
+    """Whether an index term is a pair of characters of a script written without spaces
+    (what :func:`normalize_text` makes of its runs)."""
+    return (_SPLIT.match(term) is not None and " " not in term
+            and sum(unicodedata.category(ch)[0] != "M" for ch in term) == 2)
+
+
+@lru_cache(maxsize=1)
+def marks() -> str:
+    """A regex character class body: every combining mark (vowel signs, viramas, tone
+    marks, accents), which Python's ``\\w`` leaves out and which belong to their word."""
+    return _char_class(((0x0300, 0x1FFFF),), "M")
+
+
+@lru_cache(maxsize=1)
+def word_pattern() -> re.Pattern:
+    """A word as a person reads it: letters with their combining marks (Hindi नोट्स is one
+    word, not the letters between its vowel signs), no digits or underscores."""
+    return re.compile(f"(?:[^\\W\\d_]|[{marks()}])+")
 
 
 def model_text(text: str) -> str:

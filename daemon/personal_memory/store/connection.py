@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -448,7 +449,7 @@ class Connection:
     @property
     def _tokenizer(self):
         if self._tokenizer_fn is None:
-            name, *args = self.tokenizer.split()
+            name, *args = shlex.split(self.tokenizer)
             self._tokenizer_fn = self.conn.fts5_tokenizer(name, args)
         return self._tokenizer_fn
 

@@ -9,6 +9,7 @@ from typing import Iterator, NamedTuple, Sequence
 import apsw
 
 from . import visibility
+from .schema import tokenize_option
 
 
 class MetaRow(NamedTuple):
@@ -41,7 +42,7 @@ class Retrieval:
         conn = self.conn
         conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
         conn.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5(title, content, "
-                     f"tokenize='{self.tokenizer}')")
+                     f"{tokenize_option(self.tokenizer)})")
         try:
             conn.executemany(
                 f"INSERT INTO temp.{name} (rowid, title, content) VALUES (?, ?, ?)",

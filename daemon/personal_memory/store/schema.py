@@ -4,14 +4,22 @@ SCHEMA_VERSION = 9
 APPLICATION_ID = 0x504D454D  # "PMEM"
 # The full-text tokenizer: Porter stemming over unicode61 ("prefers" finds "prefer"). Its
 # spelling is recorded in meta; a file indexed with another is re-indexed on the first
-# write open (the derived index only: revisions are never touched).
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+# write open (the derived index only: revisions are never touched). Combining marks (M*)
+# are part of a word, as letters are: unicode61 would cut Hindi नोट्स into न ट स at its
+# vowel signs, and Thai and Bengali likewise.
+TOKENIZER = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
 LEGACY_TOKENIZER = "unicode61 remove_diacritics 2"  # files written before meta recorded it
+
+
+def tokenize_option(tokenizer: str) -> str:
+    """FTS5's ``tokenize`` option for a tokenizer spelling (which may quote its own
+    arguments: ``categories 'L* N*'``)."""
+    return 'tokenize="' + tokenizer.replace('"', '""') + '"'
 
 
 def fts_table(tokenizer: str) -> str:
     return ("CREATE VIRTUAL TABLE revisions_fts USING fts5(title, content, content='', "
-            f"tokenize='{tokenizer}')")
+            f"{tokenize_option(tokenizer)})")
 
 
 # Schema 2: what a sync could not import, until it can (memory status lists it).

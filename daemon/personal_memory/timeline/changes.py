@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from ..notes.model import is_record, record_id
 from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
+from ..search.text import marks
 from ..store import Database
 from ..times import parse_time
 from .diffs import word_diff
@@ -194,9 +196,13 @@ def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
     return [paired.get(s.memory_id, s) for s in sections if s.memory_id not in used]
 
 
-# A word: letters and digits (an apostrophe inside). List markers, checkboxes, table pipes,
-# emphasis and link brackets are markup, not words: two checklists share all of theirs.
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+@lru_cache(maxsize=1)
+def _word() -> re.Pattern:
+    """A word: letters with their combining marks and digits (an apostrophe inside). List
+    markers, checkboxes, table pipes, emphasis and link brackets are markup, not words: two
+    checklists share all of theirs."""
+    char = f"(?:[^\\W_]|[{marks()}])"
+    return re.compile(f"{char}+(?:['’]{char}+)*")
 # An ordered list's number and a task's checkbox ("1.", "- [x]"): markup too.
 _MARKERS = re.compile(r"^\s*(?:>\s*)*(?:\d{1,9}[.)]|[-*+])?\s*\[[ xX]\](?=\s|$)"
                       r"|^\s*(?:>\s*)*\d{1,9}[.)](?=\s|$)"
@@ -209,7 +215,7 @@ def _body(r: RevisionRecord) -> list[str]:
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
     text = _MARKERS.sub(" ", "\n".join(lines))
-    return [w.casefold() for w in _WORD.findall(text)]
+    return [w.casefold() for w in _word().findall(text)]
 
 
 def _latest(g: _Group) -> str | None:

@@ -1,0 +1,87 @@
+"""Words of scripts written with combining marks are words: Hindi and Bengali vowel signs
+and viramas stay inside their word, and Thai, Lao, Khmer and Myanmar, written without
+spaces, are read by pairs of characters (each with its marks), as Chinese is."""
+
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from personal_memory.search.text import normalize_text, word_pattern
+from personal_memory.store import connection
+from support import keyword_ids
+
+
+def test_thai_and_khmer_runs_are_read_by_pairs_of_characters_with_their_marks():
+    assert normalize_text("การตั้งค่า") == " กา าร รตั้ ตั้ง งค่ ค่า "
+    assert normalize_text("ស្វាគមន៍") == " ស្វា វាគ គម មន៍ "
+    assert normalize_text("ก") == " ก "
+    # The rule before this one left them whole (its files are re-indexed).
+    assert normalize_text("การตั้งค่า", "nfkc+no-format+cjk-bigrams") == "การตั้งค่า"
+
+
+def test_a_word_keeps_its_combining_marks():
+    assert word_pattern().findall("नोट्स को सिंक करें, café 2024") == [
+        "नोट्स", "को", "सिंक", "करें", "café"]
+
+
+def _vault(tmp_path, notes: dict[str, str]):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    for name, text in notes.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    return vault
+
+
+def test_a_hindi_word_finds_the_note_that_holds_it_not_notes_sharing_its_letters(tmp_path):
+    vault = _vault(tmp_path, {
+        "sync.md": "# सिंक\n\nअपने नोट्स को सिंक करें।\n",
+        "other.md": "# संकेत\n\nकुछ संकेत और नक्शा।\n",  # the same consonants, other words
+    })
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "सिंक") == ["v/sync.md#सिंक"]
+        assert keyword_ids(store, "नोट्स") == ["v/sync.md#सिंक"]
+
+
+def test_a_thai_word_inside_a_run_is_found_and_a_run_sharing_a_fragment_is_not(tmp_path):
+    vault = _vault(tmp_path, {
+        "settings.md": "# หน้าแรก\n\nปรับการตั้งค่าของคุณได้ที่นี่\n",  # "adjust your settings here"
+        "market.md": "# ตลาด\n\nเราทั้งคู่ไปตลาด\n",  # "we both go to the market"
+    })
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "การตั้งค่า") == ["v/settings.md#หน้าแรก"]
+        assert keyword_ids(store, "ตลาด")[0] == "v/market.md#ตลาด"
+
+
+def test_an_emoji_presentation_mark_does_not_glue_itself_to_the_next_word(tmp_path):
+    vault = _vault(tmp_path, {"w.md": "# Notes\n\n⚠️Warning: back up first.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "warning") == ["v/w.md#Notes"]
+
+
+def test_a_file_indexed_before_marks_were_part_of_words_is_reindexed_once(tmp_path,
+                                                                          monkeypatch):
+    vault = _vault(tmp_path, {"sync.md": "# सिंक\n\nअपने नोट्स को सिंक करें।\n",
+                              "other.md": "# संकेत\n\nकुछ संकेत और नक्शा।\n"})
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        before = [r.to_dict() for r in store.export()]
+    with monkeypatch.context() as m:  # the previous version's rules re-index it their way
+        m.setattr(connection, "TOKENIZER", "porter unicode61 remove_diacritics 2")
+        m.setattr(connection, "TEXT_VERSION", "nfkc+no-format+cjk-bigrams")
+        MemoryStore.open(db, embedder="none").close()
+    with MemoryStore.open(db, embedder="none", read_only=True) as reader:
+        # a reader of that index cuts the query as it was cut: letters between the marks
+        assert keyword_ids(reader, "सिंक") == ["v/other.md#संकेत", "v/sync.md#सिंक"]
+    with MemoryStore.open(db, embedder="none") as store:  # a writer re-indexes
+        assert [r.to_dict() for r in store.export()] == before  # revisions untouched
+        assert keyword_ids(store, "सिंक") == ["v/sync.md#सिंक"]
+
+
+def test_a_thai_word_is_marked_inside_its_run(tmp_path):
+    vault = _vault(tmp_path, {"settings.md": "# หน้าแรก\n\nเปิดแอป\n\nปรับการตั้งค่าของคุณได้ที่นี่\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("การตั้งค่า", namespace="notes", snippets=True)
+        assert found[0].snippet.text.endswith("ปรับ**การตั้งค่า**ของคุณได้ที่นี่")

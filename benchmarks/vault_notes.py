@@ -5,10 +5,18 @@
 
 PATH is a clone of github.com/obsidianmd/obsidian-help (every language in its own folder).
 
-- Chinese and Japanese, keyword-only: the ja/ and zh/ folders are imported, and each note's
-  own headings and the first sentence of its text are asked as queries; the note's rank
-  gives Hit@1, Hit@3 and MRR (reciprocal rank within the top 10). ``--source`` runs the same
-  with another version of the package (its daemon/ folder), for a before and after.
+- Other languages, keyword-only (``--languages``, default Japanese, Chinese, Thai, Khmer,
+  Bengali, Korean, Arabic, Hebrew, Russian, German): each language's folder is imported, and
+  - each note's own headings and the first sentence of its text are asked as queries; the
+    note's rank gives Hit@1, Hit@3 and MRR (reciprocal rank within the top 10);
+  - 150 words of the notes' text, drawn at random (seeded), are asked alone: a word is a
+    run of letters and their combining marks, of 4 characters or more, not ASCII; in the
+    scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) 2 to 5
+    characters with their marks taken from inside a run of that script. A result is right when its title
+    or text holds the word as written (NFKC, case folded, Arabic and Hebrew vowel points
+    optional): precision at 1 and at 5 (per section), and how many words got no result.
+  ``--source`` runs the same with another version of the package (its daemon/ folder),
+  for a before and after.
 - Links, on en/: every link of every note at the latest cutoff, by kind (note, section,
   block, attachment, external, dangling), each resolved one checked against the file
   existing; and the backlinks of 10 notes compared with a grep of the vault for links to
@@ -20,11 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,7 +47,12 @@ try:
     from personal_memory.notes.folders import Folder
 except ImportError:  # versions before the subpackages
     from personal_memory.folders import Folder
+import unicodedata
 db, folder, queries = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+words = json.load(open(sys.argv[4]))
+def fold(text):  # Arabic and Hebrew vowel points are optional: نُقطة is نقطة
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text).casefold()
+                   if not ("\u0590" <= ch <= "\u06ff" and unicodedata.category(ch) == "Mn"))
 with MemoryStore.open(db, embedder="none") as s:
     s.sync([Folder.of(folder)])
     out = []
@@ -47,7 +62,14 @@ with MemoryStore.open(db, embedder="none") as s:
         except Exception:
             found = []
         out.append(found.index(note) + 1 if note in found else None)
-print(json.dumps(out))
+    held = []
+    for word in words:
+        try:
+            top = s.search(word, namespace="notes", limit=5)  # one result per section
+        except Exception:
+            top = []
+        held.append([fold(word) in fold((r.title or "") + " " + r.content) for r in top])
+print(json.dumps({"ranks": out, "words": held}))
 """
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.M)
@@ -75,34 +97,101 @@ def queries_of(root: Path, collection: str) -> list[tuple[str, str]]:
     return out
 
 
-def ranks(source: Path, root: Path, queries: list) -> list[int | None]:
+# Scripts written without spaces between words: CJK, Thai, Lao, Myanmar, Khmer.
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff"
+                       "\u3400-\u4dbf\u4e00-\u9fff]")
+_UNSPACED_RUN = re.compile(f"(?:{_UNSPACED.pattern}[\u0300-\u036f\u0e00-\u0eff"
+                           "\u1000-\u109f\u1780-\u17ff\u3099\u309a]*)+")
+_MARKUP = re.compile(r"`[^`]*`|\[\[[^\]]*\]\]|\]\([^)]*\)|https?://\S+")
+
+
+def _runs(text: str) -> list[str]:
+    """Runs of letters and their combining marks."""
+    out, cur = [], ""
+    for ch in text:
+        if unicodedata.category(ch)[0] in "LM" and (cur or unicodedata.category(ch)[0] == "L"):
+            cur += ch
+        else:
+            if cur:
+                out.append(cur)
+            cur = ""
+    return out + [cur] if cur else out
+
+
+def _clusters(run: str) -> list[str]:
+    out: list[str] = []
+    for ch in run:
+        if out and unicodedata.category(ch)[0] == "M":
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def words_of(root: Path, n: int = 150, seed: int = 7) -> list[str]:
+    """``n`` words of the notes' text, drawn at random (see the module's docstring)."""
+    rnd = random.Random(seed)
+    found = set()
+    for path in sorted(root.rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        body = _MARKUP.sub(" ", re.sub(r"^---\n.*?\n---\n", "", text, flags=re.S))
+        for run in _runs(body):
+            if run.isascii():
+                continue
+            if not _UNSPACED.search(run):
+                if len(run) >= 4:
+                    found.add(run)
+                continue
+            for part in _UNSPACED_RUN.findall(run):  # "Obsidianの設定": の設定
+                units = _clusters(part)
+                if len(units) >= 4:
+                    k = rnd.randint(2, min(5, len(units)))
+                    at = rnd.randint(0, len(units) - k)
+                    found.add("".join(units[at:at + k]))
+    chosen = sorted(found)
+    rnd.shuffle(chosen)
+    return chosen[:n]
+
+
+def ranks(source: Path, root: Path, queries: list, words: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        qfile = Path(tmp) / "q.json"
+        qfile, wfile = Path(tmp) / "q.json", Path(tmp) / "w.json"
         qfile.write_text(json.dumps(queries))
+        wfile.write_text(json.dumps(words))
         env = {**os.environ, "PYTHONPATH": str(source), "MEMORY_EMBEDDER": "none"}
         done = subprocess.run([sys.executable, "-c", RANKS, str(Path(tmp) / "m.db"), str(root),
-                               str(qfile)], capture_output=True, text=True, env=env,
-                              check=True)
+                               str(qfile), str(wfile)], capture_output=True, text=True,
+                              env=env, check=True)
         return json.loads(done.stdout)
 
 
-def summary(found: list[int | None]) -> dict:
-    n = len(found)
+def summary(found: dict) -> dict:
+    ranked, held = found["ranks"], found["words"]
+    n, w = len(ranked), len(held)
     return {"queries": n,
-            "hit_at_1": round(sum(r == 1 for r in found) / n, 3),
-            "hit_at_3": round(sum(r is not None and r <= 3 for r in found) / n, 3),
-            "mrr": round(sum(1 / r for r in found if r) / n, 3)}
+            "hit_at_1": round(sum(r == 1 for r in ranked) / n, 3),
+            "hit_at_3": round(sum(r is not None and r <= 3 for r in ranked) / n, 3),
+            "mrr": round(sum(1 / r for r in ranked if r) / n, 3),
+            "words": w,
+            "words_p_at_1": round(sum(bool(h) and h[0] for h in held) / w, 3),
+            "words_p_at_5": round(sum(sum(h) / 5 for h in held) / w, 3),
+            "words_without_result": sum(not h for h in held)}
 
 
-def languages(vault: Path, sources: dict[str, Path]) -> dict:
+LANGUAGES = ("ja", "zh", "th", "km", "bn", "ko", "ar", "he", "ru", "de")
+
+
+def languages(vault: Path, sources: dict[str, Path], langs=LANGUAGES) -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for lang in ("ja", "zh"):
+        for lang in langs:
             root = Path(tmp) / lang
             shutil.copytree(vault / lang, root)
             queries = queries_of(root, lang)
-            out[lang] = {name: summary(ranks(src, root, queries))
+            words = words_of(root)
+            out[lang] = {name: summary(ranks(src, root, queries, words))
                          for name, src in sources.items()}
+            print(lang, json.dumps(out[lang]), file=sys.stderr, flush=True)
     return out
 
 
@@ -220,11 +309,14 @@ def main() -> int:
     ap.add_argument("--vault", required=True, type=Path)
     ap.add_argument("--source", type=Path, help="another version's daemon/ folder")
     ap.add_argument("--out", default=str(HERE / "results" / "vault_notes.json"))
+    ap.add_argument("--languages", nargs="+", default=list(LANGUAGES),
+                    help="folders of the vault to measure (default: %(default)s)")
     args = ap.parse_args()
     sources = {"this_version": SOURCE}
     if args.source:
         sources["other_version"] = args.source.resolve()
-    result = {"languages": languages(args.vault, sources), "links": links(args.vault)}
+    result = {"languages": languages(args.vault, sources, args.languages),
+              "links": links(args.vault)}
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0

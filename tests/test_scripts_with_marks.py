@@ -85,3 +85,13 @@ def test_a_thai_word_is_marked_inside_its_run(tmp_path):
         store.sync([Folder.of(vault)])
         found = store.search("การตั้งค่า", namespace="notes", snippets=True)
         assert found[0].snippet.text.endswith("ปรับ**การตั้งค่า**ของคุณได้ที่นี่")
+
+
+def test_arabic_and_hebrew_vowel_points_are_optional(tmp_path):
+    vault = _vault(tmp_path, {"ar.md": "# ملاحظة\n\nكتب مُحَمَّد الرسالة\n",
+                              "he.md": "# הערה\n\nשָׁלוֹם לכולם\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "محمد") == ["v/ar.md#ملاحظة"]
+        assert keyword_ids(store, "مـحـمد") == ["v/ar.md#ملاحظة"]  # stretched by a tatweel
+        assert keyword_ids(store, "שלום") == ["v/he.md#הערה"]

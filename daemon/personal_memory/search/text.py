@@ -17,7 +17,7 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+cjk-bigrams+sea-bigrams"
+TEXT_VERSION = "nfkc+no-format+no-points+cjk-sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
@@ -28,9 +28,13 @@ _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
 _FORMAT = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                      "\u2066-\u2069\ufeff]")
 
-# Variation selectors (an emoji's ⚠️ presentation): invisible marks the tokenizer would
-# otherwise glue to the next word ("⚠️Warning").
-_VARIATION = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+# Dropped too: variation selectors (an emoji's ⚠️ presentation), invisible marks the
+# tokenizer would glue to the next word ("⚠️Warning"); and the optional vowel points of
+# Arabic (harakat, and the tatweel that stretches a word) and Hebrew (niqqud, cantillation),
+# which most text leaves out, so that مُحَمَّد is محمد and שָׁלוֹם is שלום.
+_OPTIONAL = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u0591-\u05bd\u05bf\u05c1"
+                        "\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f"
+                        "\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed]")
 
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
              "\U00020000-\U0002fa1f")
@@ -99,7 +103,7 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
         if version == LEGACY_TEXT_VERSION:
             return _CJK.sub(r" \1 ", text)
         return _CJK_RUN.sub(_bigrams, text)
-    text = _VARIATION.sub("", text)
+    text = _OPTIONAL.sub("", text)
     if not _SPLIT.search(text):
         return text
     return _SEA_RUN.sub(_sea_bigrams, _CJK_RUN.sub(_bigrams, text))

@@ -60,8 +60,9 @@ def _char_class(blocks: tuple[tuple[int, int], ...], categories: str) -> str:
 # Thai, Lao, Myanmar and Khmer (and their extensions): letters and their combining marks.
 _SEA_BLOCKS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x19FF),
                (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F))
-_SEA_RUN = re.compile(f"[{_char_class(_SEA_BLOCKS, 'LM')}]+")
-_SPLIT = re.compile(f"[{_CJK_CHAR}{_char_class(_SEA_BLOCKS, 'LM')}]")
+_SEA_CHAR = _char_class(_SEA_BLOCKS, "LM")
+_SEA_RUN = re.compile(f"[{_SEA_CHAR}]+")
+_SPLIT = re.compile(f"[{_CJK_CHAR}{_SEA_CHAR}]")
 
 
 def _clusters(run: str) -> list[str]:
@@ -91,9 +92,10 @@ def _bigrams(match: re.Match) -> str:
 
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     """The text as indexed and queried: invisible format characters dropped, NFKC
-    (compatibility forms and decomposed accents match their composed form), then runs of
-    CJK, Thai, Lao, Khmer and Myanmar as bigrams (or, for files indexed by the previous
-    rules, CJK alone, or each character apart, or with format characters kept)."""
+    (compatibility forms and decomposed accents match their composed form), variation
+    selectors and Arabic and Hebrew vowel points dropped, then runs of CJK, Thai, Lao,
+    Khmer and Myanmar as bigrams (or, for files indexed by the previous rules, CJK alone,
+    or each character apart, or with format characters kept)."""
     if version not in _FORMAT_KEPT_VERSIONS:
         text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)

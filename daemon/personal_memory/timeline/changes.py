@@ -203,6 +203,8 @@ def _word() -> re.Pattern:
     checklists share all of theirs."""
     char = f"(?:[^\\W_]|[{marks()}])"
     return re.compile(f"{char}+(?:['’]{char}+)*")
+
+
 # An ordered list's number and a task's checkbox ("1.", "- [x]"): markup too.
 _MARKERS = re.compile(r"^\s*(?:>\s*)*(?:\d{1,9}[.)]|[-*+])?\s*\[[ xX]\](?=\s|$)"
                       r"|^\s*(?:>\s*)*\d{1,9}[.)](?=\s|$)"

@@ -27,7 +27,7 @@ from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
                        keyword_terms, made_up_word, mostly_unknown, piece_lines, query_terms,
-                       text_filtered, vocabulary_words)
+                       text_filtered)
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
@@ -435,8 +435,9 @@ class SearchIndex:
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),
                         unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), len(held), vocabulary_words(
-                            db, query.words, set(terms) - held, semantic if cos else None)),
+                        unknown=mostly_unknown(db, query.words, terms, held,
+                                               semantic if cos else None,
+                                               lambda some: self.held(db, winners, some)),
                         made_up=made_up)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why)
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
                        keyword_terms, made_up_word, mostly_unknown, piece_lines, rankable,
-                       text_filtered, vocabulary_words)
+                       text_filtered)
 from . import ranking
 from .syntax import Query
 
@@ -62,8 +62,9 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
-                        unknown=mostly_unknown(len(terms), len(held), vocabulary_words(
-                            db, query.words, set(terms) - held, semantic if cosine else None)),
+                        unknown=mostly_unknown(db, query.words, terms, held,
+                                               semantic if cosine else None,
+                                               lambda some: db.terms_held(list(rows), some)),
                         made_up=made_up)
         if why:
             return Ranked(unembedded=unembedded, no_answer=why)

@@ -39,6 +39,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "daemon"
+sys.path.insert(0, str(SOURCE))
+
+from personal_memory.search.text import clusters  # noqa: E402  (characters with their marks)
 
 RANKS = r"""
 import json, sys
@@ -118,16 +121,6 @@ def _runs(text: str) -> list[str]:
     return out + [cur] if cur else out
 
 
-def _clusters(run: str) -> list[str]:
-    out: list[str] = []
-    for ch in run:
-        if out and unicodedata.category(ch)[0] == "M":
-            out[-1] += ch
-        else:
-            out.append(ch)
-    return out
-
-
 def words_of(root: Path, n: int = 150, seed: int = 7) -> list[str]:
     """``n`` words of the notes' text, drawn at random (see the module's docstring)."""
     rnd = random.Random(seed)
@@ -143,7 +136,7 @@ def words_of(root: Path, n: int = 150, seed: int = 7) -> list[str]:
                     found.add(run)
                 continue
             for part in _UNSPACED_RUN.findall(run):  # "Obsidianの設定": の設定
-                units = _clusters(part)
+                units = clusters(part)
                 if len(units) >= 4:
                     k = rnd.randint(2, min(5, len(units)))
                     at = rnd.randint(0, len(units) - k)
@@ -250,7 +243,6 @@ def independent_dangling(root: Path) -> dict[str, list[str]]:
 
 
 def links(vault: Path) -> dict:
-    sys.path.insert(0, str(SOURCE))
     from personal_memory import MemoryStore
     from personal_memory.notes.folders import Folder
     with tempfile.TemporaryDirectory() as tmp:

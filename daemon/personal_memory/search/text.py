@@ -65,7 +65,7 @@ _SEA_RUN = re.compile(f"[{_SEA_CHAR}]+")
 _SPLIT = re.compile(f"[{_CJK_CHAR}{_SEA_CHAR}]")
 
 
-def _clusters(run: str) -> list[str]:
+def clusters(run: str) -> list[str]:
     """A run cut into characters, each with the combining marks that follow it."""
     out: list[str] = []
     for ch in run:
@@ -77,7 +77,7 @@ def _clusters(run: str) -> list[str]:
 
 
 def _sea_bigrams(match: re.Match) -> str:
-    units = _clusters(match.group(0))
+    units = clusters(match.group(0))
     if len(units) == 1:
         return f" {units[0]} "
     return " " + " ".join(units[i] + units[i + 1] for i in range(len(units) - 1)) + " "

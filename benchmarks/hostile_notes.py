@@ -7,8 +7,10 @@ repeated to SIZE and to 4 x SIZE characters (in one process: linear parsing take
 4 times as long, quadratic 16). Then, each in a fresh `memory sync` process (keyword-only)
 of a folder with the hostile note and three ordinary ones: a body of `[a](` repeated to
 64 KB and to the largest section a note may hold, and the alias bomb of
-tests/test_hostile_notes.py; wall time and peak memory (ru_maxrss) of each. Saves JSON
-to benchmarks/results/hostile_notes.json.
+tests/test_hostile_notes.py; wall time and peak memory (ru_maxrss) of each. Last, a
+search whose result is a note of one line of Hindi (a word on every fourth place) of SIZE
+and of 4 x SIZE characters, with its snippet. Saves JSON to
+benchmarks/results/hostile_notes.json.
 """
 
 from __future__ import annotations
@@ -60,6 +62,25 @@ def sync(hostile: str) -> dict:
             "summary": (p.stdout.splitlines() or ["\n".join(rest)[-300:]])[0]}
 
 
+def snippet_seconds(size: int) -> float:
+    """A search with snippets whose one result is a note of one line of ``size``
+    characters of Hindi (every word's place in the line is found for its mark)."""
+    from personal_memory import MemoryStore
+    from personal_memory.notes.folders import Folder
+    phrase = "नोट्स को सिंक करें। "
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp, "v")
+        root.mkdir()
+        (root / "line.md").write_text("# line\n\n" + phrase * (size // len(phrase)) + "\n")
+        with MemoryStore.open(Path(tmp, "m.db"), embedder="none") as store:
+            store.sync([Folder.of(root)])
+            began = time.perf_counter()
+            found = store.search("सिंक", namespace="notes", limit=1, snippets=True)
+            seconds = time.perf_counter() - began
+            assert found and found[0].snippet is not None
+    return seconds
+
+
 # Runs a command and prints its exit code and peak resident memory (KB) on stderr: one
 # child per measurement, as ru_maxrss of children is the largest of them all.
 _PEAK = ("import resource, subprocess, sys\n"
@@ -86,8 +107,12 @@ def main() -> None:
     }
     for name, result in syncs.items():
         print(name, result, flush=True)
+    small, large = snippet_seconds(args.size), snippet_seconds(4 * args.size)
+    snippets = {"seconds": round(small, 3), "seconds_4x": round(large, 3),
+                "ratio": round(large / max(small, 1e-4), 1)}
+    print("one long line of Hindi, a search with its snippet:", snippets, flush=True)
     out = {"size": args.size, "python": sys.version.split()[0], "scaling": scaling,
-           "syncs": syncs}
+           "syncs": syncs, "snippet_of_one_long_line": snippets}
     path = HERE / "results" / "hostile_notes.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print("saved", path)

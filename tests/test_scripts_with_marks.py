@@ -95,3 +95,20 @@ def test_arabic_and_hebrew_vowel_points_are_optional(tmp_path):
         assert keyword_ids(store, "محمد") == ["v/ar.md#ملاحظة"]
         assert keyword_ids(store, "مـحـمد") == ["v/ar.md#ملاحظة"]  # stretched by a tatweel
         assert keyword_ids(store, "שלום") == ["v/he.md#הערה"]
+
+
+def test_words_are_marked_where_they_stand_in_a_long_line_of_another_script(tmp_path):
+    """The marks' places are counted once along the line (a note of one long line used to
+    take minutes to show: every word's place was decoded from the line's start)."""
+    from personal_memory.search.snippets import _matches
+    line = "नोट्स को सिंक करें। " * 3000 + "café सिंक"
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        db = store._db
+        spans = _matches(db, line, set(db.tokens("सिंक café")))
+    want = []
+    at = line.find("सिंक")
+    while at >= 0:
+        want.append((at, at + len("सिंक")))
+        at = line.find("सिंक", at + 1)
+    want.insert(-1, (line.index("café"), line.index("café") + 4))
+    assert spans == want

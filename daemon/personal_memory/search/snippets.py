@@ -73,11 +73,16 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     data = line.encode("utf-8")
     ascii_only = len(data) == len(line)  # byte offsets are character offsets
     spans = []
+    byte = char = 0  # where the last match began, in bytes and in characters
     for start, end, *tokens in db.tokenize_with_offsets(data):
         if any(t in terms for t in tokens):
-            spans.append((start, end) if ascii_only else
-                         (len(data[:start].decode("utf-8", "ignore")),
-                          len(data[:end].decode("utf-8", "ignore"))))
+            if ascii_only:
+                spans.append((start, end))
+                continue
+            # counted from the previous match on: a long line is decoded once, not per word
+            char += len(data[byte:start].decode("utf-8", "ignore"))
+            byte = start
+            spans.append((char, char + len(data[start:end].decode("utf-8", "ignore"))))
     if ascii_only:
         return spans
     # Chinese, Japanese, Thai...: the index holds pairs of characters, which the line as

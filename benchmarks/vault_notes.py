@@ -14,7 +14,9 @@ PATH is a clone of github.com/obsidianmd/obsidian-help (every language in its ow
     scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) 2 to 5
     characters with their marks taken from inside a run of that script. A result is right when its title
     or text holds the word as written (NFKC, case folded, Arabic and Hebrew vowel points
-    optional): precision at 1 and at 5 (per section), and how many words got no result.
+    optional): precision at 1 and at 5 (per section), and how many words got no result;
+  - in Korean, whose words take their particles without a space, also 150 words of three
+    syllables or more asked without their last syllable (노트를: 노트), judged the same way.
   ``--source`` runs the same with another version of the package (its daemon/ folder),
   for a before and after.
 - Links, on en/: every link of every note at the latest cutoff, by kind (note, section,
@@ -146,6 +148,23 @@ def words_of(root: Path, n: int = 150, seed: int = 7) -> list[str]:
     return chosen[:n]
 
 
+_HANGUL_WORD = re.compile("[\uac00-\ud7af]{3,}")
+STEMS = ("ko",)  # a word takes its particles and endings without a space: 노트를, 노트에서
+
+
+def stems_of(root: Path, n: int = 150, seed: int = 11) -> list[str]:
+    """``n`` Korean words of three syllables or more, drawn at random (seeded), without
+    their last syllable: the word as asked ("노트"), its particle left out ("노트를")."""
+    rnd = random.Random(seed)
+    found = set()
+    for path in sorted(root.rglob("*.md")):
+        text = _MARKUP.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
+        found.update(w[:-1] for w in _HANGUL_WORD.findall(text))
+    chosen = sorted(found)
+    rnd.shuffle(chosen)
+    return chosen[:n]
+
+
 def ranks(source: Path, root: Path, queries: list, words: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         qfile, wfile = Path(tmp) / "q.json", Path(tmp) / "w.json"
@@ -158,17 +177,25 @@ def ranks(source: Path, root: Path, queries: list, words: list[str]) -> dict:
         return json.loads(done.stdout)
 
 
-def summary(found: dict) -> dict:
+def _held(held: list[list[bool]], name: str) -> dict:
+    w = len(held)
+    return {name: w,
+            f"{name}_p_at_1": round(sum(bool(h) and h[0] for h in held) / w, 3),
+            f"{name}_p_at_5": round(sum(sum(h) / 5 for h in held) / w, 3),
+            f"{name}_without_result": sum(not h for h in held)}
+
+
+def summary(found: dict, words: int) -> dict:
     ranked, held = found["ranks"], found["words"]
-    n, w = len(ranked), len(held)
-    return {"queries": n,
-            "hit_at_1": round(sum(r == 1 for r in ranked) / n, 3),
-            "hit_at_3": round(sum(r is not None and r <= 3 for r in ranked) / n, 3),
-            "mrr": round(sum(1 / r for r in ranked if r) / n, 3),
-            "words": w,
-            "words_p_at_1": round(sum(bool(h) and h[0] for h in held) / w, 3),
-            "words_p_at_5": round(sum(sum(h) / 5 for h in held) / w, 3),
-            "words_without_result": sum(not h for h in held)}
+    n = len(ranked)
+    out = {"queries": n,
+           "hit_at_1": round(sum(r == 1 for r in ranked) / n, 3),
+           "hit_at_3": round(sum(r is not None and r <= 3 for r in ranked) / n, 3),
+           "mrr": round(sum(1 / r for r in ranked if r) / n, 3),
+           **_held(held[:words], "words")}
+    if held[words:]:
+        out.update(_held(held[words:], "stems"))
+    return out
 
 
 LANGUAGES = ("ja", "zh", "th", "km", "bn", "ko", "ar", "he", "ru", "de")
@@ -182,7 +209,8 @@ def languages(vault: Path, sources: dict[str, Path], langs=LANGUAGES) -> dict:
             shutil.copytree(vault / lang, root)
             queries = queries_of(root, lang)
             words = words_of(root)
-            out[lang] = {name: summary(ranks(src, root, queries, words))
+            stems = stems_of(root) if lang in STEMS else []
+            out[lang] = {name: summary(ranks(src, root, queries, words + stems), len(words))
                          for name, src in sources.items()}
             print(lang, json.dumps(out[lang]), file=sys.stderr, flush=True)
     return out

@@ -112,3 +112,16 @@ def test_words_are_marked_where_they_stand_in_a_long_line_of_another_script(tmp_
         at = line.find("सिंक", at + 1)
     want.insert(-1, (line.index("café"), line.index("café") + 4))
     assert spans == want
+
+
+def test_a_korean_word_is_found_with_the_particles_written_onto_it(tmp_path):
+    """노트를 and 노트에서 ("the note", "in the note") hold the word 노트: Hangul is read
+    by pairs of syllables, beside each word as written (which ranks its exact form)."""
+    assert normalize_text("노트를 보기") == " 노트를  노트 트를   보기 "
+    vault = _vault(tmp_path, {"start.md": "# 시작\n\n새 노트를 만들고 노트에서 링크를 추가하세요.\n",
+                              "other.md": "# 기타\n\n다른 내용입니다.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "노트") == ["v/start.md#시작"]
+        found = store.search("노트", namespace="notes", snippets=True)
+        assert "새 **노트**를 만들고 **노트**에서" in found[0].snippet.text

@@ -17,10 +17,11 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+no-points+cjk-sea-bigrams"
+TEXT_VERSION = "nfkc+no-format+no-points+cjk-hangul-sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
+_NO_HANGUL_VERSION = "nfkc+no-format+no-points+cjk-sea-bigrams"
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -62,7 +63,12 @@ _SEA_BLOCKS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x
                (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F))
 _SEA_CHAR = _char_class(_SEA_BLOCKS, "LM")
 _SEA_RUN = re.compile(f"[{_SEA_CHAR}]+")
-_SPLIT = re.compile(f"[{_CJK_CHAR}{_SEA_CHAR}]")
+# Korean words take their particles and endings without a space (노트를, 노트에서: "the
+# note", "in the note"), so a word is found inside them only by pairs of syllables too,
+# as search engines' CJK analyzers read Hangul.
+_HANGUL_CHAR = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+_HANGUL_RUN = re.compile(f"[{_HANGUL_CHAR}]+")
+_SPLIT = re.compile(f"[{_CJK_CHAR}{_HANGUL_CHAR}{_SEA_CHAR}]")
 
 
 def clusters(run: str) -> list[str]:
@@ -93,8 +99,8 @@ def _bigrams(match: re.Match) -> str:
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     """The text as indexed and queried: invisible format characters dropped, NFKC
     (compatibility forms and decomposed accents match their composed form), variation
-    selectors and Arabic and Hebrew vowel points dropped, then runs of CJK, Thai, Lao,
-    Khmer and Myanmar as bigrams (or, for files indexed by the previous rules, CJK alone,
+    selectors and Arabic and Hebrew vowel points dropped, then runs of CJK, Hangul, Thai,
+    Lao, Khmer and Myanmar as bigrams (or, for files indexed by the previous rules, CJK alone,
     or each character apart, or with format characters kept)."""
     if version not in _FORMAT_KEPT_VERSIONS:
         text = _FORMAT.sub("", text)
@@ -108,7 +114,17 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     text = _OPTIONAL.sub("", text)
     if not _SPLIT.search(text):
         return text
-    return _SEA_RUN.sub(_sea_bigrams, _CJK_RUN.sub(_bigrams, text))
+    if version == _NO_HANGUL_VERSION:
+        return _SEA_RUN.sub(_sea_bigrams, _CJK_RUN.sub(_bigrams, text))
+    text = _CJK_RUN.sub(_bigrams, text)
+    return _SEA_RUN.sub(_sea_bigrams, _HANGUL_RUN.sub(_word_and_bigrams, text))
+
+
+def _word_and_bigrams(match: re.Match) -> str:
+    run = match.group(0)
+    if len(run) <= 2:
+        return f" {run} "
+    return f" {run} " + _bigrams(match)
 
 
 def paired(term: str) -> bool:

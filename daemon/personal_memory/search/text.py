@@ -4,8 +4,10 @@ Chinese and Japanese are written without spaces, and FTS5's unicode61 tokenizer 
 a whole unspaced sentence one term. Runs of Han ideographs, hiragana and katakana are
 therefore indexed as overlapping pairs of characters (bigrams, as search engines' CJK
 analyzers do): バックアップ reads as バッ ック クア アッ ップ, so a word ranks as a word,
-not as characters found one by one. The version of this rule is recorded in the
-database; a file indexed by another is re-indexed from its revisions (the derived index
+not as characters found one by one. Thai, Lao, Khmer and Myanmar runs are read the same
+way, by pairs of characters with their marks, and a Korean word both as written and by
+pairs of syllables (its particles are written onto it). The version of this rule is
+recorded in the database; a file indexed by another is re-indexed from its revisions (the derived index
 only), and a reader normalises queries the way its file was indexed.
 """
 

@@ -125,3 +125,11 @@ def test_a_korean_word_is_found_with_the_particles_written_onto_it(tmp_path):
         assert keyword_ids(store, "노트") == ["v/start.md#시작"]
         found = store.search("노트", namespace="notes", snippets=True)
         assert "새 **노트**를 만들고 **노트**에서" in found[0].snippet.text
+
+
+def test_a_vowelled_arabic_word_is_marked_for_the_word_asked_without_points(tmp_path):
+    vault = _vault(tmp_path, {"ar.md": "# ملاحظة\n\nكتب مُحَمَّد الرسالة\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("محمد", namespace="notes", snippets=True)
+        assert found[0].snippet.text == "كتب **مُحَمَّد** الرسالة"

@@ -12,7 +12,7 @@ from typing import Callable
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, Snippet
 from ..store import Database
-from .text import paired
+from .text import paired, without_optional
 
 WIDTH = 220
 # A snippet that would stop inside a sentence or a list item (the next line finishes it) may
@@ -70,6 +70,21 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     """(start, end) character spans of the words of ``line`` that are query terms."""
     if not terms or not line.strip():
         return []
+    kept, where = without_optional(line)  # مُحَمَّد is found as محمد: its points go
+    if where is None:
+        return _spans(db, line, terms)
+    shown = set(where)
+    out = []
+    for start, end in _spans(db, kept, terms):
+        end = where[end - 1] + 1
+        while end < len(line) and end not in shown:  # the last letter's points, marked too
+            end += 1
+        out.append((where[start], end))
+    return out
+
+
+def _spans(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
+    """:func:`_matches` of a line with no optional mark in it."""
     data = line.encode("utf-8")
     ascii_only = len(data) == len(line)  # byte offsets are character offsets
     spans = []

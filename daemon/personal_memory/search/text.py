@@ -129,6 +129,16 @@ def _word_and_bigrams(match: re.Match) -> str:
     return f" {run} " + _bigrams(match)
 
 
+def without_optional(text: str) -> tuple[str, list[int] | None]:
+    """``text`` without the marks :func:`normalize_text` drops as optional (vowel points,
+    variation selectors), and where each character kept stands in ``text`` (None when
+    there is none to drop)."""
+    if not _OPTIONAL.search(text):
+        return text, None
+    where = [i for i, ch in enumerate(text) if not _OPTIONAL.match(ch)]
+    return "".join(text[i] for i in where), where
+
+
 def paired(term: str) -> bool:
     """Whether an index term is a pair of characters of a script written without spaces
     (what :func:`normalize_text` makes of its runs)."""

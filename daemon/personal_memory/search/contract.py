@@ -186,7 +186,7 @@ def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
 
 
 # A word the model reads in at most this many pieces is taken for a word of some language:
-# so are 89% of the help vault's English words, 68-87% of its German, French, Spanish or
+# so are 89% of the help vault's English words, 68-84% of its German, French, Spanish or
 # Russian ones, and 16-23% of the made-up words written for the benchmarks; a longer word
 # spelled like a held one counts too (docs/data-model.md#ranking).
 VOCABULARY_PIECES = 2

@@ -157,3 +157,28 @@ def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
             assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
             if not answered:
                 assert "'kwibblesoft'" in fast.no_answer.lower()
+
+
+def test_a_word_written_after_a_search_counts_at_the_next_one(tmp_path):
+    """The typo candidates a search reads are kept until the file changes: a note that
+    brings a word spelled like the made-up one (a letter apart at its start) makes it a
+    known word's typo at once."""
+    from ground_truth import ToyEmbedder
+
+    class Pieces(ToyEmbedder):
+        @staticmethod
+        def no_answer_below(rows: int) -> float:
+            return 0.99
+
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 3 if len(word) >= 6 else 1
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        assert not store.search("Kwibblesoft wifi password", namespace="n")
+        store.remember("apps#Qwibble", "The qwibblesoft app syncs the cabin.", namespace="n")
+        store.embed_pending()
+        assert store.search("Kwibblesoft wifi password", namespace="n")

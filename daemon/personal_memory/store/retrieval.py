@@ -12,6 +12,9 @@ from . import visibility
 from .schema import tokenize_option
 
 
+TERMS_LIKE_KEPT = 1024  # words whose typo candidates a connection keeps
+
+
 class MetaRow(NamedTuple):
     """What the in-memory search index keeps of each revision."""
     id: int
@@ -125,12 +128,21 @@ class Retrieval:
         """Terms the index has ever held (any revision, any namespace) that may be within
         ``edits`` one-letter edits of ``term``: as long give or take ``edits``, and with
         its first two letters or its last two (a typo seldom changes both ends).
-        Candidates, to be checked against the rows a search may see."""
-        self._terms_table()
-        return [t for (t,) in self.conn.execute(
-            "SELECT term FROM temp.revisions_terms WHERE length(term) BETWEEN ? AND ? "
-            "AND (substr(term, 1, 2) = ? OR substr(term, -2) = ?)",
-            (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
+        Candidates, to be checked against the rows a search may see. Kept until the file
+        changes: reading every term is the slow part of a search that asks (the made-up
+        word and the unknown-words rules ask for the same word)."""
+        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        kept = getattr(self, "_terms_like", None)
+        if kept is None or kept[0] != version or len(kept[1]) >= TERMS_LIKE_KEPT:
+            kept = self._terms_like = (version, {})
+        found = kept[1].get((term, edits))
+        if found is None:
+            self._terms_table()
+            found = kept[1][(term, edits)] = [t for (t,) in self.conn.execute(
+                "SELECT term FROM temp.revisions_terms WHERE length(term) BETWEEN ? AND ? "
+                "AND (substr(term, 1, 2) = ? OR substr(term, -2) = ?)",
+                (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
+        return list(found)
 
     def terms_starting(self, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` terms the index has ever held that start with ``prefix``."""

@@ -355,6 +355,12 @@ class Connection:
         row = next(iter(self.conn.execute(sql, params)), None)
         return None if row is None else row[0]
 
+    def changes_seen(self) -> tuple[int, int]:
+        """What this connection has seen of the file: SQLite's data_version (others'
+        commits) and its own writes (total_changes). An answer kept beside it holds until
+        it moves."""
+        return self.scalar("PRAGMA data_version"), self.conn.total_changes()
+
     @contextmanager
     def errors(self) -> Iterator[None]:
         """SQLite errors raised inside become this package's named errors."""

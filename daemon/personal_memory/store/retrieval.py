@@ -131,7 +131,7 @@ class Retrieval:
         Candidates, to be checked against the rows a search may see. Kept until the file
         changes: reading every term is the slow part of a search that asks (the made-up
         word and the unknown-words rules ask for the same word)."""
-        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        version = self.changes_seen()
         kept = getattr(self, "_terms_like", None)
         if kept is None or kept[0] != version or len(kept[1]) >= TERMS_LIKE_KEPT:
             kept = self._terms_like = (version, {})
@@ -162,7 +162,7 @@ class Retrieval:
                     "SELECT doc FROM temp.revisions_terms WHERE term = ?", (term,)):
                 counts[term] = doc
         # the count is kept until the file changes (as any_record_with keeps its answer)
-        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        version = self.changes_seen()
         held = getattr(self, "_revision_count", None)
         if held is None or held[0] != version:
             held = self._revision_count = (version, self.scalar(

@@ -65,7 +65,7 @@ class RevisionLog:
         and so are the revisions a clock repair appended (copies, at past stamps). One pass over the log, kept until the file changes (as :meth:`any_record_with`)."""
         if not self.at_least(4):
             return {}
-        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        version = self.changes_seen()
         held = getattr(self, "_effective_stamps", None)
         if held is None or held[0] != version:
             notes: dict[tuple[str, str], dict[int, int]] = {}
@@ -120,7 +120,7 @@ class RevisionLog:
         metadata: a search over a vault without embeds skips looking for embedders. The
         answer is kept until the file changes (SQLite's data_version, this connection's
         own writes included through total_changes)."""
-        version = (self.scalar("PRAGMA data_version"), self.conn.total_changes())
+        version = self.changes_seen()
         held = getattr(self, "_records_with", {})
         if held.get((namespace, key), (None,))[0] != version:
             found = self.at_least(4) and self.scalar(

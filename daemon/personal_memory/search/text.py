@@ -23,7 +23,6 @@ TEXT_VERSION = "nfkc+no-format+no-points+cjk-hangul-sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
-_NO_HANGUL_VERSION = "nfkc+no-format+no-points+cjk-sea-bigrams"
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -84,18 +83,19 @@ def clusters(run: str) -> list[str]:
     return out
 
 
-def _sea_bigrams(match: re.Match) -> str:
-    units = clusters(match.group(0))
+def _pairs(units) -> str:
+    """Overlapping pairs of ``units`` as terms (one unit alone is a term by itself)."""
     if len(units) == 1:
         return f" {units[0]} "
     return " " + " ".join(units[i] + units[i + 1] for i in range(len(units) - 1)) + " "
 
 
+def _sea_bigrams(match: re.Match) -> str:
+    return _pairs(clusters(match.group(0)))
+
+
 def _bigrams(match: re.Match) -> str:
-    run = match.group(0)
-    if len(run) == 1:
-        return f" {run} "
-    return " " + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + " "
+    return _pairs(match.group(0))
 
 
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
@@ -116,17 +116,13 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     text = _OPTIONAL.sub("", text)
     if not _SPLIT.search(text):
         return text
-    if version == _NO_HANGUL_VERSION:
-        return _SEA_RUN.sub(_sea_bigrams, _CJK_RUN.sub(_bigrams, text))
     text = _CJK_RUN.sub(_bigrams, text)
     return _SEA_RUN.sub(_sea_bigrams, _HANGUL_RUN.sub(_word_and_bigrams, text))
 
 
 def _word_and_bigrams(match: re.Match) -> str:
     run = match.group(0)
-    if len(run) <= 2:
-        return f" {run} "
-    return f" {run} " + _bigrams(match)
+    return f" {run} " if len(run) <= 2 else f" {run} " + _pairs(run)
 
 
 def without_optional(text: str) -> tuple[str, list[int] | None]:

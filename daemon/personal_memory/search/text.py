@@ -104,6 +104,8 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     selectors and Arabic and Hebrew vowel points dropped, then runs of CJK, Hangul, Thai,
     Lao, Khmer and Myanmar as bigrams (or, for files indexed by the previous rules, CJK alone,
     or each character apart, or with format characters kept)."""
+    if text.isascii():  # nothing in it to drop, compose or cut (by every rule)
+        return text
     if version not in _FORMAT_KEPT_VERSIONS:
         text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)

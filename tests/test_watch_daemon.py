@@ -113,6 +113,21 @@ def test_folder_moved_in_and_out(daemon, notes, tmp_path):
     assert tombstones(daemon, "notes/inbox/deep/b.md")
 
 
+def test_a_folder_moved_into_a_folder_just_made_is_still_watched(daemon, notes):
+    # mkdir then rename at once: inotify reports the move's source unpaired (the new folder
+    # had no watch yet), and watchdog then drops the watch of the moved folder's inode.
+    (notes / "area").mkdir()
+    (notes / "area" / "c.md").write_text("first loquat\n")
+    wait_for(lambda: daemon.search_ids("loquat") == ["notes/area/c.md"], what="note imported")
+    (notes / "box").mkdir()
+    (notes / "area").rename(notes / "box" / "area")
+    wait_for(lambda: daemon.search_ids("loquat") == ["notes/box/area/c.md"], what="folder moved")
+    with open(notes / "box" / "area" / "c.md", "a") as fh:
+        fh.write("then tamarillo\n")
+    wait_for(lambda: daemon.search_ids("tamarillo") == ["notes/box/area/c.md"],
+             what="an edit inside the moved folder")
+
+
 def test_bad_files_are_skipped_and_named(daemon, notes):
     (notes / "binary.md").write_bytes(b"abc\x00def")
     (notes / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))

@@ -18,10 +18,12 @@ class FakeObserver:
     def __init__(self):
         self.alive = False
         self.emitters = ()
+        self.handlers = []
         FakeObserver.instances.append(self)
 
     def schedule(self, handler, path, recursive=False):
-        pass
+        if recursive:
+            self.handlers.append(handler)
 
     def start(self):
         self.alive = True
@@ -99,6 +101,27 @@ def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
         thread.join(10)
         store.close()
     assert not thread.is_alive()
+
+
+def test_a_folder_deleted_or_moved_away_rebuilds_the_watches_and_rescans(tmp_path):
+    from watchdog.events import DirDeletedEvent, FileDeletedEvent
+    root, store, watcher, thread = start(tmp_path)
+    try:
+        (root / "c.md").write_text("missed cherry\n")
+        handler = FakeObserver.instances[-1].handlers[0]
+        handler.on_any_event(FileDeletedEvent(str(root / "gone.md")))
+        reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
+        wait_for(lambda: not watcher.pending, what="the file event settled")
+        assert len(FakeObserver.instances) == 1  # a file's event keeps the watches
+        assert ids(reader, "cherry") == []
+        handler.on_any_event(DirDeletedEvent(str(root / "old")))
+        wait_for(lambda: len(FakeObserver.instances) == 2, what="watches made afresh")
+        wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan")
+        reader.close()
+    finally:
+        watcher.stop()
+        thread.join(10)
+        store.close()
 
 
 def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):

@@ -172,6 +172,10 @@ class Watcher:
             if self._retry_at is not None and now >= self._retry_at:
                 self._retry_at = None
                 self.request_rescan(self._retry_reason)
+            if self.observer.stale():
+                log.info("a folder was deleted or moved away; watching the folders afresh")
+                self.observer.start(self._lost)
+                self.request_rescan("folder moved")
             if not self.observer.healthy():
                 log.warning("a file watch stopped; checking the folders and restarting it")
                 self._retry_or_lose(self.folders)

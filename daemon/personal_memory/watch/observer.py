@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -68,6 +69,7 @@ class ObserverLifecycle:
         self.on_limit = on_limit
         self.factory = factory
         self._observer = None
+        self._stale = threading.Event()
 
     def start(self, lost: set[Folder]) -> None:
         """(Re)start watching every folder not in ``lost``, and each root's parent (inotify
@@ -81,6 +83,11 @@ class ObserverLifecycle:
                     return
                 if event.is_directory and event.event_type == "modified":
                     return  # its entries' own events say what changed
+                if event.is_directory and event.event_type == "deleted":
+                    # A folder moved into one just made reaches inotify as an unpaired
+                    # move, and watchdog then drops the watch the moved folder still needs
+                    # (a real deletion reads the same): its watches are rebuilt afresh.
+                    lifecycle._stale.set()
                 for path in (event.src_path, getattr(event, "dest_path", "")):
                     if path and lifecycle.filter.relevant(path, event.is_directory):
                         lifecycle.mark(path)
@@ -94,6 +101,7 @@ class ObserverLifecycle:
                     lifecycle.mark(self.root)
 
         self.stop()
+        self._stale.clear()
         observer = self.factory()
         handler = Handler()
         for folder in self.folders:
@@ -129,6 +137,11 @@ class ObserverLifecycle:
             except Exception as exc:  # a dead observer may fail to stop; it is replaced
                 log.warning("stopping the file observer failed: %s", exc)
             self._observer = None
+
+    def stale(self) -> bool:
+        """A folder was deleted or moved away since the watches were made: they may have lost
+        track of a folder that still exists, so they are to be made again."""
+        return self._stale.is_set()
 
     def healthy(self) -> bool:
         observer = self._observer

@@ -17,6 +17,16 @@ NOTES = {
     "de#Garten": "Der Garten ist im Sommer am schönsten, wenn die Rosen blühen.",
     "fr#Jardin": "Le jardin est plus beau en été quand les roses fleurissent.",
     "ja#会議": "会議は東京で行われます。",
+    "pl#Ogród": "Ogród jest najpiękniejszy latem, kiedy kwitną róże.",
+    "pl#Pociąg": "Pociąg do Gdańska jest zawsze spóźniony, kiedy pada.",
+    "sv#Trädgård": "Trädgården är vackrast på sommaren när rosorna blommar.",
+    "sv#Tåg": "Tåget till kusten går när det är mörkt.",
+    "id#Kebun": "Kebun paling indah di musim panas ketika mawar mekar.",
+    "id#Kereta": "Kereta ke pantai berangkat jam sembilan dan selalu terlambat di stasiun.",
+    "el#Κήπος": "Ο κήπος είναι πιο όμορφος το καλοκαίρι όταν ανθίζουν τα τριαντάφυλλα.",
+    "el#Τρένο": "Τα τρένα για την ακτή φεύγουν στις εννέα.",
+    "ar#حديقة": "الحديقة أجمل في الصيف عندما تتفتح الورود.",
+    "ar#قطار": "القطار إلى الساحل يغادر في التاسعة.",
 }
 
 
@@ -39,6 +49,25 @@ def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp
         assert ids(store.search("quand fleurissent les roses ?", namespace="n")) == [
             "fr#Jardin"]
         assert ids(store.search("東京の会議", namespace="n")) == ["ja#会議"]
+        # The other note of each language shares only the question's function words.
+        for question, answer in [("kiedy kwitną róże?", "pl#Ogród"),
+                                 ("när blommar rosorna?", "sv#Trädgård"),
+                                 ("kapan mawar mekar di kebun?", "id#Kebun"),
+                                 ("πότε ανθίζουν τα τριαντάφυλλα;", "el#Κήπος"),
+                                 ("متى تتفتح الورود في الحديقة؟", "ar#حديقة")]:
+            assert ids(store.search(question, namespace="n")) == [answer], question
+
+
+def test_names_and_english_words_that_are_function_words_elsewhere_still_count(tmp_path):
+    # Turkish "kim" (who), Indonesian "ada", Romanian "ai", "care", Czech "ten",
+    # "také" (take), Danish "men", "min", "vi", Catalan "us", "li", Czech "kde", Swedish "var".
+    words = "kim ada ai care ten take men min vi us li kde var".split()
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for word in words:
+            store.remember(f"n#{word}", f"a note about {word} alone", namespace="n")
+        for word in words:
+            found = store.search(f"what about {word}?", namespace="n")
+            assert ids(found) == [f"n#{word}"], word
 
 
 def test_a_made_up_word_in_a_question_has_no_answer(tmp_path):

@@ -112,7 +112,11 @@ def test_a_folder_deleted_or_moved_away_rebuilds_the_watches_and_rescans(tmp_pat
         handler.on_any_event(FileDeletedEvent(str(root / "gone.md")))
         reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
         wait_for(lambda: not watcher.pending, what="the file event settled")
-        assert len(FakeObserver.instances) == 1  # a file's event keeps the watches
+        handler.on_any_event(DirDeletedEvent(str(root / ".git" / "objects" / "ab")))
+        watcher._wake.set()
+        wait_for(lambda: not watcher.pending, what="the hidden folder's event settled")
+        # A file's event, or a folder the notes are not read from, keeps the watches.
+        assert len(FakeObserver.instances) == 1
         assert ids(reader, "cherry") == []
         handler.on_any_event(DirDeletedEvent(str(root / "old")))
         wait_for(lambda: len(FakeObserver.instances) == 2, what="watches made afresh")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..notes.folders import Folder
-from ..notes.markdown import is_note_name
+from ..notes.markdown import is_note_name, is_watched_dir
 
 log = logging.getLogger("personal_memory.watch")
 
@@ -83,7 +83,8 @@ class ObserverLifecycle:
                     return
                 if event.is_directory and event.event_type == "modified":
                     return  # its entries' own events say what changed
-                if event.is_directory and event.event_type == "deleted":
+                if (event.is_directory and event.event_type == "deleted"
+                        and lifecycle._indexed(event.src_path)):
                     # A folder moved into one just made reaches inotify as an unpaired
                     # move, and watchdog then drops the watch the moved folder still needs
                     # (a real deletion reads the same): its watches are rebuilt afresh.
@@ -137,6 +138,16 @@ class ObserverLifecycle:
             except Exception as exc:  # a dead observer may fail to stop; it is replaced
                 log.warning("stopping the file observer failed: %s", exc)
             self._observer = None
+
+    def _indexed(self, path: str | bytes) -> bool:
+        """Whether a folder is one the notes are read from (not .git, .obsidian, .trash)."""
+        path = os.fsdecode(path)
+        for folder in self.folders:
+            root = str(folder.root)
+            if path.startswith(root + os.sep):
+                return all(is_watched_dir(part)
+                           for part in os.path.relpath(path, root).split(os.sep))
+        return False
 
     def stale(self) -> bool:
         """A folder was deleted or moved away since the watches were made: they may have lost

@@ -70,6 +70,7 @@ class Rev:
     title: str | None
     content: str
     purged: bool = False
+    note: str | None = None  # the note a section belongs to
 
 
 def visible(revs: list[Rev], namespace: str, as_of: int, valid_at: int) -> list[Rev]:
@@ -268,6 +269,27 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     if embedder is not None:  # no word of the query and below the bar: noise, left out
         bar = embedder.no_answer_below(len(co))
         order = [m for m in order if m in bm or co.get(m, bar) >= bar]
+    # The first 50 again, each row that is no note's section with 0.3 of the score (if
+    # positive) of the one such row remembered just before it and 0.1 of the one just
+    # after it (in id order), when those are among the 50 too; the rest follow as they were.
+    first = order[:50]
+    free = [r for r in rows if r.note is None]
+    place = {r.memory_id: i for i, r in enumerate(free)}
+    again = {}
+    for m in first:
+        i = place.get(m)
+        lent = [] if i is None else [(free[j].memory_id, share) for j, share
+                                     in ((i - 1, 0.3), (i + 1, 0.1)) if 0 <= j < len(free)]
+        again[m] = fused[m] + sum(share * max(0.0, fused[n]) for n, share in lent
+                                  if n in first)
+    fused.update(again)
+    regrouped, group, lead = [], [], None
+    for m in sorted(first, key=lambda m: (-fused[m], m)):
+        if lead is None or lead - fused[m] > 1e-9:
+            regrouped += sorted(group)
+            group, lead = [], fused[m]
+        group.append(m)
+    order = regrouped + sorted(group) + order[50:]
     return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
 

@@ -105,7 +105,7 @@ def load(store: MemoryStore, events: list[dict]) -> list[gt.Rev]:
     def us(t):
         return None if t is None else parse_time(t)
     return [gt.Rev(r.revision_id, r.namespace, r.memory_id, us(r.known_at), us(r.valid_from),
-                   us(r.valid_to), r.deleted, r.title, r.content)
+                   us(r.valid_to), r.deleted, r.title, r.content, note=r.note)
             for r in store.export()]
 
 

@@ -71,7 +71,7 @@ def revs_of(store):
     def us(t):
         return None if t is None else parse_time(t)
     return [gt.Rev(r.revision_id, r.namespace, r.memory_id, us(r.known_at), us(r.valid_from),
-                   us(r.valid_to), r.deleted, r.title, r.content, r.purged is not None)
+                   us(r.valid_to), r.deleted, r.title, r.content, r.purged is not None, r.note)
             for r in store.export()]
 
 

@@ -76,8 +76,8 @@ def indexed_revs(db: str) -> tuple[list, dict]:
         "coalesce(index_title, title), coalesce(index_content, content), note FROM revisions "
         "WHERE NOT (note IS NOT NULL AND memory_id = note || '#')"))
     conn.close()
-    revs = [gt.Rev(i, ns, m, k, vf, vt, bool(d), t, c) for i, ns, m, k, vf, vt, d, t, c, _
-            in rows]
+    revs = [gt.Rev(i, ns, m, k, vf, vt, bool(d), t, c, note=n)
+            for i, ns, m, k, vf, vt, d, t, c, n in rows]
     return revs, {r[0]: r[9] for r in rows}
 
 

@@ -33,8 +33,11 @@ def test_query_without_words_finds_nothing(store):
 
 
 def test_ties_share_ranks_and_order_by_memory_id(store):
+    # Each between rows that hold no word of the query and are not close to it in meaning,
+    # so no neighbour lends it context (search/ranking.py: with_context).
     for mid in ("c", "a", "b"):
         store.remember(mid, "identical words here", namespace=NS)
+        store.remember(f"{mid}-after", "unrelated pebble", namespace=NS)
     store.remember("d", "identical but longer words here and more besides", namespace=NS)
     store.embed_pending()
     results = store.search("identical", namespace=NS)

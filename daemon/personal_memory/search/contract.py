@@ -371,6 +371,17 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
     kept = [m for m in ranking.fused_order(fused) if not unrelated(m in bm25_m,
                                                                      cos_m.get(m), floor)]
+    free = sorted(rid for rid, r in rows.items() if r.note is None)  # not notes' sections
+    at = {rid: i for i, rid in enumerate(free)}
+    before: dict[str, str] = {}
+    after: dict[str, str] = {}
+    for m in kept[:ranking.CONTEXT_DEPTH]:
+        i = at.get(by_memory[m])
+        if i is not None and i > 0:
+            before[m] = rows[free[i - 1]].memory_id
+        if i is not None and i + 1 < len(free):
+            after[m] = rows[free[i + 1]].memory_id
+    kept, fused = ranking.context_order(fused, kept, before, after)
     out = []
     for m in kept[:limit]:
         co_rank = cos_ranks.get(m)

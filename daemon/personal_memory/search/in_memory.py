@@ -448,7 +448,7 @@ class SearchIndex:
         cos = s.cosine
         found = fuse_ranked(
             memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
-            winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos, limit=limit,
+            note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos, limit=limit,
             load=db.revisions_by_id,
             floor=padding_floor(semantic, len(cos.pos) if cos else 0),
             lines=piece_lines(db, semantic))

@@ -1,10 +1,11 @@
 """Ranking maths: tie-aware component ranks and the fusion of the two arms. Pure functions.
 
-Fusion (chosen on LoCoMo with ``benchmarks/locomo.py``; docs/data-model.md): each visible
-row scores ``0.6 * bm25 / best bm25 + 0.4 * (cosine - median) / (best cosine - median)``,
-the statistics taken over the rows visible at the cutoff alone. A row with no keyword
-match scores nothing on the first term; a row not yet embedded scores nothing on the
-second (it counts as the median).
+Fusion (docs/data-model.md#ranking): each visible row scores ``0.4 * bm25 / best bm25 +
+0.6 * (cosine - median) / (best cosine - median)``, the statistics taken over the rows
+visible at the cutoff alone. A row with no keyword match scores nothing on the first term;
+a row not yet embedded scores nothing on the second (it counts as the median). Then the
+first results that are not notes' sections take a share of their neighbours' scores
+(:func:`with_context`).
 
 Tie rules: BM25 scores within a relative 1e-9 share a rank (maths libraries differ in the
 last bit), cosine similarities within 1e-6 share a rank (sqlite-vec computes in float32,
@@ -28,6 +29,15 @@ KEYWORD_WEIGHT = 0.4
 SEMANTIC_WEIGHT = 1.0 - KEYWORD_WEIGHT
 # Results report their rank in the semantic arm down to this rank (None below it).
 SEMANTIC_RANKS = 100
+# A memory that is not a section of a note (a conversation's turn, a fact remembered through
+# the API) gains these shares of the fused scores of the rankable memories remembered just
+# before and just after it, when they are among the first CONTEXT_DEPTH results: a reply
+# ("yes, last week") holds no word of the question its previous turn holds. Chosen on four
+# LoCoMo conversations, reported on the other three; notes' sections lost by it
+# (docs/data-model.md#ranking).
+CONTEXT_BEFORE = 0.3
+CONTEXT_AFTER = 0.1
+CONTEXT_DEPTH = 50
 
 
 def bm25_tied(a: float, b: float) -> bool:
@@ -89,6 +99,33 @@ def fused_order(fused: dict[str, float]) -> list[str]:
         group.append(key)
     out.extend(sorted(group))
     return out
+
+
+def with_context(top: list[str], fused: dict[str, float], before: dict[str, str],
+                 after: dict[str, str]) -> dict[str, float]:
+    """The scores of ``top`` (the first :data:`CONTEXT_DEPTH` results, by fused score), each
+    with the shares of its neighbours' (``before[m]``, ``after[m]``: the rankable memory
+    remembered just before and after ``m``, for memories that are not notes' sections) when
+    they are in ``top`` too; a neighbour's negative score lends nothing."""
+    among = set(top)
+    out: dict[str, float] = {}
+    for m in top:
+        score = fused[m]
+        if before.get(m) in among:
+            score += CONTEXT_BEFORE * max(0.0, fused[before[m]])
+        if after.get(m) in among:
+            score += CONTEXT_AFTER * max(0.0, fused[after[m]])
+        out[m] = score
+    return out
+
+
+def context_order(fused: dict[str, float], kept: list[str], before: dict[str, str],
+                  after: dict[str, str]) -> tuple[list[str], dict[str, float]]:
+    """``kept`` (the results in fused order) with its first :data:`CONTEXT_DEPTH` ordered
+    again by :func:`with_context`, and every result's final score."""
+    top = kept[:CONTEXT_DEPTH]
+    scores = {**fused, **with_context(top, fused, before, after)}
+    return fused_order({m: scores[m] for m in top}) + kept[len(top):], scores
 
 
 def competition_ranks_array(scores, tied: Callable[[float, float], bool]):

@@ -94,7 +94,7 @@ class CosineScreen:
 
 
 def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
-                winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
+                note: np.ndarray, winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
                 cosine: CosineScreen | None, limit: int, load,
                 floor: float | None = None, lines=None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
@@ -125,10 +125,11 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if floor is not None and cosine is not None and len(ci):
         _leave_out_unrelated(approx, bi, ci, cosine, floor, n)
     scored = np.isfinite(approx)
-    if np.count_nonzero(scored) <= limit:
+    depth = max(limit, ranking.CONTEXT_DEPTH)  # the first results lend each other context
+    if np.count_nonzero(scored) <= depth:
         candidates = np.flatnonzero(scored)
-    else:  # everything that can reach the top `limit`, ties included
-        threshold = -np.partition(-approx, limit - 1)[limit - 1]
+    else:  # everything that can reach the top `depth`, ties included
+        threshold = -np.partition(-approx, depth - 1)[depth - 1]
         candidates = np.flatnonzero(approx >= threshold - 2 * error
                                     - 2 * ranking.FUSED_ABS_TOL)
     bm_at = np.full(n, -1, dtype=np.int64)
@@ -145,7 +146,11 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, best_bm,
                                           exact[c] if c >= 0 else None, median, best_cos)
         parts[name] = (int(winners[w]), b, c)
-    top = ranking.fused_order(fused)[:limit]
+    kept = ranking.fused_order(fused)
+    before, after = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
+                                memory_ids, mem)
+    kept, fused = ranking.context_order(fused, kept, before, after)
+    top = kept[:limit]
     rows = load([int(ids[parts[name][0]]) for name in top])
     bm_ranks = _top_bm25_ranks(bm_score, [parts[name][1] for name in top])
     co_ranks = cosine.top_ranks() if cosine is not None else {}
@@ -157,6 +162,27 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                           exact.get(c), co_ranks.get(c),
                           lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None))
     return out
+
+
+def _neighbours(top: list[str], parts: dict[str, tuple[int, int, int]], winners: np.ndarray,
+               note: np.ndarray, memory_ids: list[str], mem: np.ndarray
+               ) -> tuple[dict[str, str], dict[str, str]]:
+    """For each of ``top`` that is not a note's section: the rankable memory that is not
+    one either, remembered just before it and just after it (positions follow revision
+    order)."""
+    before: dict[str, str] = {}
+    after: dict[str, str] = {}
+    mine = [(name, parts[name][0]) for name in top if note[parts[name][0]] < 0]
+    if not mine:
+        return before, after
+    free = winners[note[winners] < 0]
+    for name, pos in mine:
+        i = int(np.searchsorted(free, pos))
+        if i > 0:
+            before[name] = memory_ids[mem[free[i - 1]]]
+        if i + 1 < len(free):
+            after[name] = memory_ids[mem[free[i + 1]]]
+    return before, after
 
 
 def _leave_out_unrelated(approx: np.ndarray, bi: np.ndarray, ci: np.ndarray,

@@ -258,14 +258,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
         if m in co and top_co > median:
             f += 0.6 * ((co[m] - median) / (top_co - median))
         fused[m] = f
-    # Highest first; within 1e-9 of the first of a group: memory ID order.
-    order, group, lead = [], [], None
-    for m in sorted(fused, key=lambda m: (-fused[m], m)):
-        if lead is None or lead - fused[m] > 1e-9:
-            order += sorted(group)
-            group, lead = [], fused[m]
-        group.append(m)
-    order += sorted(group)
+    order = _by_score(list(fused), fused)
     if embedder is not None:  # no word of the query and below the bar: noise, left out
         bar = embedder.no_answer_below(len(co))
         order = [m for m in order if m in bm or co.get(m, bar) >= bar]
@@ -283,15 +276,20 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
         again[m] = fused[m] + sum(share * max(0.0, fused[n]) for n, share in lent
                                   if n in first)
     fused.update(again)
-    regrouped, group, lead = [], [], None
-    for m in sorted(first, key=lambda m: (-fused[m], m)):
-        if lead is None or lead - fused[m] > 1e-9:
-            regrouped += sorted(group)
-            group, lead = [], fused[m]
-        group.append(m)
-    order = regrouped + sorted(group) + order[50:]
+    order = _by_score(first, fused) + order[50:]
     return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
+
+
+def _by_score(keys: list[str], scores: dict[str, float]) -> list[str]:
+    """Highest first; within 1e-9 of the first of a group: memory ID order."""
+    order, group, lead = [], [], None
+    for m in sorted(keys, key=lambda m: (-scores[m], m)):
+        if lead is None or lead - scores[m] > 1e-9:
+            order += sorted(group)
+            group, lead = [], scores[m]
+        group.append(m)
+    return order + sorted(group)
 
 
 def bm25_top(scores: dict[str, float], k: int) -> list[str]:

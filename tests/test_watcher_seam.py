@@ -66,6 +66,12 @@ def start(tmp_path):
     return root, store, watcher, thread
 
 
+def stop(watcher, thread, store):
+    watcher.stop()
+    thread.join(10)
+    store.close()
+
+
 def test_inotify_overflow_warning_triggers_a_full_rescan(tmp_path):
     root, store, watcher, thread = start(tmp_path)
     try:
@@ -81,9 +87,7 @@ def test_inotify_overflow_warning_triggers_a_full_rescan(tmp_path):
         wait_for(lambda: ids(reader, "banana") == ["notes/b.md"], what="rescan")
         reader.close()
     finally:
-        watcher.stop()
-        thread.join(10)
-        store.close()
+        stop(watcher, thread, store)
 
 
 def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
@@ -97,9 +101,7 @@ def test_a_dead_observer_is_replaced_and_the_tree_rescanned(tmp_path):
         wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan")
         reader.close()
     finally:
-        watcher.stop()
-        thread.join(10)
-        store.close()
+        stop(watcher, thread, store)
     assert not thread.is_alive()
 
 
@@ -123,9 +125,7 @@ def test_a_folder_deleted_or_moved_away_rebuilds_the_watches_and_rescans(tmp_pat
         wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan")
         reader.close()
     finally:
-        watcher.stop()
-        thread.join(10)
-        store.close()
+        stop(watcher, thread, store)
 
 
 def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):

@@ -2,6 +2,7 @@
 it answers. Notes' sections do not (measured to hurt them); both search paths agree."""
 
 from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
 from personal_memory.search import ranking
 
 QUESTION = "Joanna: What inspired you to start making gaming videos?"
@@ -53,7 +54,6 @@ def test_sections_of_notes_keep_their_own_scores(tmp_path):
     (notes / "a.md").write_text("# Plan\n\n## Travel\n\ntrain tickets to the coast\n\n"
                                 "## Packing\n\nsunscreen and a coast map\n")
     with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
-        from personal_memory.notes.folders import Folder
         store.sync([Folder.of(notes)])
         found = store.search("coast train tickets", namespace="notes", limit=5)
         best = max(r.bm25 for r in found)

@@ -448,8 +448,8 @@ class SearchIndex:
         cos = s.cosine
         found = fuse_ranked(
             memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
-            note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos, limit=limit,
-            load=db.revisions_by_id,
+            note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
+            limit=limit, load=db.revisions_by_id,
             floor=padding_floor(semantic, len(cos.pos) if cos else 0),
             lines=piece_lines(db, semantic))
         # rows either arm scored: every row with a vector, and keyword hits without one

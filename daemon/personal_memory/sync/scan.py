@@ -30,13 +30,6 @@ def in_scope(relpath: str, scope: Iterable[str] | None) -> bool:
     return any(p == "" or relpath == p or relpath.startswith(p + "/") for p in scope)
 
 
-def _hidden(relpath: str) -> bool:
-    """True when the path is inside a hidden folder (or is one)."""
-    parts = relpath.split("/")
-    return any(not markdown.is_watched_dir(part) for part in parts[:-1]) or (
-        parts[-1].startswith("."))
-
-
 def printable(name: str) -> str:
     """A file name as text: bytes that are not UTF-8 shown as \\xNN escapes."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -88,7 +81,7 @@ def scan(folder: Folder, scope: Iterable[str] | None = None,
     starts = [""] if scope is None or "" in scope else sorted(set(scope))
     for start in starts:
         covered = any(p != start and start.startswith(p + "/") for p in starts)
-        if covered or (start and _hidden(start)):
+        if covered or (start and markdown.is_hidden(start)):
             continue
         _walk(root, start, found, skipped, unlisted)
     return found

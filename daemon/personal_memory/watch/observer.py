@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..notes.folders import Folder
-from ..notes.markdown import is_note_name, is_watched_dir
+from ..notes.markdown import is_hidden, is_note_name
 
 log = logging.getLogger("personal_memory.watch")
 
@@ -145,8 +145,7 @@ class ObserverLifecycle:
         for folder in self.folders:
             root = str(folder.root)
             if path.startswith(root + os.sep):
-                return all(is_watched_dir(part)
-                           for part in os.path.relpath(path, root).split(os.sep))
+                return not is_hidden(os.path.relpath(path, root).replace(os.sep, "/"))
         return False
 
     def stale(self) -> bool:

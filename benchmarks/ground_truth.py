@@ -247,11 +247,15 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
             return []
     br = ranks(bm, lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
     cr = ranks(co, lambda a, b: abs(a - b) <= 1e-6)
-    top_bm = max(bm.values(), default=0.0)
+    # Each arm is measured against the mean of its best three (cosine: those above the
+    # median), not its single best.
+    best_bm = sorted(bm.values(), reverse=True)[:3]
+    top_bm = sum(best_bm) / len(best_bm) if best_bm else 0.0
     sims = sorted(co.values())
     n = len(sims)
     median = (sims[n // 2] if n % 2 else (sims[n // 2 - 1] + sims[n // 2]) / 2) if n else 0.0
-    top_co = sims[-1] if n else 0.0
+    above = [c for c in sims[::-1][:3] if c > median]
+    top_co = sum(above) / len(above) if above else median
     fused = {}
     for m in set(bm) | set(co):
         f = 0.4 * (bm[m] / top_bm) if m in bm else 0.0

@@ -25,9 +25,9 @@ def test_a_reply_ranks_above_the_same_words_said_elsewhere(tmp_path):
                       store.search_reference(query, namespace="c")):
             assert ids(found) == ["d1:1", "d1:2", "a0:2"]
             score = {r.memory_id: r for r in found}
-            best = max(r.bm25 for r in found)
-            own = ranking.KEYWORD_WEIGHT * score["d1:2"].bm25 / best
-            lent = ranking.KEYWORD_WEIGHT * score["d1:1"].bm25 / best  # d1:2 has no follower
+            top = ranking.arm_scale(sorted((r.bm25 for r in found), reverse=True))
+            own = ranking.KEYWORD_WEIGHT * score["d1:2"].bm25 / top
+            lent = ranking.KEYWORD_WEIGHT * score["d1:1"].bm25 / top  # d1:2 has no follower
             assert abs(score["d1:2"].score - (own + ranking.CONTEXT_BEFORE * lent)) < 1e-12
             assert abs(score["a0:2"].score - (own + ranking.CONTEXT_AFTER * lent)) < 1e-12
 
@@ -42,8 +42,8 @@ def test_a_turn_remembered_after_the_cutoff_lends_nothing(tmp_path):
         assert ids(then) == ids(ref)
         # d1:1 gains a tenth of d1:2's score only; d1:3, not known then, lends nothing.
         score = {r.memory_id: r for r in then}
-        best = max(r.bm25 for r in then)
-        plain = {m: ranking.KEYWORD_WEIGHT * r.bm25 / best for m, r in score.items()}
+        top = ranking.arm_scale(sorted((r.bm25 for r in then), reverse=True))
+        plain = {m: ranking.KEYWORD_WEIGHT * r.bm25 / top for m, r in score.items()}
         assert abs(score["d1:1"].score - (plain["d1:1"] + ranking.CONTEXT_AFTER
                                           * plain["d1:2"])) < 1e-12
 
@@ -56,6 +56,6 @@ def test_sections_of_notes_keep_their_own_scores(tmp_path):
     with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
         store.sync([Folder.of(notes)])
         found = store.search("coast train tickets", namespace="notes", limit=5)
-        best = max(r.bm25 for r in found)
+        top = ranking.arm_scale(sorted((r.bm25 for r in found), reverse=True))
         for r in found:
-            assert abs(r.score - ranking.KEYWORD_WEIGHT * r.bm25 / best) < 1e-12
+            assert abs(r.score - ranking.KEYWORD_WEIGHT * r.bm25 / top) < 1e-12

@@ -361,11 +361,11 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
-    best_bm25 = max(bm25_m.values(), default=0.0)
+    top_bm25 = ranking.arm_scale(sorted(bm25_m.values(), reverse=True))
     ordered = sorted(cos_m.values())
     median = ranking.median(ordered) if ordered else 0.0
-    best_cos = ordered[-1] if ordered else 0.0
-    fused = {m: ranking.fused_score(bm25_m.get(m), best_bm25, cos_m.get(m), median, best_cos)
+    top_cos = ranking.arm_scale(ordered[::-1], median)
+    fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos)
              for m in by_memory}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)

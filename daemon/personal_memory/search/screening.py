@@ -32,7 +32,7 @@ class CosineScreen:
         self._known = np.zeros(len(pos), dtype=bool)
         self._exact = np.zeros(len(pos))
         self._best_piece = np.zeros(len(pos), dtype=np.int64)
-        self._stats: tuple[float, float] | None = None
+        self._stats: tuple[float, float, float] | None = None
 
     def exact(self, idx: np.ndarray) -> np.ndarray:
         """Exact cosines of the rows at indices ``idx`` of :attr:`pos` (the reference rule:
@@ -62,15 +62,18 @@ class CosineScreen:
     def best(self) -> float:
         return self.stats()[1]
 
-    def stats(self) -> tuple[float, float]:
-        """(median, best) of the exact cosines. Each order statistic of the exact values
-        lies within the margin of the same order statistic of the approximate ones, so only
-        rows within twice the margin of it need the exact value."""
+    def stats(self) -> tuple[float, float, float]:
+        """(median, best, scale) of the exact cosines (scale: :func:`ranking.arm_scale`).
+        Each order statistic of the exact values lies within the margin of the same order
+        statistic of the approximate ones, so only rows within twice the margin of it need
+        the exact value."""
         if self._stats is None:
             a = self.approx
             n = len(a)
-            top_band = np.flatnonzero(a >= a.max() - 2 * COSINE_MARGIN)
-            best = float(self.exact(top_band).max())
+            k = min(ranking.SCALE_TOP, n)
+            kth = -np.partition(-a, k - 1)[k - 1]
+            top = np.sort(self.exact(np.flatnonzero(a >= kth - 2 * COSINE_MARGIN)))[::-1]
+            best = float(top[0])
             k_lo, k_hi = (n - 1) // 2, n // 2
             part = np.partition(a, (k_lo, k_hi))
             low, high = part[k_lo] - 2 * COSINE_MARGIN, part[k_hi] + 2 * COSINE_MARGIN
@@ -78,7 +81,8 @@ class CosineScreen:
             below = int(np.count_nonzero(a < low))
             values = np.sort(self.exact(band))
             middle = values[k_lo - below:k_hi - below + 1]
-            self._stats = (ranking.median(middle), best)
+            median = ranking.median(middle)
+            self._stats = (median, best, ranking.arm_scale(top[:k].tolist(), median))
         return self._stats
 
     def top_ranks(self) -> dict[int, int]:
@@ -106,18 +110,18 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     n = len(winners)
     if not n:
         return []
-    best_bm = float(bm_score.max()) if len(bm_score) else 0.0
+    top_bm = ranking.arm_scale(_highest(bm_score, ranking.SCALE_TOP))
     co_pos = cosine.pos if cosine is not None else np.zeros(0, dtype=np.int64)
-    median, best_cos = cosine.stats() if cosine is not None else (0.0, 0.0)
+    median, _, top_cos = cosine.stats() if cosine is not None else (0.0, 0.0, 0.0)
     slot = np.empty(int(winners[-1]) + 1, dtype=np.int64)  # position -> index in winners
     slot[winners] = np.arange(n)
     bi, ci = slot[bm_pos], slot[co_pos]
     approx = np.full(n, -np.inf)  # rows neither arm scored are no result
     approx[bi] = 0.0
     approx[ci] = 0.0
-    if best_bm > 0.0:
-        approx[bi] += ranking.KEYWORD_WEIGHT * (bm_score / best_bm)
-    spread = best_cos - median
+    if top_bm > 0.0:
+        approx[bi] += ranking.KEYWORD_WEIGHT * (bm_score / top_bm)
+    spread = top_cos - median
     error = 0.0
     if cosine is not None and spread > 0.0:
         approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
@@ -143,8 +147,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     parts: dict[str, tuple[int, int, int]] = {}
     for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
         name = memory_ids[mem[winners[w]]]
-        fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, best_bm,
-                                          exact[c] if c >= 0 else None, median, best_cos)
+        fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, top_bm,
+                                          exact[c] if c >= 0 else None, median, top_cos)
         parts[name] = (int(winners[w]), b, c)
     kept = ranking.fused_order(fused)
     before, after = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
@@ -162,6 +166,14 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                           exact.get(c), co_ranks.get(c),
                           lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None))
     return out
+
+
+def _highest(scores: np.ndarray, k: int) -> list[float]:
+    """The ``k`` highest of ``scores`` (fewer when there are fewer), highest first."""
+    k = min(k, len(scores))
+    if not k:
+        return []
+    return np.sort(np.partition(scores, len(scores) - k)[len(scores) - k:])[::-1].tolist()
 
 
 def _neighbours(top: list[str], parts: dict[str, tuple[int, int, int]], winners: np.ndarray,

@@ -24,6 +24,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
+from personal_memory.search.dates import named_periods
 from personal_memory.search.text import model_text, normalize_text, stop_words
 
 
@@ -256,9 +257,14 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     median = (sims[n // 2] if n % 2 else (sims[n // 2 - 1] + sims[n // 2]) / 2) if n else 0.0
     above = [c for c in sims[::-1][:3] if c > median]
     top_co = sum(above) / len(above) if above else median
+    # A row valid from a day or month the query names with its year gains 0.3 (reading
+    # the dates is input preparation, like the stop words: the package's parser).
+    periods = named_periods(query)
+    starts = {r.memory_id: r.valid_from for r in rows}
     fused = {}
     for m in set(bm) | set(co):
-        f = 0.4 * (bm[m] / top_bm) if m in bm else 0.0
+        f = 0.3 if any(a <= starts[m] < b for a, b in periods) else 0.0
+        f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:
             f += 0.6 * ((co[m] - median) / (top_co - median))
         fused[m] = f

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("search", "search what was known at a cutoff")
     p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
-                   "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:")
+                   "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:; "
+                   "a day or month with its year (in March 2024) favours what was valid then")
     namespace(p)
     replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)

@@ -19,7 +19,9 @@ import numpy as np
 
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
+from ..times import parse_time
 from . import ranking, syntax
+from .dates import inside
 from .text import normalize_text, stop_words, word_pattern
 
 
@@ -353,11 +355,12 @@ def piece_lines(db, semantic: "Semantic | None"):
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
-         lines=None) -> list[SearchResult]:
+         lines=None, periods: tuple[tuple[int, int], ...] = ()) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
     than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:
-    each row's best piece, whose lines ``lines(revision id, piece)`` gives."""
+    each row's best piece, whose lines ``lines(revision id, piece)`` gives. ``periods``:
+    the days and months the query names (a row valid from one of them is favoured)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
@@ -365,8 +368,9 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     ordered = sorted(cos_m.values())
     median = ranking.median(ordered) if ordered else 0.0
     top_cos = ranking.arm_scale(ordered[::-1], median)
-    fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos)
-             for m in by_memory}
+    fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos,
+                                    dated=inside(parse_time(rows[rid].valid_from), periods))
+             for m, rid in by_memory.items()}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
     kept = [m for m in ranking.fused_order(fused) if not unrelated(m in bm25_m,

@@ -439,7 +439,9 @@ class SearchIndex:
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
                         made_up=made_up)
-        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why)
+        periods = query.periods
+        dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
+        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -451,7 +453,7 @@ class SearchIndex:
             note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
             limit=limit, load=db.revisions_by_id,
             floor=padding_floor(semantic, len(cos.pos) if cos else 0),
-            lines=piece_lines(db, semantic))
+            lines=piece_lines(db, semantic), dated=s.dated)
         # rows either arm scored: every row with a vector, and keyword hits without one
         # (a count, not a union of two long arrays: both arms are among the winners)
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
@@ -467,3 +469,12 @@ class _Scored(NamedTuple):
     cosine: CosineScreen | None
     unembedded: int
     no_answer: str | None
+    dated: np.ndarray | None  # per winner: valid from a period the query names
+
+
+def periods_mask(times: np.ndarray, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """:func:`dates.inside` over an array of times."""
+    out = np.zeros(len(times), dtype=bool)
+    for start, end in periods:
+        out |= (times >= start) & (times < end)
+    return out

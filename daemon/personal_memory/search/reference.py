@@ -69,6 +69,6 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         if why:
             return Ranked(unembedded=unembedded, no_answer=why)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),
-                     pieces, piece_lines(db, semantic))
+                     pieces, piece_lines(db, semantic), query.periods)
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)))

@@ -100,12 +100,14 @@ class CosineScreen:
 def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                 note: np.ndarray, winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
                 cosine: CosineScreen | None, limit: int, load,
-                floor: float | None = None, lines=None) -> list[SearchResult]:
+                floor: float | None = None, lines=None,
+                dated: np.ndarray | None = None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
     exactly by the same rule as the reference path. Loads only the rows it returns.
     ``winners`` are the sorted positions of the rankable rows; both arms' positions are
-    among them. ``lines(revision id, piece)``: the lines of a result's best piece."""
+    among them. ``lines(revision id, piece)``: the lines of a result's best piece.
+    ``dated``: per winner, whether it is valid from a period the query names."""
     bm_pos, bm_score = bm25
     n = len(winners)
     if not n:
@@ -126,6 +128,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if cosine is not None and spread > 0.0:
         approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
         error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
+    if dated is not None:
+        approx[dated] += ranking.DATED
     if floor is not None and cosine is not None and len(ci):
         _leave_out_unrelated(approx, bi, ci, cosine, floor, n)
     scored = np.isfinite(approx)
@@ -148,7 +152,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
         name = memory_ids[mem[winners[w]]]
         fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, top_bm,
-                                          exact[c] if c >= 0 else None, median, top_cos)
+                                          exact[c] if c >= 0 else None, median, top_cos,
+                                          dated is not None and bool(dated[w]))
         parts[name] = (int(winners[w]), b, c)
     kept = ranking.fused_order(fused)
     before, after = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,

@@ -9,6 +9,9 @@
     section:TEXT           the section's heading path contains TEXT
     tag:NAME               the note has the tag (or a tag nested under it)
 
+A day or month named with its year among the words ("in December 2023", "2023-10-13")
+also favours the memories valid from then (:mod:`dates`, ``ranking.DATED``).
+
 A value with spaces is quoted (``path:"Team docs"``); filters of the same kind widen
 (any of them), of different kinds narrow (all of them); matching ignores case. Filters are
 applied to the visible rows before ranking, so BM25 and the semantic statistics are those
@@ -25,6 +28,7 @@ from typing import Iterable
 
 from ..errors import InvalidArgument
 from ..notes.front_matter import wanted_tag
+from .dates import named_periods
 
 OPERATORS = ("path", "folder", "file", "section", "tag")
 _TOKEN = re.compile(r'(-?)(?:(\w+):)?("([^"]*)("?)|\S+)')
@@ -48,6 +52,11 @@ class Query:
                                               ("section", self.sections)) for v in values]
         return (ops + [f'"{p}"' for p in self.phrases]
                 + [f"-{x}" if " " not in x else f'-"{x}"' for x in self.excluded])
+
+    @property
+    def periods(self) -> tuple[tuple[int, int], ...]:
+        """The days and months the words name with their year (:mod:`dates`)."""
+        return named_periods(self.words)
 
     @property
     def filters_rows(self) -> bool:

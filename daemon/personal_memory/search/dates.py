@@ -1,0 +1,69 @@
+"""Days and months a query names with their year ("on 13 October 2023", "in December
+2023", "2023-10-13"): the periods whose memories the ranking favours (``ranking.DATED``).
+
+Only dates that carry their year are read, so "May I export?" or "in March" name no
+period; month names are English (full, or the usual three-letter abbreviations). A
+period is half-open, in UTC microseconds, like every stored time. Each pattern is a
+plain alternation with bounded repeats (linear time on any input), and a date that does
+not exist (31 February) names nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from ..times import DAY_US, to_micros
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_NUMBER = {name: i + 1 for i, name in enumerate(_MONTHS)}
+_NUMBER.update({name[:3]: i + 1 for i, name in enumerate(_MONTHS)})
+_NUMBER["sept"] = 9
+_MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<{}>\d{{4}})"
+
+_PATTERNS = re.compile("|".join([
+    # 13 October 2023, 13th Oct, 2023
+    rf"\b{_DAY.format('d1')}\s+(?:of\s+)?{_MONTH.format('m1')},?\s+{_YEAR.format('y1')}\b",
+    # October 13, 2023; Oct 13th 2023
+    rf"\b{_MONTH.format('m2')}\s+{_DAY.format('d2')},?\s+{_YEAR.format('y2')}\b",
+    # October 2023; October, 2023
+    rf"\b{_MONTH.format('m3')},?\s+{_YEAR.format('y3')}\b",
+    # 2023-10-13; 2023-10
+    r"\b(?P<y4>\d{4})-(?P<m4>\d{2})(?:-(?P<d4>\d{2}))?\b",
+]), re.IGNORECASE)
+
+
+def named_periods(text: str) -> tuple[tuple[int, int], ...]:
+    """The days and months ``text`` names with their year, as [start, end) in UTC
+    microseconds, in the order named, each once."""
+    found: dict[tuple[int, int], None] = {}
+    for m in _PATTERNS.finditer(text):
+        slot = next(i for i in "1234" if m.group("y" + i))
+        year = int(m.group("y" + slot))
+        month = m.group("m" + slot)
+        month = int(month) if month.isdigit() else _NUMBER[month.lower()]
+        day = m.group("d" + slot) if slot != "3" else None
+        period = _period(year, month, int(day) if day else None)
+        if period is not None:
+            found[period] = None
+    return tuple(found)
+
+
+def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
+    try:
+        start = datetime(year, month, day or 1, tzinfo=timezone.utc)
+        if day is not None:
+            return to_micros(start), to_micros(start) + DAY_US
+        after = (datetime(year + 1, 1, 1, tzinfo=timezone.utc) if month == 12
+                 else datetime(year, month + 1, 1, tzinfo=timezone.utc))
+    except ValueError:  # no such day, month or year (31 February, month 13, year 0)
+        return None
+    return to_micros(start), to_micros(after)
+
+
+def inside(moment: int, periods: tuple[tuple[int, int], ...]) -> bool:
+    """Whether a time (UTC microseconds) lies in any of ``periods``."""
+    return any(start <= moment < end for start, end in periods)

@@ -1,0 +1,64 @@
+"""Days and months a query names with their year favour the memories valid from then."""
+
+import time
+
+from hypothesis import given, settings, strategies as st
+
+from personal_memory import MemoryStore
+from personal_memory.search import ranking
+from personal_memory.search.dates import named_periods
+from personal_memory.times import format_time
+
+
+def spans(text):
+    return [(format_time(a)[:10], format_time(b)[:10]) for a, b in named_periods(text)]
+
+
+def test_days_and_months_with_their_year_are_read():
+    assert spans("What did Gina find on 1 February, 2023?") == [("2023-02-01", "2023-02-02")]
+    assert spans("plans for January 2022") == [("2022-01-01", "2022-02-01")]
+    assert spans("on October 13th, 2023 and Oct. 5, 2024") == [
+        ("2023-10-13", "2023-10-14"), ("2024-10-05", "2024-10-06")]
+    assert spans("2023-10-13, 2023-12 and 13 of march 2021") == [
+        ("2023-10-13", "2023-10-14"), ("2023-12-01", "2024-01-01"), ("2021-03-13", "2021-03-14")]
+
+
+def test_no_year_or_no_such_day_names_nothing():
+    for text in ("May I export my notes?", "in March", "June 12", "31 February 2023",
+                 "2023-13-01", "route 2023", "12 Mayday 2020", "0000-01-01"):
+        assert named_periods(text) == (), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_is_read_without_error(text):
+    for start, end in named_periods(text):
+        assert start < end
+
+
+def test_hostile_text_is_read_in_linear_time():
+    for unit in ("1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. "):
+        small, large = unit * 2_000, unit * 20_000
+        t0 = time.perf_counter()
+        named_periods(small)
+        t1 = time.perf_counter()
+        named_periods(large)
+        t2 = time.perf_counter()
+        assert t2 - t1 < 50 * max(t1 - t0, 1e-4), unit  # ten times the text, not 100 times
+
+
+def test_a_dated_question_ranks_what_was_valid_then_first(tmp_path):
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for mid, day in (("a", "2023-01-20"), ("b", "2023-03-08"), ("c", "2023-05-02")):
+            store.remember(mid, "Maria donated a box of books to the shelter",
+                           namespace="c", valid_from=day)
+            # a row between them holding no query word: no neighbour lends context
+            store.remember(mid + "-", "the weather was grey", namespace="c", valid_from=day)
+        plain = [r.memory_id for r in store.search("what did Maria donate", namespace="c")]
+        assert plain == ["a", "b", "c"]  # equal scores: memory ID order
+        for search in (store.search, store.search_reference):
+            found = search("what did Maria donate in March 2023?", namespace="c")
+            assert [r.memory_id for r in found] == ["b", "a", "c"]
+            assert abs(found[0].score - found[1].score - ranking.DATED) < 1e-12
+            day = search("what did Maria donate on 2 May 2023", namespace="c")
+            assert [r.memory_id for r in day][0] == "c"

@@ -62,3 +62,16 @@ def test_a_dated_question_ranks_what_was_valid_then_first(tmp_path):
             assert abs(found[0].score - found[1].score - ranking.DATED) < 1e-12
             day = search("what did Maria donate on 2 May 2023", namespace="c")
             assert [r.memory_id for r in day][0] == "c"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-50, 50), st.integers(1, 30)), max_size=8),
+       st.lists(st.integers(-60, 90), max_size=40))
+def test_the_fast_paths_mask_is_the_rule(spans_, times):
+    """The fast path's binary search over merged periods equals :func:`dates.inside`."""
+    import numpy as np
+    from personal_memory.search.dates import inside
+    from personal_memory.search.in_memory import periods_mask
+    periods = tuple((a, a + n) for a, n in spans_)
+    mask = periods_mask(np.array(times, dtype=np.int64), periods)
+    assert mask.tolist() == [inside(t, periods) for t in times]

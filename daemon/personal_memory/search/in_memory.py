@@ -473,8 +473,17 @@ class _Scored(NamedTuple):
 
 
 def periods_mask(times: np.ndarray, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """:func:`dates.inside` over an array of times."""
-    out = np.zeros(len(times), dtype=bool)
-    for start, end in periods:
-        out |= (times >= start) & (times < end)
-    return out
+    """:func:`dates.inside` over an array of times: one binary search per time among the
+    periods merged (a query may name a hundred)."""
+    merged: list[list[int]] = []
+    for start, end in sorted(periods):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    if not merged:
+        return np.zeros(len(times), dtype=bool)
+    starts = np.array([a for a, _ in merged], dtype=np.int64)
+    ends = np.array([b for _, b in merged], dtype=np.int64)
+    at = np.searchsorted(starts, times, side="right") - 1
+    return (at >= 0) & (times < ends[np.maximum(at, 0)])

@@ -23,6 +23,15 @@ def test_days_and_months_with_their_year_are_read():
         ("2023-10-13", "2023-10-14"), ("2023-12-01", "2024-01-01"), ("2021-03-13", "2021-03-14")]
 
 
+def test_dates_written_in_other_orders_and_scripts():
+    assert spans("2023年10月13日に何をした") == [("2023-10-13", "2023-10-14")]
+    assert spans("２０２３年１０月の会議") == [("2023-10-01", "2023-11-01")]
+    assert spans("2023년 10월 13일 회의") == [("2023-10-13", "2023-10-14")]
+    assert spans("Treffen am 13.10.2023") == [("2023-10-13", "2023-10-14")]
+    for text in ("version 1.2.2023.5", "3.14.2023", "12.10.20234", "2023年13月"):
+        assert named_periods(text) == (), text
+
+
 def test_no_year_or_no_such_day_names_nothing():
     for text in ("May I export my notes?", "in March", "June 12", "31 February 2023",
                  "2023-13-01", "route 2023", "12 Mayday 2020", "0000-01-01"):
@@ -37,7 +46,7 @@ def test_any_text_is_read_without_error(text):
 
 
 def test_hostile_text_is_read_in_linear_time():
-    for unit in ("1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. "):
+    for unit in ("1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. ", "2023年 ", "1.1.", "2023년 1"):
         small, large = unit * 2_000, unit * 20_000
         t0 = time.perf_counter()
         named_periods(small)

@@ -1,5 +1,6 @@
 """Days and months a query names with their year ("on 13 October 2023", "in December
-2023", "2023-10-13"): the periods whose memories the ranking favours (``ranking.DATED``).
+2023", "2023-10-13", "2023年10月13日", "2023년 10월", "13.10.2023"): the periods whose
+memories the ranking favours (``ranking.DATED``).
 
 Only dates that carry their year are read, so "May I export?" or "in March" name no
 period; month names are English (full, or the usual three-letter abbreviations). A
@@ -33,6 +34,10 @@ _PATTERNS = re.compile("|".join([
     rf"\b{_MONTH.format('m3')},?\s+{_YEAR.format('y3')}\b",
     # 2023-10-13; 2023-10
     r"\b(?P<y4>\d{4})-(?P<m4>\d{2})(?:-(?P<d4>\d{2}))?\b",
+    # 2023年10月13日, 2023年10月; 2023년 10월 13일, 2023년 10월
+    r"(?<!\d)(?P<y5>\d{4})\s?[年년]\s?(?P<m5>\d{1,2})\s?[月월](?:\s?(?P<d5>\d{1,2})\s?[日일])?",
+    # 13.10.2023 (day first, as written from Germany to Russia)
+    r"(?<![\d.])(?P<d6>\d{1,2})\.(?P<m6>\d{1,2})\.(?P<y6>\d{4})(?!\d|\.\d)",
 ]), re.IGNORECASE)
 
 
@@ -41,7 +46,7 @@ def named_periods(text: str) -> tuple[tuple[int, int], ...]:
     microseconds, in the order named, each once."""
     found: dict[tuple[int, int], None] = {}
     for m in _PATTERNS.finditer(text):
-        slot = next(i for i in "1234" if m.group("y" + i))
+        slot = next(i for i in "123456" if m.group("y" + i))
         year = int(m.group("y" + slot))
         month = m.group("m" + slot)
         month = int(month) if month.isdigit() else _NUMBER[month.lower()]

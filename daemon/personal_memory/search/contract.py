@@ -369,7 +369,8 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     median = ranking.median(ordered) if ordered else 0.0
     top_cos = ranking.arm_scale(ordered[::-1], median)
     fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos,
-                                    dated=inside(parse_time(rows[rid].valid_from), periods))
+                                    dated=bool(periods) and inside(
+                                        parse_time(rows[rid].valid_from), periods))
              for m, rid in by_memory.items()}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)

@@ -100,12 +100,19 @@ TOKENIZE = "tokenize=\"porter unicode61 remove_diacritics 2 categories 'L* N* Co
 
 
 def query_terms(query: str) -> list[str]:
+    return list(_words_of_terms(query))
+
+
+def _words_of_terms(query: str) -> dict[str, str]:
+    """Each term of the query (in order, once) and the word of the query it came from: a
+    MATCH must name the word, which FTS5 stems once, not the term, which Porter would stem
+    again ("coffee" is "coffe", and "coffe" would be "coff")."""
     conn = apsw.Connection(":memory:")
     tok = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
-    out: list[str] = []
-    for _, _, term, *rest in tok(_nfkc(query).encode(), apsw.FTS5_TOKENIZE_QUERY, None):
-        if term not in out:
-            out.append(term)
+    data = _nfkc(query).encode()
+    out: dict[str, str] = {}
+    for start, end, term, *rest in tok(data, apsw.FTS5_TOKENIZE_QUERY, None):
+        out.setdefault(term, data[start:end].decode())
     conn.close()
     return out
 
@@ -160,7 +167,8 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+    words = _words_of_terms(query)
+    quoted = ['"' + words[t].replace('"', '""') + '"' for t in terms]
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
            conn.execute("SELECT rowid, bm25(f, 3.0, 1.0) FROM f WHERE f MATCH ?",

@@ -175,3 +175,17 @@ def test_a_grouped_search_scores_once_however_deep_it_reads(tmp_path, monkeypatc
                 assert calls["_score"] == 1
                 deeper += calls["_fused"] > 1
         assert deeper  # some answer needed a deeper window
+
+
+def test_words_whose_stem_stems_again_match_in_both_paths(tmp_path):
+    """Porter turns "coffee" into "coffe" and "coffe" into "coff": the reference path
+    matches the index's terms as themselves, never stemming a stemmed term again."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for i, text in enumerate(["coffee at the lake", "generalization of agreed terms",
+                                  "the lake was cold", "we agreed on coffee"]):
+            store.remember(f"m{i}", text, namespace="n")
+        for query in ("coffee", "agreed generalization", "lake coffee"):
+            fast = store.search(query, namespace="n")
+            ref = store.search_reference(query, namespace="n")
+            assert [(r.memory_id, r.bm25) for r in fast] == [(r.memory_id, r.bm25) for r in ref]
+            assert fast and all(r.bm25 for r in fast)

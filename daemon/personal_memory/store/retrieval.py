@@ -30,6 +30,11 @@ class MetaRow(NamedTuple):
     record_metadata: str | None  # a note record's metadata JSON (its tags)
 
 
+# Reads a text of terms already tokenized (by TOKENIZER: folded, stemmed, split) back into
+# the same terms: nothing is folded, stemmed or split again.
+TERMS_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
+
+
 def match_expression(terms: Sequence[str]) -> str:
     """An FTS5 query that matches rows holding any of ``terms`` (each a quoted string)."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -55,15 +60,36 @@ class Retrieval:
         finally:
             conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
 
+    @contextlib.contextmanager
+    def _terms_index(self, name: str, revision_ids: Sequence[int]) -> Iterator[None]:
+        """A fresh temporary FTS5 table ``name`` holding these revisions' terms exactly as
+        the index stores them (stemmed), one word each, read by a tokenizer that keeps
+        them as they are: a term is matched as itself, where the index's own tokenizer
+        would stem a stemmed term again (Porter reads "coffe", the term of "coffee", as
+        "coff"). Same counts, so the same N, lengths and frequencies."""
+        conn = self.conn
+        conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        conn.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5(title, content, "
+                     f"{tokenize_option(TERMS_TOKENIZER)})")
+        try:
+            conn.executemany(
+                f"INSERT INTO temp.{name} (rowid, title, content) VALUES (?, ?, ?)",
+                ((rid, " ".join(self.document_tokens(title)),
+                  " ".join(self.document_tokens(content)))
+                 for rid, (title, content) in self.index_texts(revision_ids).items()))
+            yield
+        finally:
+            conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+
     def bm25_over(self, revision_ids: Sequence[int], terms: Sequence[str],
                   weights: tuple[float, float] = (1.0, 1.0)) -> dict[int, float]:
-        """BM25 of exactly these revisions: their indexed text is copied into a fresh FTS5 index,
-        so no other row can touch N, average length or document frequencies; ``weights``
-        of the title and content columns. Scores are returned positive (higher is better);
-        rows matching no term are absent."""
+        """BM25 of exactly these revisions: their indexed terms are copied into a fresh FTS5
+        index, so no other row can touch N, average length or document frequencies;
+        ``weights`` of the title and content columns. Scores are returned positive (higher
+        is better); rows matching no term are absent."""
         if not terms:
             return {}
-        with self._scratch_index("rank_fts", revision_ids):
+        with self._terms_index("rank_fts", revision_ids):
             rows = self.conn.execute("SELECT rowid, bm25(rank_fts, ?, ?) FROM temp.rank_fts "
                                      "WHERE rank_fts MATCH ?",
                                      (*weights, match_expression(terms)))
@@ -73,7 +99,7 @@ class Retrieval:
         """Which of ``terms`` occur in at least one of these revisions."""
         if not terms or not revision_ids:
             return set()
-        with self._scratch_index("held_fts", revision_ids):
+        with self._terms_index("held_fts", revision_ids):
             return {t for t in terms if self.conn.execute(
                 "SELECT 1 FROM temp.held_fts WHERE held_fts MATCH ? LIMIT 1",
                 (match_expression([t]),)).fetchone()}

@@ -280,17 +280,23 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     if embedder is not None:  # no word of the query and below the bar: noise, left out
         bar = embedder.no_answer_below(len(co))
         order = [m for m in order if m in bm or co.get(m, bar) >= bar]
-    # The first 50 again, each row that is no note's section with 0.3 of the score (if
-    # positive) of the one such row remembered just before it and 0.1 of the one just
-    # after it (in id order), when those are among the 50 too; the rest follow as they were.
+    # The first 50 again, each row that is no note's section with 0.1 of the score (if
+    # positive) of the one such row remembered just before it (0.6 when that one's text
+    # ends with a question mark) and 0.1 of the one just after it (in id order), when
+    # those are among the 50 too; the rest follow as they were.
     first = order[:50]
     free = [r for r in rows if r.note is None]
     place = {r.memory_id: i for i, r in enumerate(free)}
+
+    def before_share(r: Rev) -> float:
+        return 0.6 if re.search(r"[?\uff1f\u061f]\s*$", r.content) else 0.1
+
     again = {}
     for m in first:
         i = place.get(m)
         lent = [] if i is None else [(free[j].memory_id, share) for j, share
-                                     in ((i - 1, 0.3), (i + 1, 0.1)) if 0 <= j < len(free)]
+                                     in ((i - 1, before_share(free[i - 1]) if i else 0.0),
+                                         (i + 1, 0.1)) if 0 <= j < len(free)]
         again[m] = fused[m] + sum(share * max(0.0, fused[n]) for n, share in lent
                                   if n in first)
     fused.update(again)

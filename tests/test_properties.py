@@ -16,11 +16,13 @@ from personal_memory.timeline import writes
 from personal_memory.times import format_time, parse_time
 
 WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade",
-         "会議", "東京", "Straße", "café"]
+         "会議", "東京", "Straße", "café", "coffee"]  # coffee: a stem Porter stems again
 DAY = 86_400_000_000
 T0 = 1_735_689_600_000_000  # 2025-01-01
 
-text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
+# A quarter of the texts ask a question (the turn before a memory lends it more).
+text = st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join),
+                 st.sampled_from(["", "", "", "?"])).map("".join)
 # Some queries name a day or a month with its year, around the events' valid times.
 dated_text = st.tuples(text, st.sampled_from(["", "", " in January 2025", " on 3 February 2025",
                                                " 2025-01-15", " December 2024"])).map("".join)

@@ -380,13 +380,16 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     at = {rid: i for i, rid in enumerate(free)}
     before: dict[str, str] = {}
     after: dict[str, str] = {}
+    asking: set[str] = set()
     for m in kept[:ranking.CONTEXT_DEPTH]:
         i = at.get(by_memory[m])
         if i is not None and i > 0:
             before[m] = rows[free[i - 1]].memory_id
+            if ranking.asks(rows[free[i - 1]].content):
+                asking.add(before[m])
         if i is not None and i + 1 < len(free):
             after[m] = rows[free[i + 1]].memory_id
-    kept, fused = ranking.context_order(fused, kept, before, after)
+    kept, fused = ranking.context_order(fused, kept, before, after, asking)
     out = []
     for m in kept[:limit]:
         co_rank = cos_ranks.get(m)

@@ -156,9 +156,13 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                                           dated is not None and bool(dated[w]))
         parts[name] = (int(winners[w]), b, c)
     kept = ranking.fused_order(fused)
-    before, after = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
-                                memory_ids, mem)
-    kept, fused = ranking.context_order(fused, kept, before, after)
+    before, after, earlier = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
+                                         memory_ids, mem)
+    among = set(kept[:ranking.CONTEXT_DEPTH])
+    lending = {name: pos for name, pos in earlier.items() if name in among}
+    texts = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
+    asking = {name for name, pos in lending.items() if ranking.asks(texts[int(ids[pos])].content)}
+    kept, fused = ranking.context_order(fused, kept, before, after, asking)
     top = kept[:limit]
     rows = load([int(ids[parts[name][0]]) for name in top])
     bm_ranks = _top_bm25_ranks(bm_score, [parts[name][1] for name in top])
@@ -183,23 +187,25 @@ def _highest(scores: np.ndarray, k: int) -> list[float]:
 
 def _neighbours(top: list[str], parts: dict[str, tuple[int, int, int]], winners: np.ndarray,
                note: np.ndarray, memory_ids: list[str], mem: np.ndarray
-               ) -> tuple[dict[str, str], dict[str, str]]:
+               ) -> tuple[dict[str, str], dict[str, str], dict[str, int]]:
     """For each of ``top`` that is not a note's section: the rankable memory that is not
     one either, remembered just before it and just after it (positions follow revision
-    order)."""
+    order); and the position of each memory found before one."""
     before: dict[str, str] = {}
     after: dict[str, str] = {}
+    earlier: dict[str, int] = {}
     mine = [(name, parts[name][0]) for name in top if note[parts[name][0]] < 0]
     if not mine:
-        return before, after
+        return before, after, earlier
     free = winners[note[winners] < 0]
     for name, pos in mine:
         i = int(np.searchsorted(free, pos))
         if i > 0:
             before[name] = memory_ids[mem[free[i - 1]]]
+            earlier[before[name]] = int(free[i - 1])
         if i + 1 < len(free):
             after[name] = memory_ids[mem[free[i + 1]]]
-    return before, after
+    return before, after, earlier
 
 
 def _leave_out_unrelated(approx: np.ndarray, bi: np.ndarray, ci: np.ndarray,

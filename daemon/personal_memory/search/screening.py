@@ -159,7 +159,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     before, after, earlier = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
                                          memory_ids, mem)
     among = set(kept[:ranking.CONTEXT_DEPTH])
-    lending = {name: pos for name, pos in earlier.items() if name in among}
+    lending = {name: pos for name, pos in earlier.items()  # only a positive score lends
+               if name in among and fused[name] > 0.0}
     texts = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
     asking = {name for name, pos in lending.items() if ranking.asks(texts[int(ids[pos])].content)}
     kept, fused = ranking.context_order(fused, kept, before, after, asking)

@@ -237,13 +237,15 @@ STEM_CANDIDATES = 64  # more terms than this start alike: a common stem, a known
 
 def _spelled_like_held(db, term: str, held: Callable[[list[str]], set[str]]) -> bool:
     """Whether some row the search ranks holds a term that is a typo away from ``term``
-    or that starts with its first :data:`STEM_LETTERS` letters."""
+    (with the same first letter: "vroom" is no typo of "room") or that starts with its
+    first :data:`STEM_LETTERS` letters."""
     if len(term) >= STEM_LETTERS + 2:
         alike = db.terms_starting(term[:STEM_LETTERS], STEM_CANDIDATES + 1)
         if len(alike) > STEM_CANDIDATES or held([t for t in alike if t != term]):
             return True
     most = typo_distance(term)
-    typos = [t for t in db.terms_like(term, most) if t != term and near(term, t, most)]
+    typos = [t for t in db.terms_like(term, most)
+             if t != term and t[:1] == term[:1] and near(term, t, most)]
     return bool(typos) and bool(held(typos))
 
 

@@ -44,38 +44,25 @@ class Retrieval:
     """Mixin of :class:`~personal_memory.store.Database`: ranking primitives."""
 
     @contextlib.contextmanager
-    def _scratch_index(self, name: str, revision_ids: Sequence[int]) -> Iterator[None]:
+    def _scratch_index(self, name: str, revision_ids: Sequence[int],
+                       terms: bool = False) -> Iterator[None]:
         """A fresh temporary FTS5 table ``name`` holding exactly these revisions' indexed
-        text, dropped afterwards."""
+        text, dropped afterwards. With ``terms``, it holds their terms exactly as the index
+        stores them (stemmed), one word each, read by a tokenizer that keeps them as they
+        are: a term is matched as itself, where the index's own tokenizer would stem a
+        stemmed term again (Porter reads "coffe", the term of "coffee", as "coff"). Same
+        counts, so the same N, lengths and frequencies."""
         conn = self.conn
         conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
         conn.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5(title, content, "
-                     f"{tokenize_option(self.tokenizer)})")
-        try:
-            conn.executemany(
-                f"INSERT INTO temp.{name} (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, title, content)
-                 for rid, (title, content) in self.index_texts(revision_ids).items()))
-            yield
-        finally:
-            conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+                     f"{tokenize_option(TERMS_TOKENIZER if terms else self.tokenizer)})")
 
-    @contextlib.contextmanager
-    def _terms_index(self, name: str, revision_ids: Sequence[int]) -> Iterator[None]:
-        """A fresh temporary FTS5 table ``name`` holding these revisions' terms exactly as
-        the index stores them (stemmed), one word each, read by a tokenizer that keeps
-        them as they are: a term is matched as itself, where the index's own tokenizer
-        would stem a stemmed term again (Porter reads "coffe", the term of "coffee", as
-        "coff"). Same counts, so the same N, lengths and frequencies."""
-        conn = self.conn
-        conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
-        conn.execute(f"CREATE VIRTUAL TABLE temp.{name} USING fts5(title, content, "
-                     f"{tokenize_option(TERMS_TOKENIZER)})")
+        def as_terms(text: str) -> str:
+            return " ".join(self.document_tokens(text)) if terms else text
         try:
             conn.executemany(
                 f"INSERT INTO temp.{name} (rowid, title, content) VALUES (?, ?, ?)",
-                ((rid, " ".join(self.document_tokens(title)),
-                  " ".join(self.document_tokens(content)))
+                ((rid, as_terms(title), as_terms(content))
                  for rid, (title, content) in self.index_texts(revision_ids).items()))
             yield
         finally:
@@ -89,7 +76,7 @@ class Retrieval:
         is better); rows matching no term are absent."""
         if not terms:
             return {}
-        with self._terms_index("rank_fts", revision_ids):
+        with self._scratch_index("rank_fts", revision_ids, terms=True):
             rows = self.conn.execute("SELECT rowid, bm25(rank_fts, ?, ?) FROM temp.rank_fts "
                                      "WHERE rank_fts MATCH ?",
                                      (*weights, match_expression(terms)))
@@ -99,7 +86,7 @@ class Retrieval:
         """Which of ``terms`` occur in at least one of these revisions."""
         if not terms or not revision_ids:
             return set()
-        with self._terms_index("held_fts", revision_ids):
+        with self._scratch_index("held_fts", revision_ids, terms=True):
             return {t for t in terms if self.conn.execute(
                 "SELECT 1 FROM temp.held_fts WHERE held_fts MATCH ? LIMIT 1",
                 (match_expression([t]),)).fetchone()}

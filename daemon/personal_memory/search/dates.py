@@ -3,7 +3,8 @@
 memories the ranking favours (``ranking.DATED``).
 
 Only dates that carry their year are read, so "May I export?" or "in March" name no
-period; month names are English (full, or the usual three-letter abbreviations). A
+period; month names are English (full, or the usual three-letter abbreviations), German,
+French, Spanish, Italian, Portuguese or Dutch (full). A
 period is half-open, in UTC microseconds, like every stored time. Each pattern is a
 plain alternation with bounded repeats (linear time on any input), and a date that does
 not exist (31 February) names nothing.
@@ -16,22 +17,38 @@ from datetime import datetime, timezone
 
 from ..times import DAY_US, to_micros
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-_NUMBER = {name: i + 1 for i, name in enumerate(_MONTHS)}
-_NUMBER.update({name[:3]: i + 1 for i, name in enumerate(_MONTHS)})
+_MONTHS = {  # each language's names of the twelve months, January first
+    "en": "january february march april may june july august september october november "
+          "december",
+    "de": "januar februar märz april mai juni juli august september oktober november "
+          "dezember",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre "
+          "décembre",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre "
+          "diciembre",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre "
+          "novembre dicembre",
+    "pt": "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro "
+          "dezembro",
+    "nl": "januari februari maart april mei juni juli augustus september oktober november "
+          "december",
+}
+_NUMBER = {name: i + 1 for names in _MONTHS.values() for i, name in enumerate(names.split())}
+_NUMBER.update({name[:3]: i + 1 for i, name in enumerate(_MONTHS["en"].split())})
 _NUMBER["sept"] = 9
 _MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
+# 13th, 1st; 1er (French), 1º (Spanish, Portuguese); 13. (German, Dutch)
+_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?"
 _YEAR = r"(?P<{}>\d{{4}})"
+_OF = r"(?:(?:of|de)\s+)?"  # 13 of March 2021, 13 de octubre de 2023
 
 _PATTERNS = re.compile("|".join([
-    # 13 October 2023, 13th Oct, 2023
-    rf"\b{_DAY.format('d1')}\s+(?:of\s+)?{_MONTH.format('m1')},?\s+{_YEAR.format('y1')}\b",
+    # 13 October 2023, 13th Oct, 2023, 13. Oktober 2023, 13 de octubre de 2023
+    rf"\b{_DAY.format('d1')}\s+{_OF}{_MONTH.format('m1')},?\s+{_OF}{_YEAR.format('y1')}\b",
     # October 13, 2023; Oct 13th 2023
     rf"\b{_MONTH.format('m2')}\s+{_DAY.format('d2')},?\s+{_YEAR.format('y2')}\b",
-    # October 2023; October, 2023
-    rf"\b{_MONTH.format('m3')},?\s+{_YEAR.format('y3')}\b",
+    # October 2023; October, 2023; octubre de 2023
+    rf"\b{_MONTH.format('m3')},?\s+{_OF}{_YEAR.format('y3')}\b",
     # 2023-10-13; 2023-10
     r"\b(?P<y4>\d{4})-(?P<m4>\d{2})(?:-(?P<d4>\d{2}))?\b",
     # 2023年10月13日, 2023年10月; 2023년 10월 13일, 2023년 10월

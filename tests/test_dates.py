@@ -34,6 +34,8 @@ def test_dates_written_in_other_orders_and_scripts():
     assert spans("le 1er janvier 2023") == [("2023-01-01", "2023-01-02")]
     assert spans("13 de octubre de 2023") == [("2023-10-13", "2023-10-14")]
     assert spans("5 de março de 2020") == [("2020-03-05", "2020-03-06")]
+    assert spans("1º de maio de 2020, im Ma\u0308rz 2021") == [("2020-05-01", "2020-05-02"),
+                                                            ("2021-03-01", "2021-04-01")]
     assert spans("12 maggio 2021 e 13 mei 2023") == [("2021-05-12", "2021-05-13"),
                                                     ("2023-05-13", "2023-05-14")]
     for text in ("version 1.2.2023.5", "3.14.2023", "12.10.20234", "2023年13月"):

@@ -4,15 +4,16 @@ memories the ranking favours (``ranking.DATED``).
 
 Only dates that carry their year are read, so "May I export?" or "in March" name no
 period; month names are English (full, or the usual three-letter abbreviations), German,
-French, Spanish, Italian, Portuguese or Dutch (full). A
-period is half-open, in UTC microseconds, like every stored time. Each pattern is a
-plain alternation with bounded repeats (linear time on any input), and a date that does
-not exist (31 February) names nothing.
+French, Spanish, Italian, Portuguese or Dutch (full), read in NFKC ("März" typed with a
+combining mark is März). A period is half-open, in UTC microseconds, like every stored
+time. Each pattern is a plain alternation with bounded repeats (linear time on any
+input), and a date that does not exist (31 February) names nothing.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime, timezone
 
 from ..times import DAY_US, to_micros
@@ -37,8 +38,8 @@ _NUMBER = {name: i + 1 for names in _MONTHS.values() for i, name in enumerate(na
 _NUMBER.update({name[:3]: i + 1 for i, name in enumerate(_MONTHS["en"].split())})
 _NUMBER["sept"] = 9
 _MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
-# 13th, 1st; 1er (French), 1º (Spanish, Portuguese); 13. (German, Dutch)
-_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?"
+# 13th, 1st; 1er (French), 1º (Spanish, Portuguese: "1o" in NFKC); 13. (German, Dutch)
+_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?"
 _YEAR = r"(?P<{}>\d{{4}})"
 _OF = r"(?:(?:of|de)\s+)?"  # 13 of March 2021, 13 de octubre de 2023
 
@@ -63,7 +64,7 @@ def named_periods(text: str) -> tuple[tuple[int, int], ...]:
     """The days and months ``text`` names with their year, as [start, end) in UTC
     microseconds, in the order named, each once."""
     found: dict[tuple[int, int], None] = {}
-    for m in _PATTERNS.finditer(text):
+    for m in _PATTERNS.finditer(unicodedata.normalize("NFKC", text)):
         slot = next(i for i in "123456" if m.group("y" + i))
         year = int(m.group("y" + slot))
         month = m.group("m" + slot)

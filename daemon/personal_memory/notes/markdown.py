@@ -375,6 +375,4 @@ def is_watched_dir(name: str) -> bool:
 def is_hidden(relpath: str) -> bool:
     """True when a path relative to a notes folder ("/"-separated) is inside a hidden
     folder, or is one."""
-    parts = relpath.split("/")
-    return any(not is_watched_dir(part) for part in parts[:-1]) or (
-        parts[-1].startswith("."))
+    return any(not is_watched_dir(part) for part in relpath.split("/"))

@@ -93,8 +93,7 @@ def test_a_dated_question_ranks_what_was_valid_then_first(tmp_path):
 def test_the_fast_paths_mask_is_the_rule(spans_, times):
     """The fast path's binary search over merged periods equals :func:`dates.inside`."""
     import numpy as np
-    from personal_memory.search.dates import inside
-    from personal_memory.search.in_memory import periods_mask
+    from personal_memory.search.dates import inside, periods_mask
     periods = tuple((a, a + n) for a, n in spans_)
     mask = periods_mask(np.array(times, dtype=np.int64), periods)
     assert mask.tolist() == [inside(t, periods) for t in times]

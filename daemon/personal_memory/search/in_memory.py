@@ -28,6 +28,7 @@ from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
                        keyword_terms, made_up_word, mostly_unknown, piece_lines, query_terms,
                        text_filtered)
+from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
@@ -471,19 +472,3 @@ class _Scored(NamedTuple):
     no_answer: str | None
     dated: np.ndarray | None  # per winner: valid from a period the query names
 
-
-def periods_mask(times: np.ndarray, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """:func:`dates.inside` over an array of times: one binary search per time among the
-    periods merged (a query may name a hundred)."""
-    merged: list[list[int]] = []
-    for start, end in sorted(periods):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    if not merged:
-        return np.zeros(len(times), dtype=bool)
-    starts = np.array([a for a, _ in merged], dtype=np.int64)
-    ends = np.array([b for _, b in merged], dtype=np.int64)
-    at = np.searchsorted(starts, times, side="right") - 1
-    return (at >= 0) & (times < ends[np.maximum(at, 0)])

@@ -161,11 +161,13 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     among = set(kept[:ranking.CONTEXT_DEPTH])
     lending = {name: pos for name, pos in earlier.items()  # only a positive score lends
                if name in among and fused[name] > 0.0}
-    texts = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
-    asking = {name for name, pos in lending.items() if ranking.asks(texts[int(ids[pos])].content)}
+    rows = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
+    asking = {name for name, pos in lending.items() if ranking.asks(rows[int(ids[pos])].content)}
     kept, fused = ranking.context_order(fused, kept, before, after, asking)
     top = kept[:limit]
-    rows = load([int(ids[parts[name][0]]) for name in top])
+    unread = [rid for rid in (int(ids[parts[name][0]]) for name in top) if rid not in rows]
+    if unread:  # a returned row that lent context was read already
+        rows.update(load(unread))
     bm_ranks = _top_bm25_ranks(bm_score, [parts[name][1] for name in top])
     co_ranks = cosine.top_ranks() if cosine is not None else {}
     out = []

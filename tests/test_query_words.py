@@ -177,6 +177,7 @@ def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
                                 ("Swordfishes wifi password", True),   # a longer form
                                 ("Passwrd wifi cabin", True),
                                 ("kwibblesoft wifi password", False),  # any case
+                                ("kwibble318 wifi password", False),   # digits in it
                                 ("Kwibblesoft wifi password cabin", False),  # four words
                                 ("Kwibblesoft 2 wifi password cabin", False),  # and a number
                                 ("Kwibblesoft wifi password at the cabin keys", True),
@@ -188,6 +189,46 @@ def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
             assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
             if not answered:
                 assert query.split()[0].lower() in fast.no_answer.lower()
+
+
+def test_a_made_up_word_alone_needs_the_margin_above_the_bar_a_real_word_does_not(tmp_path):
+    """Alone, as beside held words, a made-up word is answered only by a row
+    MADE_UP_MARGIN above the no-answer bar: a long random string reaches the bar against a
+    page of names. A word of the model's vocabulary at the same distance from the bar is
+    answered. The bar is set just under each query's best cosine, so only the rule
+    decides; both paths agree."""
+    from ground_truth import ToyEmbedder
+    from personal_memory.search.contract import MADE_UP_MARGIN
+
+    class Movable(ToyEmbedder):
+        bar = -1.0
+
+        def no_answer_below(self, rows: int) -> float:
+            return self.bar
+
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 1 if word.lower() == "vacation" else 4
+
+    model = Movable()
+    with MemoryStore.open(tmp_path / "m.db", embedder=model) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        for query, answered in [("yvapxrxcqshk", False), ("vacation", True)]:
+            model.bar = -1.0
+            best = max(r.cosine for r in store.search(query, namespace="n", limit=50))
+            for below in (0.001, MADE_UP_MARGIN - 0.001):
+                model.bar = best - below
+                fast = store.search(query, namespace="n")
+                ref = store.search_reference(query, namespace="n")
+                assert bool(fast) is answered, (query, below, fast.no_answer)
+                assert ids(fast) == ids(ref)
+                assert (fast.no_answer is None) == (ref.no_answer is None)
+                if not answered:
+                    assert "'yvapxrxcqshk'" in fast.no_answer
+            model.bar = best - MADE_UP_MARGIN - 0.001  # far enough above the bar
+            assert store.search(query, namespace="n")
 
 
 def test_a_word_written_after_a_search_counts_at_the_next_one(tmp_path):

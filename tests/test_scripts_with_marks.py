@@ -4,7 +4,7 @@ spaces, are read by pairs of characters (each with its marks), as Chinese is."""
 
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
-from personal_memory.search.text import normalize_text, word_pattern
+from personal_memory.search.text import normalize_text
 from personal_memory.store import connection
 from support import keyword_ids
 
@@ -15,11 +15,6 @@ def test_thai_and_khmer_runs_are_read_by_pairs_of_characters_with_their_marks():
     assert normalize_text("ก") == " ก "
     # The rule before this one left them whole (its files are re-indexed).
     assert normalize_text("การตั้งค่า", "nfkc+no-format+cjk-bigrams") == "การตั้งค่า"
-
-
-def test_a_word_keeps_its_combining_marks():
-    assert word_pattern().findall("नोट्स को सिंक करें, café 2024") == [
-        "नोट्स", "को", "सिंक", "करें", "café"]
 
 
 def _vault(tmp_path, notes: dict[str, str]):

@@ -22,7 +22,7 @@ from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import ranking, syntax
 from .dates import inside
-from .text import normalize_text, stop_words, word_pattern
+from .text import normalize_text, stop_words
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -152,14 +152,14 @@ def _pieces(semantic: "Semantic", word: str) -> int:
 
 
 def _unheld_words(db, words: str, unheld: set[str]):
-    """(word as typed, its term) for each word of the query, once, that is one term no row
-    holds (``unheld``), in a script written with spaces."""
-    for word in dict.fromkeys(word_pattern().findall(normalize_text(words))):
-        if _UNSPACED.search(word):
-            continue
-        own = db.tokens(word)
-        if len(own) == 1 and own[0] in unheld:
-            yield word, own[0]
+    """(word as typed, its term) for each term of the query, once, that no row holds
+    (``unheld``), in a script written with spaces; a word is what the index reads as one
+    term, digits and all ("juxzac318")."""
+    seen: set[str] = set()
+    for word, term in db.term_spans(words):
+        if term in unheld and term not in seen and not _UNSPACED.search(word):
+            seen.add(term)
+            yield word, term
 
 
 def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
@@ -197,7 +197,8 @@ VOCABULARY_PIECES = 2
 # asked for as well (docs/data-model.md#ranking).
 MADE_UP_PIECES = 3
 # A query naming such a word that no visible row holds is still answered when a row is at
-# least this much above the no-answer bar in meaning (a name the notes write otherwise).
+# least this much above the no-answer bar in meaning (a name the notes write otherwise);
+# alone, too: a long random string reaches the bar against a page of names (Credits.md).
 MADE_UP_MARGIN = 0.03
 # Only in a short query (at most this many words that are not function words, numbers
 # aside) is such a word what the query asks about; in a longer question it is one detail
@@ -265,7 +266,8 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
         return None
     stop = stop_terms(db)
     for word, term in _unheld_words(db, words, unheld):
-        if (term not in stop and _pieces(semantic, word) >= MADE_UP_PIECES
+        if (term not in stop and not term.isdigit()
+                and _pieces(semantic, word) >= MADE_UP_PIECES
                 and not _spelled_like_held(db, term, held)):
             return word
     return None
@@ -277,13 +279,12 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               made_up: str | None = None) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
-    ``made_up`` word (:func:`made_up_word`) beside words some row holds, and no row is
-    :data:`MADE_UP_MARGIN` above the bar in meaning; or no row it ranks holds a query
+    ``made_up`` word (:func:`made_up_word`), alone or beside words some row holds, and no
+    row is :data:`MADE_UP_MARGIN` above the bar in meaning; or no row it ranks holds a query
     word (or, with a model, at least half of its words are held by none: ``unknown``),
     and none is semantically closer than the embedder's calibrated threshold for
     ``embedded`` rows with a vector."""
-    if (made_up is not None and keyword_matches and semantic is not None
-            and best_cosine is not None):  # beside held words; alone, the bar below decides
+    if made_up is not None and semantic is not None and best_cosine is not None:
         bar = semantic.no_answer_below(embedded) + MADE_UP_MARGIN
         if best_cosine < bar:
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "

@@ -151,12 +151,6 @@ def marks() -> str:
     return _char_class(((0x0300, 0x1FFFF),), "M")
 
 
-@lru_cache(maxsize=1)
-def word_pattern() -> re.Pattern:
-    """A word as a person reads it: letters with their combining marks (Hindi नोट्स is one
-    word, not the letters between its vowel signs), no digits or underscores."""
-    return re.compile(f"(?:[^\\W\\d_]|[{marks()}])+")
-
 
 def model_text(text: str) -> str:
     """The text a semantic model reads: NFKC only (it has its own tokenizer)."""

@@ -464,6 +464,13 @@ class Connection:
         data = self.normalize(text).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
+    def term_spans(self, text: str) -> list[tuple[str, str]]:
+        """(the word as written, its term) for each term FTS5 sees in ``text`` at query
+        time: "juxzac318" is one term, written with its digits."""
+        data = self.normalize(text).encode("utf-8")
+        return [(data[t[0]:t[1]].decode("utf-8", "replace"), t[2])
+                for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
+
     def tokenize_with_offsets(self, data: bytes) -> list[tuple]:
         """(start, end, token, colocated...) byte offsets of each term in UTF-8 ``data``,
         as the index tokenizes a document."""

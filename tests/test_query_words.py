@@ -195,8 +195,9 @@ def test_a_made_up_word_alone_needs_the_margin_above_the_bar_a_real_word_does_no
     """Alone, as beside held words, a made-up word is answered only by a row
     MADE_UP_MARGIN above the no-answer bar: a long random string reaches the bar against a
     page of names. A word of the model's vocabulary at the same distance from the bar is
-    answered. The bar is set just under each query's best cosine, so only the rule
-    decides; both paths agree."""
+    answered, and so is a query of made-up-looking and real words no note holds
+    ("departure time of the coastal rail": departure is three pieces). The bar is set
+    just under each query's best cosine, so only the rule decides; both paths agree."""
     from ground_truth import ToyEmbedder
     from personal_memory.search.contract import MADE_UP_MARGIN
 
@@ -215,7 +216,8 @@ def test_a_made_up_word_alone_needs_the_margin_above_the_bar_a_real_word_does_no
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.embed_pending()
-        for query, answered in [("yvapxrxcqshk", False), ("vacation", True)]:
+        for query, answered in [("yvapxrxcqshk", False), ("vacation", True),
+                                ("yvapxrxcqshk vacation", True)]:  # a real word in it
             model.bar = -1.0
             best = max(r.cosine for r in store.search(query, namespace="n", limit=50))
             for below in (0.001, MADE_UP_MARGIN - 0.001):

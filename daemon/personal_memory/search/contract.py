@@ -198,7 +198,8 @@ VOCABULARY_PIECES = 2
 MADE_UP_PIECES = 3
 # A query naming such a word that no visible row holds is still answered when a row is at
 # least this much above the no-answer bar in meaning (a name the notes write otherwise);
-# alone, too: a long random string reaches the bar against a page of names (Credits.md).
+# so is a query of made-up words alone: a long random string reaches the bar against a
+# page of names (the help vault's Credits.md).
 MADE_UP_MARGIN = 0.03
 # Only in a short query (at most this many words that are not function words, numbers
 # aside) is such a word what the query asks about; in a longer question it is one detail
@@ -258,18 +259,26 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     term (``unheld``), the model cuts it into :data:`MADE_UP_PIECES` pieces or more, and
     no row it ranks holds a term spelled like it (``held(terms)``:
     which of these terms a row it ranks holds; candidates come from every term the index
-    has ever held, so the answer depends on the rows visible at the cutoff alone). None
-    when there is none, or no model."""
-    words_asked = sum(1 for t in terms if not t.isdigit())  # a version or a date: a detail
-    if (not unheld or words_asked > MADE_UP_QUERY_TERMS or semantic is None
+    has ever held, so the answer depends on the rows visible at the cutoff alone). When
+    no row holds any of the query's words, only if every one of them looks made up: a
+    real word among them ("departure time of the coastal rail") leaves the answer to
+    meaning. None when there is none, or no model."""
+    asked = [t for t in terms if not t.isdigit()]  # a version or a date: a detail
+    if (not unheld or len(asked) > MADE_UP_QUERY_TERMS or semantic is None
             or semantic.word_pieces is None):
         return None
     stop = stop_terms(db)
+    nothing_held = unheld >= set(terms)
+    made_up: dict[str, str] = {}
     for word, term in _unheld_words(db, words, unheld):
         if (term not in stop and not term.isdigit()
                 and _pieces(semantic, word) >= MADE_UP_PIECES
                 and not _spelled_like_held(db, term, held)):
-            return word
+            if not nothing_held:
+                return word  # beside words some row holds
+            made_up[term] = word
+    if made_up and all(t in made_up for t in asked if t not in stop):
+        return next(iter(made_up.values()))
     return None
 
 
@@ -279,8 +288,9 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               made_up: str | None = None) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
-    ``made_up`` word (:func:`made_up_word`), alone or beside words some row holds, and no
-    row is :data:`MADE_UP_MARGIN` above the bar in meaning; or no row it ranks holds a query
+    ``made_up`` word (:func:`made_up_word`: beside words some row holds, or among words
+    that all look made up), and no row is :data:`MADE_UP_MARGIN` above the bar in
+    meaning; or no row it ranks holds a query
     word (or, with a model, at least half of its words are held by none: ``unknown``),
     and none is semantically closer than the embedder's calibrated threshold for
     ``embedded`` rows with a vector."""

@@ -21,6 +21,8 @@ note is one of the question's notes. Reported per split (dev, heldout) and per k
   ``shown``: its snippet (the ``file:line`` span shown), or on the first result one of
   the note's other sections it shows (``more``), overlaps the answer's lines;
 - nonsense (made-up words): share of queries that get any result (should be 0), by shape;
+- generated made-up words (a fixed seed, ten shapes): how many get any result, alone and
+  in five frames beside real words;
 - translated: development questions put into French, German or Spanish, judged as the
   question they translate (notes in English): how many get an answer, the right note
   first or in the top 5, against the English question's first;
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import subprocess
@@ -234,6 +237,53 @@ def summary(rows: list[dict]) -> dict:
                 statistics.fmean(r["beyond_no_shared_word"] for r in rows), 2)}
 
 
+def generated_nonsense(seed: int = 11, each: int = 60) -> list[tuple[str, str, str]]:
+    """(shape, frame, query): made-up words drawn with a fixed seed, ``each`` of ten shapes
+    (pronounceable of 2 to 4 syllables, keyboard mashes of 5, 8 and 12 letters, a real word
+    of the vault with a syllable before or after it, a capitalised name, letters with
+    digits), asked alone and in five frames beside real words ("how do I use {}?")."""
+    rng = random.Random(seed)
+    consonants, vowels = "bcdfghjklmnprstvwxz", "aeiou"
+
+    def syllables(n: int) -> str:
+        return "".join(rng.choice(consonants) + rng.choice(vowels)
+                       + (rng.choice(consonants) if rng.random() < 0.4 else "")
+                       for _ in range(n))
+
+    def mash(n: int) -> str:
+        return "".join(rng.choice("qwertyuiopasdfghjklzxcvbnm") for _ in range(n))
+
+    real = ["note", "sync", "plugin", "vault", "graph", "link", "theme", "publish",
+            "canvas", "search", "tag", "file"]
+    shapes = {"syllables2": lambda: syllables(2), "syllables3": lambda: syllables(3),
+              "syllables4": lambda: syllables(4), "mash5": lambda: mash(5),
+              "mash8": lambda: mash(8), "mash12": lambda: mash(12),
+              "word+syllable": lambda: rng.choice(real) + syllables(1),
+              "syllable+word": lambda: syllables(1) + rng.choice(real),
+              "name": lambda: syllables(3).capitalize(),
+              "digits": lambda: syllables(2) + str(rng.randint(1, 999))}
+    frames = ["{}", "how do I use {}?", "{} settings", "what is {}?",
+              "enable {} in obsidian", "{} sync error"]
+    return [(shape, frame, frame.format(make()))
+            for shape, make in shapes.items() for frame in frames for _ in range(each)]
+
+
+def made_up_alone_and_framed(search) -> dict:
+    """How many generated made-up words get an answer: alone, and in frames beside real
+    words (where a word the model reads in two pieces counts as real, docs/data-model.md)."""
+    out: dict = {}
+    for shape, frame, query in generated_nonsense():
+        where = "alone" if frame == "{}" else "framed"
+        cell = out.setdefault(where, {"n": 0, "answered": 0, "by_shape": {}, "examples": []})
+        cell["n"] += 1
+        if len(search(query, LIMIT)):
+            cell["answered"] += 1
+            cell["by_shape"][shape] = cell["by_shape"].get(shape, 0) + 1
+            if len(cell["examples"]) < 20:
+                cell["examples"].append(query)
+    return out
+
+
 def run(store, folder, data: dict) -> dict:
     search = Searcher(store, folder)
     started = time.perf_counter()
@@ -277,7 +327,9 @@ def run(store, folder, data: dict) -> dict:
                       "top5": sum(1 for r in translated_rows if r["rank"] is not None),
                       "first_in_english": sum(1 for r in english if r["rank"] == 1),
                       "per_query": translated_rows}
-    return {"questions": by, "nonsense": nonsense, "filler": filler, "translated": translated,
+    generated = made_up_alone_and_framed(search)
+    return {"questions": by, "nonsense": nonsense, "generated_nonsense": generated,
+            "filler": filler, "translated": translated,
             "search_seconds": round(time.perf_counter() - started, 1),
             "per_question": list(rows.values()), "per_filler": list(filler_rows.values())}
 
@@ -299,6 +351,9 @@ def table(result: dict) -> str:
                      f"{f['mean_beyond_no_shared_word']:.2f})")
         lines.append(f"{split} nonsense: n={n['n']} answered={n['answered']:.2f} "
                      f"mean results={n['mean_results']:.2f} {n['by_shape']}")
+    for where, g in result.get("generated_nonsense", {}).items():
+        lines.append(f"generated made-up words, {where}: answered {g['answered']} of {g['n']} "
+                     f"{g['by_shape']}")
     t = result.get("translated")
     if t:
         lines.append(f"translated (fr/de/es): n={t['n']} answered={t['answered']} "

@@ -17,6 +17,16 @@ def test_thai_and_khmer_runs_are_read_by_pairs_of_characters_with_their_marks():
     assert normalize_text("การตั้งค่า", "nfkc+no-format+cjk-bigrams") == "การตั้งค่า"
 
 
+def test_a_query_word_is_what_the_index_reads_as_one_term_marks_and_digits_included(
+        tmp_path):
+    """The made-up-word rule reads a query's words as the index does (term_spans):
+    vowel signs and viramas stay inside a Hindi word, digits inside a word of letters."""
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        spans = store._db.term_spans("नोट्स को सिंक करें, café juxzac318 2024")  # noqa: SLF001
+    assert spans == [("नोट्स", "नोट्स"), ("को", "को"), ("सिंक", "सिंक"), ("करें", "करें"),
+                     ("café", "cafe"), ("juxzac318", "juxzac318"), ("2024", "2024")]
+
+
 def _vault(tmp_path, notes: dict[str, str]):
     vault = tmp_path / "v"
     vault.mkdir()

@@ -290,10 +290,9 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
     ``made_up`` word (:func:`made_up_word`: beside words some row holds, or among words
     that all look made up), and no row is :data:`MADE_UP_MARGIN` above the bar in
-    meaning; or no row it ranks holds a query
-    word (or, with a model, at least half of its words are held by none: ``unknown``),
-    and none is semantically closer than the embedder's calibrated threshold for
-    ``embedded`` rows with a vector."""
+    meaning; or no row it ranks holds a query word (or, with a model, at least half of
+    its words are held by none: ``unknown``), and none is semantically closer than the
+    embedder's calibrated threshold for ``embedded`` rows with a vector."""
     if made_up is not None and semantic is not None and best_cosine is not None:
         bar = semantic.no_answer_below(embedded) + MADE_UP_MARGIN
         # With no word of the query held, a row below the plain bar is the reason below.

@@ -151,7 +151,6 @@ def marks() -> str:
     return _char_class(((0x0300, 0x1FFFF),), "M")
 
 
-
 def model_text(text: str) -> str:
     """The text a semantic model reads: NFKC only (it has its own tokenizer)."""
     return unicodedata.normalize("NFKC", text)

@@ -294,9 +294,10 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     its words are held by none: ``unknown``), and none is semantically closer than the
     embedder's calibrated threshold for ``embedded`` rows with a vector."""
     if made_up is not None and semantic is not None and best_cosine is not None:
-        bar = semantic.no_answer_below(embedded) + MADE_UP_MARGIN
+        plain = semantic.no_answer_below(embedded)
+        bar = plain + MADE_UP_MARGIN
         # With no word of the query held, a row below the plain bar is the reason below.
-        if best_cosine < bar and (keyword_matches or best_cosine >= bar - MADE_UP_MARGIN):
+        if best_cosine < bar and (keyword_matches or best_cosine >= plain):
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "
                     f"it, and the closest in meaning (similarity {best_cosine:.3f}) is "
                     f"below {bar:.3f}")

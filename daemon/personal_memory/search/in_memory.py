@@ -471,4 +471,3 @@ class _Scored(NamedTuple):
     unembedded: int
     no_answer: str | None
     dated: np.ndarray | None  # per winner: valid from a period the query names
-

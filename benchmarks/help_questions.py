@@ -11,8 +11,9 @@ Imports the folder (the English part of github.com/obsidianmd/obsidian-help) thr
 kept at ``--db`` so that a rerun reuses it (a sync of an unchanged folder imports nothing
 and nothing is left to embed: the first run embedded 1,540 sections in 18 minutes on a busy
 2-core machine, a rerun takes about 2). Each question is searched as MCP memory_search
-searches (limit 5, snippets, one result per note), and again at limit 10 for MRR@10. A result is relevant when its
-note is one of the question's notes. Reported per split (dev, heldout) and per kind:
+searches (limit 5, snippets, one result per note), and again at limit 10 for MRR@10. A result
+is relevant when its note is one of the question's notes. Reported per split (dev, heldout;
+fresh: 60 more questions written after every ranking choice) and per kind:
 
 - ``first``, ``top3``: share of questions whose first relevant result is at rank 1, in the
   top 3 (of the 5 an assistant gets); ``mrr10``: mean reciprocal rank at limit 10;
@@ -55,6 +56,8 @@ DATA = HERE / "data" / "help_questions.json"
 LIMIT = 5  # memory_search's default
 KINDS = ("howto", "where", "trouble", "paraphrase", "keywords", "question-form")
 SPLITS = ("dev", "heldout")
+# Questions also have a third set, written after every ranking choice and run once to report.
+QUESTION_SPLITS = SPLITS + ("fresh",)
 
 # Function words: a query word in this list is not a "content word" (paraphrase check,
 # filler results that share only these with the question).
@@ -289,7 +292,7 @@ def run(store, folder, data: dict) -> dict:
     started = time.perf_counter()
     rows = {item["id"]: judge(search, item) for item in data["questions"]}
     by = {}
-    for split in SPLITS:
+    for split in QUESTION_SPLITS:
         items = [q for q in data["questions"] if q["split"] == split]
         by[split] = {"all": summary([rows[q["id"]] for q in items])}
         for kind in KINDS:
@@ -337,7 +340,7 @@ def run(store, folder, data: dict) -> dict:
 def table(result: dict) -> str:
     head = f"{'':22}{'n':>4}{'first':>7}{'top3':>7}{'mrr10':>7}{'sect':>7}{'shown':>7}{'others':>8}"
     lines = [head]
-    for split in SPLITS:
+    for split in QUESTION_SPLITS:
         for kind, s in result["questions"][split].items():
             if s["n"]:
                 lines.append(f"{split + ' ' + kind:22}{s['n']:>4}{s['first']:>7.2f}"

@@ -129,6 +129,7 @@ def test_tool_errors_say_what_to_fix(notes_db, name, args, fragment):
     r = call(build_server(config(db=notes_db)), name, args)
     assert r.is_error
     assert fragment in r.content[0].text
+    assert not r.content[0].text.startswith("Error executing tool")  # the error alone
 
 
 def test_status_tool(notes_db):

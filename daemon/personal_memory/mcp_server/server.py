@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
@@ -77,8 +77,9 @@ def _request_namespace(context) -> str | None:
 
 
 class Server(MCPServer):
-    """The SDK's server with arguments errors said in one line, each call over HTTP
-    reading the namespace its token allows, and tools listed with compact schemas."""
+    """The SDK's server with arguments errors said in one line and the tools' own errors
+    as they say them, each call over HTTP reading the namespace its token allows, and
+    tools listed with compact schemas."""
 
     async def list_tools(self):
         return [tool.model_copy(update={
@@ -93,6 +94,8 @@ class Server(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(one_line(exc.__cause__)) from None
+            if not isinstance(exc, UnexpectedToolError) and isinstance(exc.__cause__, ToolError):
+                raise ToolError(str(exc.__cause__)) from None  # ours, without the SDK's prefix
             raise
         finally:
             REQUEST_NAMESPACE.reset(reset)

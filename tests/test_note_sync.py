@@ -79,6 +79,19 @@ def test_editing_one_section_of_twenty_appends_only_that_section(store, vault):
         assert "\n".join(lines[s.line_start - 1:s.line_end]).rstrip("\n") == s.content
 
 
+def test_history_of_a_note_path_that_is_no_memory_names_its_sections(store, vault):
+    (vault / "trip.md").write_text("# Trip\n\nThe ferry leaves at 9:40.\n\n## Packing\n\nBoots.\n")
+    store.sync([Folder.of(vault)])
+    with pytest.raises(NotFound) as refused:
+        store.history("vault/trip.md", namespace="notes")
+    assert "'vault/trip.md#Trip', 'vault/trip.md#Trip#Packing'" in str(refused.value)
+    with pytest.raises(NotFound) as earlier:  # nothing known after the cutoff is named
+        store.history("vault/trip.md", namespace="notes", as_of="2001-01-01")
+    assert "#Trip" not in str(earlier.value)
+    assert [r.memory_id for r in store.history("vault/trip.md#Trip", namespace="notes")] == [
+        "vault/trip.md#Trip"]
+
+
 def test_read_at_a_cutoff_deleted_and_unknown(store, vault):
     note = vault / "n.md"
     note.write_text("# N\n\nfirst version\n")

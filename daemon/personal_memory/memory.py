@@ -439,8 +439,27 @@ class MemoryStore(Upkeep):
         if not revisions:
             when = f" as of {format_time(cutoff)}" if cutoff is not None else ""
             raise NotFound(f"memory {memory_id!r} has no revisions in namespace "
-                           f"{namespace!r}{when}")
+                           f"{namespace!r}{when}{self._sections_named(memory_id, namespace, cutoff)}")
         return revisions
+
+    def _sections_named(self, note: str, namespace: str, cutoff: int | None) -> str:
+        """When ``note`` is a note's path but no memory (its text starts with a heading):
+        the memories it held by the cutoff, for the error to name."""
+        if "#" in note:
+            return ""
+        try:
+            found = self.timeline(note, namespace=namespace).revisions
+        except NotFound:
+            return ""
+        ids = list(dict.fromkeys(
+            r.memory_id for r in found if r.memory_id.startswith(note + "#")
+            and r.memory_id != note + "#"
+            and (cutoff is None or parse_time(r.known_at) <= cutoff)))
+        if not ids:
+            return ""
+        named = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+        return (f"; it is a note, and its memories are its sections ({named}); read "
+                "shows the whole note at a cutoff")
 
     def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
         """Every revision of a note's sections and record, under each path it had (a note

@@ -357,6 +357,21 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
     assert "Traceback" not in page.proc.stderr.read()
 
 
+def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
+    vault, db = vault_db
+    with Page(db) as page:
+        ok = urllib.request.urlopen(page.url, timeout=10)
+        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(urllib.request.Request(
+                page.base + "/?q=launch&as_of=yesterday", headers=cookie), timeout=10)
+        body = failed.value.read().decode()
+        assert failed.value.code == 400
+        assert "as_of: &#39;yesterday&#39; is not a date" in body and 'name="q"' in body
+        good = urllib.request.Request(page.base + "/?q=launch", headers=cookie)
+        assert "Launch plan" in urllib.request.urlopen(good, timeout=10).read().decode()
+
+
 def test_years_of_activity_become_at_most_ninety_clickable_periods():
     from personal_memory.records import Activity
     from personal_memory.web import pictures

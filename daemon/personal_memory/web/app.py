@@ -89,7 +89,9 @@ class Pages:
             except PersonalMemoryError as exc:
                 error = str(exc)
         link = {"q": q} | ({"tag": tags[0]} if tags else {})
-        return self.page(request, "search.html", q=q, as_of=as_of, tags=tags or [],
+        # bad input is said on the page, with the form to mend it, and as a 400
+        return self.page(request, "search.html", code=400 if error else 200,
+                         q=q, as_of=as_of, tags=tags or [],
                          found=found, error=error, periods=periods, shown=shown,
                          inset=pictures.slider_inset(periods) if periods else 0,
                          cutoff=format_time(cutoff),

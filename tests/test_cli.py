@@ -139,6 +139,8 @@ def test_doctor(tmp_path):
     assert names["vector backend"]["detail"].startswith("sqlite-vec")
     assert names["semantic model"]["status"] == "ok"
     assert "multilingual-e5-small" in names["semantic model"]["detail"]
+    warned = ok("--db", db, "doctor").stdout  # no database yet: a warning, not all good
+    assert re.search(r"\n\nNo problems; \d+ warnings? above\.\n$", warned), warned
     ok("--db", db, "init")
     human = ok("--db", db, "doctor").stdout
     assert "All good." in human and "integrity ok" in human

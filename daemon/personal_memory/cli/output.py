@@ -336,5 +336,9 @@ def embedding(d: EmbeddingRun) -> str:
 
 def checks(rows: list[dict]) -> str:
     failed = any(c["status"] == "fail" for c in rows)
+    warned = sum(1 for c in rows if c["status"] == "warn")
+    verdict = ("Problems found." if failed else
+               f"No problems; {warned} warning{'s' if warned > 1 else ''} above." if warned
+               else "All good.")
     return ("\n".join(f"[{c['status']:>4}] {c['name']:<14} {c['detail']}" for c in rows)
-            + ("\n\nProblems found." if failed else "\n\nAll good."))
+            + "\n\n" + verdict)

@@ -99,6 +99,27 @@ def test_left_out_counts_against_the_limit_asked(tmp_path):
     assert grouped.left_out == rows.left_out  # not against the deeper window (19)
 
 
+def test_more_shows_only_sections_whose_own_text_holds_a_query_word(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "cabin.md").write_text(
+        "# The cabin\n\nThe wifi password at the cabin is pinecone-42.\n\n"
+        "## Getting there\n\nTake the coastal rail to Elm Point, then the ferry at 9:40.\n\n"
+        "## Firewood\n\nThe wifi router sits in the shed beside the firewood.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)])
+        # Every section holds the note's title ("cabin"): "Getting there" matched by it
+        # alone, and says nothing about the wifi; "Firewood" holds "wifi" itself.
+        (first,) = s.search("what is the wifi password at the cabin?", namespace="notes",
+                            limit=5, group="note", snippets=True)
+        assert first.heading_path == ["The cabin"]
+        assert [m.heading_path[-1] for m in first.more] == ["Firewood"]
+        (ferry,) = s.search("cabin ferry", namespace="notes", limit=5, group="note",
+                            snippets=True)
+        shown = [ferry.heading_path[-1]] + [m.heading_path[-1] for m in ferry.more]
+        assert "Getting there" in shown
+
+
 def test_the_snippet_is_taken_from_the_piece_that_matched():
     lines = ["Intro line with the word.", "", "Second paragraph.", "Its second line."]
     scores = [(1, 1), (0, 0), (0, 0), (0, 0)]

@@ -20,7 +20,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
                       WriteResult)
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words, keyword_terms
-from .search.snippets import with_snippets
+from .search.snippets import holds_a_word, with_snippets
 from .store import Database, capabilities
 from .timeline import moves, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
@@ -226,13 +226,14 @@ class MemoryStore(Upkeep):
             else:
                 found, rows = self._grouped(parsed, group, namespace, cutoff, at, limit,
                                             semantic)
+            terms = keyword_terms(self._db, parsed.words)
             if snippets:
-                flat = with_snippets(self._db, [r for g in rows for r in g],
-                                     keyword_terms(self._db, parsed.words), namespace, cutoff,
-                                     at)
+                flat = with_snippets(self._db, [r for g in rows for r in g], terms,
+                                     namespace, cutoff, at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
-            found.results = grouping.merged(rows, FIRST_RESULT_MORE)
+            found.results = grouping.merged(rows, FIRST_RESULT_MORE,
+                                            holds_a_word(self._db, terms))
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)

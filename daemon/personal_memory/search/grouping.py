@@ -57,13 +57,17 @@ def groups(rows: list[SearchResult], limit: int,
     return list(kept.values())
 
 
-def merged(found: list[Group], more_first: int = 0) -> list[SearchResult]:
+def merged(found: list[Group], more_first: int = 0,
+           worth_showing: Callable[[SearchResult], bool] = lambda r: True,
+           ) -> list[SearchResult]:
     """One result per group: its best row, ``also`` naming the lines where the others
     matched (their snippets' lines, in rank order; none without snippets). The first
-    result also shows the snippets of its group's next ``more_first`` rows (``more``)."""
+    result also shows the snippets of its group's next ``more_first`` rows that are
+    ``worth_showing`` (``more``)."""
     out = []
     for i, (best, *rest) in enumerate(found):
-        shown = [r for r in rest if r.snippet is not None][:more_first] if i == 0 else []
+        shown = ([r for r in rest if r.snippet is not None and worth_showing(r)][:more_first]
+                 if i == 0 else [])
         more = tuple(MoreLines(r.memory_id, r.heading_path, r.snippet) for r in shown)
         spans = tuple(dict.fromkeys(
             (s.line_start, s.line_end) for s in (r.snippet for r in rest

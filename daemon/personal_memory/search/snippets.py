@@ -272,6 +272,15 @@ def _prose_only(content: str, context: int, lines: list[str],
     return kept
 
 
+def holds_a_word(db: Database, terms: list[str]) -> Callable[[object], bool]:
+    """Whether a result's own text (its lines and its heading) holds one of the query's
+    ``terms``: every section of a note shares the note's title, so a section that matched
+    by the title alone ("Getting there" of "The cabin", asked for the cabin's wifi
+    password) says nothing more about the question."""
+    wanted = set(terms)
+    return lambda r: bool(wanted.intersection(db.document_tokens(db.normalize(r.content))))
+
+
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                   as_of: int | None, valid_at: int) -> list:
     """The results with their snippets (the note layouts read once per note). ``terms``:

@@ -43,7 +43,7 @@ def vault_db(tmp_path_factory):
     vault.mkdir()
     (vault / "Launch plan.md").write_text("---\ntags: [work]\n---\n# Launch plan\n\n"
                                           "## Date\n\nThe launch is in March.\n\n"
-                                          "## Team\n\nAda and Grace run it.\n")
+                                          "## Team\n\nAda and Grace run the launch team.\n")
     (vault / "Garden.md").write_text("# Garden\n\nTomatoes by the fence.\n")
     (vault / "Hostile.md").write_text(XSS)
     db = tmp / "m.db"

@@ -97,7 +97,8 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     import help_questions as hq
 
-    questions = {q["id"]: q for q in json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]}
+    data = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    questions = {q["id"]: q for q in data["questions"]}
     translated = json.loads(TRANSLATED.read_text(encoding="utf-8"))["translated"]
     args.db_dir.mkdir(parents=True, exist_ok=True)
     result = {"commit": hq.commit_of(HERE.parent), "languages": {}}

@@ -439,8 +439,9 @@ class MemoryStore(Upkeep):
             revisions = moves.history(self._db, namespace, memory_id, cutoff)
         if not revisions:
             when = f" as of {format_time(cutoff)}" if cutoff is not None else ""
+            named = self._sections_named(memory_id, namespace, cutoff)
             raise NotFound(f"memory {memory_id!r} has no revisions in namespace "
-                           f"{namespace!r}{when}{self._sections_named(memory_id, namespace, cutoff)}")
+                           f"{namespace!r}{when}{named}")
         return revisions
 
     def _sections_named(self, note: str, namespace: str, cutoff: int | None) -> str:

@@ -81,10 +81,14 @@ def test_editing_one_section_of_twenty_appends_only_that_section(store, vault):
 
 def test_history_of_a_note_path_that_is_no_memory_names_its_sections(store, vault):
     (vault / "trip.md").write_text("# Trip\n\nThe ferry leaves at 9:40.\n\n## Packing\n\nBoots.\n")
+    (vault / "C# tips.md").write_text("# Tips\n\nUse LINQ.\n")
     store.sync([Folder.of(vault)])
     with pytest.raises(NotFound) as refused:
         store.history("vault/trip.md", namespace="notes")
     assert "'vault/trip.md#Trip', 'vault/trip.md#Trip#Packing'" in str(refused.value)
+    with pytest.raises(NotFound) as sharp:  # a "#" in the file's name
+        store.history("vault/C# tips.md", namespace="notes")
+    assert "'vault/C# tips.md#Tips'" in str(sharp.value)
     with pytest.raises(NotFound) as earlier:  # nothing known after the cutoff is named
         store.history("vault/trip.md", namespace="notes", as_of="2001-01-01")
     assert "#Trip" not in str(earlier.value)

@@ -446,9 +446,8 @@ class MemoryStore(Upkeep):
 
     def _sections_named(self, note: str, namespace: str, cutoff: int | None) -> str:
         """When ``note`` is a note's path but no memory (its text starts with a heading):
-        the memories it held by the cutoff, for the error to name."""
-        if "#" in note:
-            return ""
+        the memories it held by the cutoff, for the error to name ("#" may be in a file's
+        name, so any ID is tried as a note's)."""
         try:
             found = self.timeline(note, namespace=namespace).revisions
         except NotFound:

@@ -226,14 +226,15 @@ class MemoryStore(Upkeep):
             else:
                 found, rows = self._grouped(parsed, group, namespace, cutoff, at, limit,
                                             semantic)
-            terms = keyword_terms(self._db, parsed.words)
+            worth_showing = None  # without snippets, no result shows more
             if snippets:
+                terms = keyword_terms(self._db, parsed.words)
                 flat = with_snippets(self._db, [r for g in rows for r in g], terms,
                                      namespace, cutoff, at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
-            found.results = grouping.merged(rows, FIRST_RESULT_MORE,
-                                            holds_a_word(self._db, terms))
+                worth_showing = holds_a_word(self._db, terms)
+            found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)

@@ -58,15 +58,16 @@ def groups(rows: list[SearchResult], limit: int,
 
 
 def merged(found: list[Group], more_first: int = 0,
-           worth_showing: Callable[[SearchResult], bool] = lambda r: True,
+           worth_showing: Callable[[SearchResult], bool] | None = None,
            ) -> list[SearchResult]:
     """One result per group: its best row, ``also`` naming the lines where the others
     matched (their snippets' lines, in rank order; none without snippets). The first
     result also shows the snippets of its group's next ``more_first`` rows that are
-    ``worth_showing`` (``more``)."""
+    ``worth_showing`` (``more``; every row when None)."""
     out = []
     for i, (best, *rest) in enumerate(found):
-        shown = ([r for r in rest if r.snippet is not None and worth_showing(r)][:more_first]
+        shown = ([r for r in rest if r.snippet is not None
+                  and (worth_showing is None or worth_showing(r))][:more_first]
                  if i == 0 else [])
         more = tuple(MoreLines(r.memory_id, r.heading_path, r.snippet) for r in shown)
         spans = tuple(dict.fromkeys(

@@ -10,7 +10,7 @@ import re
 from typing import Callable
 
 from ..notes.prose import mark, prose
-from ..records import RevisionRecord, Snippet
+from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
 from .text import paired, without_optional
 
@@ -272,7 +272,7 @@ def _prose_only(content: str, context: int, lines: list[str],
     return kept
 
 
-def holds_a_word(db: Database, terms: list[str]) -> Callable[[object], bool]:
+def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], bool]:
     """Whether a result's own text (its lines and its heading) holds one of the query's
     ``terms``: every section of a note shares the note's title, so a section that matched
     by the title alone ("Getting there" of "The cabin", asked for the cabin's wifi

@@ -93,6 +93,14 @@ def test_status_names_the_files_the_last_sync_skipped(store, tmp_path):
     assert keyword_ids(store, "fine") == ["v/good.md"]
 
 
+def test_a_store_built_from_a_path_points_to_open(db_path):
+    with pytest.raises(TypeError, match=r"MemoryStore\.open\(path\)"):
+        MemoryStore(db_path)
+    with pytest.raises(TypeError, match="open a store by its path"):
+        MemoryStore(str(db_path))
+    assert not os.path.exists(db_path)  # nothing created
+
+
 def test_busy_database_is_a_named_error(db_path):
     with MemoryStore.open(db_path) as s:
         s.remember("a", "alpha", namespace=NS)

@@ -120,6 +120,27 @@ def test_more_shows_only_sections_whose_own_text_holds_a_query_word(tmp_path):
         assert "Getting there" in shown
 
 
+def test_a_bare_parent_heading_joined_to_a_section_does_not_make_it_worth_showing(tmp_path):
+    """A heading with no text of its own ("# The cabin" right before "## Getting there")
+    is joined to the next section; its words are the heading path's, not that section's."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "cabin.md").write_text(
+        "# The cabin\n\n"
+        "## Getting there\n\nTake the coastal rail to Elm Point, then the ferry at 9:40.\n\n"
+        "## Wifi\n\nThe wifi password is pinecone-42.\n\n"
+        "## Firewood\n\nThe wifi router sits in the shed beside the firewood.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)])
+        (first,) = s.search("what is the wifi password at the cabin?", namespace="notes",
+                            limit=5, group="note", snippets=True)
+        assert first.heading_path == ["The cabin", "Wifi"]
+        assert [m.heading_path[-1] for m in first.more] == ["Firewood"]
+        assert (5, 5) in first.also  # "Getting there" is still named
+        (wifi,) = s.search("wifi", namespace="notes", limit=5, group="note", snippets=True)
+        assert [m.heading_path[-1] for m in wifi.more] == ["Firewood"]
+
+
 def test_the_snippet_is_taken_from_the_piece_that_matched():
     lines = ["Intro line with the word.", "", "Second paragraph.", "Its second line."]
     scores = [(1, 1), (0, 0), (0, 0), (0, 0)]

@@ -42,6 +42,9 @@ class MemoryStore(Upkeep):
 
     def __init__(self, db: Database, embedder: embedders.Embedder | None = None,
                  embedder_note: str = ""):
+        if isinstance(db, (str, bytes, os.PathLike)):  # MemoryStore("notes.db")
+            raise TypeError(f"MemoryStore({db!r}): open a store by its path with "
+                            "MemoryStore.open(path)")
         self._db = db
         self._index = None  # the fast search path's in-memory state, built on first search
         self._embedder = embedder

@@ -273,12 +273,19 @@ def _prose_only(content: str, context: int, lines: list[str],
 
 
 def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], bool]:
-    """Whether a result's own text (its lines and its heading) holds one of the query's
-    ``terms``: every section of a note shares the note's title, so a section that matched
-    by the title alone ("Getting there" of "The cabin", asked for the cabin's wifi
-    password) says nothing more about the question."""
+    """Whether a result's own text (its lines and its own heading) holds one of the
+    query's ``terms``: every section of a note shares the note's title, so a section that
+    matched by the title alone ("Getting there" of "The cabin", asked for the cabin's wifi
+    password) says nothing more about the question. Heading lines are left to the
+    heading path: a bare parent heading ("# The cabin" with no text) is joined to the
+    section after it, whose own words it is not."""
     wanted = set(terms)
-    return lambda r: bool(wanted.intersection(db.document_tokens(db.normalize(r.content))))
+
+    def holds(r: SearchResult) -> bool:
+        own = [line for line in r.content.splitlines() if not _heading(line)]
+        own.extend(r.heading_path[-1:])
+        return bool(wanted.intersection(db.document_tokens(db.normalize("\n".join(own)))))
+    return holds
 
 
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,

@@ -108,23 +108,77 @@ def _register(base: str, **extra) -> httpx2.Response:
         "grant_types": ["authorization_code", "refresh_token"]} | extra)
 
 
-def _tokens(base: str, client: dict) -> dict:
-    """Authorize, consent and exchange the code: the token response."""
+def _basic(client: dict) -> dict:
+    pair = f"{client['client_id']}:{client['client_secret']}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode()}
+
+
+def _tokens(base: str, client: dict, redirect: str = CALLBACK, basic: bool = False) -> dict:
+    """Authorize, consent and exchange the code: the token response. ``basic``: the
+    client names itself in the Authorization header alone (RFC 6749 2.3.1)."""
     verifier, challenge = _pkce()
     r = httpx2.get(base + "/authorize", params={
         "response_type": "code", "client_id": client["client_id"], "code_challenge":
-        challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK, "state": "s"})
+        challenge, "code_challenge_method": "S256", "redirect_uri": redirect, "state": "s"})
     key = parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
     r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
                                               "decision": "allow"})
+    assert r.headers["location"].startswith(redirect + "?")
     code = parse_qs(urlsplit(r.headers["location"]).query)["code"][0]
     form = {"grant_type": "authorization_code", "code": code, "client_id":
-            client["client_id"], "redirect_uri": CALLBACK, "code_verifier": verifier}
-    if client.get("client_secret"):
+            client["client_id"], "redirect_uri": redirect, "code_verifier": verifier}
+    headers = {}
+    if basic:
+        del form["client_id"]
+        headers = _basic(client)
+    elif client.get("client_secret"):
         form["client_secret"] = client["client_secret"]
-    r = httpx2.post(base + "/token", data=form)
+    r = httpx2.post(base + "/token", data=form, headers=headers)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def test_a_loopback_redirect_may_name_any_port(server):
+    """RFC 8252 7.3: a native app registers its loopback callback and listens on whatever
+    port is free when it asks."""
+    client = _register(server.base, redirect_uris=["http://127.0.0.1/cb"],
+                       token_endpoint_auth_method="none").json()
+    pair = _tokens(server.base, client, redirect="http://127.0.0.1:5555/cb")
+    bearer = {"Authorization": f"Bearer {pair['access_token']}"}
+    assert httpx2.post(server.url, json={}, headers=bearer).status_code != 401
+    _, challenge = _pkce()
+    for other in ("http://127.0.0.1:5555/elsewhere", "http://localhost:5555/cb",
+                  "http://127.0.0.1:5555/cb?x=1"):
+        r = httpx2.get(server.base + "/authorize", params={
+            "response_type": "code", "client_id": client["client_id"], "code_challenge":
+            challenge, "code_challenge_method": "S256", "redirect_uri": other})
+        assert r.status_code == 400 and "not registered" in r.text, (other, r.text)
+    app = _register(server.base, redirect_uris=["https://app.example/cb"],
+                    token_endpoint_auth_method="none").json()
+    r = httpx2.get(server.base + "/authorize", params={
+        "response_type": "code", "client_id": app["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": "https://app.example:8443/cb"})
+    assert r.status_code == 400, r.text  # only loopback ports are free
+
+
+def test_a_client_may_name_itself_in_the_basic_header_alone(server):
+    issuer = httpx2.get(server.base + "/.well-known/oauth-authorization-server").json()
+    assert {"client_secret_basic", "client_secret_post", "none"} <= \
+        set(issuer["token_endpoint_auth_methods_supported"])
+    assert "none" in issuer["revocation_endpoint_auth_methods_supported"]
+    client = _register(server.base, token_endpoint_auth_method="client_secret_basic").json()
+    pair = _tokens(server.base, client, basic=True)
+    refresh = {"grant_type": "refresh_token", "refresh_token": pair["refresh_token"]}
+    wrong = _basic(client | {"client_secret": "not-it"})
+    r = httpx2.post(server.base + "/token", data=refresh, headers=wrong)
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
+    r = httpx2.post(server.base + "/token", data=refresh, headers=_basic(client))
+    assert r.status_code == 200, r.text
+    fresh = r.json()["access_token"]
+    r = httpx2.post(server.base + "/revoke", data={"token": fresh}, headers=_basic(client))
+    assert r.status_code == 200, r.text
+    assert _refusal(httpx2.post(server.url, json={}, headers={
+        "Authorization": f"Bearer {fresh}"})) == "the token was revoked"
 
 
 def test_a_public_client_revokes_its_token_as_rfc_7009_says(server):

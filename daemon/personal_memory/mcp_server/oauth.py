@@ -89,6 +89,26 @@ def redirect_refusal(uri: str) -> str | None:
     return None
 
 
+class Client(OAuthClientInformationFull):
+    """A registered client, whose loopback redirect URI may name any port when it asks
+    (RFC 8252 7.3, OAuth 2.1): a native app listens on whichever port is free, and one
+    that keeps its registration gets another port the next time it starts."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is not None and any(
+                _same_but_port(str(redirect_uri), str(u)) for u in self.redirect_uris or ()):
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
+def _same_but_port(asked: str, registered: str) -> bool:
+    """Two http loopback URIs that differ in their port alone."""
+    a, r = urlsplit(asked), urlsplit(registered)
+    return (a.scheme.lower() == r.scheme.lower() == "http" and _loopback(a.hostname)
+            and a.hostname == r.hostname and a.path == r.path and a.query == r.query
+            and not a.fragment and not a.username and not a.password)
+
+
 class OwnerAuthorization:
     def __init__(self, store: AccessStore, base_url: str, default_namespace: str, *,
                  bases: Iterable[str] = (), mcp_path: str = "/mcp"):
@@ -116,7 +136,7 @@ class OwnerAuthorization:
         info = self.store.client(client_id)
         if not info:
             return None
-        client = OAuthClientInformationFull.model_validate_json(info)
+        client = Client.model_validate_json(info)
         # A registration kept from before these were refused never sends a browser there.
         safe = [u for u in client.redirect_uris or () if not redirect_refusal(str(u))]
         if client.redirect_uris and len(safe) < len(client.redirect_uris):

@@ -12,7 +12,7 @@ import base64
 import binascii
 import logging
 import time
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.json_response import PydanticJSONResponse
@@ -41,7 +41,10 @@ class HashedSecrets(ClientAuthenticator):
 
     async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
         form = await request.form()
+        basic = _basic(request.headers.get("Authorization", ""))
         client_id = form.get("client_id")
+        if (not isinstance(client_id, str) or not client_id) and basic:
+            client_id = basic[0]  # RFC 6749 2.3.1: the header alone may name the client
         if not isinstance(client_id, str) or not client_id:
             raise AuthenticationError("Missing client_id")
         client = await self.provider.get_client(client_id)
@@ -50,17 +53,11 @@ class HashedSecrets(ClientAuthenticator):
         given: str | None = None
         method = client.token_endpoint_auth_method
         if method == "client_secret_basic":
-            header = request.headers.get("Authorization", "")
-            try:
-                if not header.startswith("Basic "):
-                    raise ValueError
-                basic_id, given = base64.b64decode(header[6:], validate=True
-                                                   ).decode().split(":", 1)
-            except (ValueError, UnicodeDecodeError, binascii.Error):
-                raise AuthenticationError("Missing or invalid Basic authentication") from None
-            if unquote(basic_id) != client_id:
+            if basic is None:
+                raise AuthenticationError("Missing or invalid Basic authentication")
+            if basic[0] != client_id:
                 raise AuthenticationError("Client ID mismatch in Basic auth")
-            given = unquote(given)
+            given = basic[1]
         elif method == "client_secret_post":
             secret = form.get("client_secret")
             given = secret if isinstance(secret, str) else None
@@ -79,6 +76,34 @@ class HashedSecrets(ClientAuthenticator):
         return client
 
 
+def _basic(header: str) -> tuple[str, str] | None:
+    """The client ID and secret of an ``Authorization: Basic`` header (each form-encoded,
+    RFC 6749 2.3.1), or None when there is none or it is malformed."""
+    if not header.startswith("Basic "):
+        return None
+    try:
+        client_id, secret = base64.b64decode(header[6:], validate=True).decode().split(":", 1)
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        return None
+    return unquote(client_id), unquote(secret)
+
+
+def _with_form(request: Request, body: bytes) -> Request:
+    """The same request with another urlencoded body."""
+    headers = [(k, v) for k, v in request.scope["headers"]
+               if k not in (b"content-length", b"content-type")]
+    headers += [(b"content-type", b"application/x-www-form-urlencoded"),
+                (b"content-length", str(len(body)).encode())]
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+    return Request(request.scope | {"headers": headers}, receive)
+
+
+# Public clients (no secret) authenticate by their client ID alone, as they registered.
+AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"]
+
+
 class Routes:
     """Handlers for the routes replaced; the metadata of each base URL, made once."""
 
@@ -89,7 +114,9 @@ class Routes:
         each = {b: AuthSettings(issuer_url=b, resource_server_url=b + owner.mcp_path,
                                 validate_token_resource=True) for b in bases}
         self._authorization = {b: build_metadata(
-            s.issuer_url, None, auth.client_registration_options, auth.revocation_options)
+            s.issuer_url, None, auth.client_registration_options, auth.revocation_options
+        ).model_copy(update={"token_endpoint_auth_methods_supported": AUTH_METHODS,
+                             "revocation_endpoint_auth_methods_supported": AUTH_METHODS})
             for b, s in each.items()}
         self._resource = {b: ProtectedResourceMetadata(
             resource=s.resource_server_url, authorization_servers=[s.issuer_url])
@@ -105,6 +132,17 @@ class Routes:
     async def resource_metadata(self, request: Request) -> Response:
         return PydanticJSONResponse(self._resource[self._base()],
                                     headers={"Cache-Control": "no-store"})
+
+    async def token(self, request: Request) -> Response:
+        """The SDK's ``/token``, which reads the client ID from the form alone: a client
+        that names itself in its Basic header only (RFC 6749 2.3.1) has it added there."""
+        form = await request.form()
+        basic = _basic(request.headers.get("Authorization", ""))
+        if basic and not form.get("client_id"):
+            body = urlencode([*((k, str(v)) for k, v in form.multi_items()),
+                              ("client_id", basic[0])]).encode()
+            request = _with_form(request, body)
+        return await self.token_handler.handle(request)
 
     async def revoke(self, request: Request) -> Response:
         """RFC 7009: the client authenticates as it registered (a public client by its
@@ -136,7 +174,7 @@ def install(app: Starlette, owner: OwnerAuthorization, auth: AuthSettings,
         RESOURCE_METADATA + owner.mcp_path: (cors_middleware(routes.resource_metadata, get),
                                              get),
         RESOURCE_METADATA: (cors_middleware(routes.resource_metadata, get), get),
-        "/token": (cors_middleware(routes.token_handler.handle, post), post),
+        "/token": (cors_middleware(routes.token, post), post),
         "/revoke": (cors_middleware(routes.revoke, post), post),
     }
     kept = [r for r in app.router.routes if getattr(r, "path", None) not in mine]

@@ -169,6 +169,9 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
     client = _register(server.base, token_endpoint_auth_method="client_secret_basic").json()
     pair = _tokens(server.base, client, basic=True)
     refresh = {"grant_type": "refresh_token", "refresh_token": pair["refresh_token"]}
+    r = httpx2.post(server.base + "/token", headers=_basic(client),
+                    data=refresh | {"resource": "https://evil.example/mcp"})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_target", r.text
     wrong = _basic(client | {"client_secret": "not-it"})
     r = httpx2.post(server.base + "/token", data=refresh, headers=wrong)
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text

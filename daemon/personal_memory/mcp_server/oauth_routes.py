@@ -135,8 +135,14 @@ class Routes:
 
     async def token(self, request: Request) -> Response:
         """The SDK's ``/token``, which reads the client ID from the form alone: a client
-        that names itself in its Basic header only (RFC 6749 2.3.1) has it added there."""
+        that names itself in its Basic header only (RFC 6749 2.3.1) has it added there.
+        A token for another server (``resource``, RFC 8707) is refused first."""
         form = await request.form()
+        resource = form.get("resource")
+        if resource is not None and not self.owner.ours(str(resource)):
+            return JSONResponse({"error": "invalid_target", "error_description":
+                                 f"resource {str(resource)[:200]!r} is not this server"},
+                                status_code=400, headers=_NO_STORE)  # RFC 8707
         basic = _basic(request.headers.get("Authorization", ""))
         if basic and not form.get("client_id"):
             body = urlencode([*((k, str(v)) for k, v in form.multi_items()),

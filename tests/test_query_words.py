@@ -308,3 +308,50 @@ def test_both_paths_agree_on_made_up_words_in_any_query(tmp_path_factory, parts)
         if fast.no_answer and "holds the word" in fast.no_answer:
             named = fast.no_answer.split("'")[1]
             assert named.lower() in unicodedata.normalize("NFKC", query).lower()
+
+
+def test_two_held_words_written_as_one_are_searched_as_their_parts(tmp_path):
+    """A word no row holds that is two held words of four letters or more written together
+    (German joins them, with "en" or "s" between at times) finds the rows holding its
+    parts, on both paths, and is no made-up word; at a cutoff before one part was known
+    it is a word like any other no row holds. A made-up word is not taken apart."""
+    from ground_truth import ToyEmbedder
+
+    class Pieces(ToyEmbedder):
+        @staticmethod
+        def no_answer_below(rows: int) -> float:
+            return 0.99  # only the words decide here
+
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 3 if len(word) >= 6 else 1
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.remember("de#Datei", "Eine gelöschte Datei findest du im Papierkorb.",
+                       namespace="n")
+        store.embed_pending()
+        before = store.search("Studentenrabatt", namespace="n").valid_at
+        store.remember("de#Rabatt", "Als Student bekommst du einen Rabatt von 40 %.",
+                       namespace="n")
+        store.remember("de#Wieder", "Die Wiederherstellung alter Versionen dauert.",
+                       namespace="n")
+        store.embed_pending()
+        for query, first in [("Studentenrabatt", "de#Rabatt"),
+                             ("Dateiwiederherstellung", None),
+                             ("Gibt es einen Studentenrabatt?", "de#Rabatt")]:
+            fast = store.search(query, namespace="n", snippets=True)
+            ref = store.search_reference(query, namespace="n")
+            assert fast and ids(fast) == ids(ref), (query, fast.no_answer)
+            if first:
+                assert ids(fast)[0] == first
+                assert "**Rabatt**" in fast[0].snippet.text  # its parts are marked
+        both = ids(store.search("Dateiwiederherstellung", namespace="n"))
+        assert {"de#Datei", "de#Wieder"} <= set(both)
+        # Before "Rabatt" was known, nothing holds a part: no answer, on both paths.
+        assert not store.search("Studentenrabatt", namespace="n", as_of=before)
+        assert not store.search_reference("Studentenrabatt", namespace="n", as_of=before)
+        for made_up in ("Kwibblesoft", "snorkwidget", "snorkpasswort"):
+            assert not store.search(made_up, namespace="n")
+            assert not store.search_reference(made_up, namespace="n")

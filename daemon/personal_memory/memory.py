@@ -231,7 +231,8 @@ class MemoryStore(Upkeep):
                                             semantic)
             worth_showing = None  # without snippets, no result shows more
             if snippets:
-                terms = keyword_terms(self._db, parsed.words)
+                terms = (found.terms if found.terms is not None
+                         else keyword_terms(self._db, parsed.words))
                 flat = with_snippets(self._db, [r for g in rows for r in g], terms,
                                      namespace, cutoff, at)
                 it = iter(flat)

@@ -25,9 +25,9 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import (Ranked, Semantic, has_tag, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_word, mostly_unknown, piece_lines, query_terms,
-                       text_filtered)
+from .contract import (Ranked, Semantic, compound_parts, has_tag, keyword_terms, left_out,
+                       made_up_word, mostly_unknown, no_answer, padding_floor, piece_lines,
+                       query_terms, text_filtered, with_parts)
 from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
@@ -429,6 +429,11 @@ class SearchIndex:
                                               np.array(kept, dtype=np.int64)))
         terms = keyword_terms(db, query.words)
         bm_pos, bm_score, held = self.bm25(db, winners, terms)
+        parts = compound_parts(db, terms, held, lambda some: self.held(db, winners, some))
+        ranked_by = with_parts(terms, parts)
+        if parts:
+            bm_pos, bm_score, _ = self.bm25(db, winners, ranked_by)
+            held |= set(parts)
         cos = self.cosine(winners, semantic)
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
@@ -442,12 +447,12 @@ class SearchIndex:
                         made_up=made_up)
         periods = query.periods
         dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
-        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated)
+        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
         if s.no_answer:
-            return Ranked(unembedded=s.unembedded, no_answer=s.no_answer)
+            return Ranked(unembedded=s.unembedded, no_answer=s.no_answer, terms=s.terms)
         cos = s.cosine
         found = fuse_ranked(
             memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
@@ -459,7 +464,8 @@ class SearchIndex:
         # (a count, not a union of two long arrays: both arms are among the winners)
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
             self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
-        return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)))
+        return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
+                      terms=s.terms)
 
 
 class _Scored(NamedTuple):
@@ -471,3 +477,4 @@ class _Scored(NamedTuple):
     unembedded: int
     no_answer: str | None
     dated: np.ndarray | None  # per winner: valid from a period the query names
+    terms: list[str]  # the keyword terms ranked by

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, fuse, left_out, no_answer, padding_floor,
-                       keyword_terms, made_up_word, mostly_unknown, piece_lines, rankable,
-                       text_filtered)
+from .contract import (Ranked, Semantic, compound_parts, cosines, fuse, keyword_terms,
+                       left_out, made_up_word, mostly_unknown, no_answer, padding_floor,
+                       piece_lines, rankable, text_filtered, with_parts)
 from . import ranking
 from .syntax import Query
 
@@ -54,8 +54,14 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             visible = [r for r in visible if r.revision_id in kept]
         rows = {r.revision_id: r for r in visible}
         terms = keyword_terms(db, query.words)
-        bm25 = db.bm25_over(list(rows), terms, (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT))
+        weights = (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT)
+        bm25 = db.bm25_over(list(rows), terms, weights)
         held = db.terms_held(list(rows), terms) if bm25 else set()
+        parts = compound_parts(db, terms, held, lambda some: db.terms_held(list(rows), some))
+        ranked_by = with_parts(terms, parts)
+        if parts:
+            bm25 = db.bm25_over(list(rows), ranked_by, weights)
+            held |= set(parts)
         cosine, pieces = cosine_reference(db, list(rows), semantic)
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
@@ -67,8 +73,9 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                                                lambda some: db.terms_held(list(rows), some)),
                         made_up=made_up)
         if why:
-            return Ranked(unembedded=unembedded, no_answer=why)
+            return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),
                      pieces, piece_lines(db, semantic), query.periods)
     return Ranked(found, unembedded,
-                  left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)))
+                  left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)),
+                  terms=ranked_by)

@@ -355,3 +355,38 @@ def test_two_held_words_written_as_one_are_searched_as_their_parts(tmp_path):
         for made_up in ("Kwibblesoft", "snorkwidget", "snorkpasswort"):
             assert not store.search(made_up, namespace="n")
             assert not store.search_reference(made_up, namespace="n")
+
+
+def test_words_of_other_scripts_are_never_taken_for_made_up_ones(tmp_path):
+    """The model cuts many real Greek, Cyrillic or Arabic words into three pieces or more,
+    so only a Latin word can be a made-up one; and pairs of characters of a script
+    written without spaces (締め切り's) never count as unknown words: a query holding the
+    note's own words is answered, on both paths."""
+    from ground_truth import ToyEmbedder
+
+    class Pieces(ToyEmbedder):
+        @staticmethod
+        def no_answer_below(rows: int) -> float:
+            return 0.99  # only the words decide here
+
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 3 if len(word) >= 6 else 1
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.remember("ru#Борщ", "Борщ варят два часа.", namespace="n")
+        store.remember("ja#確定申告", "確定申告は税務署に出します。", namespace="n")
+        store.remember("ar#مكيف", "تنظيف المكيف مرة في الشهر.", namespace="n")
+        store.embed_pending()
+        for query, first in [("борщ калорийность", "ru#Борщ"),
+                             ("تنظيف مصفاة المكيف", "ar#مكيف"),
+                             ("確定申告 締め切り", "ja#確定申告"),
+                             ("確定申告の締め切りはいつ", "ja#確定申告")]:
+            fast = store.search(query, namespace="n")
+            ref = store.search_reference(query, namespace="n")
+            assert fast, (query, fast.no_answer)
+            assert ids(fast)[0] == first and ids(fast) == ids(ref)
+        assert not store.search("Kwibblesoft борщ", namespace="n")  # a Latin one still is
+        assert not store.search_reference("Kwibblesoft борщ", namespace="n")

@@ -11,6 +11,7 @@ semantically close enough, there is no answer.
 from __future__ import annotations
 
 import re
+import unicodedata
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable
@@ -166,18 +167,22 @@ def _unheld_words(db, words: str, unheld: set[str]):
 def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
                 held_in: Callable[[list[str]], set[str]]):
     """The ``unheld`` terms that are real words the notes happen not to use, one by one
-    (the cheap tests first): numbers, words the model reads in at most
+    (the cheap tests first): numbers, words of a script other than Latin (:func:`latin`),
+    words the model reads in at most
     :data:`VOCABULARY_PIECES` pieces of its vocabulary, then words spelled like a term some
     row holds (``held_in(terms)``: which of these terms a row it ranks holds), an
     inflection or a compound of a word of the notes ("markierten", "Systemordners").
     None without a model."""
     if not unheld or semantic is None or semantic.word_pieces is None:
         return
-    real = {t for t in unheld if t.isdigit()}  # a number is never a made-up word
+    # A number is never a made-up word; nor is a pair of characters of a script written
+    # without spaces (what the index makes of 締め切り), which is no word to judge.
+    real = {t for t in unheld if t.isdigit() or _UNSPACED.search(t)}
     yield from real
     rest: dict[str, None] = {}
     for word, term in _unheld_words(db, words, unheld - real):
-        if term not in real and _pieces(semantic, word) <= VOCABULARY_PIECES:
+        if term not in real and (not latin(word)
+                                 or _pieces(semantic, word) <= VOCABULARY_PIECES):
             real.add(term)
             yield term
         else:
@@ -209,6 +214,14 @@ MADE_UP_QUERY_TERMS = 4
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
 # Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
 _UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
+
+
+def latin(word: str) -> bool:
+    """Whether a word's letters are all Latin: the model cuts many real words of other
+    scripts (Greek, Cyrillic, Arabic) into three pieces or more, so only a Latin word
+    is taken for a made-up one."""
+    return all(not ch.isalpha() or unicodedata.name(ch, "").startswith("LATIN")
+               for ch in word)
 
 
 def near(a: str, b: str, most: int) -> bool:
@@ -310,7 +323,7 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     nothing_held = unheld >= set(terms)
     made_up: dict[str, str] = {}
     for word, term in _unheld_words(db, words, unheld):
-        if (term not in stop and not term.isdigit()
+        if (term not in stop and not term.isdigit() and latin(word)
                 and _pieces(semantic, word) >= MADE_UP_PIECES
                 and not _spelled_like_held(db, term, held)):
             if not nothing_held:

@@ -138,3 +138,43 @@ def test_a_vowelled_arabic_word_is_marked_for_the_word_asked_without_points(tmp_
         store.sync([Folder.of(vault)])
         found = store.search("محمد", namespace="notes", snippets=True)
         assert found[0].snippet.text == "كتب **مُحَمَّد** الرسالة"
+
+
+def test_letters_typed_as_another_find_the_word_and_are_marked_as_written(tmp_path,
+                                                                        monkeypatch):
+    """ł, ı, đ, ø typed as their plain letter, ё as е, the forms of Arabic alef as ا, a
+    Hindi word without its nukta: each finds the note, and the snippet marks the word as
+    the note writes it. A file indexed by the previous rule is read its way until a
+    writer re-indexes it."""
+    vault = _vault(tmp_path, {
+        "pl.md": "# Remont łazienki\n\nHydraulik przyjdzie we wtorek.\n",
+        "ru.md": "# Салат\n\nСвёкла с уксусом.\n",
+        "tr.md": "# Kedi\n\nKedinin aşı günü yarın.\n",
+        "ar.md": "# سكن\n\nالإيجار الشهري ألف.\n",
+        "hi.md": "# यात्रा\n\nफ़्लाइट सुबह है।\n",
+        "da.md": "# Have\n\nVi søger en gartner.\n"})
+    db = tmp_path / "m.db"
+    with monkeypatch.context() as m:  # indexed by the rule before this one
+        m.setattr(connection, "TEXT_VERSION", "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
+        with MemoryStore.open(db, embedder="none") as store:
+            store.sync([Folder.of(vault)])
+    with MemoryStore.open(db, embedder="none", read_only=True) as reader:
+        assert keyword_ids(reader, "łazienki") == ["v/pl.md#Remont łazienki"]
+        assert keyword_ids(reader, "lazienki") == []
+    cases = [("lazienki", "v/pl.md#Remont łazienki", None),
+             ("свекла", "v/ru.md#Салат", "**Свёкла**"),
+             ("asi", "v/tr.md#Kedi", "**aşı**"),
+             ("الايجار", "v/ar.md#سكن", "**الإيجار**"),
+             ("फ्लाइट", "v/hi.md#यात्रा", "**फ़्लाइट**"),
+             ("soger", "v/da.md#Have", "**søger**")]
+    with MemoryStore.open(db, embedder="none") as store:  # a writer re-indexes
+        for query, first, marked in cases:
+            found = store.search(query, namespace="notes", snippets=True)
+            assert [r.memory_id for r in found] == [first], query
+            if marked:
+                assert marked in found[0].snippet.text, (query, found[0].snippet.text)
+            ref = store.search_reference(query, namespace="notes")
+            assert [r.memory_id for r in ref] == [first]
+        # as written, each word still finds its note
+        assert keyword_ids(store, "łazienki") == ["v/pl.md#Remont łazienki"]
+        assert keyword_ids(store, "свёкла") == ["v/ru.md#Салат"]

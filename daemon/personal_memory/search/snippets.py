@@ -70,9 +70,10 @@ def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     """(start, end) character spans of the words of ``line`` that are query terms."""
     if not terms or not line.strip():
         return []
-    kept, where = without_optional(line)  # مُحَمَّد is found as محمد: its points go
+    # مُحَمَّد is found as محمد: its points go; łazienki is read as lazienki (one for one)
+    kept, where = without_optional(line, db.text_version)
     if where is None:
-        return _spans(db, line, terms)
+        return _spans(db, kept, terms)
     shown = set(where)
     out = []
     for start, end in _spans(db, kept, terms):

@@ -19,10 +19,11 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+no-points+cjk-hangul-sea-bigrams"
+TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
+_UNFOLDED_VERSIONS = (*_CJK_ONLY_VERSIONS, "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -37,6 +38,15 @@ _FORMAT = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064
 _OPTIONAL = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u0591-\u05bd\u05bf\u05c1"
                         "\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f"
                         "\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed]")
+
+# Letters people often type as another, which the tokenizer does not fold as it folds
+# accents: Polish ł, Croatian đ, Danish ø, Turkish dotless ı, Maltese ħ, Sami ŧ, Catalan ŀ
+# as their plain letter; Russian ё as е; the forms of Arabic alef (أ إ آ ٱ) as ا, alef
+# maksura ى as ي and ta marbuta ة as ه (as Arabic search engines read them). One letter
+# for one, so a line keeps its length. And the nukta of Indic scripts, which many leave
+# out (फ़्लाइट is found as फ्लाइट), is dropped like a vowel point.
+_LETTER_FOLDS = str.maketrans("łŁđĐøØıħĦŧŦŀĿёЁأإآٱىة", "lLdDoOihHtTlLеЕاااايه")
+_NUKTA = re.compile("[\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
 
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
              "\U00020000-\U0002fa1f")
@@ -116,6 +126,8 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
             return _CJK.sub(r" \1 ", text)
         return _CJK_RUN.sub(_bigrams, text)
     text = _OPTIONAL.sub("", text)
+    if version not in _UNFOLDED_VERSIONS:
+        text = _NUKTA.sub("", text).translate(_LETTER_FOLDS)
     if not _SPLIT.search(text):
         return text
     text = _CJK_RUN.sub(_bigrams, text)
@@ -127,13 +139,18 @@ def _word_and_bigrams(match: re.Match) -> str:
     return f" {run} " if len(run) <= 2 else f" {run} " + _pairs(run)
 
 
-def without_optional(text: str) -> tuple[str, list[int] | None]:
+def without_optional(text: str, version: str = TEXT_VERSION) -> tuple[str, list[int] | None]:
     """``text`` without the marks :func:`normalize_text` drops as optional (vowel points,
-    variation selectors), and where each character kept stands in ``text`` (None when
-    there is none to drop)."""
-    if not _OPTIONAL.search(text):
+    variation selectors, nuktas) and with its letters folded as it folds them, and where
+    each character kept stands in ``text`` (None when none is dropped)."""
+    folds = version not in _UNFOLDED_VERSIONS
+    if folds and not text.isascii():
+        text = text.translate(_LETTER_FOLDS)
+    optional = _OPTIONAL.match if not folds else (
+        lambda ch: _OPTIONAL.match(ch) or _NUKTA.match(ch))
+    if not _OPTIONAL.search(text) and not (folds and _NUKTA.search(text)):
         return text, None
-    where = [i for i, ch in enumerate(text) if not _OPTIONAL.match(ch)]
+    where = [i for i, ch in enumerate(text) if not optional(ch)]
     return "".join(text[i] for i in where), where
 
 
@@ -161,7 +178,8 @@ def _fold_char(ch: str) -> str:
     if _FORMAT.match(ch):
         return ""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)
+                   ).translate(_LETTER_FOLDS)
 
 
 def fold(text: str) -> str:

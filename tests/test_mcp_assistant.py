@@ -447,3 +447,22 @@ def test_which_section_a_row_belongs_to():
     assert section_key(row("v/n.md#A#B (part 3)", "v/n.md")) == "v/n.md#A#B (part 3)"
     assert section_key(row("fact (part 2)", None, {"part_of": "fact"})) == "fact (part 2)"
     assert note_key(cut) == "v/n.md" and note_key(row("a", None)) != note_key(row("b", None))
+
+
+def test_reading_a_path_a_note_moved_away_from_says_where_it_went(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "plan.md").write_text("# Plan\n\nShip in March.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "done").mkdir()
+        os.rename(vault / "plan.md", vault / "done" / "plan.md")
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+
+    async def work(c):
+        return await c.call_tool("memory_read", {"note": "vault/plan.md"})
+    gone = session(db, work)
+    assert gone.structured_content["deleted"] is True
+    assert gone.structured_content["moved_to"] == "vault/done/plan.md"
+    assert "moved to vault/done/plan.md" in gone.content[0].text

@@ -43,6 +43,17 @@ def test_a_renamed_note_is_read_under_its_old_path_before_the_move(tmp_path):
         assert moved.sections == []  # the same text at the new path: nothing else changed
     out = run_memory("--db", db, "read", new, "--as-of", "2025-01-15").stdout
     assert "(then vault/Teams/Commercial license.md)" in out and "costs 50" in out
+    # The old path, read after the move, says where the note went.
+    old = "vault/Teams/Commercial license.md"
+    with MemoryStore.open(db, embedder="none") as store:
+        gone = store.read(old, namespace="notes")
+        assert gone.deleted and (gone.moved_to.old_note, gone.moved_to.new_note) == (old, new)
+        assert gone.moved_to.known_at.startswith("2025-03-01")
+        assert store.read(old, namespace="notes", as_of="2025-02-15").moved_to is None
+    out = run_memory("--db", db, "read", old).stdout
+    assert f"moved to {new} at 2025-03-01" in out and "deleted" not in out
+    assert '"new_note": "vault/Team docs/Commercial license.md"' in run_memory(
+        "--db", db, "--json", "read", old).stdout
     out = run_memory("--db", db, "changes", "--since", "2025-02-15", "--until",
                      "2025-03-02").stdout
     assert "moved from vault/Teams/Commercial license.md" in out

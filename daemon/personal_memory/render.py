@@ -253,6 +253,9 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     spans first (the headings are in a whole note's text already)."""
     shown = f" as of {moment(view.as_of)}" if view.as_of else ""
     then = f" (then {name(view.path_then)})" if view.path_then else ""
+    if view.moved_to:
+        return (f"{name(view.note)}{then}: moved to {name(view.moved_to.new_note)} at "
+                f"{when(view.moved_to.known_at)}{shown}.")
     if view.deleted:
         return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
     total = len(view.text.split("\n")) - view.text.endswith("\n")

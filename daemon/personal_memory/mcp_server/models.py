@@ -159,6 +159,8 @@ class ReadOutput(Positioned):
     deleted: bool
     path_then: str | None = Field(description="the note's path at the cutoff, when it has "
                                   "moved since (it is read under that path)")
+    moved_to: str | None = Field(None, description="deleted by moving away: the note's "
+                                 "path after the move (read it there)")
     aliases: list[str]
     tags: list[str]
     links: list[str]
@@ -175,7 +177,9 @@ class ReadOutput(Positioned):
            outline: bool) -> "ReadOutput":
         return cls(note=view.note, title=view.title, as_of=view.as_of,
                    known_at=view.changed_at,
-                   deleted=view.deleted, path_then=view.path_then, aliases=view.aliases,
+                   deleted=view.deleted, path_then=view.path_then,
+                   moved_to=view.moved_to.new_note if view.moved_to else None,
+                   aliases=view.aliases,
                    tags=view.tags, links=view.links,
                    sections=[Section(memory_id=s.memory_id, heading_path=s.heading_path,
                                      line_start=s.line_start, line_end=s.line_end,

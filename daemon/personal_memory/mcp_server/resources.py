@@ -50,6 +50,8 @@ def register(server, tools: MemoryTools) -> None:
             view = tools.read_view(f"{collection}/{path}", as_of)
         except PersonalMemoryError as exc:
             raise ResourceError(str(exc)) from None
+        if view.moved_to:
+            return f"(moved to {view.moved_to.new_note} at {view.moved_to.known_at})"
         if view.deleted:
             return f"(deleted at {view.known_at})"
         return render.read_through(view)

@@ -111,7 +111,8 @@ class NoteView(Record):
     then has ``deleted`` set, ``known_at`` the time of its deletion, and nothing else.
     ``path_then`` is the note's ID at that time when it has moved since (the note is read
     under the path it had then); ``moves`` lists every move of the note known by ``as_of``
-    and after it (oldest first)."""
+    and after it (oldest first). A note that left this path by moving has ``deleted`` set
+    and ``moved_to``, the move (where it went, and when)."""
     note: str
     namespace: str
     as_of: str | None
@@ -129,6 +130,7 @@ class NoteView(Record):
     path_then: str | None = None
     moves: list[Move] = field(default_factory=list)
     embeds: list[Embed] = field(default_factory=list)
+    moved_to: Move | None = None
 
     @property
     def changed_at(self) -> str:

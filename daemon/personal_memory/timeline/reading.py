@@ -11,7 +11,7 @@ from ..errors import NotFound
 from ..records import NoteView, RevisionRecord, SectionView
 from ..store import Database
 from ..times import format_time
-from .moves import chain, path_at
+from .moves import chain, departures, path_at
 
 
 def read_note(db: Database, namespace: str, note: str, as_of: int | None,
@@ -28,7 +28,10 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
             raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when} "
                            "(give COLLECTION/path.md, as in memory IDs)")
         moves = chain(db, namespace, note)
-    return replace(view, note=note, path_then=then if then != note else None, moves=moves)
+        went = (next((m for m in departures(db, namespace, then)
+                      if m.known_at == view.known_at), None) if view.deleted else None)
+    return replace(view, note=note, path_then=then if then != note else None, moves=moves,
+                   moved_to=went)
 
 
 def section_lines(db: Database, namespace: str, note: str, as_of: int | None,

@@ -113,9 +113,7 @@ class Pages:
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
         times = sorted({r.known_at for r in timeline.revisions})
-        # a note deleted by moving away: where it went, from the move of that instant
-        went = next((m for m in timeline.moved_away if view.deleted
-                     and m.known_at == view.known_at), None)
+        went = view.moved_to  # a note deleted by moving away: where it went
 
         def resolve(targets: list[tuple[str, bool]]):
             return store.resolve_links(note, targets, namespace=self.namespace, as_of=as_of)

@@ -56,8 +56,9 @@ DATA = HERE / "data" / "help_questions.json"
 LIMIT = 5  # memory_search's default
 KINDS = ("howto", "where", "trouble", "paraphrase", "keywords", "question-form")
 SPLITS = ("dev", "heldout")
-# Questions also have a third set, written after every ranking choice and run once to report.
-QUESTION_SPLITS = SPLITS + ("fresh",)
+# Questions also have a third set, written after every ranking choice and run once to
+# report, and a second development set (dev2), written later still.
+QUESTION_SPLITS = SPLITS + ("fresh", "dev2")
 
 # Function words: a query word in this list is not a "content word" (paraphrase check,
 # filler results that share only these with the question).

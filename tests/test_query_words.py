@@ -390,3 +390,23 @@ def test_words_of_other_scripts_are_never_taken_for_made_up_ones(tmp_path):
             assert ids(fast)[0] == first and ids(fast) == ids(ref)
         assert not store.search("Kwibblesoft борщ", namespace="n")  # a Latin one still is
         assert not store.search_reference("Kwibblesoft борщ", namespace="n")
+
+
+def test_a_word_is_found_with_or_without_a_prefix_written_onto_it(tmp_path):
+    """Arabic writes its article and some conjunctions onto the next word, Hebrew its
+    one-letter words: a word no row holds is searched in the form some row holds, with
+    or without such a prefix, on both paths; the snippet marks the form found."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.remember("ar#مكيف", "نظف الفلتر كل شهر.", namespace="n")
+        store.remember("he#השקה", "ההשקה תהיה ביום שלישי באילת.", namespace="n")
+        for query, first, marked in [("فلتر", "ar#مكيف", "**الفلتر**"),
+                                     ("والفلتر", "ar#مكيف", "**الفلتر**"),
+                                     ("מתי השקה", "he#השקה", "**ההשקה**"),
+                                     ("אילת", "he#השקה", "**באילת**")]:
+            fast = store.search(query, namespace="n", snippets=True)
+            ref = store.search_reference(query, namespace="n")
+            assert ids(fast)[:1] == [first] and ids(fast) == ids(ref), query
+            assert marked in fast[0].snippet.text, (query, fast[0].snippet.text)
+        assert not store.search("ملف", namespace="n")  # no form of it is held

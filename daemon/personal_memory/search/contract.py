@@ -159,7 +159,7 @@ def _unheld_words(db, words: str, unheld: set[str]):
     term, digits and all ("juxzac318")."""
     seen: set[str] = set()
     for word, term in db.term_spans(words):
-        if term in unheld and term not in seen and not _UNSPACED.search(word):
+        if term in unheld and term not in seen and not UNSPACED.search(word):
             seen.add(term)
             yield word, term
 
@@ -177,7 +177,7 @@ def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
         return
     # A number is never a made-up word; nor is a pair of characters of a script written
     # without spaces (what the index makes of 締め切り), which is no word to judge.
-    real = {t for t in unheld if t.isdigit() or _UNSPACED.search(t)}
+    real = {t for t in unheld if t.isdigit() or UNSPACED.search(t)}
     yield from real
     rest: dict[str, None] = {}
     for word, term in _unheld_words(db, words, unheld - real):
@@ -213,7 +213,7 @@ MADE_UP_MARGIN = 0.03
 MADE_UP_QUERY_TERMS = 4
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
 # Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
-_UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
+UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
 
 
 def latin(word: str) -> bool:
@@ -263,44 +263,6 @@ def _spelled_like_held(db, term: str, held: Callable[[list[str]], set[str]]) -> 
     typos = [t for t in db.terms_like(term, most)
              if t != term and t[:1] == term[:1] and near(term, t, most)]
     return bool(typos) and bool(held(typos))
-
-
-# A word no row holds that is two words some row holds written as one
-# ("Dateiwiederherstellung", "Studentenrabatt": Student-en-Rabatt) is searched as its
-# parts too: each of at least COMPOUND_PART letters, the first maybe followed by a letter
-# or two that join words in German (docs/data-model.md#ranking).
-COMPOUND_PART = 4
-COMPOUND_LONGEST = 40  # a longer run of letters is no word to take apart
-_JOINS = ("", "s", "n", "en", "es", "e")
-
-
-def compound_parts(db, terms: list[str], held: set[str],
-                   held_in: Callable[[list[str]], set[str]]) -> dict[str, tuple[str, str]]:
-    """Each of the query's ``terms`` that no row it ranks holds (``held``: those some row
-    holds) and that is two terms some row holds written together, with those two (the
-    first such split, the shortest first part first); ``held_in(terms)``: which of these
-    terms a row it ranks holds. Terms of letters alone, in a script written with spaces."""
-    stop = stop_terms(db)
-    found: dict[str, tuple[str, str]] = {}
-    for term in terms:
-        if (term in held or not 2 * COMPOUND_PART <= len(term) <= COMPOUND_LONGEST
-                or not term.isalpha() or _UNSPACED.search(term)):
-            continue
-        splits = [(head[:len(head) - len(join)], term[i:])
-                  for i in range(COMPOUND_PART, len(term) - COMPOUND_PART + 1)
-                  for head in (term[:i],) for join in _JOINS
-                  if head.endswith(join) and len(head) - len(join) >= COMPOUND_PART]
-        splits = [(a, b) for a, b in splits if a not in stop and b not in stop]
-        have = held_in(sorted({part for pair in splits for part in pair})) if splits else ()
-        pick = next(((a, b) for a, b in splits if a in have and b in have), None)
-        if pick:
-            found[term] = pick
-    return found
-
-
-def with_parts(terms: list[str], parts: dict[str, tuple[str, str]]) -> list[str]:
-    """The terms to rank by: the query's, then its compounds' parts (once each)."""
-    return list(dict.fromkeys([*terms, *(p for pair in parts.values() for p in pair)]))
 
 
 def made_up_word(db, words: str, terms: list[str], unheld: set[str],

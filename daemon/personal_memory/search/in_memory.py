@@ -25,13 +25,14 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import (Ranked, Semantic, compound_parts, has_tag, keyword_terms, left_out,
-                       made_up_word, mostly_unknown, no_answer, padding_floor, piece_lines,
-                       query_terms, text_filtered, with_parts)
+from .contract import (Ranked, Semantic, has_tag, keyword_terms, left_out, made_up_word,
+                       mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
+                       text_filtered)
 from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
 from .screening import CosineScreen, fuse_ranked
+from .variants import with_parts, word_parts
 
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
@@ -429,7 +430,7 @@ class SearchIndex:
                                               np.array(kept, dtype=np.int64)))
         terms = keyword_terms(db, query.words)
         bm_pos, bm_score, held = self.bm25(db, winners, terms)
-        parts = compound_parts(db, terms, held, lambda some: self.held(db, winners, some))
+        parts = word_parts(db, terms, held, lambda some: self.held(db, winners, some))
         ranked_by = with_parts(terms, parts)
         if parts:
             bm_pos, bm_score, _ = self.bm25(db, winners, ranked_by)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, compound_parts, cosines, fuse, keyword_terms,
-                       left_out, made_up_word, mostly_unknown, no_answer, padding_floor,
-                       piece_lines, rankable, text_filtered, with_parts)
+from .contract import (Ranked, Semantic, cosines, fuse, keyword_terms, left_out,
+                       made_up_word, mostly_unknown, no_answer, padding_floor, piece_lines,
+                       rankable, text_filtered)
+from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
 
@@ -57,7 +58,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         weights = (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT)
         bm25 = db.bm25_over(list(rows), terms, weights)
         held = db.terms_held(list(rows), terms) if bm25 else set()
-        parts = compound_parts(db, terms, held, lambda some: db.terms_held(list(rows), some))
+        parts = word_parts(db, terms, held, lambda some: db.terms_held(list(rows), some))
         ranked_by = with_parts(terms, parts)
         if parts:
             bm25 = db.bm25_over(list(rows), ranked_by, weights)

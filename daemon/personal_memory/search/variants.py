@@ -1,0 +1,88 @@
+"""Forms of a query word that no visible row holds, searched as the held words they are
+made of: two words written as one (German compounds) and a word with a prefix written
+onto it (Arabic's article and conjunctions, Hebrew's). docs/data-model.md#ranking"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .contract import UNSPACED, stop_terms
+
+# Two words some row holds written as one ("Dateiwiederherstellung", "Studentenrabatt":
+# Student-en-Rabatt): each of at least COMPOUND_PART letters, the first maybe followed by
+# a letter or two that join words in German.
+COMPOUND_PART = 4
+COMPOUND_LONGEST = 40  # a longer run of letters is no word to take apart
+_JOINS = ("", "s", "n", "en", "es", "e")
+
+# Prefixes written onto the next word, longest first: Arabic's article and the
+# conjunctions and prepositions before it, Hebrew's one-letter words (and, the, in, to,
+# from, that, as) and their pairs. A word is found with or without one ("فلتر" finds
+# "الفلتر", "ההשקה" finds "השקה"), when at least PREFIXED_REST letters stay.
+_PREFIXES = {
+    "arabic": ("وال", "بال", "فال", "كال", "لل", "ال", "و", "ف", "ب", "ك", "ل"),
+    "hebrew": ("וה", "וב", "ול", "ומ", "וש", "שה", "מה", "כש", "ה", "ו", "ב", "כ", "ל", "מ",
+               "ש"),
+}
+PREFIXED_REST = 3
+PREFIXED_FORMS = 3  # at most this many held forms searched for one word
+
+
+def _script(term: str) -> str | None:
+    first = term[:1]
+    if "\u0600" <= first <= "\u06ff":
+        return "arabic"
+    if "\u0590" <= first <= "\u05ff":
+        return "hebrew"
+    return None
+
+
+def _splits(term: str, stop: frozenset[str]) -> list[tuple[str, str]]:
+    """The ways ``term`` is two words written together, the shortest first part first."""
+    if not 2 * COMPOUND_PART <= len(term) <= COMPOUND_LONGEST or not term.isalpha() \
+            or UNSPACED.search(term):
+        return []
+    out = [(head[:len(head) - len(join)], term[i:])
+           for i in range(COMPOUND_PART, len(term) - COMPOUND_PART + 1)
+           for head in (term[:i],) for join in _JOINS
+           if head.endswith(join) and len(head) - len(join) >= COMPOUND_PART]
+    return [(a, b) for a, b in out if a not in stop and b not in stop]
+
+
+def _prefixed(term: str) -> list[str]:
+    """``term`` without a prefix written onto it, and with each, in its script."""
+    prefixes = _PREFIXES.get(_script(term) or "", ())
+    bare = [term[len(p):] for p in prefixes
+            if term.startswith(p) and len(term) - len(p) >= PREFIXED_REST]
+    return bare + ([p + term for p in prefixes] if len(term) >= PREFIXED_REST else [])
+
+
+def word_parts(db, terms: list[str], held: set[str],
+               held_in: Callable[[list[str]], set[str]]) -> dict[str, tuple[str, ...]]:
+    """Each of the query's ``terms`` that no row it ranks holds (``held``: those some row
+    holds) and that is made of terms some row holds, with those: two words written
+    together (the first such split, the shortest first part first), or the word with or
+    without a prefix written onto it (up to :data:`PREFIXED_FORMS`, in the order
+    tried). ``held_in(terms)``: which of these terms a row it ranks holds."""
+    stop = stop_terms(db)
+    splits, forms = {}, {}
+    for term in terms:
+        if term not in held and term not in stop:
+            splits[term] = _splits(term, stop)
+            forms[term] = [f for f in _prefixed(term) if f not in stop]
+    asked = {p for pairs in splits.values() for pair in pairs for p in pair}
+    asked.update(f for found in forms.values() for f in found)
+    have = held_in(sorted(asked)) if asked else set()
+    out: dict[str, tuple[str, ...]] = {}
+    for term in splits:
+        pick = next((pair for pair in splits[term] if set(pair) <= have), None)
+        kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[:PREFIXED_FORMS]
+        if pick or kept:
+            out[term] = pick or kept
+    return out
+
+
+def with_parts(terms: list[str], parts: dict[str, tuple[str, ...]]) -> list[str]:
+    """The terms to rank by: the query's, then the held words its other words are made
+    of (once each)."""
+    return list(dict.fromkeys([*terms, *(p for found in parts.values() for p in found)]))

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shlex
+import sqlite3
 import subprocess
 import sys
 
@@ -144,6 +145,21 @@ def test_doctor(tmp_path):
     ok("--db", db, "init")
     human = ok("--db", db, "doctor").stdout
     assert "All good." in human and "integrity ok" in human
+    assert "[  ok] search index   built by this version's rules" in human
+    # An index an earlier version built: a warning, until a writer rebuilds it.
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = 'nfkc+no-format+no-points+cjk-hangul-sea-bigrams' "
+                 "WHERE key = 'text_version'")
+    conn.commit()
+    conn.close()
+    old = json.loads(ok("--db", db, "doctor", "--json").stdout)
+    index = {c["name"]: c for c in old["checks"]}["search index"]
+    assert index["status"] == "warn" and "memory sync" in index["detail"] and old["ok"]
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("one note\n")
+    assert "1 file scanned" in ok("--db", db, "sync", vault).stdout
+    assert "[  ok] search index" in ok("--db", db, "doctor").stdout
     bad = tmp_path / "bad.db"
     bad.write_text("garbage " * 500)
     p = run_memory("--db", bad, "doctor", "--json")

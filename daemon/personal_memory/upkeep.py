@@ -143,7 +143,8 @@ class Upkeep:
                                                          r.memory_id, r.known_at) for r in
                                             self._db.known_after(now + CLOCK_TOLERANCE_US)],
                           clock_behind_by_seconds=clock.behind_seconds,
-                          newest_known_at=clock.newest_known_at, clock=clock)
+                          newest_known_at=clock.newest_known_at, clock=clock,
+                          index_current=self._db.index_is_current())
 
     def repair_clock(self) -> ClockRepair:
         """Make each note what its last sync recorded again where an earlier version

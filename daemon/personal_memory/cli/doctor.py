@@ -68,6 +68,11 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                         f"{db_path} ({health.revisions} revisions, integrity {integrity})"))
     checks.append(Check("schema", "ok", f"v{health.schema_version} "
                         f"(current is v{health.supported_schema_version})"))
+    checks.append(Check("search index", "ok", "built by this version's rules")
+                  if health.index_current else
+                  Check("search index", "warn", "built by an earlier version's rules: "
+                        "searches read it that way until the daemon or 'memory sync' "
+                        "rebuilds it (once, from the stored revisions, which stay as they are)"))
     checks.append(_clock(health))
     if model is not None:
         pending = health.pending_vectors

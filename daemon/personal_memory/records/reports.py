@@ -58,7 +58,8 @@ class SyncReport(Record):
         return bool(self.chunks_added or self.chunks_changed or self.chunks_tombstoned)
 
     def summary(self) -> str:
-        text = (f"{self.files_scanned} files scanned, {self.files_imported} imported, "
+        text = (f"{self.files_scanned} file{'' if self.files_scanned == 1 else 's'} "
+                f"scanned, {self.files_imported} imported, "
                 f"{self.files_removed} removed")
         if self.files_moved:
             text += f", {self.files_moved} moved"
@@ -225,6 +226,7 @@ class Health(Record):
     clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
     newest_known_at: str | None = None
     clock: ClockStatus | None = None
+    index_current: bool = True  # built by this version's rules (else the next writer rebuilds it)
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,7 @@ class Connection:
             self.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
                 self._migrate(version)
-            if self.tokenizer != TOKENIZER or self.text_version != TEXT_VERSION:
+            if not self.index_is_current():
                 self._reindex()
             if self.meta("database_id") is None:  # files made before it was recorded
                 with self.transaction():
@@ -268,6 +268,11 @@ class Connection:
                 self.conn.execute(MIGRATIONS[step])
             self.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.schema = SCHEMA_VERSION
+
+    def index_is_current(self) -> bool:
+        """Whether the full-text index was built by this version's tokenizer and text rule
+        (a reader of an older one reads it its way until a writer re-indexes it)."""
+        return self.tokenizer == TOKENIZER and self.text_version == TEXT_VERSION
 
     def normalize(self, text: str) -> str:
         """Text as this file's index holds it (its recorded normalisation)."""

@@ -6,6 +6,7 @@ on this fixed fixture."""
 import asyncio
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -308,7 +309,7 @@ def test_the_parts_of_a_long_section_come_back_as_one_result(tmp_path):
     notes = per_note.structured_content["results"]
     assert [h["note"] for h in notes] == ["vault/coast.md", "vault/inland.md"]
     assert elsewhere(notes[0]) > elsewhere(hits[0])  # the parts and the Harbour
-    assert "\n   lines " in per_note.content[0].text  # another matching section, shown
+    assert re.search(r"\n   lines? \d", per_note.content[0].text)  # another section, shown
 
 
 def test_a_folder_filter_that_names_no_folder_is_said(vault_db):

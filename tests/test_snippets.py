@@ -98,7 +98,7 @@ def test_an_announcing_line_brings_the_step_after_a_blank_line(tmp_path):
     snip = search(tmp_path, text, "keyboard shortcut palette")
     shown = snip.text.replace("**", "")
     assert shown.endswith("To run a command from the palette:\n1. Press `Ctrl+P` to open "
-                          "the palette.")  # the long line shows its first sentence
+                          "the palette. …")  # the long line's first sentence, and more
     assert (snip.line_start, snip.line_end) == (3, 7)
 
 
@@ -361,3 +361,45 @@ def test_a_question_marks_its_content_words_not_its_stop_words_in_the_cli_and_mc
     assert want in answer.content[0].text
     assert not any(f"**{w}**" in answer.content[0].text.casefold()
                    for w in ("what", "is", "the", "to")), answer.content[0].text
+
+
+def test_a_long_line_is_cut_between_words_never_inside_one(tmp_path):
+    """A line longer than the snippet's width is shown as a window around its match; the
+    window starts and ends between words, so "11–25 April" never shows as "…5 April"."""
+    words = " ".join(f"w{i:03d}xyz" for i in range(60))
+    for pad in range(0, 40, 3):  # the cut falls at every place within the words
+        line = "x" * pad + " " + words + " Trip 11–25 April 2026 skiing in Austria " + words
+        (tmp_path / str(pad)).mkdir()
+        snip = search(tmp_path / str(pad), f"# Trips\n\n{line}\n", "skiing")
+        shown = snip.text.removeprefix("…").removesuffix("…")
+        assert "**skiing**" in snip.text
+        first, last = shown.split()[0], shown.split()[-1]
+        assert first in line.split() and last in line.split(), (pad, first, last)
+
+
+def test_a_line_cut_after_a_sentence_says_that_more_follows(tmp_path):
+    text = ("# Contacts\n\nThe accountant booked every year for the tax return is\n"
+            "Joanna Hale of Hale and Co. in Bristol, who has done it since 2019 and knows "
+            "the rental flat. " + "Fee 350 pounds a year, paid in January by invoice. " * 4
+            + "\n")
+    snip = search(tmp_path, text, "accountant booked")
+    assert "Hale" in snip.text and snip.text.endswith(" …"), snip.text
+
+
+def test_a_long_note_names_a_few_of_its_other_places_and_counts_the_rest(tmp_path):
+    sections = "".join(f"## Part {i}\n\nThe lighthouse keeper wrote entry {i}.\n\n"
+                       for i in range(20))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "log.md").write_text(f"# Log\n\n{sections}")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)])
+        found = s.search("lighthouse keeper", namespace="notes", snippets=True,
+                         group="note")
+    (first,) = found
+    assert len(first.also) > render.ALSO_SHOWN  # every place, in the record
+    text = render.hits(found, "lighthouse keeper")
+    named = text.split("(also lines ")[1].split(")")[0]
+    assert named.endswith(f" and {len(first.also) - render.ALSO_SHOWN} more")
+    assert named.count(",") == render.ALSO_SHOWN - 1
+    assert "\n   line " in text  # a 'more' section of one line says line, not lines

@@ -74,6 +74,21 @@ def span(first: int, last: int) -> str:
     return f"{first}" if first == last else f"{first}-{last}"
 
 
+# A result names at most this many of the other places its note matched (a long note
+# can match in dozens); the rest are counted.
+ALSO_SHOWN = 8
+
+
+def _also(spans) -> str:
+    """" (also lines 6, 22-24)" for a result's other matching places, or nothing."""
+    if not spans:
+        return ""
+    word = "line" if len(spans) == 1 and spans[0][0] == spans[0][1] else "lines"
+    rest = len(spans) - ALSO_SHOWN
+    return (f" (also {word} " + ", ".join(span(a, b) for a, b in spans[:ALSO_SHOWN])
+            + (f" and {rest} more" if rest > 0 else "") + ")")
+
+
 def named_by_file(r: SearchResult) -> bool:
     """Whether a result's title only repeats its note's file name (Obsidian's titles)."""
     return bool(r.title and r.note and r.note.rsplit("/", 1)[-1] == r.title + ".md")
@@ -101,8 +116,7 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
     lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({shown}):"]
     for i, r in enumerate(found, 1):
         head = heading(r, file_titles)
-        also = (" (also lines " + ", ".join(span(a, b) for a, b in r.also) + ")"
-                if r.also else "")
+        also = _also(r.also)
         lines.append(f"{i}. {place(r)}{also}" + (f" — {head}" if head else "")
                      + f" (known {when(r.known_at)}"
                      + (f", score {r.score:.3f})" if scores else ")"))
@@ -111,8 +125,11 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
         for m in r.more:  # more of the same note: its next-best sections
             where = span(m.snippet.line_start, m.snippet.line_end) \
                 if m.snippet.line_start is not None else name(m.memory_id)
-            lines.append(f"   lines {where}" + (f" — {' › '.join(m.heading_path)}"
-                                                if m.heading_path else "") + ":")
+            single = m.snippet.line_start is not None and \
+                m.snippet.line_start == m.snippet.line_end
+            lines.append(f"   {'line' if single else 'lines'} {where}"
+                         + (f" — {' › '.join(m.heading_path)}" if m.heading_path else "")
+                         + ":")
             lines += [f"   {line}" for line in m.snippet.text.split("\n")]
         for e in r.embeds:
             lines.append(f"   [embedded from {name(e.source or e.note)}]")

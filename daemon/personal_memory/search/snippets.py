@@ -135,6 +135,23 @@ def _score(line: str, spans: list[tuple[int, int]],
     return (sum(1 for w in words if fresh(w)), len(words), len(spans))
 
 
+def _window(line: str, at: int) -> tuple[int, int]:
+    """Where to cut a line longer than :data:`WIDTH` around its match at ``at``: between
+    words, never inside one ("11–25 April" must not show as "…5 April"), keeping the
+    match's start; a run without spaces (Chinese) is cut where it falls."""
+    begin = max(0, min(at - WIDTH // 3, len(line) - WIDTH))
+    end = min(len(line), begin + WIDTH)
+    if begin and not line[begin - 1].isspace():
+        space = line.find(" ", begin, max(begin, at))
+        if space != -1:
+            begin = space + 1
+    if end < len(line) and not line[end].isspace():
+        space = line.rfind(" ", max(begin, at) + 1, end)
+        if space != -1:
+            end = space
+    return begin, end
+
+
 def _first_part(line: str, room: int) -> int | None:
     """How much of ``line`` to show in ``room`` characters: through its first sentence's
     end when that fits, else up to the last space (None when too little would show)."""
@@ -239,14 +256,14 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
         if i == hi and cut:  # the first part of the line that finishes the snippet
             shown = line[:cut].rstrip()
             spans = [(a, b) for a, b in spans if b <= len(shown)]
-            line = shown if shown.endswith(_ENDS) else shown + "…"
+            # what is left out is always said, after a sentence's end too ("Hale & Co. …")
+            line = shown + (" …" if shown.endswith(_ENDS) else "…")
         elif len(line) > WIDTH:  # one long line: a window around its first match
             at = found[i][0][0] if found[i] else 0
-            begin = max(0, min(at - WIDTH // 3, len(line) - WIDTH))
-            piece = line[begin:begin + WIDTH]
-            spans = [(s - begin, e - begin) for s, e in spans
-                     if s >= begin and e <= begin + WIDTH]
-            line = ("…" if begin else "") + piece + ("…" if begin + WIDTH < len(lines[i]) else "")
+            begin, end = _window(line, at)
+            piece = line[begin:end]
+            spans = [(s - begin, e - begin) for s, e in spans if s >= begin and e <= end]
+            line = ("…" if begin else "") + piece + ("…" if end < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
         parts.append(mark(line, spans))
     text = "\n".join(p for p in parts if p.strip())

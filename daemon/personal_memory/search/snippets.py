@@ -126,13 +126,14 @@ def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:
     return terms & set(db.tokens(heading)) if heading.strip() else set()
 
 
-def _score(line: str, spans: list[tuple[int, int]],
-           fresh: Callable[[str], bool]) -> tuple[int, int, int]:
+def _score(line: str, spans: list[tuple[int, int]], fresh: Callable[[str], bool],
+           term: Callable[[str], str]) -> tuple[int, int]:
     """A line's claim to the snippet: the query words it holds that its headings do not
-    name (``fresh``), then all the words it holds, then how often (distinct words as
-    typed)."""
-    words = {line[s:e].casefold() for s, e in spans}
-    return (sum(1 for w in words if fresh(w)), len(words), len(spans))
+    name (``fresh``), then all the words it holds. A word is its term (``term``:
+    "meetings" is "meeting" again, not one more word), and how often a line repeats it
+    counts for nothing ("5 meetings" is no better answer than "the carousel")."""
+    words = {term(line[s:e].casefold()) for s, e in spans}
+    return (sum(1 for w in words if fresh(w)), len(words))
 
 
 def _window(line: str, at: int) -> tuple[int, int]:
@@ -198,12 +199,18 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     found = [_matches(db, line, wanted) for line in lines]
     named = _named(db, rev, wanted)
     unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
+    terms_of: dict[str, str] = {}
 
-    def fresh(word: str) -> bool:
-        if word not in unnamed:
-            unnamed[word] = not named or not set(db.tokens(word)) <= named
-        return unnamed[word]
-    scores = [_score(line, spans, fresh) for line, spans in zip(lines, found)]
+    def term(word: str) -> str:
+        if word not in terms_of:
+            terms_of[word] = " ".join(db.tokens(word)) or word
+        return terms_of[word]
+
+    def fresh(found_term: str) -> bool:
+        if found_term not in unnamed:
+            unnamed[found_term] = not named or not set(found_term.split()) <= named
+        return unnamed[found_term]
+    scores = [_score(line, spans, fresh, term) for line, spans in zip(lines, found)]
     matched = None
     if piece is not None:  # the piece's lines, as lines of the text after its context
         matched = (max(piece[0] - 1 - context, 0), min(piece[1] - 1 - context, len(lines) - 1))

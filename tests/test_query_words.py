@@ -6,6 +6,7 @@ still searches for them."""
 import unicodedata
 
 import pytest
+from ground_truth import ToyEmbedder
 from hypothesis import event, example, given, settings, strategies as st
 
 from personal_memory import MemoryStore
@@ -32,6 +33,19 @@ NOTES = {
     "ar#حديقة": "الحديقة أجمل في الصيف عندما تتفتح الورود.",
     "ar#قطار": "القطار إلى الساحل يغادر في التاسعة.",
 }
+
+
+class WordsDecide(ToyEmbedder):
+    """The toy model with a bar no row reaches (only the words decide) and long words
+    cut into many pieces (they look unknown to it)."""
+
+    @staticmethod
+    def no_answer_below(rows: int) -> float:
+        return 0.99
+
+    @staticmethod
+    def word_pieces(word: str) -> int:
+        return 3 if len(word) >= 6 else 1
 
 
 def keyword_store(tmp_path):
@@ -159,18 +173,7 @@ def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_do
     whatever the word's case; a typo of a held word (its first letter kept: "vroom" is
     no typo of "room"), a longer form of one, a long question and a word of a script
     written without spaces are answered."""
-    from ground_truth import ToyEmbedder
-
-    class Pieces(ToyEmbedder):
-        @staticmethod
-        def no_answer_below(rows: int) -> float:
-            return 0.99  # only the made-up rule and the words decide here
-
-        @staticmethod
-        def word_pieces(word: str) -> int:
-            return 3 if len(word) >= 6 else 1  # long words look unknown to this model
-
-    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.remember("ko#회의", "회의는 서울에서 열립니다.", namespace="n")
@@ -241,18 +244,7 @@ def test_a_word_written_after_a_search_counts_at_the_next_one(tmp_path):
     """The typo candidates a search reads are kept until the file changes: a note that
     brings a word spelled like the made-up one (two letters swapped) makes it a known
     word's typo at once."""
-    from ground_truth import ToyEmbedder
-
-    class Pieces(ToyEmbedder):
-        @staticmethod
-        def no_answer_below(rows: int) -> float:
-            return 0.99
-
-        @staticmethod
-        def word_pieces(word: str) -> int:
-            return 3 if len(word) >= 6 else 1
-
-    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.embed_pending()
@@ -275,19 +267,8 @@ def test_both_paths_agree_on_made_up_words_in_any_query(tmp_path_factory, parts)
     """Whatever a short query holds (digits inside words, marks, scripts without spaces,
     punctuation), the made-up-word rules decide alike on both paths and never fail; a word
     the reply names is a word of the query."""
-    from ground_truth import ToyEmbedder
-
-    class Model(ToyEmbedder):
-        @staticmethod
-        def no_answer_below(rows: int) -> float:
-            return 0.99  # the words decide
-
-        @staticmethod
-        def word_pieces(word: str) -> int:
-            return 3 if len(word) >= 6 else 1  # long words look unknown to this model
-
     query = " ".join(parts)
-    with MemoryStore.open(tmp_path_factory.mktemp("w") / "m.db", embedder=Model()) as store:
+    with MemoryStore.open(tmp_path_factory.mktemp("w") / "m.db", embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.embed_pending()
@@ -315,18 +296,7 @@ def test_two_held_words_written_as_one_are_searched_as_their_parts(tmp_path):
     (German joins them, with "en" or "s" between at times) finds the rows holding its
     parts, on both paths, and is no made-up word; at a cutoff before one part was known
     it is a word like any other no row holds. A made-up word is not taken apart."""
-    from ground_truth import ToyEmbedder
-
-    class Pieces(ToyEmbedder):
-        @staticmethod
-        def no_answer_below(rows: int) -> float:
-            return 0.99  # only the words decide here
-
-        @staticmethod
-        def word_pieces(word: str) -> int:
-            return 3 if len(word) >= 6 else 1
-
-    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.remember("de#Datei", "Eine gelöschte Datei findest du im Papierkorb.",
@@ -362,18 +332,7 @@ def test_words_of_other_scripts_are_never_taken_for_made_up_ones(tmp_path):
     so only a Latin word can be a made-up one; and pairs of characters of a script
     written without spaces (締め切り's) never count as unknown words: a query holding the
     note's own words is answered, on both paths."""
-    from ground_truth import ToyEmbedder
-
-    class Pieces(ToyEmbedder):
-        @staticmethod
-        def no_answer_below(rows: int) -> float:
-            return 0.99  # only the words decide here
-
-        @staticmethod
-        def word_pieces(word: str) -> int:
-            return 3 if len(word) >= 6 else 1
-
-    with MemoryStore.open(tmp_path / "m.db", embedder=Pieces()) as store:
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.remember("ru#Борщ", "Борщ варят два часа.", namespace="n")

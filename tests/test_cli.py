@@ -148,8 +148,8 @@ def test_doctor(tmp_path):
     assert "[  ok] search index   built by this version's rules" in human
     # An index an earlier version built: a warning, until a writer rebuilds it.
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE meta SET value = 'nfkc+no-format+no-points+cjk-hangul-sea-bigrams' "
-                 "WHERE key = 'text_version'")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'text_version'",
+                 ("nfkc+no-format+no-points+cjk-hangul-sea-bigrams",))
     conn.commit()
     conn.close()
     old = json.loads(ok("--db", db, "doctor", "--json").stdout)

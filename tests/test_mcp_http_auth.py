@@ -157,7 +157,8 @@ def test_a_loopback_redirect_may_name_any_port(server):
                     token_endpoint_auth_method="none").json()
     r = httpx2.get(server.base + "/authorize", params={
         "response_type": "code", "client_id": app["client_id"], "code_challenge":
-        challenge, "code_challenge_method": "S256", "redirect_uri": "https://app.example:8443/cb"})
+        challenge, "code_challenge_method": "S256",
+        "redirect_uri": "https://app.example:8443/cb"})
     assert r.status_code == 400, r.text  # only loopback ports are free
 
 

@@ -47,7 +47,8 @@ def test_a_renamed_note_is_read_under_its_old_path_before_the_move(tmp_path):
     old = "vault/Teams/Commercial license.md"
     with MemoryStore.open(db, embedder="none") as store:
         gone = store.read(old, namespace="notes")
-        assert gone.deleted and (gone.moved_to.old_note, gone.moved_to.new_note) == (old, new)
+        assert gone.deleted
+        assert (gone.moved_to.old_note, gone.moved_to.new_note) == (old, new)
         assert gone.moved_to.known_at.startswith("2025-03-01")
         assert store.read(old, namespace="notes", as_of="2025-02-15").moved_to is None
     out = run_memory("--db", db, "read", old).stdout

@@ -268,7 +268,8 @@ def test_both_paths_agree_on_made_up_words_in_any_query(tmp_path_factory, parts)
     punctuation), the made-up-word rules decide alike on both paths and never fail; a word
     the reply names is a word of the query."""
     query = " ".join(parts)
-    with MemoryStore.open(tmp_path_factory.mktemp("w") / "m.db", embedder=WordsDecide()) as store:
+    db = tmp_path_factory.mktemp("w") / "m.db"
+    with MemoryStore.open(db, embedder=WordsDecide()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n")
         store.embed_pending()

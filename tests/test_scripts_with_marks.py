@@ -155,7 +155,8 @@ def test_letters_typed_as_another_find_the_word_and_are_marked_as_written(tmp_pa
         "da.md": "# Have\n\nVi søger en gartner.\n"})
     db = tmp_path / "m.db"
     with monkeypatch.context() as m:  # indexed by the rule before this one
-        m.setattr(connection, "TEXT_VERSION", "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
+        m.setattr(connection, "TEXT_VERSION",
+                  "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
         with MemoryStore.open(db, embedder="none") as store:
             store.sync([Folder.of(vault)])
     with MemoryStore.open(db, embedder="none", read_only=True) as reader:

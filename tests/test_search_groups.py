@@ -128,7 +128,7 @@ def test_a_bare_parent_heading_joined_to_a_section_does_not_make_it_worth_showin
     vault.mkdir()
     (vault / "cabin.md").write_text(
         "# The cabin\n\n"
-        "## Getting there\n\nTake the coastal rail to Elm Point, then the ferry at 9:40.\n\n"
+        "## Getting there\n\nTake the coastal rail to Elm Point, then the ferry.\n\n"
         "## Wifi\n\nThe wifi password is pinecone-42.\n\n"
         "## Firewood\n\nThe wifi router sits in the shed beside the firewood.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:

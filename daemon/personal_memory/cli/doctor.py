@@ -72,7 +72,8 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                   if health.index_current else
                   Check("search index", "warn", "built by an earlier version's rules: "
                         "searches read it that way until the daemon or 'memory sync' "
-                        "rebuilds it (once, from the stored revisions, which stay as they are)"))
+                        "rebuilds it (once, from the stored revisions, which stay as "
+                        "they are)"))
     checks.append(_clock(health))
     if model is not None:
         pending = health.pending_vectors

@@ -95,8 +95,9 @@ class Client(OAuthClientInformationFull):
     that keeps its registration gets another port the next time it starts."""
 
     def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        registered = self.redirect_uris or ()
         if redirect_uri is not None and any(
-                _same_but_port(str(redirect_uri), str(u)) for u in self.redirect_uris or ()):
+                _same_but_port(str(redirect_uri), str(u)) for u in registered):
             return redirect_uri
         return super().validate_redirect_uri(redirect_uri)
 

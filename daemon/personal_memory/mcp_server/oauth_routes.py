@@ -82,7 +82,8 @@ def _basic(header: str) -> tuple[str, str] | None:
     if not header.startswith("Basic "):
         return None
     try:
-        client_id, secret = base64.b64decode(header[6:], validate=True).decode().split(":", 1)
+        pair = base64.b64decode(header[6:], validate=True).decode()
+        client_id, secret = pair.split(":", 1)
     except (ValueError, UnicodeDecodeError, binascii.Error):
         return None
     return unquote(client_id), unquote(secret)

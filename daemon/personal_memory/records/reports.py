@@ -226,7 +226,8 @@ class Health(Record):
     clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
     newest_known_at: str | None = None
     clock: ClockStatus | None = None
-    index_current: bool = True  # built by this version's rules (else the next writer rebuilds it)
+    # the search index was built by this version's rules (else the next writer rebuilds it)
+    index_current: bool = True
 
 
 @dataclass(frozen=True)

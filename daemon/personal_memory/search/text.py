@@ -23,7 +23,8 @@ TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
-_UNFOLDED_VERSIONS = (*_CJK_ONLY_VERSIONS, "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
+_UNFOLDED_VERSIONS = (*_CJK_ONLY_VERSIONS,
+                      "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -139,7 +140,8 @@ def _word_and_bigrams(match: re.Match) -> str:
     return f" {run} " if len(run) <= 2 else f" {run} " + _pairs(run)
 
 
-def without_optional(text: str, version: str = TEXT_VERSION) -> tuple[str, list[int] | None]:
+def without_optional(text: str,
+                     version: str = TEXT_VERSION) -> tuple[str, list[int] | None]:
     """``text`` without the marks :func:`normalize_text` drops as optional (vowel points,
     variation selectors, nuktas) and with its letters folded as it folds them, and where
     each character kept stands in ``text`` (None when none is dropped)."""

@@ -74,6 +74,12 @@ def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp
                                  ("πότε ανθίζουν τα τριαντάφυλλα;", "el#Κήπος"),
                                  ("متى تتفتح الورود في الحديقة؟", "ar#حديقة")]:
             assert ids(store.search(question, namespace="n")) == [answer], question
+        # "how much" and "how many" ask; they name nothing a note is about
+        store.remember("much#Cost", "The train costs too much, and too many people take it.",
+                       namespace="n")
+        assert ids(store.search("how much is the bread?", namespace="n")) == ["recipes#Bread"]
+        assert ids(store.search("how many degrees for bread?", namespace="n")) == [
+            "recipes#Bread"]
 
 
 def test_names_and_english_words_that_are_function_words_elsewhere_still_count(tmp_path):

@@ -127,13 +127,12 @@ def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:
 
 
 def _score(line: str, spans: list[tuple[int, int]], fresh: Callable[[str], bool],
-           term: Callable[[str], str]) -> tuple[int, int]:
+           term: Callable[[str], str]) -> tuple[int, int, int]:
     """A line's claim to the snippet: the query words it holds that its headings do not
-    name (``fresh``), then all the words it holds. A word is its term (``term``:
-    "meetings" is "meeting" again, not one more word), and how often a line repeats it
-    counts for nothing ("5 meetings" is no better answer than "the carousel")."""
+    name (``fresh``), then all the words it holds, then how often. A word is its term
+    (``term``: "meetings" is "meeting" again, not one more word)."""
     words = {term(line[s:e].casefold()) for s, e in spans}
-    return (sum(1 for w in words if fresh(w)), len(words))
+    return (sum(1 for w in words if fresh(w)), len(words), len(spans))
 
 
 def _window(line: str, at: int) -> tuple[int, int]:

@@ -265,16 +265,26 @@ def _through(first: int, lines: list[str], embeds: list | None, line_of, pad: st
     return "\n".join(out)
 
 
-def note(view: NoteView, first: int, last: int, text: str, outline: bool = True) -> str:
-    """A note (or part of it) with line numbers; with ``outline``, its sections' line
-    spans first (the headings are in a whole note's text already)."""
+def gone(view: NoteView) -> str | None:
+    """The one line for a note no longer at its path by the cutoff: where it moved, or
+    when it was deleted; None for a note that is there."""
+    if not view.deleted:
+        return None
     shown = f" as of {moment(view.as_of)}" if view.as_of else ""
     then = f" (then {name(view.path_then)})" if view.path_then else ""
     if view.moved_to:
         return (f"{name(view.note)}{then}: moved to {name(view.moved_to.new_note)} at "
                 f"{when(view.moved_to.known_at)}{shown}.")
+    return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
+
+
+def note(view: NoteView, first: int, last: int, text: str, outline: bool = True) -> str:
+    """A note (or part of it) with line numbers; with ``outline``, its sections' line
+    spans first (the headings are in a whole note's text already)."""
     if view.deleted:
-        return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
+        return gone(view)
+    shown = f" as of {moment(view.as_of)}" if view.as_of else ""
+    then = f" (then {name(view.path_then)})" if view.path_then else ""
     total = len(view.text.split("\n")) - view.text.endswith("\n")
     head = [f"{name(view.note)} — {name(view.title)}{shown}{then} "
             f"(changed {when(view.changed_at)}); "

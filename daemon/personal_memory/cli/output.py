@@ -35,13 +35,10 @@ def results(found: SearchResults) -> str:
 
 
 def note(view: NoteView) -> str:
+    if view.deleted:
+        return render.gone(view)
     shown = f" as of {moment(view.as_of)}" if view.as_of else ""
     then = f" (then {name(view.path_then)})" if view.path_then else ""
-    if view.moved_to:
-        return (f"{name(view.note)}{then}: moved to {name(view.moved_to.new_note)} at "
-                f"{when(view.moved_to.known_at)}{shown}.")
-    if view.deleted:
-        return f"{name(view.note)}{then}: deleted at {when(view.known_at)}{shown}."
     lines = [f"{name(view.note)} — {name(view.title)}{shown}{then} "
              f"(changed {when(view.changed_at)})"]
     for key in ("aliases", "tags"):

@@ -19,7 +19,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
                       WriteResult)
 from .search import grouping, reference, syntax
-from .search.contract import NO_WORDS, Ranked, Semantic, has_words, keyword_terms
+from .search.contract import NO_WORDS, Ranked, Semantic, has_words
 from .search.snippets import holds_a_word, with_snippets
 from .store import Database, capabilities
 from .timeline import moves, writes
@@ -231,8 +231,7 @@ class MemoryStore(Upkeep):
                                             semantic)
             worth_showing = None  # without snippets, no result shows more
             if snippets:
-                terms = (found.terms if found.terms is not None
-                         else keyword_terms(self._db, parsed.words))
+                terms = found.terms
                 flat = with_snippets(self._db, [r for g in rows for r in g], terms,
                                      namespace, cutoff, at)
                 it = iter(flat)

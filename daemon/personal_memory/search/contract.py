@@ -116,7 +116,7 @@ class Ranked:
     unembedded: int = 0
     no_answer: str | None = None
     left_out: int = 0  # unrelated rows the limit would have held (see fuse)
-    terms: list[str] | None = None  # the keyword terms ranked by (search/variants.py too)
+    terms: list[str] = field(default_factory=list)  # ranked by (search/variants.py too)
 
 
 NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")

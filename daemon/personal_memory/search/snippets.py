@@ -315,7 +315,7 @@ def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], boo
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                   as_of: int | None, valid_at: int) -> list:
     """The results with their snippets (the note layouts read once per note). ``terms``:
-    the keyword arm's (contract.keyword_terms), so stop words neither pull a snippet's
+    the terms the search ranked by (Ranked.terms), so stop words neither pull a snippet's
     line nor are marked."""
     from dataclasses import replace
 

@@ -339,3 +339,19 @@ def test_search_says_when_a_folder_filter_names_no_folder(tmp_path):
             '"Obsidian Sync" has a space: quote it, folder:"Obsidian Sync".') in out
     p = ok("--db", db, "search", 'folder:"Obsidian Sync"', "versions", "--json")
     assert len(json.loads(p.stdout)) == 1 and "Note:" not in p.stderr
+
+
+def test_search_names_the_words_no_result_holds(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "limits.md").write_text("# Limits\n\nSync keeps versions for a year.\n")
+    db = tmp_path / "m.db"
+    ok("--db", db, "sync", vault)
+    out = ok("--db", db, "search", "zorbleflux", "sync", "versions").stdout
+    assert out.splitlines()[0] == ("1 result for 'zorbleflux sync versions' (everything "
+                                   "known), none holding 'zorbleflux':")
+    p = ok("--db", db, "--json", "search", "zorbleflux", "sync", "versions")
+    assert len(json.loads(p.stdout)) == 1
+    assert "Note: no result holds 'zorbleflux'." in p.stderr
+    p = ok("--db", db, "--json", "search", "sync", "versions")
+    assert "no result holds" not in p.stderr

@@ -18,6 +18,7 @@ def same(fast, ref):
     assert [r.memory_id for r in fast] == [r.memory_id for r in ref]
     assert (fast.unembedded, fast.no_answer, fast.left_out) == (ref.unembedded, ref.no_answer,
                                                                 ref.left_out)
+    assert fast.missing == ref.missing
     for a, b in zip(fast, ref):
         assert a.revision_id == b.revision_id and abs(a.score - b.score) <= 1e-9
         assert a.bm25_rank == b.bm25_rank and a.cosine_rank == b.cosine_rank

@@ -79,6 +79,17 @@ def test_search_at_cutoffs_through_the_sdk(notes_db, mode):
     assert "quantitative" in results[0]["snippet"] and r.structured_content.get("full") is None
 
 
+def test_a_search_names_the_words_no_result_holds(notes_db):
+    """"vacation" is a real word the notes lack: the results rest on the others, and the
+    structured answer and its text say which word none of them holds."""
+    r = call(build_server(config(db=notes_db)), "memory_search",
+             {"query": "vacation prefer trading"})
+    assert not r.is_error and r.structured_content["missing"] == ["vacation"]
+    assert r.content[0].text.splitlines()[0].endswith(", none holding 'vacation':")
+    r = call(build_server(config(db=notes_db)), "memory_search", {"query": "prefer trading"})
+    assert "missing" not in r.structured_content  # the default ([]) is left out
+
+
 def test_tools_are_described_and_annotated(notes_db):
     tools = {t.name: t for t in list_tools(build_server(config(db=notes_db)))}
     assert set(tools) == READ_TOOLS

@@ -173,6 +173,45 @@ def test_a_word_of_the_models_vocabulary_the_notes_lack_is_not_taken_for_a_made_
                 assert ("de#Garten" if "Rosen" in query else "cabin#Wifi") in ids(fast)
 
 
+def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
+    """"vacation wifi" is answered by its held word and by meaning, and says that no
+    result holds "vacation" (as typed, once), on both paths; stop words, words found as
+    two held words and a word held at the cutoff are never named; an empty answer names
+    none. A word held only later is named at an earlier cutoff."""
+    from personal_memory import render
+
+    class Vocabulary(ToyEmbedder):
+        @staticmethod
+        def word_pieces(word: str) -> int:
+            return 1
+
+    with MemoryStore.open(tmp_path / "m.db", embedder=Vocabulary()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n", known_at="2025-01-01")
+        store.remember("cabin#Vacation", "A vacation at the cabin in July.", namespace="n",
+                       known_at="2025-06-01")
+        store.embed_pending()
+        for query, as_of, missing in [
+                ("Vacation WIFI vacation", "2025-02-01", ["Vacation"]),
+                ("vacation wifi", None, []),
+                ("what is the wifi password?", None, []),
+                ("Passwortgarten", None, []),  # Passwort + Garten, both held
+                ("wifi zorbleflux quintessa", None, ["zorbleflux", "quintessa"])]:
+            fast = store.search(query, namespace="n", as_of=as_of)
+            ref = store.search_reference(query, namespace="n", as_of=as_of)
+            assert fast and fast.missing == ref.missing == missing, query
+        found = store.search("vacation wifi", namespace="n", as_of="2025-02-01", limit=1)
+        assert render.hits(found, None).splitlines()[0] == (
+            "1 result (as of the end of 2025-02-01 (UTC)), none holding 'vacation':")
+        assert render.either(["a", "b", "c"]) == "'a', 'b' or 'c'"
+    with MemoryStore.open(tmp_path / "w.db", embedder=WordsDecide()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        empty = store.search("plonkify", namespace="n")
+        assert not empty and empty.no_answer and empty.missing == []
+
+
 def test_a_made_up_word_has_no_answer_on_both_paths_and_a_typo_of_a_held_word_does(tmp_path):
     """The made-up-word rule (in a short query, a word no ranked row holds, cut into many
     pieces, spelled like no held term) decides alike on the fast path and the reference,

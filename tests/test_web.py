@@ -372,6 +372,18 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
         assert "Launch plan" in urllib.request.urlopen(good, timeout=10).read().decode()
 
 
+def test_a_search_page_names_the_words_no_result_holds(vault_db):
+    vault, db = vault_db
+    with Page(db) as page:
+        ok = urllib.request.urlopen(page.url, timeout=10)
+        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        ask = urllib.request.Request(page.base + "/?q=vacation+launch+team", headers=cookie)
+        body = urllib.request.urlopen(ask, timeout=10).read().decode()
+        assert "Launch plan" in body and "none holding &#39;vacation&#39;" in body
+        ask = urllib.request.Request(page.base + "/?q=launch+team", headers=cookie)
+        assert "none holding" not in urllib.request.urlopen(ask, timeout=10).read().decode()
+
+
 def test_years_of_activity_become_at_most_ninety_clickable_periods():
     from personal_memory.records import Activity
     from personal_memory.web import pictures

@@ -287,7 +287,7 @@ class MemoryStore(Upkeep):
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
                              no_answer=found.no_answer, left_out=found.left_out,
-                             known_up_to=self.known_up_to())
+                             known_up_to=self.known_up_to(), missing=found.missing)
 
     def known_up_to(self) -> str | None:
         """On a replica, the newest knowledge it holds (it may lag the database); else None."""

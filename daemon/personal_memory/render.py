@@ -103,6 +103,12 @@ def heading(r: SearchResult, file_titles: bool = True) -> str:
     return " › ".join(parts)
 
 
+def either(words: list[str]) -> str:
+    """Words quoted for a sentence: "'a'", "'a' or 'b'", "'a', 'b' or 'c'"."""
+    quoted = [repr(w) for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 def hits(found: SearchResults, query: str | None, scores: bool = True,
          file_titles: bool = True) -> str:
     """A search as an assistant or a person reads it: one line of place, heading, time
@@ -113,7 +119,9 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
     if not found:
         return f"No results{asked} ({shown})." + (
             f" Nothing matched: {found.no_answer}." if found.no_answer else "")
-    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({shown}):"]
+    # a word no visible memory holds: the results match the query's other words or meaning
+    lacking = f", none holding {either(found.missing)}" if found.missing else ""
+    lines = [f"{len(found)} result{'' if len(found) == 1 else 's'}{asked} ({shown}){lacking}:"]
     for i, r in enumerate(found, 1):
         head = heading(r, file_titles)
         also = _also(r.also)

@@ -81,6 +81,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     replica_note(args, found.known_up_to, found.as_of)
     if found.no_answer:
         note(args, f"Nothing matched: {found.no_answer}.")
+    if found.missing and (args.json or args.full):  # else the first line says it
+        note(args, f"Note: no result holds {render.either(found.missing)}.")
     if found.left_out:
         note(args, f"{found.left_out} unrelated results left out (no word of the query, and "
              "not close enough in meaning).")

@@ -116,16 +116,17 @@ class Hit(Out):
 
 class SearchOutput(Positioned):
     query: str
-    as_of: str | None = Field(description="knowledge cutoff used; null means everything known")
+    as_of: str | None = Field(description="the cutoff used; null: everything known")
     valid_at: str = Field(description="the time the answer is about")
     count: int
     unembedded: int = Field(0, description="visible memories without a vector yet, ranked "
                             "by keywords alone")
-    hint: str | None = Field(None, description="why there are no results, when there are none")
+    hint: str | None = Field(None, description="why there are no results")
     left_out: int = Field(0, description="results left out: they share no word with the "
                           "query and are not close enough in meaning")
-    warnings: list[str] = Field([], description="about the query itself (a folder filter "
-                                "that names no folder)")
+    warnings: list[str] = Field([], description="about the query (a folder filter "
+                                "naming no folder)")
+    missing: list[str] = Field([], description="query words no result holds")
     results: list[Hit] = Field(description="best first")
     full: list[dict[str, Any]] | None = Field(
         None, description="with detail=full: each result's whole record and scores (the "
@@ -136,7 +137,8 @@ class SearchOutput(Positioned):
            full: bool) -> "SearchOutput":
         return cls(query=query, as_of=found.as_of, valid_at=found.valid_at, count=len(found),
                    unembedded=found.unembedded, hint=hint, left_out=found.left_out,
-                   warnings=list(found.warnings), results=[Hit.of(r) for r in found],
+                   warnings=list(found.warnings), missing=list(found.missing),
+                   results=[Hit.of(r) for r in found],
                    known_up_to=found.known_up_to,
                    full=[r.to_dict() for r in found] if full else None)
 

@@ -145,7 +145,8 @@ class SearchResults(list):
     that would only pad the list); ``earliest``, when nothing was known yet at the cutoff,
     the time the namespace's first knowledge arrived (None when it holds none);
     ``warnings``, lines about the query itself, such as a folder filter that names no
-    folder known at the cutoff.
+    folder known at the cutoff; ``missing``, the query's words (as typed) that no visible
+    memory holds, when there are results: they match its other words or its meaning.
     ``known_up_to``, on a replica, the newest knowledge it holds (None on the database
     itself): a cutoff after it may miss what the database learned since."""
 
@@ -153,9 +154,10 @@ class SearchResults(list):
                  semantic: str | None = None, unembedded: int = 0,
                  no_answer: str | None = None, left_out: int = 0,
                  earliest: str | None = None, warnings: list[str] | None = None,
-                 known_up_to: str | None = None):
+                 known_up_to: str | None = None, missing: list[str] | None = None):
         super().__init__(results)
         self.warnings = list(warnings or ())
+        self.missing = list(missing or ()) if self else []
         self.as_of = as_of
         self.valid_at = valid_at
         self.semantic = semantic

@@ -117,6 +117,7 @@ class Ranked:
     no_answer: str | None = None
     left_out: int = 0  # unrelated rows the limit would have held (see fuse)
     terms: list[str] = field(default_factory=list)  # ranked by (search/variants.py too)
+    missing: list[str] = field(default_factory=list)  # see missing_words
 
 
 NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")
@@ -162,6 +163,15 @@ def _unheld_words(db, words: str, unheld: set[str]):
         if term in unheld and term not in seen and not UNSPACED.search(word):
             seen.add(term)
             yield word, term
+
+
+def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]:
+    """The query's words, as typed and once each, whose term no row it ranks holds
+    (``held``: those some row holds, a word found as its parts among them): an answer
+    then rests on its other words and on meaning, and says so. Stop words and pairs of
+    characters of a script written without spaces are no such word."""
+    unheld = set(terms) - held - stop_terms(db)
+    return [word for word, _ in _unheld_words(db, words, unheld)] if unheld else []
 
 
 def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",

@@ -26,7 +26,7 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, keyword_terms, left_out, made_up_word,
-                       mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
+                       missing_words, mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
                        text_filtered)
 from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
@@ -448,7 +448,8 @@ class SearchIndex:
                         made_up=made_up)
         periods = query.periods
         dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
-        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by)
+        return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
+                       missing_words(db, query.words, terms, held))
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -466,7 +467,7 @@ class SearchIndex:
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
             self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
-                      terms=s.terms)
+                      terms=s.terms, missing=s.missing)
 
 
 class _Scored(NamedTuple):
@@ -479,3 +480,4 @@ class _Scored(NamedTuple):
     no_answer: str | None
     dated: np.ndarray | None  # per winner: valid from a period the query names
     terms: list[str]  # the keyword terms ranked by
+    missing: list[str]  # the query's words no row holds (contract.missing_words)

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, keyword_terms, left_out,
-                       made_up_word, mostly_unknown, no_answer, padding_floor, piece_lines,
-                       rankable, text_filtered)
+                       made_up_word, missing_words, mostly_unknown, no_answer, padding_floor,
+                       piece_lines, rankable, text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -79,4 +79,4 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                      pieces, piece_lines(db, semantic), query.periods)
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)),
-                  terms=ranked_by)
+                  terms=ranked_by, missing=missing_words(db, query.words, terms, held))

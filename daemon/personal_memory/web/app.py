@@ -61,7 +61,7 @@ class Pages:
                                           moment=render.moment, when=render.when,
                                           counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
-                                          span=render.span,
+                                          span=render.span, either=render.either,
                                           duration=render.duration, folders=render.folders)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:

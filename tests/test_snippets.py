@@ -418,3 +418,18 @@ def test_a_line_counts_a_query_word_once_whatever_its_form(tmp_path):
                                 "which meeting decided on the carousel")
               if r.note.endswith("day.md")]
     assert "**carousel**" in hit.snippet.text, hit.snippet.text
+
+
+def test_table_rows_from_the_top_come_with_their_header_never_a_bare_delimiter(tmp_path):
+    rows = "".join(f"| {i} | engine{i} | {i / 10:.2f} |\n" for i in range(1, 9))
+    table = "| # | Engine | Recall |\n|---|:--|--:|\n" + rows
+    snip = search(tmp_path, "# Runs\n\n" + table, "engine1")
+    assert snip.text.split("\n")[:3] == ["| # | Engine | Recall |", "|---|:--|--:|",
+                                         "| 1 | **engine1** | 0.10 |"]
+    assert (snip.line_start, snip.line_end) == (3, 3 + len(snip.text.split("\n")) - 1)
+    # a header too long to fit: the rows alone, not the delimiter row above them
+    wide = "| " + " | ".join(f"column number {i}" for i in range(14)) + " |\n"
+    wide += "|" + "---|" * 14 + "\n" + rows
+    (tmp_path / "w").mkdir()
+    snip = search(tmp_path / "w", "# Runs\n\n" + wide, "engine1")
+    assert snip.text.startswith("| 1 | **engine1** |") and snip.line_start == 5

@@ -35,8 +35,15 @@ def _block_id(line: str) -> bool:
     return _BLOCK_ID.fullmatch(line.strip()) is not None
 
 
+def _delimiter(line: str) -> bool:
+    """A table's delimiter row (``|---|:--:|``): it says nothing without the header."""
+    stripped = line.strip()
+    return "|" in stripped and "-" in stripped and set(stripped) <= set("|:- \t")
+
+
 def _text(line: str) -> bool:
-    return bool(line.strip()) and not _heading(line) and not _block_id(line)
+    return (bool(line.strip()) and not _heading(line) and not _block_id(line)
+            and not _delimiter(line))
 
 
 def _unfinished(line: str, following: str) -> bool:
@@ -248,6 +255,12 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
         if cut:
             hi = j
         break
+    # rows shown from a table's top: with its header, which names the columns, when it
+    # fits; never from the delimiter row alone
+    if (_delimiter(lines[lo]) and lo > 0 and lines[lo - 1].lstrip().startswith("|")
+            and size + len(lines[lo - 1]) + 1 <= WIDTH + FINISH):
+        lo -= 1
+        size += len(lines[lo]) + 1
     while lo < hi and not _text(lines[lo]):  # cite only lines that are shown
         lo += 1
     while hi > lo and not _text(lines[hi]):

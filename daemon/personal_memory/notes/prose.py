@@ -34,9 +34,11 @@ WHOLE_BLOCK_LINES = 200
 _OBSIDIAN = re.compile(r"\$\$.*?\$\$|\$[^\s$](?:[^$\n]*?[^\s$\\])?\$(?!\d)|%%.*?%%"
                        r"|^[ \t]*(?:>[ \t]*)+\[![^\]\n]*\][-+]?|\[\^[^\]\n]*\]", re.S | re.M)
 # What CommonMark could read as something other than words (code, links, HTML, emphasis,
-# escapes, entities, images, tables, fences, indented code); a block without any of it is
-# prose but for the list numbers and Obsidian's markup found above.
-_MARKUP = re.compile(r"[`<\[\]*_\\&!|~]|^(?: {4}|[ ]{0,3}\t)", re.M)
+# escapes, entities, images, tables, fences, indented code, also after a block quote's or
+# a list item's marker: ">     code", "-     code"); a block without any of it is prose
+# but for the list numbers and Obsidian's markup found above.
+_MARKUP = re.compile(r"[`<\[\]*_\\&!|~]"
+                     r"|^(?:[ \t>]|[-+*](?=[ \t])|\d{1,9}[.)](?=[ \t]))*(?: {4}|\t)", re.M)
 # An ordered list's number ("1." at a line's start, after any block quote markers).
 _LIST_NUMBER = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,9}[.)](?:[ \t]|$)")
 

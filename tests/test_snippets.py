@@ -321,6 +321,29 @@ def test_the_snippet_shows_the_piece_that_matched_best_in_meaning(tmp_path):
     assert hit.snippet.text.startswith("Later the path opens into a wide meadow")
 
 
+def test_the_first_result_also_shows_the_lines_that_match_by_words(tmp_path):
+    """Matched in meaning by its meadow paragraph, the section's table row holds more of
+    the query's words: the first result shows that row too, first in ``more``, with its
+    lines; when the paragraph holds as many, nothing is added."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    meadow = "Later the path opens into a wide meadow " + "with flowers and tall grass " * 30
+    rows = "".join(f"| stage {i} | {i + 3} km |\n" for i in range(1, 6))
+    table = "| walk | length |\n|---|---|\n" + rows + "| badger loop | 12 km |\n"
+    (vault / "walk.md").write_text(f"# Walk\n\n{meadow} badger\n\n{table}")
+    with MemoryStore.open(tmp_path / "m.db", embedder=_Meadow()) as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        s.embed_pending()
+        (hit,) = s.search("badger loop length", namespace="notes", snippets=True)
+        assert (hit.snippet.line_start, hit.snippet.line_end) == (3, 3)
+        (words,) = hit.more
+        assert words.memory_id == hit.memory_id
+        assert "| **badger** **loop** | 12 km |" in words.snippet.text.split("\n")
+        assert words.snippet.line_end == 12
+        (hit,) = s.search("badger", namespace="notes", snippets=True)
+        assert hit.snippet.line_start == 3 and hit.more == ()
+
+
 def test_a_question_marks_its_content_words_not_its_stop_words_in_the_cli_and_mcp(tmp_path):
     """A question's function words ("what", "is", "the", "to") are rare in this vault, so
     they would carry weight by idf alone: they are still never marked, and the line that

@@ -20,7 +20,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
                       WriteResult)
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words
-from .search.snippets import holds_a_word, with_snippets
+from .search.snippets import holds_a_word, with_snippets, with_words_shown
 from .store import Database, capabilities
 from .timeline import moves, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
@@ -238,6 +238,9 @@ class MemoryStore(Upkeep):
                 rows = [[next(it) for _ in g] for g in rows]
                 worth_showing = holds_a_word(self._db, terms)
             found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)
+            if snippets and found.results:
+                found.results[0] = with_words_shown(self._db, found.results[0], found.terms,
+                                                    namespace, cutoff, at)
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)

@@ -199,28 +199,75 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     line (None when the memory is not a note's section); ``piece``: the lines of the
     content (1-based, inclusive) the search matched best (``SearchResult.matched_lines``),
     where the snippet is taken."""
-    context = (rev.metadata or {}).get("context", 0)
-    lines = rev.content.split("\n")[context:]
-    wanted = set(terms)
-    found = [_matches(db, line, wanted) for line in lines]
-    named = _named(db, rev, wanted)
-    unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
-    terms_of: dict[str, str] = {}
+    return _Lines(db, rev, terms).snippet(first_line, piece)
 
-    def term(word: str) -> str:
-        if word not in terms_of:
-            terms_of[word] = " ".join(db.tokens(word)) or word
-        return terms_of[word]
 
-    def fresh(found_term: str) -> bool:
-        if found_term not in unnamed:
-            unnamed[found_term] = not named or not set(found_term.split()) <= named
-        return unnamed[found_term]
-    scores = [_score(line, spans, fresh, term) for line, spans in zip(lines, found)]
-    matched = None
-    if piece is not None:  # the piece's lines, as lines of the text after its context
-        matched = (max(piece[0] - 1 - context, 0), min(piece[1] - 1 - context, len(lines) - 1))
-    best = best_line(lines, scores, matched)
+def by_words(db: Database, rev: RevisionRecord, terms: list[str], first_line: int | None,
+             shown: Snippet, piece: tuple[int, int] | None) -> Snippet | None:
+    """The lines of a section that match the query by its words, when the snippet
+    ``shown`` (taken from the piece matched by meaning) holds fewer of them: the line
+    with the most query words its headings do not name, wherever it is in the section
+    (a table's row, the command after the prose), and the lines around it. None when
+    the snippet shows such a line already."""
+    found = _Lines(db, rev, terms)
+    if first_line is None or shown.line_start is None or not found.lines:
+        return None
+    best = best_line(found.lines, found.scores)
+    inside = found.matched(piece)
+    if inside is None or found.scores[best][0] <= found.scores[best_line(
+            found.lines, found.scores, inside)][0]:
+        return None
+    if shown.line_start <= first_line + best <= shown.line_end:
+        return None
+    return found.snippet(first_line, piece, at=best)
+
+
+class _Lines:
+    """A result's lines scored for a query (:func:`_score`), for its snippets."""
+
+    def __init__(self, db: Database, rev: RevisionRecord, terms: list[str]):
+        self.db, self.rev = db, rev
+        self.context = (rev.metadata or {}).get("context", 0)
+        self.lines = rev.content.split("\n")[self.context:]
+        wanted = set(terms)
+        self.found = [_matches(db, line, wanted) for line in self.lines]
+        named = _named(db, rev, wanted)
+        unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
+        terms_of: dict[str, str] = {}
+
+        def term(word: str) -> str:
+            if word not in terms_of:
+                terms_of[word] = " ".join(db.tokens(word)) or word
+            return terms_of[word]
+
+        def fresh(found_term: str) -> bool:
+            if found_term not in unnamed:
+                unnamed[found_term] = not named or not set(found_term.split()) <= named
+            return unnamed[found_term]
+        self.scores = [_score(line, spans, fresh, term)
+                       for line, spans in zip(self.lines, self.found)]
+
+    def matched(self, piece: tuple[int, int] | None) -> tuple[int, int] | None:
+        """The piece's lines (1-based in the content) as lines after the context."""
+        if piece is None:
+            return None
+        return (max(piece[0] - 1 - self.context, 0),
+                min(piece[1] - 1 - self.context, len(self.lines) - 1))
+
+    def snippet(self, first_line: int | None, piece: tuple[int, int] | None,
+                at: int | None = None) -> Snippet:
+        """The snippet around the best line of the piece, or around line ``at``."""
+        return _build(self.db, self.rev, self.lines, self.found, self.context,
+                      at if at is not None else best_line(self.lines, self.scores,
+                                                          self.matched(piece)),
+                      first_line)
+
+
+def _build(db: Database, rev: RevisionRecord, lines: list[str],
+           found: list[list[tuple[int, int]]], context: int, best: int,
+           first_line: int | None) -> Snippet:
+    """The snippet built around line ``best``: the lines around it that fit, the
+    sentence or item they leave open finished, the query's words marked."""
     lo = hi = best
     size = len(lines[best]) if lines else 0
     while True:  # add a line after, then one before, while it fits; no heading line
@@ -323,6 +370,26 @@ def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], boo
         own.extend(r.heading_path[-1:])
         return bool(wanted.intersection(db.document_tokens(db.normalize("\n".join(own)))))
     return holds
+
+
+def with_words_shown(db: Database, r: SearchResult, terms: list[str], namespace: str,
+                     as_of: int | None, valid_at: int) -> SearchResult:
+    """The first result, with the lines of its section that match by words first in its
+    ``more`` when its snippet, taken where it matched in meaning, holds fewer of the
+    query's words (:func:`by_words`); ``terms`` as for :func:`with_snippets`."""
+    from dataclasses import replace
+
+    from ..records import MoreLines
+    from ..timeline.reading import section_lines
+    if r.note is None or r.snippet is None:
+        return r
+    with db.snapshot():
+        span = section_lines(db, namespace, r.note, as_of, valid_at).get(r.memory_id)
+        extra = span and by_words(db, r.revision, weighty(db, terms), span[0], r.snippet,
+                                  r.matched_lines)
+    if not extra:
+        return r
+    return replace(r, more=(MoreLines(r.memory_id, r.heading_path, extra), *r.more))
 
 
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,

@@ -50,7 +50,7 @@ def test_words_the_headings_name_do_not_pick_the_line(tmp_path):
 
 
 def test_a_line_ending_in_a_colon_brings_the_line_it_announces(tmp_path):
-    answer = "Ctrl+P on Windows and Linux, Cmd+P on macOS" + ", or from the ribbon" * 8 + "."
+    answer = "Ctrl+P on Windows and Linux, Cmd+P on macOS" + ", or from the ribbon" * 12 + "."
     text = (f"# Palette\n\nSome words before.\nTo open the command palette, press:\n"
             f"{answer}\n\nUnrelated closing line.\n")
     snip = search(tmp_path, text, "open command palette")
@@ -90,7 +90,7 @@ def test_code_in_a_fence_is_quoted_as_written_never_marked(tmp_path):
 
 def test_an_announcing_line_brings_the_step_after_a_blank_line(tmp_path):
     """The command palette's shortcut is on the line after "To run a command ...:"."""
-    intro = "The palette lets you run any command from the keyboard. " * 3
+    intro = "The palette lets you run any command from the keyboard. " * 4
     text = (f"# Palette\n\n{intro}\n\nTo run a command from the palette:\n\n"
             "1. Press `Ctrl+P` to open the palette. You can also open it from the ribbon, "
             "which is on the left of the window, with the palette's icon in it.\n"
@@ -403,7 +403,7 @@ def test_a_long_line_is_cut_between_words_never_inside_one(tmp_path):
 def test_a_line_cut_after_a_sentence_says_that_more_follows(tmp_path):
     text = ("# Contacts\n\nThe accountant booked every year for the tax return is\n"
             "Joanna Hale of Hale and Co. in Bristol, who has done it since 2019 and knows "
-            "the rental flat. " + "Fee 350 pounds a year, paid in January by invoice. " * 4
+            "the rental flat. " + "Fee 350 pounds a year, paid in January by invoice. " * 6
             + "\n")
     snip = search(tmp_path, text, "accountant booked")
     assert "Hale" in snip.text and snip.text.endswith(" …"), snip.text

@@ -1,5 +1,5 @@
 """The part of a result a reader needs: the lines of a section that best match the query,
-a little context, at most about 300 characters, the query's words marked, and where those
+a little context, about 300 to 400 characters, the query's words marked, and where those
 lines are in the note's file. Words are found the way the index finds them (the same
 tokenizer and stemmer), so "prefers" in a note is marked for the query "prefer"."""
 
@@ -14,7 +14,10 @@ from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
 from .text import paired, without_optional
 
-WIDTH = 220
+# The lines shown around the best one: 300 characters (220 before) show the answer's lines
+# for one or two more questions in each set, and over MCP one question fewer needs a
+# second call, for a quarter more bytes (docs/data-model.md#ranking).
+WIDTH = 300
 # A snippet that would stop inside a sentence or a list item (the next line finishes it) may
 # run this far past WIDTH to finish it.
 FINISH = 100

@@ -26,8 +26,8 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, keyword_terms, left_out, made_up_word,
-                       missing_words, mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
-                       text_filtered)
+                       missing_words, mostly_unknown, no_answer, padding_floor, piece_lines,
+                       query_terms, text_filtered)
 from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT

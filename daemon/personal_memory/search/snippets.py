@@ -307,7 +307,7 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
         break
     # rows shown from a table's top: with its header, which names the columns, when it
     # fits; never from the delimiter row alone
-    if (_delimiter(lines[lo]) and lo > 0 and lines[lo - 1].lstrip().startswith("|")
+    if (lines and _delimiter(lines[lo]) and lo > 0 and lines[lo - 1].lstrip().startswith("|")
             and size + len(lines[lo - 1]) + 1 <= WIDTH + FINISH):
         lo -= 1
         size += len(lines[lo]) + 1

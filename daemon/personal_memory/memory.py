@@ -20,7 +20,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
                       WriteResult)
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words
-from .search.snippets import holds_a_word, with_snippets, with_words_shown
+from .search.snippets import holds_a_word, with_snippets
 from .store import Database, capabilities
 from .timeline import moves, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
@@ -229,18 +229,17 @@ class MemoryStore(Upkeep):
             else:
                 found, rows = self._grouped(parsed, group, namespace, cutoff, at, limit,
                                             semantic)
-            worth_showing = None  # without snippets, no result shows more
+            worth_showing = words = None  # without snippets, no result shows more
             if snippets:
                 terms = found.terms
-                flat = with_snippets(self._db, [r for g in rows for r in g], terms,
-                                     namespace, cutoff, at)
+                flat, words = with_snippets(self._db, [r for g in rows for r in g], terms,
+                                            namespace, cutoff, at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
                 worth_showing = holds_a_word(self._db, terms)
             found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)
-            if snippets and found.results:
-                found.results[0] = with_words_shown(self._db, found.results[0], found.terms,
-                                                    namespace, cutoff, at)
+            if words is not None:  # the first row is the first result's best
+                found.results[0] = grouping.words_first(found.results[0], words)
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)

@@ -78,6 +78,12 @@ def merged(found: list[Group], more_first: int = 0,
     return out
 
 
+def words_first(r: SearchResult, snippet) -> SearchResult:
+    """``r`` with the lines of its own section that match by words first in its ``more``
+    (snippets.by_words)."""
+    return replace(r, more=(MoreLines(r.memory_id, r.heading_path, snippet), *r.more))
+
+
 def left_out(limit: int, returned: int, unrelated: int) -> int:
     """How many of the ``limit`` results asked for were left empty because the rows that
     would have filled them were unrelated (:func:`contract.unrelated`): never more than

@@ -375,31 +375,13 @@ def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], boo
     return holds
 
 
-def with_words_shown(db: Database, r: SearchResult, terms: list[str], namespace: str,
-                     as_of: int | None, valid_at: int) -> SearchResult:
-    """The first result, with the lines of its section that match by words first in its
-    ``more`` when its snippet, taken where it matched in meaning, holds fewer of the
-    query's words (:func:`by_words`); ``terms`` as for :func:`with_snippets`."""
-    from dataclasses import replace
-
-    from ..records import MoreLines
-    from ..timeline.reading import section_lines
-    if r.note is None or r.snippet is None:
-        return r
-    with db.snapshot():
-        span = section_lines(db, namespace, r.note, as_of, valid_at).get(r.memory_id)
-        extra = span and by_words(db, r.revision, weighty(db, terms), span[0], r.snippet,
-                                  r.matched_lines)
-    if not extra:
-        return r
-    return replace(r, more=(MoreLines(r.memory_id, r.heading_path, extra), *r.more))
-
-
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
-                  as_of: int | None, valid_at: int) -> list:
-    """The results with their snippets (the note layouts read once per note). ``terms``:
-    the terms the search ranked by (Ranked.terms), so stop words neither pull a snippet's
-    line nor are marked."""
+                  as_of: int | None, valid_at: int) -> tuple[list, Snippet | None]:
+    """The results with their snippets (the note layouts read once per note), and the
+    lines of the first one's section that match by words when its snippet holds fewer
+    of the query's words (:func:`by_words`; None when it does not). ``terms``: the terms
+    the search ranked by (Ranked.terms), so stop words neither pull a snippet's line nor
+    are marked."""
     from dataclasses import replace
 
     from ..timeline.reading import section_lines
@@ -407,6 +389,7 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
     out = []
     with db.snapshot():
         terms = weighty(db, terms) if results else terms
+        first_of = []
         for r in results:
             first = None
             if r.note is not None:
@@ -414,6 +397,9 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                     layouts[r.note] = section_lines(db, namespace, r.note, as_of, valid_at)
                 span = layouts[r.note].get(r.memory_id)
                 first = span[0] if span else None
+            first_of.append(first)
             out.append(replace(r, snippet=snippet(db, r.revision, terms, first,
                                                   r.matched_lines)))
-    return out
+        words = (by_words(db, out[0].revision, terms, first_of[0], out[0].snippet,
+                          out[0].matched_lines) if out else None)
+    return out, words

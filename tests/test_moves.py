@@ -60,6 +60,34 @@ def test_a_renamed_note_is_read_under_its_old_path_before_the_move(tmp_path):
     assert "moved from vault/Teams/Commercial license.md" in out
 
 
+def test_a_path_read_at_a_cutoff_shows_what_it_held_then_not_a_note_moved_there_later(
+        tmp_path):
+    """DiskANN.md is deleted, then another note is renamed to DiskANN.md: read at a cutoff
+    before, the path shows the DiskANN note, then its deletion; only now the other note.
+    A note read by the path it had at the cutoff lists no move known after it."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "DiskANN.md").write_text("# DiskANN\n\nVamana graphs on SSD.\n")
+    (vault / "Tail.md").write_text("# The Tail at Scale\n\nHedged requests.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "DiskANN.md").unlink()
+        store.sync([Folder.of(vault)], known_at="2025-02-01")
+        os.rename(vault / "Tail.md", vault / "DiskANN.md")
+        assert store.sync([Folder.of(vault)], known_at="2025-03-01").files_moved == 1
+        path = "vault/DiskANN.md"
+        then = store.read(path, namespace="notes", as_of="2025-01-15")
+        assert then.title == "DiskANN" and "Vamana" in then.text and then.path_then is None
+        assert then.moves == []
+        gone = store.read(path, namespace="notes", as_of="2025-02-15")
+        assert gone.deleted and gone.moved_to is None and gone.moves == []
+        now = store.read(path, namespace="notes")
+        assert now.title == "The Tail at Scale" and [m.old_note for m in now.moves] == [
+            "vault/Tail.md"]
+        tail = store.read("vault/Tail.md", namespace="notes", as_of="2025-02-15")
+        assert "Hedged" in tail.text and tail.moves == []
+
+
 def test_a_move_with_an_edit_is_one_instant_with_a_revision(tmp_path):
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -109,10 +109,11 @@ class Move(Record):
 class NoteView(Record):
     """A whole note as known at ``as_of`` (None: everything known). A note deleted by
     then has ``deleted`` set, ``known_at`` the time of its deletion, and nothing else.
-    ``path_then`` is the note's ID at that time when it has moved since (the note is read
-    under the path it had then); ``moves`` lists every move of the note known by ``as_of``
-    and after it (oldest first). A note that left this path by moving has ``deleted`` set
-    and ``moved_to``, the move (where it went, and when)."""
+    ``path_then`` is the note's ID at that time when it has moved since and its path held
+    nothing then (the note is read under the path it had then); ``moves`` lists the
+    note's moves known by ``as_of`` (oldest first), and with ``path_then`` the later ones
+    that brought it to the path asked for. A note that left this path by moving has
+    ``deleted`` set and ``moved_to``, the move (where it went, and when)."""
     note: str
     namespace: str
     as_of: str | None

@@ -26,10 +26,12 @@ def path_at(db: Database, namespace: str, note: str, cutoff: int | None) -> str:
     return current
 
 
-def chain(db: Database, namespace: str, note: str) -> list[Move]:
-    """Every move that brought the note to ``note``, oldest first."""
+def chain(db: Database, namespace: str, note: str, known_by: int | None = None,
+          ) -> list[Move]:
+    """Every move that brought the note to ``note`` (known by ``known_by``, when given),
+    oldest first."""
     out = []
-    current, before = note, FOREVER_US
+    current, before = note, FOREVER_US if known_by is None else known_by + 1
     for _ in range(10_000):
         step = db.move_into(namespace, current, -1, before)
         if step is None:

@@ -16,18 +16,21 @@ from .moves import chain, departures, path_at
 
 def read_note(db: Database, namespace: str, note: str, as_of: int | None,
               valid_at: int) -> NoteView:
-    """The note known now as ``note``, as it was at ``as_of``: under the path it had then
-    when it has moved since (``path_then``)."""
+    """The note at ``note`` as it was at ``as_of``: what that path held then (a note, or
+    its deletion); when it held nothing yet, the note known now as ``note``, under the
+    path it had then (``path_then``). Its ``moves`` are those known by ``as_of``, but for
+    the later ones that brought the note read under its old path to ``note``."""
     with db.snapshot():
-        then = path_at(db, namespace, note, as_of)
-        view = _read(db, namespace, then, as_of, valid_at)
-        if view is None and then != note:  # nothing under the old path: try the new one
-            then, view = note, _read(db, namespace, note, as_of, valid_at)
+        then, view = note, _read(db, namespace, note, as_of, valid_at)
+        if view is None:  # nothing at this path yet: the note that is there now, then
+            then = path_at(db, namespace, note, as_of)
+            view = _read(db, namespace, then, as_of, valid_at) if then != note else None
         if view is None:
             when = "" if as_of is None else f" as of {format_time(as_of)}"
             raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when} "
                            "(give COLLECTION/path.md, as in memory IDs)")
-        moves = chain(db, namespace, note)
+        moves = chain(db, namespace, note,
+                      known_by=as_of if as_of is not None and then == note else None)
         went = (next((m for m in departures(db, namespace, then)
                       if m.known_at == view.known_at), None) if view.deleted else None)
     return replace(view, note=note, path_then=then if then != note else None, moves=moves,

@@ -86,6 +86,11 @@ def test_a_path_read_at_a_cutoff_shows_what_it_held_then_not_a_note_moved_there_
             "vault/Tail.md"]
         tail = store.read("vault/Tail.md", namespace="notes", as_of="2025-02-15")
         assert "Hedged" in tail.text and tail.moves == []
+        # the section's history by its ID now, at a cutoff before the rename
+        early = store.history("vault/DiskANN.md#The Tail at Scale", namespace="notes",
+                              as_of="2025-02-15")
+        assert [(h.memory_id, h.deleted) for h in early] == [
+            ("vault/Tail.md#The Tail at Scale", False)]
 
 
 def test_a_move_with_an_edit_is_one_instant_with_a_revision(tmp_path):

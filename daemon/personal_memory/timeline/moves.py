@@ -73,7 +73,11 @@ def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
     back across moves: the revisions of each former ID known before the move away from it
     (its tombstone by the move included)."""
     revisions = db.history(namespace, memory_id, cutoff)
-    note = next((r.note for r in reversed(revisions) if r.note), None)
+    # the note's path, from its ID's revisions; from later ones (their path alone) when
+    # the ID is one it got by a move after the cutoff
+    named = revisions or (db.history(namespace, memory_id, None) if cutoff is not None
+                          else [])
+    note = next((r.note for r in reversed(named) if r.note), None)
     if note is None or not (memory_id == note or memory_id.startswith(record_id(note))):
         return revisions
     era = {memory_id: 0}  # at the instant of a move, the old ID's tombstone comes first

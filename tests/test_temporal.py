@@ -241,3 +241,19 @@ def test_read_only_store(db_path, tmp_path):
                 ro.remember("b", "beta", namespace=NS)
     finally:
         os.chmod(db_path, 0o644)
+
+
+def test_a_cutoff_after_now_is_now_and_says_so(tmp_path):
+    """A cutoff in the future means now: the time used is echoed, and asking again with it
+    later gives the same answer, whatever arrived since."""
+    from personal_memory.times import parse_time
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.remember("a", "alpha one", namespace="n", known_at="2025-01-01")
+        found = store.search("alpha", namespace="n", as_of="2999-01-01")
+        assert found.as_of is not None and parse_time(found.as_of) < parse_time("2999-01-01")
+        store.remember("b", "alpha two", namespace="n")
+        assert [r.memory_id for r in store.search("alpha", namespace="n",
+                                                   as_of=found.as_of)] == ["a"]
+        assert len(store.search("alpha", namespace="n", as_of="2999-01-01")) == 2
+        view = store.history("a", namespace="n", as_of="2999-12-31")
+        assert len(view) == 1

@@ -106,8 +106,11 @@ def tags_arg(tags: object) -> tuple[str, ...] | None:
 def moment(as_of: object, valid_at: object,
            now: Callable[[], int] = now_micros) -> tuple[int | None, int]:
     """The cutoff (None: everything known) and the valid time, which defaults to the
-    cutoff, or to ``now()`` (the store's: never before its newest revision)."""
+    cutoff, or to ``now()`` (the store's: never before its newest revision). A cutoff
+    after now is now, the time echoed: what arrives later must not change its answer."""
     cutoff = optional_cutoff(as_of, "as_of")
+    if cutoff is not None:
+        cutoff = min(cutoff, now())
     at = optional_cutoff(valid_at, "valid_at")
     if at is None:
         at = now() if cutoff is None else cutoff

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from daemon_harness import Daemon
-from personal_memory import MemoryStore
+from personal_memory import MemoryStore, render
 from personal_memory.notes.folders import Folder
 from support import run_memory, wait_for
 
@@ -67,7 +67,7 @@ def test_a_path_read_at_a_cutoff_shows_what_it_held_then_not_a_note_moved_there_
     A note read by the path it had at the cutoff lists no move known after it."""
     vault = tmp_path / "vault"
     vault.mkdir()
-    (vault / "DiskANN.md").write_text("# DiskANN\n\nVamana graphs on SSD.\n")
+    (vault / "DiskANN.md").write_text("# DiskANN\n\nVamana graphs on SSD. See [[Tail]].\n")
     (vault / "Tail.md").write_text("# The Tail at Scale\n\nHedged requests.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
@@ -86,6 +86,13 @@ def test_a_path_read_at_a_cutoff_shows_what_it_held_then_not_a_note_moved_there_
             "vault/Tail.md"]
         tail = store.read("vault/Tail.md", namespace="notes", as_of="2025-02-15")
         assert "Hedged" in tail.text and tail.moves == []
+        # its links then, as read shows it: the DiskANN note's, then none (deleted)
+        links = store.links(path, namespace="notes", as_of="2025-01-15")
+        assert [x.note for x in links.outgoing] == ["vault/Tail.md"] and not links.deleted
+        links = store.links(path, namespace="notes", as_of="2025-02-15")
+        assert links.deleted and links.outgoing == links.backlinks == []
+        assert render.links(links) == ("vault/DiskANN.md as of the end of 2025-02-15 (UTC): "
+                                       "deleted by then; no links.")
         # the section's history by its ID now, at a cutoff before the rename
         early = store.history("vault/DiskANN.md#The Tail at Scale", namespace="notes",
                               as_of="2025-02-15")

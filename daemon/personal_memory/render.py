@@ -347,6 +347,10 @@ def links(found) -> str:
     def where(link) -> str:
         return name(link.note) + (f" › {link.section.split('#', 1)[-1]}" if link.section
                                  and "#" in link.section else "")
+    if found.deleted:
+        went = (f", moved to {name(found.moved_to.new_note)} at "
+                f"{when(found.moved_to.known_at)}" if found.moved_to else "")
+        return f"{name(found.note)}{shown}: deleted by then{went}; no links."
     lines = [f"{name(found.note)}{shown}: {len(found.outgoing)} links out, "
              f"{len(found.backlinks)} backlinks"]
     for link in found.outgoing:

@@ -119,18 +119,18 @@ class SearchOutput(Positioned):
     as_of: str | None = Field(description="the cutoff used; null: everything known")
     valid_at: str = Field(description="the time the answer is about")
     count: int
-    unembedded: int = Field(0, description="visible memories without a vector yet, ranked "
-                            "by keywords alone")
+    unembedded: int = Field(0, description="memories without a vector yet, ranked by "
+                            "keywords alone")
     hint: str | None = Field(None, description="why there are no results")
-    left_out: int = Field(0, description="results left out: they share no word with the "
-                          "query and are not close enough in meaning")
+    left_out: int = Field(0, description="results left out: no word of the query, not "
+                          "close in meaning")
     warnings: list[str] = Field([], description="about the query (a folder filter "
                                 "naming no folder)")
     missing: list[str] = Field([], description="query words no result holds")
     results: list[Hit] = Field(description="best first")
     full: list[dict[str, Any]] | None = Field(
-        None, description="with detail=full: each result's whole record and scores (the "
-        "Python API's SearchResult)")
+        None, description="with detail=full: each result's record and scores (the API's "
+        "SearchResult)")
 
     @classmethod
     def of(cls, query: str, found: SearchResults, hint: str | None,
@@ -159,8 +159,8 @@ class ReadOutput(Positioned):
     known_at: str = Field(description="when the note (its record or a section) last "
                           "changed, or was deleted, by then")
     deleted: bool
-    path_then: str | None = Field(description="the note's path at the cutoff, when it has "
-                                  "moved since (it is read under that path)")
+    path_then: str | None = Field(description="its path at the cutoff, when it has moved "
+                                  "since (read under it)")
     moved_to: str | None = Field(None, description="deleted by moving away: the note's "
                                  "path after the move (read it there)")
     aliases: list[str]
@@ -197,6 +197,7 @@ class LinksOutput(Positioned):
     outgoing: list[Link] = Field(description="the note's links then: kind note, section, "
                                  "block, attachment, external or dangling")
     backlinks: list[Link] = Field(description="the notes that linked to it then")
+    deleted: bool = False
 
 
 class SectionChangeOut(Out):

@@ -271,7 +271,7 @@ class MemoryTools:
         store = self._store()
         found = self._call(store.links, note, namespace=self.namespace, as_of=as_of)
         out = LinksOutput(note=found.note, as_of=found.as_of, outgoing=found.outgoing,
-                          backlinks=found.backlinks)
+                          backlinks=found.backlinks, deleted=found.deleted)
         return _positioned(store.known_up_to(), found.as_of, render.links(found), out)
 
     def changes(self, since: Since = None, until: Until = None,

@@ -39,12 +39,15 @@ class Link(Record):
 
 @dataclass(frozen=True)
 class Links(Record):
-    """A note's links at a cutoff: what it links to, and which notes linked to it then."""
+    """A note's links at a cutoff: what it links to, and which notes linked to it then;
+    none for a note deleted by then (``deleted``; ``moved_to`` when it left by a move)."""
     note: str
     as_of: str | None
     outgoing: list[Link]
     backlinks: list[Link]
     path_then: str | None = None  # the note's path at the cutoff, when it moved since
+    deleted: bool = False
+    moved_to: "Move | None" = None
 
 
 @dataclass(frozen=True)

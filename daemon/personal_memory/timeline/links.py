@@ -114,10 +114,13 @@ def note_links(db: Database, namespace: str, note: str, as_of: int | None,
                valid_at: int) -> Links:
     """A note's outgoing links and its backlinks at a cutoff."""
     with db.snapshot():
-        asked, note = note, path_at(db, namespace, note, as_of)
+        # the path read as read_note reads it: what it held then (NotFound when nothing)
+        view = read_note(db, namespace, note, as_of, valid_at)
+        asked, note = note, view.path_then or note
+        if view.deleted:
+            return Links(note=asked, as_of=format_time(as_of), outgoing=[], backlinks=[],
+                         deleted=True, moved_to=view.moved_to)
         at = Cutoff(db, namespace, as_of, valid_at)
-        if note not in at.records:  # unknown then: NotFound, as for reading it
-            read_note(db, namespace, asked, as_of, valid_at)
         outgoing = at.links_in(note) if note in at.records else []
         backlinks = []
         for source, record in sorted(at.records.items()):

@@ -80,7 +80,7 @@ def merged(found: list[Group], more_first: int = 0,
 
 def words_first(r: SearchResult, snippet) -> SearchResult:
     """``r`` with the lines of its own section that match by words first in its ``more``
-    (snippets.by_words)."""
+    (snippets._ScoredLines.by_words)."""
     return replace(r, more=(MoreLines(r.memory_id, r.heading_path, snippet), *r.more))
 
 

@@ -202,30 +202,10 @@ def snippet(db: Database, rev: RevisionRecord, terms: list[str],
     line (None when the memory is not a note's section); ``piece``: the lines of the
     content (1-based, inclusive) the search matched best (``SearchResult.matched_lines``),
     where the snippet is taken."""
-    return _Lines(db, rev, terms).snippet(first_line, piece)
+    return _ScoredLines(db, rev, terms).snippet(first_line, piece)
 
 
-def by_words(db: Database, rev: RevisionRecord, terms: list[str], first_line: int | None,
-             shown: Snippet, piece: tuple[int, int] | None) -> Snippet | None:
-    """The lines of a section that match the query by its words, when the snippet
-    ``shown`` (taken from the piece matched by meaning) holds fewer of them: the line
-    with the most query words its headings do not name, wherever it is in the section
-    (a table's row, the command after the prose), and the lines around it. None when
-    the snippet shows such a line already."""
-    found = _Lines(db, rev, terms)
-    if first_line is None or shown.line_start is None or not found.lines:
-        return None
-    best = best_line(found.lines, found.scores)
-    inside = found.matched(piece)
-    if inside is None or found.scores[best][0] <= found.scores[best_line(
-            found.lines, found.scores, inside)][0]:
-        return None
-    if shown.line_start <= first_line + best <= shown.line_end:
-        return None
-    return found.snippet(first_line, piece, at=best)
-
-
-class _Lines:
+class _ScoredLines:
     """A result's lines scored for a query (:func:`_score`), for its snippets."""
 
     def __init__(self, db: Database, rev: RevisionRecord, terms: list[str]):
@@ -256,6 +236,25 @@ class _Lines:
             return None
         return (max(piece[0] - 1 - self.context, 0),
                 min(piece[1] - 1 - self.context, len(self.lines) - 1))
+
+    def by_words(self, first_line: int | None, shown: Snippet,
+                 piece: tuple[int, int] | None) -> Snippet | None:
+        """The lines that match the query by its words, when the snippet ``shown``
+        (taken from the piece matched by meaning) holds fewer of them: the line with the
+        most query words its headings do not name, wherever it is in the section (a
+        table's row, the command after the prose), and the lines around it. None when
+        the snippet shows such a line already."""
+        inside = self.matched(piece)
+        if first_line is None or shown.line_start is None or inside is None \
+                or not self.lines:
+            return None
+        best = best_line(self.lines, self.scores)
+        if self.scores[best][0] <= self.scores[best_line(self.lines, self.scores,
+                                                          inside)][0]:
+            return None
+        if shown.line_start <= first_line + best <= shown.line_end:
+            return None
+        return self.snippet(first_line, piece, at=best)
 
     def snippet(self, first_line: int | None, piece: tuple[int, int] | None,
                 at: int | None = None) -> Snippet:
@@ -379,7 +378,7 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                   as_of: int | None, valid_at: int) -> tuple[list, Snippet | None]:
     """The results with their snippets (the note layouts read once per note), and the
     lines of the first one's section that match by words when its snippet holds fewer
-    of the query's words (:func:`by_words`; None when it does not). ``terms``: the terms
+    of the query's words (``_ScoredLines.by_words``; None when it does not). ``terms``: the terms
     the search ranked by (Ranked.terms), so stop words neither pull a snippet's line nor
     are marked."""
     from dataclasses import replace
@@ -389,7 +388,7 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
     out = []
     with db.snapshot():
         terms = weighty(db, terms) if results else terms
-        first_of = []
+        words = None
         for r in results:
             first = None
             if r.note is not None:
@@ -397,9 +396,8 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                     layouts[r.note] = section_lines(db, namespace, r.note, as_of, valid_at)
                 span = layouts[r.note].get(r.memory_id)
                 first = span[0] if span else None
-            first_of.append(first)
-            out.append(replace(r, snippet=snippet(db, r.revision, terms, first,
-                                                  r.matched_lines)))
-        words = (by_words(db, out[0].revision, terms, first_of[0], out[0].snippet,
-                          out[0].matched_lines) if out else None)
+            scored = _ScoredLines(db, r.revision, terms)
+            out.append(replace(r, snippet=scored.snippet(first, r.matched_lines)))
+            if len(out) == 1:  # the first result's lines, scored once for both
+                words = scored.by_words(first, out[0].snippet, r.matched_lines)
     return out, words

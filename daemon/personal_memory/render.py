@@ -79,13 +79,18 @@ def span(first: int, last: int) -> str:
 ALSO_SHOWN = 8
 
 
+def lines_named(spans) -> str:
+    """Places in a note's file: "line 6", "lines 6-8", "lines 6, 22-24"."""
+    word = "line" if len(spans) == 1 and spans[0][0] == spans[0][1] else "lines"
+    return f"{word} " + ", ".join(span(a, b) for a, b in spans)
+
+
 def _also(spans) -> str:
     """" (also lines 6, 22-24)" for a result's other matching places, or nothing."""
     if not spans:
         return ""
-    word = "line" if len(spans) == 1 and spans[0][0] == spans[0][1] else "lines"
     rest = len(spans) - ALSO_SHOWN
-    return (f" (also {word} " + ", ".join(span(a, b) for a, b in spans[:ALSO_SHOWN])
+    return (f" (also {lines_named(spans[:ALSO_SHOWN])}"
             + (f" and {rest} more" if rest > 0 else "") + ")")
 
 
@@ -131,11 +136,9 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
         text = r.snippet.text if r.snippet is not None else short(r.content)
         lines += [f"   {line}" for line in text.split("\n")]
         for m in r.more:  # more of the same note: its next-best sections
-            where = span(m.snippet.line_start, m.snippet.line_end) \
-                if m.snippet.line_start is not None else name(m.memory_id)
-            single = m.snippet.line_start is not None and \
-                m.snippet.line_start == m.snippet.line_end
-            lines.append(f"   {'line' if single else 'lines'} {where}"
+            where = (lines_named([(m.snippet.line_start, m.snippet.line_end)])
+                     if m.snippet.line_start is not None else f"lines {name(m.memory_id)}")
+            lines.append(f"   {where}"
                          + (f" — {' › '.join(m.heading_path)}" if m.heading_path else "")
                          + ":")
             lines += [f"   {line}" for line in m.snippet.text.split("\n")]

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -98,6 +99,22 @@ def test_create_delete_rename(daemon, notes):
         found = s.search("kumquat", namespace="notes", as_of=moved[0].known_at)
         # the move is one instant (keyword hits: with the model on, every row ranks)
         assert [r.memory_id for r in found if r.bm25 is not None] == ["notes/renamed.md"]
+
+
+def test_a_note_renamed_twice_within_the_settle_window_is_one_move(daemon, notes):
+    (notes / "a.md").write_text("wandering persimmon\n")
+    wait_for(lambda: daemon.search_ids("persimmon") == ["notes/a.md"], what="create")
+    (notes / "a.md").rename(notes / "b.md")
+    time.sleep(0.1)  # the daemon settles after 150 ms of quiet: a.md alone would be due
+    (notes / "b.md").rename(notes / "c.md")
+    wait_for(lambda: daemon.search_ids("persimmon") == ["notes/c.md"], what="moves")
+    with daemon.store() as s:
+        history = s.history("notes/c.md", namespace="notes")
+        # Each tombstone comes with the new name's text at the same instant (one move, or
+        # two on a slow machine): the note was never gone.
+        assert history[0].memory_id == "notes/a.md" and history[-1].memory_id == "notes/c.md"
+        added = {h.known_at for h in history if not h.deleted}
+        assert all(h.known_at in added for h in history if h.deleted), history
 
 
 def test_folder_moved_in_and_out(daemon, notes, tmp_path):

@@ -97,17 +97,21 @@ class Watcher:
 
     # -- called from other threads -------------------------------------------------------------
 
-    def mark(self, path: str) -> None:
-        """Note that something happened at ``path``; it is imported once quiet."""
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        for folder in self.folders:
-            root = str(folder.root)
-            if path == root or path.startswith(root + os.sep):
-                rel = os.path.relpath(path, root) if path != root else ""
-                rel = "" if rel == "." else rel.replace(os.sep, "/")
-                self.pending.mark(folder, rel)
-                self._wake.set()
+    def mark(self, *paths: str | bytes) -> None:
+        """Note that something happened at these paths (one event's: a move names two);
+        they are imported once quiet, together (``PendingPaths.mark_together``)."""
+        keys = []
+        for path in paths:
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            for folder in self.folders:
+                root = str(folder.root)
+                if path == root or path.startswith(root + os.sep):
+                    rel = os.path.relpath(path, root) if path != root else ""
+                    keys.append((folder, "" if rel == "." else rel.replace(os.sep, "/")))
+        if keys:
+            self.pending.mark_together(keys)
+            self._wake.set()
 
     def relevant(self, path: str | bytes, is_directory: bool) -> bool:
         return self.filter.relevant(path, is_directory)

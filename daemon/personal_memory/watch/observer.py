@@ -56,12 +56,13 @@ class OverflowWatch(logging.Handler):
 
 
 class ObserverLifecycle:
-    """Starts, checks and replaces the file observer. ``mark(path)`` is called from the
-    observer's thread for every relevant event; ``on_limit`` when inotify has too few
+    """Starts, checks and replaces the file observer. ``mark(*paths)`` is called from the
+    observer's thread for every relevant event, with all its paths at once (a move's two
+    sides settle together, so the daemon imports them as one move); ``on_limit`` when inotify has too few
     watches (the daemon then rescans more often)."""
 
     def __init__(self, folders: list[Folder], event_filter: EventFilter,
-                 mark: Callable[[str], None], on_limit: Callable[[], None],
+                 mark: Callable[..., None], on_limit: Callable[[], None],
                  factory: Callable[[], object] = watchdog_observer):
         self.folders = folders
         self.filter = event_filter
@@ -89,9 +90,10 @@ class ObserverLifecycle:
                     # move, and watchdog then drops the watch the moved folder still needs
                     # (a real deletion reads the same): its watches are rebuilt afresh.
                     lifecycle._stale.set()
-                for path in (event.src_path, getattr(event, "dest_path", "")):
-                    if path and lifecycle.filter.relevant(path, event.is_directory):
-                        lifecycle.mark(path)
+                paths = [path for path in (event.src_path, getattr(event, "dest_path", ""))
+                         if path and lifecycle.filter.relevant(path, event.is_directory)]
+                if paths:
+                    lifecycle.mark(*paths)
 
         class RootHandler(FileSystemEventHandler):
             def __init__(self, root: str):

@@ -20,20 +20,34 @@ MAX_DELAY_FACTOR = 10
 EMPTY_SETTLE_SECONDS = 5.0
 
 
+Key = tuple[Folder, str]
+
+
 class PendingPaths:
     def __init__(self, settle_seconds: float, empty_settle_seconds: float = EMPTY_SETTLE_SECONDS):
         self.settle = settle_seconds
         self.empty_settle = max(empty_settle_seconds, settle_seconds)
         self._lock = threading.Lock()
-        self._pending: dict[tuple[Folder, str], tuple[float, float]] = {}
-        self._held: dict[tuple[Folder, str], float] = {}  # empty files: when they settle
+        self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
+        self._held: dict[Key, float] = {}  # empty files: when they settle
+        self._links: dict[Key, set[Key]] = {}  # paths one event named together
 
     def mark(self, folder: Folder, rel: str, now: float | None = None) -> None:
+        self.mark_together([(folder, rel)], now)
+
+    def mark_together(self, keys: list[Key], now: float | None = None) -> None:
+        """One event's paths (a move's two sides). They stay linked until imported: linked
+        paths settle as one, when the last marked of them has settled, so a move, or a
+        chain of them (a to b, then b to c), is imported whole and recorded as moves
+        rather than deletions and new notes."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            first, _ = self._pending.get((folder, rel), (now, now))
-            self._pending[(folder, rel)] = (first, now)
-            self._held.pop((folder, rel), None)  # changed again: settle afresh
+            for key in keys:
+                first, _ = self._pending.get(key, (now, now))
+                self._pending[key] = (first, now)
+                self._held.pop(key, None)  # changed again: settle afresh
+                if len(keys) > 1:
+                    self._links.setdefault(key, set()).update(k for k in keys if k != key)
 
     def __bool__(self) -> bool:
         with self._lock:
@@ -52,42 +66,71 @@ class PendingPaths:
                 if key in empty:
                     kept.setdefault(key[0], set()).add(key[1])
                 else:
-                    del self._pending[key]
-                    self._held.pop(key, None)
+                    self._drop(key)
         return kept
 
     def next_deadline(self) -> float | None:
         """When the next path settles (monotonic seconds), or None when none waits."""
         with self._lock:
-            if not self._pending:
-                return None
-            return min(self._held[key] if key in self._held else
-                       min(last + self.settle, first + self.settle * MAX_DELAY_FACTOR)
-                       for key, (first, last) in self._pending.items())
+            return min((self._deadline(group) for group in self._groups()), default=None)
 
     def take_settled(self, now: float | None = None) -> dict[Folder, set[str]]:
         """The settled paths, by folder, removed from the queue."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            due = [(key, last) for key, (first, last) in self._pending.items()
-                   if (now >= self._held[key] if key in self._held else
-                       now - last >= self.settle or
-                       now - first >= self.settle * MAX_DELAY_FACTOR)]
+            due = [{key: self._pending[key][1] for key in group}
+                   for group in self._groups() if self._deadline(group) <= now]
         # The file's size is asked outside the lock: the observer's thread must not wait.
-        empty = {key for key, _ in due if key not in self._held and _empty_file(*key)}
+        empty = {key for group in due for key in group
+                 if key not in self._held and _empty_file(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
-            for key, last in due:
-                if self._pending.get(key, (None, None))[1] != last:
+            for group in due:
+                if any(self._pending.get(key, (None, None))[1] != last
+                       for key, last in group.items()):
                     continue  # marked again meanwhile: it settles afresh
-                if key in empty:
-                    self._held[key] = last + self.empty_settle
+                if empty.intersection(group):
+                    for key in empty.intersection(group):
+                        self._held[key] = group[key] + self.empty_settle
                     continue
-                folder, rel = key
-                scopes.setdefault(folder, set()).add(rel)
-                del self._pending[key]
-                self._held.pop(key, None)
+                for folder, rel in group:
+                    scopes.setdefault(folder, set()).add(rel)
+                    self._drop((folder, rel))
         return scopes
+
+    # -- under the lock ------------------------------------------------------------------
+
+    def _groups(self) -> list[list[Key]]:
+        """The waiting paths, linked ones together."""
+        groups, seen = [], set()
+        for start in self._pending:
+            if start in seen:
+                continue
+            group, todo = [], [start]
+            seen.add(start)
+            while todo:
+                key = todo.pop()
+                group.append(key)
+                for other in self._links.get(key, ()):
+                    if other in self._pending and other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+            groups.append(group)
+        return groups
+
+    def _deadline(self, group: list[Key]) -> float:
+        """Quiet for the settle window since its last mark (or waiting since its first for
+        ``MAX_DELAY_FACTOR`` windows), and every emptied file's long settle over."""
+        marks = [self._pending[key] for key in group]
+        quiet = min(max(last for _, last in marks) + self.settle,
+                    min(first for first, _ in marks) + self.settle * MAX_DELAY_FACTOR)
+        return max([quiet] + [self._held[key] for key in group if key in self._held])
+
+    def _drop(self, key: Key) -> None:
+        self._pending.pop(key, None)
+        self._held.pop(key, None)
+        for other in self._links.pop(key, ()):
+            self._links.get(other, set()).discard(key)
 
 
 def _empty_file(folder: Folder, rel: str) -> bool:

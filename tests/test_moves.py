@@ -160,3 +160,35 @@ def test_a_folder_of_200_notes_moved_under_the_daemon_is_never_twice_nor_missing
                     assert (old is None) != (new is None), (t, i, old, new)
     finally:
         d.close()
+
+
+def test_history_says_where_a_moved_section_went(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Plan\n\nfirst plan\n\n# Notes\n\nloose notes\n")
+    (vault / "other.md").write_text("another note\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        os.rename(vault / "a.md", vault / "b.md")
+        store.sync([Folder.of(vault)], known_at="2025-02-01")
+        old = store.history("vault/a.md#Plan", namespace="notes")
+        assert [(h.deleted, h.moved_to) for h in old] == [(False, None), (True, "vault/b.md#Plan")]
+        assert "moved to vault/b.md#Plan (hides #" in render.revision(old[-1])
+        new = store.history("vault/b.md#Plan", namespace="notes")  # follows it back
+        assert [h.moved_to for h in new] == [None, "vault/b.md#Plan", None]
+        # a move with a heading renamed: the section went with its note
+        (vault / "b.md").write_text("# Plan B\n\nfirst plan\n\n# Notes\n\nloose notes\n")
+        os.rename(vault / "b.md", vault / "c.md")
+        store.sync([Folder.of(vault)], known_at="2025-03-01")
+        (*_, gone) = store.history("vault/b.md#Plan", namespace="notes")
+        assert gone.deleted and gone.moved_to == "vault/c.md"
+        # a plain deletion is no move, at any cutoff
+        (vault / "c.md").unlink()
+        store.sync([Folder.of(vault)], known_at="2025-04-01")
+        (*_, deleted) = store.history("vault/c.md#Notes", namespace="notes")
+        assert deleted.deleted and deleted.moved_to is None
+        assert store.history("vault/a.md#Plan", namespace="notes",
+                             as_of="2025-01-15")[-1].moved_to is None
+    out = run_memory("--db", db, "history", "vault/a.md#Plan").stdout
+    assert "moved to vault/b.md#Plan" in out

@@ -375,6 +375,8 @@ def revision(r: RevisionRecord, *, source: bool = False) -> str:
     if r.purged is not None:
         why = f" ({r.purged.reason})" if r.purged.reason else ""
         return f"{head} · PURGED at {when(r.purged.at)}{why}: its text was erased"
+    if r.deleted and r.moved_to:
+        return f"{head} · moved to {name(r.moved_to)} (hides #{r.hides_revision})"
     if r.deleted:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
     title = f" — {name(r.title)}" if r.title else ""

@@ -315,6 +315,7 @@ class RevisionOut(Out):
     deleted: bool
     purged_at: str | None
     purge_reason: str | None
+    moved_to: str | None
     content: str
 
     @classmethod
@@ -322,14 +323,16 @@ class RevisionOut(Out):
         return cls(revision_id=r.revision_id, memory_id=r.memory_id, known_at=r.known_at,
                    valid_from=r.valid_from, valid_to=r.valid_to, deleted=r.deleted,
                    purged_at=r.purged.at if r.purged else None,
-                   purge_reason=r.purged.reason if r.purged else None, content=r.content)
+                   purge_reason=r.purged.reason if r.purged else None,
+                   moved_to=r.moved_to, content=r.content)
 
 
 class HistoryOutput(Positioned):
     memory_id: str
     as_of: str | None
-    revisions: list[RevisionOut] = Field(description="oldest first; a tombstone has deleted "
-                                         "true; a purged revision has purged_at and no text")
+    revisions: list[RevisionOut] = Field(description="oldest first; tombstones: deleted "
+                                         "true (moved_to: the ID after a move); purged "
+                                         "ones: purged_at, no text")
     full: list[dict[str, Any]] | None = Field(None, description="with detail=full: the "
                                               "whole revisions (the API's RevisionRecord)")
 
@@ -350,7 +353,7 @@ class StatusOutput(Out):
                                    "embedding_per_second, eta_seconds); daemon "
                                    "(daemon_running, daemon_state, last_sync_status, "
                                    "last_successful_sync_at, files_indexed, problems: what "
-                                   "could not be imported, until it can); clock (now, "
-                                   "newest_known_at, behind_seconds: how far this machine's "
-                                   "clock is behind the newest revision, memories_to_repair "
-                                   "and notes_to_repair: what 'memory repair-clock' fixes)")
+                                   "cannot be imported); clock (now, "
+                                   "newest_known_at, behind_seconds: this machine's clock "
+                                   "behind the newest revision, memories_to_repair and "
+                                   "notes_to_repair: what 'memory repair-clock' fixes)")

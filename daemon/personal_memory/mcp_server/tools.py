@@ -313,8 +313,8 @@ class MemoryTools:
     def history(self, memory_id: MemoryId, as_of: Cutoff = None,
                 detail: Detail = "compact") -> Annotated[CallToolResult, HistoryOutput]:
         """Every revision of one memory known by the cutoff, oldest first: its text,
-        deletions, and purges (their text erased). A section of a note that moved also
-        shows its revisions under the note's earlier paths."""
+        deletions, moves and purges (text erased). A section of a note that moved also
+        has its revisions under earlier paths."""
         store = self._store()
         revs = self._call(store.history, memory_id, namespace=self.namespace, as_of=as_of)
         cutoff = self._call(parse_cutoff, as_of) if as_of is not None else None

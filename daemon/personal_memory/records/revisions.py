@@ -36,6 +36,9 @@ class RevisionRecord(Record):
     heading_path: list[str] | None = None  # a note section's enclosing headings and its own
     metadata: dict | None = None  # tags, links, line count; a note record's sections
     purged: PurgeMark | None = None
+    # history only: on a tombstone its note's move wrote, the ID the memory has after the
+    # move (the note's new path when no section there kept this heading path)
+    moved_to: str | None = None
 
     @property
     def hidden(self) -> bool:

@@ -4,6 +4,8 @@ it the note lived at its old path, from it at the new one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..limits import FOREVER_US
 from ..notes.model import record_id
 from ..records import Move, RevisionRecord
@@ -72,6 +74,31 @@ def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
     """Every revision of a memory known by ``cutoff``, oldest first, following its note
     back across moves: the revisions of each former ID known before the move away from it
     (its tombstone by the move included)."""
+    return _moves_marked(db, namespace, _history(db, namespace, memory_id, cutoff))
+
+
+def _moves_marked(db: Database, namespace: str, revisions: list[RevisionRecord],
+                  ) -> list[RevisionRecord]:
+    """Each tombstone that its note's move wrote, with the ID the memory had after it."""
+    out, left = [], {}
+    for r in revisions:
+        if r.deleted and r.note and r.memory_id.startswith(r.note):
+            if r.note not in left:
+                left[r.note] = {m.known_at: m.new_note
+                                for m in departures(db, namespace, r.note)}
+            new_note = left[r.note].get(r.known_at)
+            if new_note is not None:
+                new_id = new_note + r.memory_id[len(r.note):]
+                arrived = db.history(namespace, new_id, parse_time(r.known_at))
+                kept = (bool(arrived) and arrived[-1].known_at == r.known_at
+                        and not arrived[-1].deleted)
+                r = replace(r, moved_to=new_id if kept else new_note)
+        out.append(r)
+    return out
+
+
+def _history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
+             ) -> list[RevisionRecord]:
     revisions = db.history(namespace, memory_id, cutoff)
     # the note's path, from its ID's revisions; from later ones (their path alone) when
     # the ID is one it got by a move after the cutoff

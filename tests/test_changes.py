@@ -294,3 +294,28 @@ def test_a_note_added_then_moved_inside_the_span_is_new(tmp_path):
     p = run_memory("--db", db, "changes", "--since", "2025-01-02")
     assert "(5 new, 0 deleted, 1 moved)" in p.stdout, p.stdout
     assert "moved from v/n0.md" not in p.stdout
+
+
+def test_a_query_s_results_follow_a_moved_note(tmp_path):
+    vault = tmp_path / "v"
+    (vault / "Reading").mkdir(parents=True)
+    (vault / "Reading" / "DiskANN.md").write_text(
+        "# DiskANN\n\nvamana graph pruning\n\n## Costs\n\nvamana on one node\n")
+    (vault / "other.md").write_text("unrelated\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        os.rename(vault / "Reading" / "DiskANN.md", vault / "Reading" / "DiskANN paper.md")
+        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        os.rename(vault / "Reading", vault / "Papers")  # moved twice in the span
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        found = store.changes(namespace="notes", since="2025-01-02", until="2025-01-06",
+                              query="vamana pruning")
+        # the same two results, under the note's new path: moved, not new and retracted
+        assert [(r.change, r.memory_id, r.moved_from) for r in found.results] == [
+            ("moved", "v/Papers/DiskANN paper.md#DiskANN", "v/Reading/DiskANN.md#DiskANN"),
+            ("moved", "v/Papers/DiskANN paper.md#DiskANN#Costs",
+             "v/Reading/DiskANN.md#DiskANN#Costs")]
+        assert found.counts["moved"] == 2 and found.counts["new"] == found.counts["gone"] == 0
+    out = run_memory("--db", tmp_path / "m.db", "changes", "--since", "2025-01-02",
+                     "--until", "2025-01-06", "vamana pruning").stdout
+    assert "moved from v/Reading/DiskANN.md#DiskANN" in out and "retracted" not in out

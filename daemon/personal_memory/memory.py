@@ -425,10 +425,18 @@ class MemoryStore(Upkeep):
                 wider.extend(r.memory_id for r in self.search(
                     query, namespace=namespace, as_of=format_time(end), limit=MAX_LIMIT))
             return memory_id in wider
+        with self._db.errors(), self._db.snapshot():
+            span = self._db.moves_between(namespace, start, end)
+        moved: dict[str, str] = {}  # path at the start -> path at the end
+        for m in span:
+            for old, new in list(moved.items()):
+                if new == m.old_note:
+                    moved[old] = m.new_note
+            moved.setdefault(m.old_note, m.new_note)
         results, unchanged = result_changes(list(before), list(after), visible,
-                                            still_a_result)
+                                            still_a_result, moved)
         counts = {kind: sum(r.change == kind for r in results)
-                  for kind in ("new", "gone", "up", "down", "changed")}
+                  for kind in ("new", "gone", "up", "down", "changed", "moved")}
         counts["unchanged"] = len(unchanged)
         return Changes(namespace=namespace, since=format_time(start), until=format_time(end),
                        query=query, counts=counts, results=results, unchanged=unchanged)

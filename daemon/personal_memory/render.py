@@ -337,7 +337,8 @@ def changes(found: Changes) -> str:
     for r in found.results:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
         why = f" ({r.why})" if r.why else ""
-        lines.append(f"- {r.change}{why} {ranks} {name(r.memory_id)}")
+        came = f" (moved from {name(r.moved_from)})" if r.moved_from else ""
+        lines.append(f"- {r.change}{why} {ranks} {name(r.memory_id)}{came}")
         if r.diff:
             lines.append(f"    {short(r.diff, 400)}")
     return "\n".join(lines)

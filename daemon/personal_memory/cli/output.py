@@ -98,7 +98,8 @@ def changes(found: Changes) -> str:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"
         what = r.change + (f", {r.why}" if r.why else "") + (
             ", text changed" if r.text_changed and r.change != "changed" else "")
-        lines.append(f"  {what:<22} {ranks:<12} {name(r.memory_id)}")
+        came = f" (moved from {name(r.moved_from)})" if r.moved_from else ""
+        lines.append(f"  {what:<22} {ranks:<12} {name(r.memory_id)}{came}")
         if r.diff:
             lines.append(f"      {short(r.diff, 400)}")
     if found.unchanged:

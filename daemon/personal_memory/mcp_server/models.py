@@ -268,9 +268,10 @@ class NoteChangeOut(Out):
 class ResultChangeOut(Out):
     memory_id: str
     note: str | None
-    change: str = Field(description="new, gone, up, down or changed")
+    change: str = Field(description="new, gone, up, down, changed or moved")
     why: str | None = Field(description="for gone: retracted, no longer matches, or below "
                             "the top N")
+    moved_from: str | None
     rank_before: int | None
     rank_after: int | None
     text_changed: bool
@@ -301,7 +302,8 @@ class ChangesOutput(Positioned):
             results=[ResultChangeOut(memory_id=r.memory_id, note=r.note, change=r.change,
                                      why=r.why, rank_before=r.rank_before,
                                      rank_after=r.rank_after, text_changed=r.text_changed,
-                                     diff=r.diff) for r in c.results],
+                                     diff=r.diff, moved_from=r.moved_from)
+                     for r in c.results],
             unchanged=c.unchanged, more=c.more, next_cursor=cursor,
             full=c.to_dict() if full else None)
 

@@ -57,8 +57,8 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              f"{MAX_QUERY_CHARS} characters); also \"exact phrase\", -word, "
                              "path:, folder:, file:, section:, tag: (values with spaces "
                              "in quotes)")]
-Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known at "
-                                     "this time is searched (default: everything known). "
+Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known "
+                                     "then counts (default: now). "
                                      + TIME_HELP + "; a day means through its end")]
 ValidAt = Annotated[str | None, Field(description="the time the answer should be about "
                                       "(default: the cutoff, or now). " + TIME_HELP + "; a day "

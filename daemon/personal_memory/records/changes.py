@@ -44,8 +44,8 @@ class NoteChange(Record):
 
 @dataclass(frozen=True)
 class ResultChange(Record):
-    """One result of a query at two cutoffs: ``new``, ``gone``, ``up``, ``down`` or
-    ``changed`` (same rank, other text); ``impact`` orders them (see data-model.md)."""
+    """One result of a query at two cutoffs: ``new``, ``gone``, ``up``, ``down``,
+    ``changed`` (same rank, other text) or ``moved`` (the same, under its note's new path); ``impact`` orders them (see data-model.md)."""
     memory_id: str
     note: str | None
     title: str | None
@@ -64,6 +64,9 @@ class ResultChange(Record):
     # Why a result is gone: retracted (not visible any more), no longer matches (visible,
     # but no query word and not close in meaning), or below the top N (still a result).
     why: str | None = None
+    # The result's ID at ``since`` when its note moved in between (then ``moved`` when its
+    # rank and text are the same, else up, down or changed).
+    moved_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -282,13 +282,24 @@ def _shown(n: NoteChange, g: _Group) -> NoteChange:
 
 
 def result_changes(before: list[SearchResult], after: list[SearchResult],
-                   visible_at_until, still_a_result) -> tuple[list[ResultChange], list[str]]:
+                   visible_at_until, still_a_result, moved: dict[str, str] | None = None,
+                   ) -> tuple[list[ResultChange], list[str]]:
     """Compare two ranked lists of one query. ``visible_at_until(memory_id)`` tells a
     result that fell out of the list from one that was retracted, and
     ``still_a_result(memory_id)`` one pushed below the list from one that no longer
-    matches."""
-    rank_b = {r.memory_id: (i, r) for i, r in enumerate(before, 1)}
+    matches. ``moved`` maps a note's path at the start to its path at the end, for the
+    notes moved in between: a result under the old path is the same result under the new
+    one."""
+    moved = moved or {}
     rank_a = {r.memory_id: (i, r) for i, r in enumerate(after, 1)}
+    rank_b, came_from = {}, {}
+    for i, r in enumerate(before, 1):
+        now = _moved_id(r, moved)
+        if now != r.memory_id and now in rank_a:
+            came_from[now] = r.memory_id
+        else:
+            now = r.memory_id
+        rank_b[now] = (i, r)
     changed: list[ResultChange] = []
     unchanged: list[str] = []
     for memory_id in list(dict.fromkeys([*rank_a, *rank_b])):
@@ -296,7 +307,7 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
         ra, a = rank_a.get(memory_id, (None, None))
         text_changed = a is not None and b is not None and not _same_text(a.revision,
                                                                           b.revision)
-        if ra == rb and not text_changed:
+        if ra == rb and not text_changed and memory_id not in came_from:
             unchanged.append(memory_id)
             continue
         if rb is None:
@@ -307,8 +318,10 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
             change = "up"
         elif ra > rb:
             change = "down"
-        else:
+        elif text_changed:
             change = "changed"
+        else:
+            change = "moved"
         impact = abs((1.0 / rb if rb else 0.0) - (1.0 / ra if ra else 0.0))
         if text_changed:
             impact += TEXT_CHANGE_WEIGHT / min(ra, rb)
@@ -324,7 +337,15 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
             text_changed=text_changed,
             retracted=ra is None and not visible_at_until(memory_id), impact=impact,
             diff=word_diff(b.content, a.content) if text_changed else "",
-            before=b.revision if b else None, after=a.revision if a else None, why=why))
+            before=b.revision if b else None, after=a.revision if a else None, why=why,
+            moved_from=came_from.get(memory_id)))
     changed.sort(key=lambda c: (-c.impact, c.rank_after or 10**9, c.memory_id))
     return changed, unchanged
 
+
+def _moved_id(r: SearchResult, moved: dict[str, str]) -> str:
+    """A result's ID under its note's path at the end of the span."""
+    note = r.revision.note
+    if note is None or note not in moved or not r.memory_id.startswith(note):
+        return r.memory_id
+    return moved[note] + r.memory_id[len(note):]

@@ -33,7 +33,7 @@ def counts(found: dict[str, int]) -> str:
              "notes_moved": "note{s} moved", "added": "section{s} added",
              "revised": "section{s} revised", "retracted": "section{s} retracted",
              "new": "new", "gone": "gone", "up": "up", "down": "down",
-             "changed": "changed", "unchanged": "unchanged"}
+             "changed": "changed", "moved": "moved", "unchanged": "unchanged"}
     out = []
     for key, n in found.items():
         if n or key == "notes":

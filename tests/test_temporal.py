@@ -257,3 +257,18 @@ def test_a_cutoff_after_now_is_now_and_says_so(tmp_path):
         assert len(store.search("alpha", namespace="n", as_of="2999-01-01")) == 2
         view = store.history("a", namespace="n", as_of="2999-12-31")
         assert len(view) == 1
+
+
+def test_the_echoed_cutoff_keeps_its_fraction_of_a_second(tmp_path):
+    """Two cutoffs within one second can give two answers: each is echoed exactly."""
+    from support import run_memory
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("z", "port 5432", namespace="notes", known_at="2025-01-01T09:00:00Z")
+        store.remember("a", "port 5433", namespace="notes", known_at="2025-01-01T10:00:00.500Z")
+    early = run_memory("--db", db, "search", "port", "--as-of", "2025-01-01T10:00:00.3Z").stdout
+    late = run_memory("--db", db, "search", "port", "--as-of", "2025-01-01T10:00:00.9Z").stdout
+    assert "as of 2025-01-01 10:00:00.3 UTC" in early and "5433" not in early
+    assert "as of 2025-01-01 10:00:00.9 UTC" in late and "5433" in late
+    whole = run_memory("--db", db, "search", "port", "--as-of", "2025-01-02T00:00:00Z").stdout
+    assert "as of 2025-01-02 00:00:00 UTC" in whole

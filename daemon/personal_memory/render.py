@@ -45,15 +45,18 @@ def replica_position(known_up_to: str | None, cutoff: str | None) -> str | None:
     return f"Replica: known up to {when(known_up_to)}; this answer is complete for its cutoff."
 
 
-def moment(iso: str | None) -> str:
+def moment(iso: str | None, fraction: bool = True) -> str:
     """A cutoff as a person reads it: none is "everything known", a day's last
     microsecond (how a bare day is read as a cutoff) "the end of 2025-02-14 (UTC)", else
-    :func:`when`."""
+    :func:`when` with the fraction of a second when it has one (the cutoff used, exactly:
+    two cutoffs within a second may give two answers), unless ``fraction`` is False (the
+    page, whose times are read, not copied)."""
     if iso is None:
         return "everything known"
     if iso.endswith("T23:59:59.999999Z"):
         return f"the end of {iso[:10]} (UTC)"
-    return when(iso)
+    part = iso[19:-1].rstrip("0").rstrip(".") if fraction and iso.endswith("Z") else ""
+    return when(iso) if not part else when(iso)[:-4] + part + " UTC"
 
 
 def short(text: str, width: int = SHORT) -> str:

@@ -4,6 +4,8 @@ database is opened read-only and nothing here writes."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from pathlib import Path
 
 from markupsafe import Markup
@@ -58,7 +60,8 @@ class Pages:
         self.pool, self.namespace = pool, namespace
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown,
-                                          moment=render.moment, when=render.when,
+                                          moment=partial(render.moment, fraction=False),
+                                          when=render.when,
                                           counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
                                           span=render.span, either=render.either,

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from personal_memory import MemoryStore
 from personal_memory.errors import InvalidArgument, NotFound
 from personal_memory.notes.folders import Folder
 from support import ids, keyword_ids, run_memory, word_hits
@@ -171,6 +172,24 @@ def test_links_and_front_matter_do_not_flood_the_index(store, vault):
     assert rec.title == "Alpha note" and rec.content.startswith("See [[Beta#Setup|")
     assert store.get("vault/a.md#", namespace="notes").metadata["links"] == [
         "Beta#Setup", "https://docs.example.com/permalink"]
+
+
+def test_status_lists_notes_whose_front_matter_was_read_as_text(tmp_path, vault):
+    """The warning outlives the sync that logged it: status names the note until its
+    front matter reads again, or the note is gone."""
+    db = tmp_path / "m.db"
+    (vault / "ok.md").write_text("---\ntags: [fine]\n---\nbody\n")
+    (vault / "bad.md").write_text("---\ntags: [oops\n---\nbody\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    with MemoryStore.open(db, embedder="none") as store:
+        (warning,) = store.status("notes").daemon.warnings
+        assert (warning.collection, warning.path) == ("vault", "bad.md")
+        assert warning.reason.startswith("front matter is not valid YAML")
+    out = run_memory("--db", db, "status").stdout
+    assert "warning       vault/bad.md: front matter is not valid YAML" in out, out
+    (vault / "bad.md").write_text("---\ntags: [fixed]\n---\nbody\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    assert "warning" not in run_memory("--db", db, "status").stdout
 
 
 def test_cli_read_tag_and_mcp_read(tmp_path, vault):

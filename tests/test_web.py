@@ -293,7 +293,7 @@ def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
         assert not browser.find_elements(By.CSS_SELECTOR, ".error")
         assert "vault/Plan.md" in browser.find_element(By.CSS_SELECTOR, "p.meta").text
         browser.get(page.base + "/status")
-        assert "(imported by a sync; not watched" in browser.find_element(
+        assert "(imported; not watched" in browser.find_element(
             By.CSS_SELECTOR, "table.status").text
 
 

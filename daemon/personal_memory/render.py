@@ -165,7 +165,7 @@ def folders(s: DaemonStatus) -> str:
     rest = [f for f in s.imported_folders if f not in watched]
     parts = [f"{', '.join(watched)} (watched)"] if watched else []
     if rest:
-        parts.append(", ".join(rest) + " (imported by a sync; not watched"
+        parts.append(", ".join(rest) + " (imported; not watched"
                      + (")" if s.daemon_running else ": the daemon is not running)"))
     return "; ".join(parts) or "-"
 

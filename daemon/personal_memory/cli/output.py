@@ -258,8 +258,9 @@ def stats(d: Stats) -> str:
     scope = f" in {d.namespace}" if d.namespace else ""
     c, v = d.counts, d.vectors
     return (f"revisions     {c.revisions}{scope}\n"
-            f"memories      {c.memories}\n"
-            f"notes         {c.notes}\n"
+            f"memories      {c.memories} (ever held, deleted ones included)\n"
+            f"notes         {c.notes} (every path ever held, deleted and moved-away ones "
+            "included)\n"
             f"tombstones    {c.tombstones}\n"
             f"namespaces    {ns}\n"
             f"search        {v.semantic}\n"
@@ -286,7 +287,7 @@ def status(d: Status) -> str:
              + (f", {s.notes_to_reidentify} to re-identify for note model "
                 f"{s.note_model_version} (the next sync does it)"
                 if s.notes_to_reidentify else ""),
-             f"revisions     {c.revisions} ({c.memories} memories in "
+             f"revisions     {c.revisions} (over all time: {c.memories} memories in "
              f"{c.notes} notes, {c.tombstones} tombstones)",
              f"search        {v.semantic}"]
     if v.embedder:
@@ -306,6 +307,8 @@ def status(d: Status) -> str:
     lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {when(p.since)}"
               + ("; its last good version stays searchable)" if p.stale else ")")
               for p in s.problems]
+    lines += [f"warning       {p.collection}/{p.path}: {p.reason} (since {when(p.since)})"
+              for p in s.warnings]
     lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
               if not any(e.path == path for _, path in problems)]
     lines += [f"purge         {p.left}" for p in d.purges_unfinished]

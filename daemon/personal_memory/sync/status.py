@@ -47,4 +47,5 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
         note_model_version=notes.CHUNKER_VERSION,
         last_sync_errors=last[0].errors if last else [],
         problems=db.problems(namespace),
-        imported_folders=db.collection_roots(namespace))
+        imported_folders=db.collection_roots(namespace),
+        warnings=db.front_matter_warnings(namespace))

@@ -121,6 +121,33 @@ def test_more_shows_only_sections_whose_own_text_holds_a_query_word(tmp_path):
         assert "Getting there" in shown
 
 
+def test_a_note_found_by_its_name_alone_is_shown_from_its_top(tmp_path):
+    """An alias (or the title) is every section's title text: the shortest section won
+    on it, and showed lines that have nothing to do with the note's name."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Home.md").write_text(
+        "---\naliases: [lobbyzebra, Start page]\n---\n# Home\n\n"
+        "Welcome to my notes. This is the start of everything.\n\n"
+        "## Work\n\n- [[Projects]] and the quarterly plan\n- [[Meetings]] from standups\n\n"
+        "## Personal\n\n[[Homelab]] · [[Talk]]\n")
+    (vault / "other.md").write_text("# Other\n\nnothing here\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)])
+        rows = s.search("lobbyzebra", namespace="notes", limit=5)
+        assert rows[0].heading_path == ["Home", "Personal"]  # by section: the shortest
+        (home,) = s.search("lobbyzebra", namespace="notes", limit=5, group="note",
+                           snippets=True)
+        assert home.heading_path == ["Home"] and home.snippet.line_start == 6
+        # a section whose own text holds a word of the query comes before the top
+        (page,) = s.search("start page", namespace="notes", limit=5, group="note",
+                           snippets=True)
+        assert page.heading_path == ["Home"] and "**start**" in page.snippet.text
+        (plan,) = s.search("lobbyzebra quarterly", namespace="notes", limit=5,
+                           group="note", snippets=True)
+        assert plan.heading_path == ["Home", "Work"]
+
+
 def test_a_bare_parent_heading_joined_to_a_section_does_not_make_it_worth_showing(tmp_path):
     """A heading with no text of its own ("# The cabin" right before "## Getting there")
     is joined to the next section; its words are the heading path's, not that section's."""

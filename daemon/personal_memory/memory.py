@@ -237,6 +237,11 @@ class MemoryStore(Upkeep):
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
                 worth_showing = holds_a_word(self._db, terms)
+                if group == "note":
+                    first = rows[0][0] if rows else None
+                    rows = [grouping.name_matched(g, worth_showing) for g in rows]
+                    if rows and rows[0][0] is not first:
+                        words = None  # those were the lines of the row no longer first
             found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)
             if words is not None:  # the first row is the first result's best
                 found.results[0] = grouping.words_first(found.results[0], words)

@@ -57,6 +57,25 @@ def groups(rows: list[SearchResult], limit: int,
     return list(kept.values())
 
 
+def name_matched(group: Group, holds: Callable[[SearchResult], bool]) -> Group:
+    """A note matched by its name alone (its best row matched by words, but none in its own
+    text: the note's title or an alias) is shown by the first of its rows whose own text
+    holds a query word, or else from its top (the row that comes first in the file): the
+    name is the whole note's, and the section that wins on it is only the shortest."""
+    best = group[0]
+    if best.bm25 is None or best.note is None or holds(best):
+        return group
+    first = next((r for r in group[1:] if holds(r)), None)
+    if first is None:
+        first = min(group, key=_line)
+    return [first, *(r for r in group if r is not first)]
+
+
+def _line(r: SearchResult) -> int:
+    s = r.snippet
+    return s.line_start if s is not None and s.line_start is not None else 2**31
+
+
 def merged(found: list[Group], more_first: int = 0,
            worth_showing: Callable[[SearchResult], bool] | None = None,
            ) -> list[SearchResult]:

@@ -64,7 +64,8 @@ class Pages:
                                           when=render.when,
                                           counts=counts)
         self.templates.env.globals.update(place=render.place, heading=render.heading,
-                                          span=render.span, either=render.either,
+                                          lines_named=render.lines_named,
+                                          either=render.either,
                                           duration=render.duration, folders=render.folders)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:

@@ -45,7 +45,8 @@ class NoteChange(Record):
 @dataclass(frozen=True)
 class ResultChange(Record):
     """One result of a query at two cutoffs: ``new``, ``gone``, ``up``, ``down``,
-    ``changed`` (same rank, other text) or ``moved`` (the same, under its note's new path); ``impact`` orders them (see data-model.md)."""
+    ``changed`` (same rank, other text) or ``moved`` (the same, under its note's new
+    path); ``impact`` orders them (see data-model.md)."""
     memory_id: str
     note: str | None
     title: str | None

@@ -58,8 +58,8 @@ class OverflowWatch(logging.Handler):
 class ObserverLifecycle:
     """Starts, checks and replaces the file observer. ``mark(*paths)`` is called from the
     observer's thread for every relevant event, with all its paths at once (a move's two
-    sides settle together, so the daemon imports them as one move); ``on_limit`` when inotify has too few
-    watches (the daemon then rescans more often)."""
+    sides settle together, so the daemon imports them as one move); ``on_limit`` when
+    inotify has too few watches (the daemon then rescans more often)."""
 
     def __init__(self, folders: list[Folder], event_filter: EventFilter,
                  mark: Callable[..., None], on_limit: Callable[[], None],

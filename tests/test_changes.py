@@ -176,6 +176,11 @@ def test_cli_and_mcp(tmp_path):
     assert data["query"] == "launch date" and data["results"][0]["change"] == "changed"
     p = run_memory("--db", db, "changes", "--since", "soon")
     assert p.returncode == 2 and "24h, 7d or 2w" in p.stderr
+    # a value that starts with '-' is the option's: the time's own error, not argparse's
+    p = run_memory("--db", db, "changes", "--since", "-5m")
+    assert p.returncode == 2 and "since: '-5m' is not a date" in p.stderr, p.stderr
+    p = run_memory("--db", db, "search", "launch", "--as-of", "-1d")
+    assert p.returncode == 2 and "as_of: '-1d' is not a date" in p.stderr, p.stderr
     p = run_memory("--db", db, "changes", "--since", "400w", "--json")
     from personal_memory.times import now_micros
     since = parse_time(json.loads(p.stdout)["since"])  # echoed as an absolute time

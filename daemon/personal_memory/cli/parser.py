@@ -47,9 +47,13 @@ def query_words_last(parser: argparse.ArgumentParser, argv: list[str]) -> list[s
         if word == "--":
             words += list(rest)
         elif word in known:
-            options.append(word)
-            if known[word]:
-                options.append(next(rest, ""))
+            if not known[word]:
+                options.append(word)
+                continue
+            value = next(rest, "")
+            # a value starting with '-' ("--since -5m") is the option's, as it is written:
+            # argparse would take it for an option and say only "expected one argument"
+            options += [f"{word}={value}"] if value.startswith("-") else [word, value]
         elif word.startswith("--") and known.get(word.split("=", 1)[0]):
             options.append(word)
         elif re.match(r"--[A-Za-z]", word):  # an option this command lacks: argparse says so

@@ -72,14 +72,19 @@ class PendingPaths:
     def next_deadline(self) -> float | None:
         """When the next path settles (monotonic seconds), or None when none waits."""
         with self._lock:
-            return min((self._deadline(group) for group in self._groups()), default=None)
+            linked, seen = self._linked()
+            deadlines = [d for _, d in linked]
+            alone = min((d for key, d in self._alone(seen)), default=None)
+            return min(deadlines + ([] if alone is None else [alone]), default=None)
 
     def take_settled(self, now: float | None = None) -> dict[Folder, set[str]]:
         """The settled paths, by folder, removed from the queue."""
         now = time.monotonic() if now is None else now
         with self._lock:
+            linked, seen = self._linked()
             due = [{key: self._pending[key][1] for key in group}
-                   for group in self._groups() if self._deadline(group) <= now]
+                   for group, deadline in linked if deadline <= now]
+            due += [{key: self._pending[key][1]} for key, d in self._alone(seen) if d <= now]
         # The file's size is asked outside the lock: the observer's thread must not wait.
         empty = {key for group in due for key in group
                  if key not in self._held and _empty_file(*key)}
@@ -100,11 +105,24 @@ class PendingPaths:
 
     # -- under the lock ------------------------------------------------------------------
 
-    def _groups(self) -> list[list[Key]]:
-        """The waiting paths, linked ones together."""
-        groups, seen = [], set()
-        for start in self._pending:
-            if start in seen:
+    def _alone(self, linked: set[Key]):
+        """(path, when it settles) for each waiting path not in ``linked``: quiet for the
+        settle window since its last mark (or waiting since its first for
+        ``MAX_DELAY_FACTOR`` windows); an emptied file, after its long settle."""
+        held, settle = self._held, self.settle
+        longest = settle * MAX_DELAY_FACTOR
+        return ((key, held[key] if key in held else min(last + settle, first + longest))
+                for key, (first, last) in self._pending.items()
+                if not linked or key not in linked)  # a key's hash is not free
+
+    def _linked(self) -> tuple[list[tuple[list[Key], float]], set[Key]]:
+        """The waiting paths linked to others, in groups, each with when it settles (all
+        its paths quiet: the latest of theirs), and the set of them. Most paths are linked
+        to none, and a burst of thousands is then read in one pass."""
+        out: list[tuple[list[Key], float]] = []
+        seen: set[Key] = set()
+        for start in self._links:
+            if start in seen or start not in self._pending:
                 continue
             group, todo = [], [start]
             seen.add(start)
@@ -115,16 +133,12 @@ class PendingPaths:
                     if other in self._pending and other not in seen:
                         seen.add(other)
                         todo.append(other)
-            groups.append(group)
-        return groups
-
-    def _deadline(self, group: list[Key]) -> float:
-        """Quiet for the settle window since its last mark (or waiting since its first for
-        ``MAX_DELAY_FACTOR`` windows), and every emptied file's long settle over."""
-        marks = [self._pending[key] for key in group]
-        quiet = min(max(last for _, last in marks) + self.settle,
-                    min(first for first, _ in marks) + self.settle * MAX_DELAY_FACTOR)
-        return max([quiet] + [self._held[key] for key in group if key in self._held])
+            marks = [self._pending[key] for key in group]
+            quiet = min(max(last for _, last in marks) + self.settle,
+                        min(first for first, _ in marks) + self.settle * MAX_DELAY_FACTOR)
+            out.append((group, max([quiet] + [self._held[k] for k in group
+                                              if k in self._held])))
+        return out, seen
 
     def _drop(self, key: Key) -> None:
         self._pending.pop(key, None)

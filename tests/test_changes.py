@@ -324,3 +324,46 @@ def test_a_query_s_results_follow_a_moved_note(tmp_path):
     out = run_memory("--db", tmp_path / "m.db", "changes", "--since", "2025-01-02",
                      "--until", "2025-01-06", "vamana pruning").stdout
     assert "moved from v/Reading/DiskANN.md#DiskANN" in out and "retracted" not in out
+
+
+def test_a_note_moved_onto_the_path_of_one_deleted_keeps_both_results(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Old\n\nthe old lantern\n")
+    (vault / "b.md").write_text("# Old\n\na newer lantern story\n")
+    (vault / "other.md").write_text("unrelated\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "a.md").unlink()
+        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        os.rename(vault / "b.md", vault / "a.md")  # onto the path a.md's note left
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        found = store.changes(namespace="notes", since="2025-01-02", until="2025-01-06",
+                              query="lantern")
+        # b.md's section is a.md#Old now, moved; the section a.md held at the start had
+        # the same ID, and is gone (its note was deleted), not taken for the moved one
+        got = sorted((r.memory_id, r.change, r.moved_from, r.why, r.rank_before, r.rank_after)
+                     for r in found.results)
+        then = list(store.search("lantern", namespace="notes", as_of="2025-01-02"))
+        old_rank = next(i for i, r in enumerate(then, 1) if "old lantern" in r.content)
+        moved_rank = next(i for i, r in enumerate(then, 1) if "newer lantern" in r.content)
+        assert got == sorted([
+            ("v/a.md#Old", "gone", None, "retracted", old_rank, None),
+            ("v/a.md#Old", "up" if moved_rank > 1 else "moved", "v/b.md#Old", None,
+             moved_rank, 1)]), got
+
+
+def test_a_note_moved_away_and_back_is_unchanged(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Plan\n\nthe lantern plan\n")
+    (vault / "other.md").write_text("unrelated lantern note\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        os.rename(vault / "a.md", vault / "b.md")
+        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        os.rename(vault / "b.md", vault / "a.md")
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        found = store.changes(namespace="notes", since="2025-01-02", until="2025-01-06",
+                              query="lantern plan")
+        assert found.results == [] and "v/a.md#Plan" in found.unchanged

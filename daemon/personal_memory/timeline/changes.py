@@ -293,21 +293,29 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
     moved = moved or {}
     rank_a = {r.memory_id: (i, r) for i, r in enumerate(after, 1)}
     rank_b, came_from = {}, {}
+    # A result of the start that is not the result of its ID at the end (its note moved
+    # and fell out of the list, or another note was moved onto its path) is keyed apart,
+    # with the ID its note has at the end (None: none, it was deleted).
+    apart: dict[str, str | None] = {}
+    taken = set(moved.values())  # paths a note was moved onto
     for i, r in enumerate(before, 1):
-        now = _moved_id(r, moved)
+        key = now = _moved_id(r, moved)
         if now != r.memory_id and now in rank_a:
             came_from[now] = r.memory_id
-        else:
-            now = r.memory_id
-        rank_b[now] = (i, r)
+        elif now != r.memory_id or (r.revision.note in taken
+                                    and r.revision.note not in moved):
+            key = "\0" + r.memory_id
+            apart[key] = now if now != r.memory_id else None
+        rank_b[key] = (i, r)
     changed: list[ResultChange] = []
     unchanged: list[str] = []
-    for memory_id in list(dict.fromkeys([*rank_a, *rank_b])):
-        rb, b = rank_b.get(memory_id, (None, None))
-        ra, a = rank_a.get(memory_id, (None, None))
+    for key in list(dict.fromkeys([*rank_a, *rank_b])):
+        memory_id = key[1:] if key in apart else key
+        rb, b = rank_b.get(key, (None, None))
+        ra, a = rank_a.get(key, (None, None))
         text_changed = a is not None and b is not None and not _same_text(a.revision,
                                                                           b.revision)
-        if ra == rb and not text_changed and memory_id not in came_from:
+        if ra == rb and not text_changed and key not in came_from:
             unchanged.append(memory_id)
             continue
         if rb is None:
@@ -326,19 +334,20 @@ def result_changes(before: list[SearchResult], after: list[SearchResult],
         if text_changed:
             impact += TEXT_CHANGE_WEIGHT / min(ra, rb)
         shape = (a or b).revision
-        why = None
+        why, retracted, then = None, False, apart.get(key, memory_id)
         if ra is None:
-            why = ("retracted" if not visible_at_until(memory_id) else
-                   "below the top N" if still_a_result(memory_id) else "no longer matches")
+            retracted = then is None or not visible_at_until(then)
+            why = ("retracted" if retracted else
+                   "below the top N" if still_a_result(then) else "no longer matches")
         changed.append(ResultChange(
             memory_id=memory_id, note=shape.note, title=shape.title,
             heading_path=shape.heading_path, change=change, rank_before=rb, rank_after=ra,
             score_before=b.score if b else None, score_after=a.score if a else None,
             text_changed=text_changed,
-            retracted=ra is None and not visible_at_until(memory_id), impact=impact,
+            retracted=retracted, impact=impact,
             diff=word_diff(b.content, a.content) if text_changed else "",
             before=b.revision if b else None, after=a.revision if a else None, why=why,
-            moved_from=came_from.get(memory_id)))
+            moved_from=came_from.get(key)))
     changed.sort(key=lambda c: (-c.impact, c.rank_after or 10**9, c.memory_id))
     return changed, unchanged
 

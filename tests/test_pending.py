@@ -125,3 +125,74 @@ def test_the_daemon_marks_one_events_paths_together(tmp_path):
         watcher.observer.stop()
     finally:
         store.close()
+
+
+class _Reference:
+    """The debouncer's rule, from scratch at every call: a path waits from its first mark
+    since it was last taken; two paths one event named together stay linked while both
+    wait; linked paths settle as one, when the latest of them has been quiet for the
+    window (or the earliest has waited ``MAX_DELAY_FACTOR`` windows)."""
+
+    def __init__(self, settle):
+        self.settle, self.marks, self.epoch, self.links = settle, {}, {}, []
+
+    def mark(self, keys, now):
+        for k in keys:
+            first = self.marks[k][0] if k in self.marks else now
+            self.marks[k] = (first, now)
+        if len(keys) > 1:
+            self.links.append([(k, self.epoch.get(k, 0)) for k in keys])
+
+    def groups(self):
+        parent = {k: k for k in self.marks}
+
+        def root(k):
+            while parent[k] != k:
+                k = parent[k]
+            return k
+        for link in self.links:
+            live = [k for k, e in link if k in self.marks and self.epoch.get(k, 0) == e]
+            if len(live) == len(link):
+                for k in live[1:]:
+                    parent[root(k)] = root(live[0])
+        out = {}
+        for k in self.marks:
+            out.setdefault(root(k), []).append(k)
+        return [(g, min(max(self.marks[k][1] for k in g) + self.settle,
+                        min(self.marks[k][0] for k in g) + self.settle * MAX_DELAY_FACTOR))
+                for g in out.values()]
+
+    def take(self, now):
+        taken = [k for g, d in self.groups() if d <= now for k in g]
+        for k in taken:
+            del self.marks[k]
+            self.epoch[k] = self.epoch.get(k, 0) + 1
+        return set(taken)
+
+
+def test_the_debouncer_equals_its_rule_from_scratch(tmp_path):
+    from hypothesis import given, settings, strategies as st
+    folder = Folder.of(tmp_path)
+    names = [f"n{i}.md" for i in range(6)]
+    for n in names:
+        (tmp_path / n).write_text("text\n")  # not empty: no long settle here
+    op = st.one_of(
+        st.tuples(st.just("mark"), st.lists(st.sampled_from(names), min_size=1, max_size=2,
+                                            unique=True), st.floats(0, 0.5)),
+        st.tuples(st.just("take"), st.just([]), st.floats(0, 4)))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(op, max_size=40))
+    def run(ops):
+        q, ref, now = PendingPaths(0.3), _Reference(0.3), 10.0
+        for kind, keys, dt in ops:
+            now += round(dt, 3)
+            if kind == "mark":
+                q.mark_together([(folder, k) for k in keys], now=now)
+                ref.mark(keys, now)
+            else:
+                assert set(q.take_settled(now=now).get(folder, set())) == ref.take(now)
+            want = min((d for _, d in ref.groups()), default=None)
+            got = q.next_deadline()
+            assert (got is None) == (want is None) and (want is None or abs(got - want) < 1e-9)
+    run()

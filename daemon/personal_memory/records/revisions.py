@@ -49,6 +49,14 @@ class RevisionRecord(Record):
     def but(self, **changes: Any) -> "RevisionRecord":
         return replace(self, **changes)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Its fields; ``moved_to`` only where history set it (an export or a search
+        result carries no such field)."""
+        out = super().to_dict()
+        if out.get("moved_to") is None:
+            out.pop("moved_to", None)
+        return out
+
 
 _REVISION_FIELDS = frozenset(f.name for f in fields(RevisionRecord))
 

@@ -212,8 +212,16 @@ def test_announcements_resume_where_the_replaced_worker_stopped(vault_db):
         time.sleep(1.5)  # announced by the first worker: the next one must start after it
         assert server.worker() == first
         purge_for_a_fresh_worker(server, db)
-        env = dict(kv.split("=", 1) for kv in open(f"/proc/{server.worker()}/environ")
-                   .read().split("\0") if "=" in kv)
+
+        def environment():
+            try:
+                return dict(kv.split("=", 1) for kv in open(f"/proc/{server.worker()}/environ")
+                            .read().split("\0") if "=" in kv)
+            except OSError:
+                return {}
+        # a child just forked shows its parent's environment until it has called exec
+        env = wait_for(lambda: "PERSONAL_MEMORY_ANNOUNCE_AFTER" in environment()
+                       and environment(), timeout=30, what="the fresh worker's exec")
         after = int(env["PERSONAL_MEMORY_ANNOUNCE_AFTER"])
         assert after > newest  # what the first worker announced, not the newest at start
     finally:

@@ -301,12 +301,20 @@ def test_a_note_added_then_moved_inside_the_span_is_new(tmp_path):
     assert "moved from v/n0.md" not in p.stdout
 
 
-def test_a_query_s_results_follow_a_moved_note(tmp_path):
+def _vault(tmp_path, files: dict[str, str]):
+    """A folder v/ holding ``files`` (path: text)."""
     vault = tmp_path / "v"
-    (vault / "Reading").mkdir(parents=True)
-    (vault / "Reading" / "DiskANN.md").write_text(
-        "# DiskANN\n\nvamana graph pruning\n\n## Costs\n\nvamana on one node\n")
-    (vault / "other.md").write_text("unrelated\n")
+    for path, text in files.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text)
+    return vault
+
+
+def test_a_query_s_results_follow_a_moved_note(tmp_path):
+    vault = _vault(tmp_path, {
+        "Reading/DiskANN.md": "# DiskANN\n\nvamana graph pruning\n\n## Costs\n\n"
+                              "vamana on one node\n",
+        "other.md": "unrelated\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         os.rename(vault / "Reading" / "DiskANN.md", vault / "Reading" / "DiskANN paper.md")
@@ -327,11 +335,9 @@ def test_a_query_s_results_follow_a_moved_note(tmp_path):
 
 
 def test_a_note_moved_onto_the_path_of_one_deleted_keeps_both_results(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "a.md").write_text("# Old\n\nthe old lantern\n")
-    (vault / "b.md").write_text("# Old\n\na newer lantern story\n")
-    (vault / "other.md").write_text("unrelated\n")
+    vault = _vault(tmp_path, {"a.md": "# Old\n\nthe old lantern\n",
+                              "b.md": "# Old\n\na newer lantern story\n",
+                              "other.md": "unrelated\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         (vault / "a.md").unlink()
@@ -354,10 +360,8 @@ def test_a_note_moved_onto_the_path_of_one_deleted_keeps_both_results(tmp_path):
 
 
 def test_a_note_moved_away_and_back_is_unchanged(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "a.md").write_text("# Plan\n\nthe lantern plan\n")
-    (vault / "other.md").write_text("unrelated lantern note\n")
+    vault = _vault(tmp_path, {"a.md": "# Plan\n\nthe lantern plan\n",
+                              "other.md": "unrelated lantern note\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         os.rename(vault / "a.md", vault / "b.md")

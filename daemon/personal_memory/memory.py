@@ -431,13 +431,7 @@ class MemoryStore(Upkeep):
                     query, namespace=namespace, as_of=format_time(end), limit=MAX_LIMIT))
             return memory_id in wider
         with self._db.errors(), self._db.snapshot():
-            span = self._db.moves_between(namespace, start, end)
-        moved: dict[str, str] = {}  # path at the start -> path at the end
-        for m in span:
-            for old, new in list(moved.items()):
-                if new == m.old_note:
-                    moved[old] = m.new_note
-            moved.setdefault(m.old_note, m.new_note)
+            moved = moves.moved_paths(self._db, namespace, start, end)
         results, unchanged = result_changes(list(before), list(after), visible,
                                             still_a_result, moved)
         counts = {kind: sum(r.change == kind for r in results)

@@ -48,6 +48,24 @@ def departures(db: Database, namespace: str, note: str) -> list[Move]:
     return [m for m in db.moves_of(namespace, [note]) if m.old_note == note]
 
 
+def departure_at(db: Database, namespace: str, note: str, known_at: str) -> Move | None:
+    """The move that took a note away from the path ``note`` at ``known_at`` (the time of
+    the tombstones it wrote there), or None: a deletion."""
+    return next((m for m in departures(db, namespace, note) if m.known_at == known_at), None)
+
+
+def moved_paths(db: Database, namespace: str, since: int, until: int) -> dict[str, str]:
+    """For each note moved in (since, until]: its path at ``since`` -> its path at
+    ``until`` (a chain of moves followed; a note moved back maps to its own path)."""
+    moved: dict[str, str] = {}
+    for m in db.moves_between(namespace, since, until):
+        for old, new in list(moved.items()):
+            if new == m.old_note:
+                moved[old] = m.new_note
+        moved.setdefault(m.old_note, m.new_note)
+    return moved
+
+
 def paths_of(db: Database, namespace: str, note: str) -> list[str]:
     """Every path the note had: ``note`` and those it was moved from."""
     return [note] + [m.old_note for m in reversed(chain(db, namespace, note))]
@@ -80,14 +98,12 @@ def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
 def _moves_marked(db: Database, namespace: str, revisions: list[RevisionRecord],
                   ) -> list[RevisionRecord]:
     """Each tombstone that its note's move wrote, with the ID the memory had after it."""
-    out, left = [], {}
+    out = []
     for r in revisions:
         if r.deleted and r.note and r.memory_id.startswith(r.note):
-            if r.note not in left:
-                left[r.note] = {m.known_at: m.new_note
-                                for m in departures(db, namespace, r.note)}
-            new_note = left[r.note].get(r.known_at)
-            if new_note is not None:
+            move = departure_at(db, namespace, r.note, r.known_at)
+            if move is not None:
+                new_note = move.new_note
                 new_id = new_note + r.memory_id[len(r.note):]
                 arrived = db.history(namespace, new_id, parse_time(r.known_at))
                 kept = (bool(arrived) and arrived[-1].known_at == r.known_at

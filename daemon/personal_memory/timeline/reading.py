@@ -11,7 +11,7 @@ from ..errors import NotFound
 from ..records import NoteView, RevisionRecord, SectionView
 from ..store import Database
 from ..times import format_time
-from .moves import chain, departures, path_at
+from .moves import chain, departure_at, path_at
 
 
 def read_note(db: Database, namespace: str, note: str, as_of: int | None,
@@ -31,8 +31,7 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
                            "(give COLLECTION/path.md, as in memory IDs)")
         moves = chain(db, namespace, note,
                       known_by=as_of if as_of is not None and then == note else None)
-        went = (next((m for m in departures(db, namespace, then)
-                      if m.known_at == view.known_at), None) if view.deleted else None)
+        went = departure_at(db, namespace, then, view.known_at) if view.deleted else None
     return replace(view, note=note, path_then=then if then != note else None, moves=moves,
                    moved_to=went)
 

@@ -5,7 +5,6 @@ database is opened read-only and nothing here writes."""
 from __future__ import annotations
 
 from functools import partial
-
 from pathlib import Path
 
 from markupsafe import Markup

@@ -26,6 +26,16 @@ def user_env(extra: dict | None = None) -> dict:
     return env
 
 
+def vault_of(tmp_path: Path, files: dict[str, str], name: str = "vault") -> Path:
+    """A notes folder ``tmp_path/name`` holding ``files`` (relative path: text)."""
+    vault = tmp_path / name
+    vault.mkdir(exist_ok=True)
+    for path, text in files.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text)
+    return vault
+
+
 def run_memory(*args, env=None, input=None, timeout=60, cwd=None):
     """Run the CLI as a user would: a fresh process (see :func:`user_env`)."""
     full_env = user_env(env)

@@ -18,7 +18,7 @@ from personal_memory.timeline.diffs import word_diff
 from personal_memory.errors import InvalidArgument, InvalidTime
 from personal_memory.notes.folders import Folder
 from personal_memory.times import format_time, parse_moment, parse_time
-from support import run_memory
+from support import run_memory, vault_of
 from test_properties import DAY, T0, apply, event, revs_of, text
 
 
@@ -301,17 +301,8 @@ def test_a_note_added_then_moved_inside_the_span_is_new(tmp_path):
     assert "moved from v/n0.md" not in p.stdout
 
 
-def _vault(tmp_path, files: dict[str, str]):
-    """A folder v/ holding ``files`` (path: text)."""
-    vault = tmp_path / "v"
-    for path, text in files.items():
-        (vault / path).parent.mkdir(parents=True, exist_ok=True)
-        (vault / path).write_text(text)
-    return vault
-
-
 def test_a_query_s_results_follow_a_moved_note(tmp_path):
-    vault = _vault(tmp_path, {
+    vault = vault_of(tmp_path, name="v", files={
         "Reading/DiskANN.md": "# DiskANN\n\nvamana graph pruning\n\n## Costs\n\n"
                               "vamana on one node\n",
         "other.md": "unrelated\n"})
@@ -335,9 +326,9 @@ def test_a_query_s_results_follow_a_moved_note(tmp_path):
 
 
 def test_a_note_moved_onto_the_path_of_one_deleted_keeps_both_results(tmp_path):
-    vault = _vault(tmp_path, {"a.md": "# Old\n\nthe old lantern\n",
-                              "b.md": "# Old\n\na newer lantern story\n",
-                              "other.md": "unrelated\n"})
+    vault = vault_of(tmp_path, name="v", files={"a.md": "# Old\n\nthe old lantern\n",
+                                                "b.md": "# Old\n\na newer lantern story\n",
+                                                "other.md": "unrelated\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         (vault / "a.md").unlink()
@@ -360,8 +351,8 @@ def test_a_note_moved_onto_the_path_of_one_deleted_keeps_both_results(tmp_path):
 
 
 def test_a_note_moved_away_and_back_is_unchanged(tmp_path):
-    vault = _vault(tmp_path, {"a.md": "# Plan\n\nthe lantern plan\n",
-                              "other.md": "unrelated lantern note\n"})
+    vault = vault_of(tmp_path, name="v", files={"a.md": "# Plan\n\nthe lantern plan\n",
+                                                "other.md": "unrelated lantern note\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         os.rename(vault / "a.md", vault / "b.md")

@@ -9,7 +9,7 @@ import pytest
 from daemon_harness import Daemon
 from personal_memory import MemoryStore, render
 from personal_memory.notes.folders import Folder
-from support import run_memory, wait_for
+from support import run_memory, vault_of, wait_for
 
 
 def test_a_renamed_note_is_read_under_its_old_path_before_the_move(tmp_path):
@@ -65,10 +65,9 @@ def test_a_path_read_at_a_cutoff_shows_what_it_held_then_not_a_note_moved_there_
     """DiskANN.md is deleted, then another note is renamed to DiskANN.md: read at a cutoff
     before, the path shows the DiskANN note, then its deletion; only now the other note.
     A note read by the path it had at the cutoff lists no move known after it."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "DiskANN.md").write_text("# DiskANN\n\nVamana graphs on SSD. See [[Tail]].\n")
-    (vault / "Tail.md").write_text("# The Tail at Scale\n\nHedged requests.\n")
+    vault = vault_of(tmp_path, {
+        "DiskANN.md": "# DiskANN\n\nVamana graphs on SSD. See [[Tail]].\n",
+        "Tail.md": "# The Tail at Scale\n\nHedged requests.\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         (vault / "DiskANN.md").unlink()
@@ -163,10 +162,8 @@ def test_a_folder_of_200_notes_moved_under_the_daemon_is_never_twice_nor_missing
 
 
 def test_history_says_where_a_moved_section_went(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "a.md").write_text("# Plan\n\nfirst plan\n\n# Notes\n\nloose notes\n")
-    (vault / "other.md").write_text("another note\n")
+    vault = vault_of(tmp_path, {"a.md": "# Plan\n\nfirst plan\n\n# Notes\n\nloose notes\n",
+                                "other.md": "another note\n"})
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")

@@ -19,12 +19,14 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams"
+TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+file-names"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
 _UNFOLDED_VERSIONS = (*_CJK_ONLY_VERSIONS,
                       "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
+_NAMELESS_VERSIONS = (*_UNFOLDED_VERSIONS,
+                      "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams")
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -107,6 +109,12 @@ def _sea_bigrams(match: re.Match) -> str:
 
 def _bigrams(match: re.Match) -> str:
     return _pairs(match.group(0))
+
+
+def indexes_file_names(version: str) -> bool:
+    """Whether a file indexed by this rule indexes a note's file name with its title (see
+    ``Connection.keyword_texts``)."""
+    return version not in _NAMELESS_VERSIONS
 
 
 def normalize_text(text: str, version: str = TEXT_VERSION) -> str:

@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import apsw
 
-from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, normalize_text
+from ..notes.model import file_title
+from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, indexes_file_names, normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir, real_database
@@ -141,6 +142,24 @@ class Connection:
         if self.at_least(4):
             return "coalesce(index_title, title), coalesce(index_content, content)"
         return "title, content"
+
+    @property
+    def keyword_columns(self) -> str:
+        """SQL of what :meth:`keyword_texts` reads from a revision."""
+        return f"{self.index_text}, {'note' if self.at_least(4) else 'NULL'}"
+
+    def keyword_texts(self, title: str | None, content: str,
+                      note: str | None) -> tuple[str, str]:
+        """(title, content) as the full-text index holds a revision's: normalised, and a
+        note's section titled also by its note's file name when the name holds a word the
+        title text lacks (a note titled by its first heading is found by its file name's
+        words). The keyword index alone: the model reads the title text as it is."""
+        ntitle = self.normalize(title or "")
+        if note is not None and indexes_file_names(self.text_version):
+            name = self.normalize(file_title(note))
+            if not set(self.document_tokens(name)) <= set(self.document_tokens(ntitle)):
+                ntitle = f"{ntitle} \n{name}" if ntitle else name
+        return ntitle, self.normalize(content)
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -293,10 +312,10 @@ class Connection:
             self.conn.execute(fts_table(TOKENIZER))
             self.conn.execute("DELETE FROM doc_lengths")
             rows = self.conn.execute(
-                f"SELECT id, {self.index_text} FROM revisions WHERE deleted = 0 "
+                f"SELECT id, {self.keyword_columns} FROM revisions WHERE deleted = 0 "
                 f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()
-            for rid, title, content in rows:
-                ntitle, ncontent = self.normalize(title or ""), self.normalize(content)
+            for rid, title, content, note in rows:
+                ntitle, ncontent = self.keyword_texts(title, content, note)
                 self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) "
                                   "VALUES (?, ?, ?)", (rid, ntitle, ncontent))
                 self.conn.execute("INSERT INTO doc_lengths VALUES (?, ?)", (rid, len(

@@ -154,8 +154,8 @@ class Purging:
                                   "index_content = NULL") if v4 else ""
             for c in candidates:
                 if not c.deleted:
-                    title, content, record = next(iter(self.conn.execute(
-                        f"SELECT {self.index_text}, {self.note_record} FROM revisions "
+                    title, content, note, record = next(iter(self.conn.execute(
+                        f"SELECT {self.keyword_columns}, {self.note_record} FROM revisions "
                         "WHERE id = ?", (c.revision_id,))))
                     if not record:  # a note's record was never indexed
                         # A contentless FTS5 table forgets a row only when given what it
@@ -163,8 +163,7 @@ class Purging:
                         self.conn.execute(
                             "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
                             "VALUES ('delete', ?, ?, ?)",
-                            (c.revision_id, self.normalize(title) if title else "",
-                             self.normalize(content)))
+                            (c.revision_id, *self.keyword_texts(title, content, note)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "

@@ -206,8 +206,9 @@ class RevisionLog:
         indexed = not deleted and not is_record(memory_id, note)
         index_title = None if index_title == title else index_title
         index_content = None if index_content == content else index_content
-        ntitle = self.normalize(index_title if index_title is not None else title or "")
-        ncontent = self.normalize(index_content if index_content is not None else content)
+        ntitle, ncontent = self.keyword_texts(
+            index_title if index_title is not None else title,
+            index_content if index_content is not None else content, note)
         length = (len(self.document_tokens(ntitle)) + len(self.document_tokens(ncontent))
                   if indexed else 0)
         meta = metadata_json(heading_path, metadata)
@@ -238,13 +239,13 @@ class RevisionLog:
             "SELECT index_title, index_content FROM revisions WHERE id = ?", (revision_id,))))
 
     def index_texts(self, revision_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """(title, content) each revision is indexed by, NFKC as indexed."""
+        """(title, content) each revision is indexed by, as the full-text index holds them."""
         out = {}
         for ids in id_batches(revision_ids):
-            for rid, title, content in self.conn.execute(
-                    f"SELECT id, {self.index_text} FROM revisions WHERE id IN "
+            for rid, title, content, note in self.conn.execute(
+                    f"SELECT id, {self.keyword_columns} FROM revisions WHERE id IN "
                     "(SELECT value FROM json_each(?))", (ids,)):
-                out[rid] = (self.normalize(title or ""), self.normalize(content))
+                out[rid] = self.keyword_texts(title, content, note)
         return out
 
     def _one(self, sql: str, params: Sequence[Any]) -> RevisionRecord | None:

@@ -91,7 +91,7 @@ def test_vectorised_ranks_equal_the_reference(scores, bm25):
 
 HEADINGS = ["Plan", "Notes", "Plan", "Risks", "Links"]
 # File names with words of the notes, in a title (first heading) or not: a name's words the
-# title lacks are indexed with it.
+# title lacks are indexed with it, as the other properties are with the first section.
 NAMES = ["n0", "apple plan", "Straße café", "ink-jade", "coffee"]
 note_version = st.tuples(
     st.integers(0, 4),                                      # which note
@@ -100,6 +100,7 @@ note_version = st.tuples(
                                   max_size=4)),             # None: the note is deleted
     st.lists(st.sampled_from(["work", "home", "work/deep"]), max_size=2),  # front matter
     st.sampled_from(["", "# Plan\n\n", "# apple jade\n\n", "# Coffee\n\n"]),  # title
+    st.sampled_from(["", "author: grape Straße\n", "owner: '[[hotel]]'\nyear: 2024\n"]),
 )
 
 
@@ -119,12 +120,13 @@ def test_fast_path_equals_reference_on_synced_notes_with_tags(steps, queries):
         (vault / "anchor.md").write_text("anchor\n")  # the folder never looks emptied
         with MemoryStore.open(os.path.join(tmp, "m.db"), embedder=ToyEmbedder()) as store:
             for day, step in enumerate(steps):
-                for which, body, tags, title in step:
+                for which, body, tags, title, properties in step:
                     path = vault / f"{NAMES[which]}.md"
                     if body is None:
                         path.unlink(missing_ok=True)
                         continue
-                    head = f"---\ntags: [{', '.join(tags)}]\n---\n" if tags else ""
+                    front = (f"tags: [{', '.join(tags)}]\n" if tags else "") + properties
+                    head = f"---\n{front}---\n" if front else ""
                     path.write_text(head + title + "".join(f"## {h}\n\n{words}{extra}\n\n"
                                                    for h, words, extra in body))
                 store.sync([Folder.of(vault)], known_at=format_time(T0 + day * DAY),

@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..limits import (FRONT_MATTER_MAX_CHARS, FRONT_MATTER_MAX_DEPTH, FRONT_MATTER_MAX_DIGITS,
-                      FRONT_MATTER_MAX_VALUES, MAX_TITLE_CHARS)
+                      FRONT_MATTER_MAX_VALUES, MAX_PROPERTY_CHARS, MAX_TITLE_CHARS)
 
 DATE_KEYS = ("date", "created", "updated", "modified")
+# Properties read for what they are rather than as words: the title and aliases are title
+# text, tags a filter; CSS classes and a Publish permalink are only styling and address.
+NOT_WORDS = ("title", "aliases", "alias", "tags", "tag", "cssclasses", "cssclass",
+             "permalink")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class FrontMatter:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     dates: dict[str, str] = field(default_factory=dict)
+    properties: str = ""  # the other properties as words, "key: value" a line
     error: str | None = None
 
 
@@ -181,4 +186,47 @@ def parse(yaml_text: str) -> FrontMatter:
                                   if a.strip()))
     tags = _tags(data.get("tags", data.get("tag")))
     dates = {k: d for k in DATE_KEYS if (d := _date(data.get(k))) is not None}
-    return FrontMatter(title=title, aliases=aliases, tags=tags, dates=dates)
+    return FrontMatter(title=title, aliases=aliases, tags=tags, dates=dates,
+                       properties=_properties(data))
+
+
+def _properties(data: dict) -> str:
+    """The values of the properties other than :data:`NOT_WORDS` as text, a line each
+    (list items and nested values joined; yes/no values say nothing as words; keys are
+    not words of the note), cut at :data:`MAX_PROPERTY_CHARS`."""
+    lines: list[str] = []
+    size = 0
+    for key, value in data.items():
+        if key in NOT_WORDS:
+            continue
+        words = _words(value, MAX_PROPERTY_CHARS - size)
+        if words:
+            lines.append(", ".join(words))
+            size += len(lines[-1]) + 1
+            if size >= MAX_PROPERTY_CHARS:
+                break
+    return "\n".join(lines)[:MAX_PROPERTY_CHARS]
+
+
+def _words(value: object, budget: int) -> list[str]:
+    """The scalars of ``value`` as strings, in order, until ``budget`` characters. A list
+    or mapping that holds itself (``&r [*r]``) is read once."""
+    out: list[str] = []
+    seen: set[int] = set()
+    stack = [value]
+    while stack and budget > 0:
+        item = stack.pop()
+        if isinstance(item, bool) or item is None:
+            continue
+        if isinstance(item, (list, dict)):
+            if id(item) not in seen:
+                seen.add(id(item))
+                stack.extend(reversed(list(item.values() if isinstance(item, dict)
+                                           else item)))
+            continue
+        text = item.isoformat() if isinstance(item, (dt.date, dt.datetime)) else \
+            str(item).strip() if isinstance(item, (str, int, float)) else ""
+        if text:
+            out.append(text)
+            budget -= len(text) + 2
+    return out

@@ -10,7 +10,7 @@ docs/data-model.md for the identity rules.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from ..limits import MAX_TITLE_CHARS
@@ -23,8 +23,10 @@ from .markdown import Piece
 # embeds gets no new revision; version 4 reads links in angle brackets, [a](<My note.md>),
 # a heading's text from its first 800 characters, lists a note's ![alt](url) embeds as
 # markdown_embeds, and marks the parts after a long section's first with the section they
-# continue, so only parts this package cut are merged in search answers).
-CHUNKER_VERSION = 4
+# continue, so only parts this package cut are merged in search answers; version 5 gives a
+# note's first section the words of its other properties, keyword-indexed: only a note
+# with such properties gets a new revision, of that section, its text unchanged).
+CHUNKER_VERSION = 5
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -45,9 +47,12 @@ class ParsedSection:
     links: tuple[str, ...]
     part: int = 1  # which part of its section (a long section is cut into several)
     part_of: str | None = None  # for parts after the first: the first part's memory ID
+    properties: str = ""  # the note's first section: its other properties, as words
 
     def metadata(self) -> dict:
         meta: dict = {"lines": self.lines}
+        if self.properties:
+            meta["properties"] = self.properties
         if self.context:
             meta["context"] = self.context
         if self.part_of is not None:
@@ -192,6 +197,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
             context=part.context,
             tags=tuple(tags), links=tuple(outgoing), part=part.number,
             part_of=None if part.number == 1 else first_id))
+    if sections and meta.properties:  # indexed as words of the note's first section
+        sections[0] = replace(sections[0], properties=links.reading_text(meta.properties))
     all_tags = dict.fromkeys(meta.tags)
     all_links: dict[str, None] = {}
     all_embeds: dict[str, None] = {}

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+file-names"
+TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+names+properties"
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
@@ -111,9 +111,9 @@ def _bigrams(match: re.Match) -> str:
     return _pairs(match.group(0))
 
 
-def indexes_file_names(version: str) -> bool:
-    """Whether a file indexed by this rule indexes a note's file name with its title (see
-    ``Connection.keyword_texts``)."""
+def indexes_names_and_properties(version: str) -> bool:
+    """Whether a file indexed by this rule indexes a note's file name with its title and
+    its other properties with its first section (see ``Connection.keyword_texts``)."""
     return version not in _NAMELESS_VERSIONS
 
 

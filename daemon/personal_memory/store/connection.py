@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import apsw
 
 from ..notes.model import file_title
-from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, indexes_file_names, normalize_text
+from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, indexes_names_and_properties, normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir, real_database
@@ -146,20 +146,27 @@ class Connection:
     @property
     def keyword_columns(self) -> str:
         """SQL of what :meth:`keyword_texts` reads from a revision."""
-        return f"{self.index_text}, {'note' if self.at_least(4) else 'NULL'}"
+        return f"{self.index_text}, " + ("note, metadata" if self.at_least(4) else "NULL, NULL")
 
-    def keyword_texts(self, title: str | None, content: str,
-                      note: str | None) -> tuple[str, str]:
-        """(title, content) as the full-text index holds a revision's: normalised, and a
-        note's section titled also by its note's file name when the name holds a word the
-        title text lacks (a note titled by its first heading is found by its file name's
-        words). The keyword index alone: the model reads the title text as it is."""
-        ntitle = self.normalize(title or "")
-        if note is not None and indexes_file_names(self.text_version):
-            name = self.normalize(file_title(note))
-            if not set(self.document_tokens(name)) <= set(self.document_tokens(ntitle)):
-                ntitle = f"{ntitle} \n{name}" if ntitle else name
-        return ntitle, self.normalize(content)
+    def keyword_texts(self, title: str | None, content: str, note: str | None,
+                      metadata: str | None) -> tuple[str, str]:
+        """(title, content) as the full-text index holds a revision's (``metadata`` as
+        stored, JSON): normalised; a note's section titled also by its note's file name
+        when the name holds a word the title text lacks (a note titled by its first
+        heading is found by its file name's words), and a note's first section followed by
+        its other properties (``author: ...``). The keyword index alone: the model reads
+        the title and text as they are."""
+        ntitle, ncontent = self.normalize(title or ""), self.normalize(content)
+        if note is None or not indexes_names_and_properties(self.text_version):
+            return ntitle, ncontent
+        name = self.normalize(file_title(note))
+        if not set(self.document_tokens(name)) <= set(self.document_tokens(ntitle)):
+            ntitle = f"{ntitle} \n{name}" if ntitle else name
+        if metadata and '"properties"' in metadata:
+            properties = json.loads(metadata).get("properties")
+            if isinstance(properties, str) and properties:
+                ncontent = f"{ncontent}\n{self.normalize(properties)}"
+        return ntitle, ncontent
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, read_only: bool = False,
@@ -314,8 +321,8 @@ class Connection:
             rows = self.conn.execute(
                 f"SELECT id, {self.keyword_columns} FROM revisions WHERE deleted = 0 "
                 f"AND NOT ({self.purged}) AND NOT {self.note_record}").fetchall()
-            for rid, title, content, note in rows:
-                ntitle, ncontent = self.keyword_texts(title, content, note)
+            for rid, title, content, note, metadata in rows:
+                ntitle, ncontent = self.keyword_texts(title, content, note, metadata)
                 self.conn.execute("INSERT INTO revisions_fts (rowid, title, content) "
                                   "VALUES (?, ?, ?)", (rid, ntitle, ncontent))
                 self.conn.execute("INSERT INTO doc_lengths VALUES (?, ?)", (rid, len(

@@ -154,7 +154,7 @@ class Purging:
                                   "index_content = NULL") if v4 else ""
             for c in candidates:
                 if not c.deleted:
-                    title, content, note, record = next(iter(self.conn.execute(
+                    title, content, note, meta, record = next(iter(self.conn.execute(
                         f"SELECT {self.keyword_columns}, {self.note_record} FROM revisions "
                         "WHERE id = ?", (c.revision_id,))))
                     if not record:  # a note's record was never indexed
@@ -163,7 +163,7 @@ class Purging:
                         self.conn.execute(
                             "INSERT INTO revisions_fts (revisions_fts, rowid, title, content) "
                             "VALUES ('delete', ?, ?, ?)",
-                            (c.revision_id, *self.keyword_texts(title, content, note)))
+                            (c.revision_id, *self.keyword_texts(title, content, note, meta)))
                 self.conn.execute(
                     "UPDATE revisions SET title = NULL, content = '', source = NULL, "
                     "provenance = ?, content_hash = ?, doc_length = 0, embedding = NULL, "

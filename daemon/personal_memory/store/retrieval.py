@@ -184,8 +184,8 @@ class Retrieval:
 
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, as indexed."""
-        return [(rid, *self.keyword_texts(title, content, note))
-                for rid, title, content, note in self.conn.execute(
+        return [(rid, *self.keyword_texts(title, content, note, meta))
+                for rid, title, content, note, meta in self.conn.execute(
                     f"SELECT id, {self.keyword_columns} FROM revisions WHERE id > ? AND id <= ? "
                     f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",
                     (first_id, last_id))]

@@ -206,12 +206,12 @@ class RevisionLog:
         indexed = not deleted and not is_record(memory_id, note)
         index_title = None if index_title == title else index_title
         index_content = None if index_content == content else index_content
+        meta = metadata_json(heading_path, metadata)
         ntitle, ncontent = self.keyword_texts(
             index_title if index_title is not None else title,
-            index_content if index_content is not None else content, note)
+            index_content if index_content is not None else content, note, meta)
         length = (len(self.document_tokens(ntitle)) + len(self.document_tokens(ncontent))
                   if indexed else 0)
-        meta = metadata_json(heading_path, metadata)
         prov = json.dumps(provenance, sort_keys=True) if provenance else None
         self.conn.execute(
             "INSERT INTO revisions (namespace, memory_id, known_at, valid_from, valid_to, "
@@ -242,10 +242,10 @@ class RevisionLog:
         """(title, content) each revision is indexed by, as the full-text index holds them."""
         out = {}
         for ids in id_batches(revision_ids):
-            for rid, title, content, note in self.conn.execute(
+            for rid, title, content, note, meta in self.conn.execute(
                     f"SELECT id, {self.keyword_columns} FROM revisions WHERE id IN "
                     "(SELECT value FROM json_each(?))", (ids,)):
-                out[rid] = self.keyword_texts(title, content, note)
+                out[rid] = self.keyword_texts(title, content, note, meta)
         return out
 
     def _one(self, sql: str, params: Sequence[Any]) -> RevisionRecord | None:

@@ -1,0 +1,192 @@
+"""A note is found by its file name's words even when its first heading titles it otherwise,
+and by the words of its properties (author, owner, description): the keyword index holds the
+name with the title and the properties with the note's first section (the model reads the
+title and text as they are)."""
+
+from personal_memory import MemoryStore
+from personal_memory.notes import front_matter, model
+from personal_memory.notes.folders import Folder
+from personal_memory.search.text import TEXT_VERSION
+from personal_memory.store import connection
+from support import keyword_ids
+from test_purge import every_byte
+
+PREVIOUS_TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams"
+
+
+def indexed_rows(store, word: str) -> int:
+    """Rows of the full-text index holding ``word``, purged or not."""
+    return len(list(store._db.conn.execute(  # noqa: SLF001
+        "SELECT rowid FROM revisions_fts WHERE revisions_fts MATCH ?", (word,))))
+
+
+def vault_with_a_renamed_title(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "zephyrine-plan.md").write_text(
+        "# Roadmap for the third quarter\n\nIntro line.\n\n## Hiring\n\nTwo people.\n")
+    (vault / "groceries.md").write_text("# Groceries\n\nMilk and eggs for the plan.\n")
+    return vault
+
+
+def test_a_note_is_found_by_its_file_name_and_shown_from_its_top(tmp_path):
+    vault = vault_with_a_renamed_title(tmp_path)
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert keyword_ids(store, "zephyrine") == [
+            "v/zephyrine-plan.md#Roadmap for the third quarter",
+            "v/zephyrine-plan.md#Roadmap for the third quarter#Hiring"]
+        found = store.search("zephyrine", namespace="notes", snippets=True, group="note")
+        assert found[0].memory_id == "v/zephyrine-plan.md#Roadmap for the third quarter"
+        assert found[0].snippet.line_start == 3  # the top section's first line
+        # The name's words count once: a word the title already holds is not added again.
+        groceries = store.search("groceries", namespace="notes")
+        assert groceries[0].note == "v/groceries.md"
+        assert store._db.index_texts([groceries[0].revision_id])[  # noqa: SLF001
+            groceries[0].revision_id][0] == "Groceries \nGroceries"  # title, heading
+
+
+def test_the_name_follows_a_move(tmp_path):
+    vault = vault_with_a_renamed_title(tmp_path)
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "zephyrine-plan.md").rename(vault / "quillon.md")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        assert {r.note for r in store.search("quillon", namespace="notes")
+                if r.bm25 is not None} == {"v/quillon.md"}
+        assert keyword_ids(store, "zephyrine") == []
+        # At a cutoff before the move, the note was known by its old name.
+        before = store.search("zephyrine", namespace="notes", as_of="2025-01-01T12:00:00Z")
+        assert before[0].note == "v/zephyrine-plan.md"
+
+
+def test_a_file_indexed_without_names_is_reindexed_by_its_first_writer(tmp_path, monkeypatch):
+    vault = vault_with_a_renamed_title(tmp_path)
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        before = [r.to_dict() for r in store.export()]
+    with monkeypatch.context() as m:  # the previous version's rule re-indexes it its way
+        m.setattr(connection, "TEXT_VERSION", PREVIOUS_TEXT_VERSION)
+        MemoryStore.open(db, embedder="none").close()
+    with MemoryStore.open(db, embedder="none", read_only=True) as reader:
+        assert keyword_ids(reader, "zephyrine") == []  # read its way, without the names
+        assert len(keyword_ids(reader, "roadmap")) == 2
+    with MemoryStore.open(db, embedder="none") as store:  # a writer re-indexes
+        assert [r.to_dict() for r in store.export()] == before  # revisions untouched
+        assert store._db.meta("text_version") == TEXT_VERSION  # noqa: SLF001
+        assert len(keyword_ids(store, "zephyrine")) == 2
+        assert keyword_ids(store, "milk") == ["v/groceries.md#Groceries"]
+
+
+def test_a_purged_note_leaves_no_word_of_its_name_in_the_index(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "qorvath ledger.md").write_text("# Accounts\n\nthe numbers\n")
+    (vault / "other.md").write_text("# Other\n\nunrelated\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        assert indexed_rows(store, "qorvath") == 1
+        (vault / "qorvath ledger.md").unlink()
+        store.sync([Folder.of(vault)])
+        report = store.purge(namespace="notes", note="v/qorvath ledger.md")
+        assert report.occurrences == 0
+        assert indexed_rows(store, "qorvath") == 0
+        assert keyword_ids(store, "other") == ["v/other.md#Other"]
+    assert b"qorvath" not in every_byte(db.parent)
+
+
+PAPER = """---
+authors: Hervé Jégou, Matthijs Douze
+venue: IEEE TPAMI
+owner: "[[Mei Chen]]"
+reviewers: [[Aiko Tanaka]]
+tags: [reading]
+cssclasses: [wide-page]
+draft: true
+---
+# Product quantization
+
+## Idea
+
+Split vectors into sub-vectors.
+"""
+
+
+def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "pq.md").write_text(PAPER)
+    (vault / "other.md").write_text("# Other\n\nunrelated words\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        top = "v/pq.md#Product quantization#Idea"  # the first section: a bare heading joins it
+        for query in ("Douze", "jegou", "TPAMI", "Mei Chen", "Tanaka"):
+            assert keyword_ids(store, query) == [top], query
+        # Keys are not the note's words; styling and yes/no values say nothing.
+        for query in ("venue", "authors", "wide-page", "draft", "true"):
+            assert keyword_ids(store, query) == [], query
+        found = store.search("Douze", namespace="notes", snippets=True, group="note")
+        assert found[0].memory_id == top
+        # The text is the note's own: the properties are indexed, not stored in it.
+        assert store.read("v/pq.md", namespace="notes").text == PAPER
+
+
+def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    note = vault / "plan.md"
+    note.write_text("---\nowner: quillon\n---\n# Plan\n\nShip it.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        note.write_text("---\nowner: vantrell\n---\n# Plan\n\nShip it.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        assert keyword_ids(store, "quillon") == []
+        assert keyword_ids(store, "vantrell") == ["v/plan.md#Plan"]
+        before = store.search("quillon", namespace="notes", as_of="2025-01-01T12:00:00Z")
+        assert [r.memory_id for r in before if r.bm25 is not None] == ["v/plan.md#Plan"]
+        assert not [r for r in store.search("vantrell", namespace="notes",
+                                            as_of="2025-01-01T12:00:00Z") if r.bm25]
+
+
+def test_notes_imported_before_properties_were_indexed_are_read_again(tmp_path, monkeypatch):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "pq.md").write_text(PAPER)
+    (vault / "plain.md").write_text("# Plain\n\nno properties here\n")
+    db = tmp_path / "m.db"
+    with monkeypatch.context() as m:  # as the previous note model imported them
+        m.setattr(model, "CHUNKER_VERSION", 4)
+        m.setattr(front_matter, "_properties", lambda data: "")
+        with MemoryStore.open(db, embedder="none") as store:
+            store.sync([Folder.of(vault)], known_at="2025-01-01")
+            assert keyword_ids(store, "Douze") == []
+    with MemoryStore.open(db, embedder="none") as store:
+        report = store.sync([Folder.of(vault)], known_at="2025-01-02")
+        assert keyword_ids(store, "Douze") == ["v/pq.md#Product quantization#Idea"]
+        # Only the first section of the note with properties got a revision, its text as
+        # it was; a span over the upgrade shows no note changed.
+        assert (report.chunks_changed, report.chunks_added) == (1, 0)
+        assert len(store.history("v/plain.md#Plain", namespace="notes")) == 1
+        span = store.changes(since="2025-01-01T12:00:00Z", namespace="notes")
+        assert span.notes == [], span.counts
+
+
+def test_a_secret_in_a_property_is_purged_from_the_index_too(tmp_path):
+    token = "zorblaxkey"
+    vault = tmp_path / "v"
+    vault.mkdir()
+    note = vault / "keys.md"
+    note.write_text(f"---\napi_key: {token}\n---\n# Keys\n\nuse with care\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        assert keyword_ids(store, token) == ["v/keys.md#Keys"] and indexed_rows(store, token) == 1
+        note.write_text("---\napi_key: redacted\n---\n# Keys\n\nuse with care\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        report = store.purge(namespace="notes", matching=token, reason="leak")
+        assert report.occurrences == 0, report.advice
+        assert indexed_rows(store, token) == 0  # a contentless index forgets only what it is told
+        assert keyword_ids(store, "redacted") == ["v/keys.md#Keys"]
+    assert token.encode() not in every_byte(db.parent)

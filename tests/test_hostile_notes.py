@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from personal_memory import MemoryStore
-from personal_memory.limits import FRONT_MATTER_MAX_DIGITS, MAX_CONTENT_CHARS
+from personal_memory.limits import FRONT_MATTER_MAX_DIGITS, MAX_CONTENT_CHARS, MAX_PROPERTY_CHARS
 from personal_memory.notes import front_matter, model
 from personal_memory.notes.folders import Folder
 from support import MEMORY, run_memory, user_env, wait_for, word_hits
@@ -107,6 +107,11 @@ def test_front_matter_within_the_limits_reads_and_tags_are_only_scalars():
             + "\ntags: [a, [b], {c: d}, !!omap [x: y], e, 3]\nself: &r [*r]\n")
     meta = front_matter.parse(text)
     assert meta.error is None and meta.title == "T" and meta.tags == ("a", "e", "3")
+    # Other properties are words: a list an alias repeats is read once, one that holds
+    # itself once; the whole is cut at its limit however many values the block has.
+    assert meta.properties == "one, two\none, two\n" + "7" * 900
+    many = front_matter.parse("a: [" + ", ".join(["word"] * 50_000) + "]\n")
+    assert many.error is None and len(many.properties) == MAX_PROPERTY_CHARS
 
 
 # Fragments that once made a scanner backtrack: each repeated to fill a note.

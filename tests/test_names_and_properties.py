@@ -98,6 +98,7 @@ def test_a_purged_note_leaves_no_word_of_its_name_in_the_index(tmp_path):
 
 
 PAPER = """---
+aliases: [codebook primer]
 authors: Hervé Jégou, Matthijs Douze
 venue: IEEE TPAMI
 owner: "[[Mei Chen]]"
@@ -129,6 +130,13 @@ def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
             assert keyword_ids(store, query) == [], query
         found = store.search("Douze", namespace="notes", snippets=True, group="note")
         assert found[0].memory_id == top
+        # Shown by the property lines that hold the words (no fence), not by its text.
+        snippet = found[0].snippet
+        assert "authors: Hervé Jégou, Matthijs **Douze**" in snippet.text
+        assert "---" not in snippet.text and snippet.line_start == 2
+        # Found by an alias, which every section carries: shown by its text as before.
+        by_alias = store.search("primer", namespace="notes", snippets=True, group="note")
+        assert by_alias[0].snippet.text == "Split vectors into sub-vectors."
         # The text is the note's own: the properties are indexed, not stored in it.
         assert store.read("v/pq.md", namespace="notes").text == PAPER
 
@@ -144,8 +152,10 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
         store.sync([Folder.of(vault)], known_at="2025-01-02")
         assert keyword_ids(store, "quillon") == []
         assert keyword_ids(store, "vantrell") == ["v/plan.md#Plan"]
-        before = store.search("quillon", namespace="notes", as_of="2025-01-01T12:00:00Z")
+        before = store.search("quillon", namespace="notes", as_of="2025-01-01T12:00:00Z",
+                              snippets=True)
         assert [r.memory_id for r in before if r.bm25 is not None] == ["v/plan.md#Plan"]
+        assert before[0].snippet.text == "owner: **quillon**"  # the property as it was then
         assert not [r for r in store.search("vantrell", namespace="notes",
                                             as_of="2025-01-01T12:00:00Z") if r.bm25]
 

@@ -44,9 +44,14 @@ def _delimiter(line: str) -> bool:
     return "|" in stripped and "-" in stripped and set(stripped) <= set("|:- \t")
 
 
+_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
+
+
 def _text(line: str) -> bool:
+    """A line worth citing: not blank, no heading, block ID, table delimiter, thematic
+    break or front matter fence."""
     return (bool(line.strip()) and not _heading(line) and not _block_id(line)
-            and not _delimiter(line))
+            and not _delimiter(line) and _BREAK.fullmatch(line) is None)
 
 
 def _unfinished(line: str, following: str) -> bool:
@@ -397,7 +402,32 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                 span = layouts[r.note].get(r.memory_id)
                 first = span[0] if span else None
             scored = _ScoredLines(db, r.revision, terms)
-            out.append(replace(r, snippet=scored.snippet(first, r.matched_lines)))
+            shown = scored.snippet(first, r.matched_lines)
+            if first is not None and not any(scored.found) \
+                    and _in_properties(db, r, terms):
+                shown = _properties_snippet(db, r, terms, namespace, as_of, valid_at) or shown
+            out.append(replace(r, snippet=shown))
             if len(out) == 1:  # the first result's lines, scored once for both
                 words = scored.by_words(first, out[0].snippet, r.matched_lines)
     return out, words
+
+
+def _in_properties(db: Database, r: SearchResult, terms: list[str]) -> bool:
+    """Whether a note's first section holds a query word in its properties (not only in
+    the note's title or aliases, which every section carries)."""
+    properties = (r.revision.metadata or {}).get("properties")
+    return bool(properties) and not set(terms).isdisjoint(
+        db.document_tokens(db.normalize(properties)))
+
+
+def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespace: str,
+                        as_of: int | None, valid_at: int) -> Snippet | None:
+    """For a note's first section that matched by its properties alone (none of its own
+    lines holds a query word): the front matter lines that hold them, from the note's
+    record at the same cutoff (its front matter as written, from the file's first line)."""
+    from ..notes.model import record_id
+    record = db.visible(namespace, record_id(r.note), as_of, valid_at)
+    if record is None or not record.content:
+        return None
+    front = _ScoredLines(db, record, terms)
+    return front.snippet(1, None) if any(front.found) else None

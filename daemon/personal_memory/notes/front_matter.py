@@ -32,7 +32,7 @@ class FrontMatter:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     dates: dict[str, str] = field(default_factory=dict)
-    properties: str = ""  # the other properties as words, "key: value" a line
+    properties: str = ""  # the values of the other properties as words, a line each
     error: str | None = None
 
 

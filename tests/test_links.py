@@ -233,3 +233,32 @@ def test_markdown_links_as_obsidian_writes_them_resolve_everywhere(tmp_path):
     p = run_memory("--db", tmp_path / "m.db", "read", "v/Index.md",
                    env={"MEMORY_EMBEDDER": "none"})
     assert p.returncode == 0 and "Open the vault." in p.stdout and "Budget review." in p.stdout
+
+
+def test_links_written_in_properties_are_links_of_the_note(tmp_path):
+    """Obsidian counts a wikilink in a property (``owner: "[[Mei Chen]]"``) as a link:
+    listed with its line in the front matter, and a backlink of its target, at the
+    cutoffs it was written for."""
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "Plan.md").write_text('---\nowner: "[[Mei Chen]]"\nrelated:\n  - "[[Roadmap#Q3]]"\n'
+                               'cover: "![[pic.png]]"\n---\n# Plan\n\nSee [[Roadmap]].\n')
+    (v / "Mei Chen.md").write_text("# Mei Chen\n\nProduct.\n")
+    (v / "Roadmap.md").write_text("# Roadmap\n\n## Q3\n\nShip.\n")
+    (v / "Bad.md").write_text('---\nowner: "[[Mei Chen]]\n  bad: [\n---\nbody\n')
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)], known_at="2025-01-01")
+        out = s.links("v/Plan.md", namespace="notes").outgoing
+        assert kinds(out) == [("Mei Chen", "note", "v/Mei Chen.md", None),
+                              ("Roadmap#Q3", "section", "v/Roadmap.md", "v/Roadmap.md#Roadmap#Q3"),
+                              ("Roadmap", "note", "v/Roadmap.md", None)]
+        assert [x.line for x in out] == [2, 4, 9]
+        # A note whose front matter is read as text has those links in its first section,
+        # counted once.
+        back = s.links("v/Mei Chen.md", namespace="notes").backlinks
+        assert [(x.source_note, x.line) for x in back] == [("v/Bad.md", 2), ("v/Plan.md", 2)]
+        (v / "Plan.md").write_text("---\nowner: someone\n---\n# Plan\n\nSee [[Roadmap]].\n")
+        s.sync([Folder.of(v)], known_at="2025-01-02")
+        assert s.links("v/Mei Chen.md", namespace="notes").backlinks[1:] == []
+        earlier = s.links("v/Mei Chen.md", namespace="notes", as_of="2025-01-01T12:00:00Z")
+        assert [x.source_note for x in earlier.backlinks] == ["v/Bad.md", "v/Plan.md"]

@@ -24,8 +24,9 @@ from .markdown import Piece
 # a heading's text from its first 800 characters, lists a note's ![alt](url) embeds as
 # markdown_embeds, and marks the parts after a long section's first with the section they
 # continue, so only parts this package cut are merged in search answers; version 5 gives a
-# note's first section the words of its other properties, keyword-indexed: only a note
-# with such properties gets a new revision, of that section, its text unchanged).
+# note's first section the words of its other properties, keyword-indexed, and counts the
+# wikilinks of its properties among its links: only a note with such properties gets new
+# revisions, of that section (its text unchanged) and of its record).
 CHUNKER_VERSION = 5
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
@@ -99,6 +100,16 @@ class Note:
         if self.front_matter_error:
             meta["front_matter_error"] = self.front_matter_error
         return meta
+
+
+def property_links(front_matter_yaml: str | None) -> list[str]:
+    """The wikilinks written in a note's properties (``owner: "[[Mei Chen]]"``), in
+    order: links of the note, as Obsidian counts them (an embed or a Markdown link is not
+    a property's link)."""
+    if not front_matter_yaml or "[[" not in front_matter_yaml:
+        return []
+    return [o.target for o in links.occurrences(front_matter_yaml)
+            if not o.embed and not o.markdown]
 
 
 def note_id(collection: str, relpath: str) -> str:
@@ -200,7 +211,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     if sections and meta.properties:  # indexed as words of the note's first section
         sections[0] = replace(sections[0], properties=links.reading_text(meta.properties))
     all_tags = dict.fromkeys(meta.tags)
-    all_links: dict[str, None] = {}
+    all_links: dict[str, None] = dict.fromkeys(property_links(structure.front_matter_yaml)
+                                               if not meta.error else ())
     all_embeds: dict[str, None] = {}
     markdown_embeds: dict[str, None] = {}  # resolved as Markdown links (URL-decoded)
     for s in sections:

@@ -97,6 +97,16 @@ class Cutoff:
         """Each link of a note with its target: what ``memory links`` lists, and what an
         embed shows when the note is read (one resolution for both)."""
         out = []
+        record = self.records.get(note)
+        if record is not None and "[[" in record.content \
+                and "front_matter_error" not in (record.metadata or {}):
+            for occ in link_syntax.occurrences(record.content):  # the properties' links
+                if not occ.embed and not occ.markdown:  # (its block starts on line 1)
+                    target, section = self.resolve(occ, note)
+                    out.append((Link(source_note=note, source_section=record.memory_id,
+                                     line=1 + occ.line, target=occ.target, embed=False,
+                                     kind=target.kind, note=target.note, section=section),
+                                target))
         for rev, first in self.sections(note):
             context = (rev.metadata or {}).get("context", 0)
             for occ in link_syntax.occurrences(rev.content):

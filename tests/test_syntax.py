@@ -3,6 +3,7 @@ random vaults against a brute-force reference (the filters applied to the visibl
 before ranking), on both search paths."""
 
 import os
+import re
 import tempfile
 
 import apsw
@@ -76,9 +77,17 @@ def indexed_revs(db: str) -> tuple[list, dict]:
         "coalesce(index_title, title), coalesce(index_content, content), note FROM revisions "
         "WHERE NOT (note IS NOT NULL AND memory_id = note || '#')"))
     conn.close()
-    revs = [gt.Rev(i, ns, m, k, vf, vt, bool(d), t, c, note=n)
+    revs = [gt.Rev(i, ns, m, k, vf, vt, bool(d), with_file_name(t, n), c, note=n)
             for i, ns, m, k, vf, vt, d, t, c, n in rows]
     return revs, {r[0]: r[9] for r in rows}
+
+
+def with_file_name(title: str, note: str) -> str:
+    """The title text as the keyword index holds it: the note's file name after it when
+    the name holds a word it lacks (every name here ends in a number no title holds)."""
+    name = note.rsplit("/", 1)[-1].removesuffix(".md")
+    words = lambda text: set(re.findall(r"[a-z0-9]+", text.lower()))  # noqa: E731
+    return title if words(name) <= words(title) else f"{title} \n{name}"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -174,6 +174,9 @@ def test_parsing_any_note_gives_a_model_or_a_named_front_matter_problem(front, b
     assert note.front_matter_error is None or note.front_matter_error.startswith(
         "front matter ")
     assert all(isinstance(t, str) and t for t in note.tags)
+    # what changes reads of the block (its properties) reads it or says nothing
+    assert all(isinstance(v, str) for v in front_matter.property_values(
+        note.front_matter).values())
 
 
 @settings(max_examples=15, deadline=None,

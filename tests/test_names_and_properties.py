@@ -156,6 +156,10 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
                               snippets=True)
         assert [r.memory_id for r in before if r.bm25 is not None] == ["v/plan.md#Plan"]
         assert before[0].snippet.text == "owner: **quillon**"  # the property as it was then
+        # What changed says which property, not only that the note was revised.
+        (changed,) = store.changes(since="2025-01-01T12:00:00Z", namespace="notes").notes
+        assert changed.sections == [] and changed.record_changes == {
+            "properties": [{"owner": "quillon"}, {"owner": "vantrell"}]}
         assert not [r for r in store.search("vantrell", namespace="notes",
                                             as_of="2025-01-01T12:00:00Z") if r.bm25]
 

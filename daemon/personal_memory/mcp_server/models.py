@@ -240,7 +240,8 @@ class NoteChangeOut(Out):
     change: str = Field(description="added, revised, deleted or moved")
     latest: str | None
     moved_from: str | None
-    record_changes: dict[str, list] = Field(description="title, aliases, tags: [old, new]")
+    record_changes: dict[str, list] = Field(
+        description="title, aliases, tags, properties: [old, new]")
     counts: dict[str, int] = Field({}, description="its sections added, revised, retracted")
     changed: list[str] = Field([], description="on a page: the first sections changed "
                                f"(at most {PAGE_HEADINGS}), by heading")

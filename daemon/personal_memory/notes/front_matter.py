@@ -154,30 +154,37 @@ def _measure(yaml_text: str) -> None:
                            "(aliases counted each time they repeat)")
 
 
-def parse(yaml_text: str) -> FrontMatter:
-    """The fields of a front matter block (the YAML between the fences)."""
+def _load(yaml_text: str) -> dict | str:
+    """The block's mapping (keys lower-cased), or the one-line problem that kept it from
+    being read."""
     try:
         _measure(yaml_text)
         data = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 (a safe loader)
     except TooLarge as exc:
-        return FrontMatter(error=f"front matter {exc}")
+        return f"front matter {exc}"
     except (ValueError, KeyError, TypeError) as exc:  # !!int x, !!float x, !!bool x
-        return FrontMatter(error="front matter holds a value its tag cannot have "
-                                 f"({type(exc).__name__}: {str(exc)[:100]})")
+        return ("front matter holds a value its tag cannot have "
+                f"({type(exc).__name__}: {str(exc)[:100]})")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         last = yaml_text.rstrip("\n").count("\n")  # libyaml marks the end of input after it
         where = f"line {min(mark.line, last) + 2}" if mark is not None else "front matter"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return FrontMatter(error=f"front matter is not valid YAML ({where}: {problem})")
+        return f"front matter is not valid YAML ({where}: {problem})"
     except RecursionError:
-        return FrontMatter(error="front matter is nested too deeply to read")
+        return "front matter is nested too deeply to read"
     if data is None:
-        return FrontMatter()
+        return {}
     if not isinstance(data, dict):
-        return FrontMatter(error="front matter is not a YAML mapping "
-                                 f"(it is a {type(data).__name__})")
-    data = {str(k).lower(): v for k, v in data.items()}
+        return f"front matter is not a YAML mapping (it is a {type(data).__name__})"
+    return {str(k).lower(): v for k, v in data.items()}
+
+
+def parse(yaml_text: str) -> FrontMatter:
+    """The fields of a front matter block (the YAML between the fences)."""
+    data = _load(yaml_text)
+    if isinstance(data, str):
+        return FrontMatter(error=data)
     title = data.get("title")
     title = str(title).strip()[:MAX_TITLE_CHARS] if isinstance(title, (str, int, float)) \
         and str(title).strip() else None
@@ -188,6 +195,21 @@ def parse(yaml_text: str) -> FrontMatter:
     dates = {k: d for k in DATE_KEYS if (d := _date(data.get(k))) is not None}
     return FrontMatter(title=title, aliases=aliases, tags=tags, dates=dates,
                        properties=_properties(data))
+
+
+def property_values(block: str) -> dict[str, str]:
+    """A front matter block as written, fences included (a note record's content), read
+    for its properties other than :data:`NOT_WORDS`: each key's values as text, joined as
+    :func:`_properties` joins them. Empty when there is no block or it does not read."""
+    lines = block.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    data = _load("\n".join(lines[1:end])) if end is not None else {}
+    if isinstance(data, str):
+        return {}
+    return {key: ", ".join(_words(value, MAX_PROPERTY_CHARS)) for key, value in data.items()
+            if key not in NOT_WORDS}
 
 
 def _properties(data: dict) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..notes.front_matter import property_values
 from ..notes.model import is_record, record_id
 from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
 from ..search.text import marks
@@ -255,10 +256,12 @@ def _note_change(g: _Group) -> NoteChange:
 
 def _record_changes(before: RevisionRecord | None, after: RevisionRecord | None,
                     ) -> dict[str, list]:
-    """The note-level fields that differ between two records: title, aliases, tags."""
+    """The note-level fields that differ between two records: title, aliases, tags, and
+    the other properties whose values changed (``{key: values}`` before and after; None
+    where the key is absent)."""
     if before is None or after is None:
         return {}
-    out = {}
+    out: dict[str, list] = {}
     if before.title != after.title:
         out["title"] = [before.title, after.title]
     for key in ("aliases", "tags"):
@@ -266,6 +269,12 @@ def _record_changes(before: RevisionRecord | None, after: RevisionRecord | None,
         new = (after.metadata or {}).get(key, [])
         if old != new:
             out[key] = [old, new]
+    if before.content != after.content:  # the front matter as written
+        old_p, new_p = property_values(before.content), property_values(after.content)
+        keys = [k for k in dict.fromkeys([*old_p, *new_p]) if old_p.get(k) != new_p.get(k)]
+        if keys:
+            out["properties"] = [{k: old_p.get(k) for k in keys},
+                                 {k: new_p.get(k) for k in keys}]
     return out
 
 

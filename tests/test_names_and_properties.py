@@ -204,3 +204,29 @@ def test_a_secret_in_a_property_is_purged_from_the_index_too(tmp_path):
         assert indexed_rows(store, token) == 0  # a contentless index forgets only what it is told
         assert keyword_ids(store, "redacted") == ["v/keys.md#Keys"]
     assert token.encode() not in every_byte(db.parent)
+
+
+def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    contact = vault / "Zorbin Quell.md"
+    contact.write_text("---\nrole: glassblower\ntags: [person]\n---\n")
+    (vault / "other.md").write_text("# Other\n\nunrelated\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        for query in ("glassblower", "Zorbin"):
+            (found,) = [r for r in store.search(query, namespace="notes", snippets=True)
+                        if r.bm25 is not None]
+            assert found.memory_id == "v/Zorbin Quell.md"  # the note's own ID
+            assert found.snippet.text.startswith("role: ") and found.snippet.line_start == 2
+        assert store.read("v/Zorbin Quell.md", namespace="notes").text == contact.read_text()
+        # Text written below it later is that same section's next revision.
+        contact.write_text("---\nrole: glassblower\ntags: [person]\n---\nMet at the fair.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        assert [r.content for r in store.history("v/Zorbin Quell.md", namespace="notes")
+                ] == ["", "Met at the fair."]  # oldest first
+        # Without the other properties and the text, the note has no section again.
+        contact.write_text("---\ntags: [person]\n---\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        assert keyword_ids(store, "Zorbin") == []
+        assert store.read("v/Zorbin Quell.md", namespace="notes").sections == []

@@ -45,6 +45,12 @@ def test_front_matter_only():
     n = note("---\ntitle: Just metadata\ntags: [a]\n---\n")
     assert n.sections == () and n.title == "Just metadata" and n.tags == ("a",)
     assert rebuilt(n) == "---\ntitle: Just metadata\ntags: [a]\n---\n"
+    # With other properties, one empty section holds them (at the block's last line).
+    n = note("---\nauthor: Ann\n---\n", "Contact.md")
+    (s,) = n.sections
+    assert (s.memory_id, s.text, s.lines, s.properties) == ("vault/Contact.md", "", 0, "Ann")
+    assert (s.line_start, s.line_end) == (3, 3)
+    assert rebuilt(n) == "---\nauthor: Ann\n---\n"
 
 
 def test_front_matter_with_dashes_inside_a_value():
@@ -252,11 +258,11 @@ LINE = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(LINE, max_size=60), st.booleans())
+@given(st.lists(LINE, max_size=60), st.sampled_from([None, "title: t", "author: Ann"]))
 def test_reassembling_the_pieces_gives_back_the_text(lines, front):
     text = "\n".join(lines)
     if front:
-        text = "---\ntitle: t\n---\n" + text
+        text = f"---\n{front}\n---\n" + text
     n = note(text)
     expected = "\n".join("" if not x.strip() else x for x in text.split("\n"))
     got = rebuilt(n)
@@ -273,5 +279,5 @@ def test_reassembling_the_pieces_gives_back_the_text(lines, front):
     assert all(s.line_end <= max(real, s.line_start) for s in n.sections)
     ids = [s.memory_id for s in n.sections]
     assert len(ids) == len(set(ids))
-    for s in n.sections:
-        assert s.text.strip()
+    for s in n.sections:  # text, or the one empty section of a note of properties alone
+        assert s.text.strip() or (n.sections == (s,) and s.lines == 0 and s.properties)

@@ -24,9 +24,10 @@ from .markdown import Piece
 # a heading's text from its first 800 characters, lists a note's ![alt](url) embeds as
 # markdown_embeds, and marks the parts after a long section's first with the section they
 # continue, so only parts this package cut are merged in search answers; version 5 gives a
-# note's first section the words of its other properties, keyword-indexed, and counts the
-# wikilinks of its properties among its links: only a note with such properties gets new
-# revisions, of that section (its text unchanged) and of its record).
+# note's first section the words of its other properties, keyword-indexed (a note of
+# properties alone gets an empty section for them), and counts the wikilinks of its
+# properties among its links: only a note with such properties gets new revisions, of
+# that section (its text unchanged, or new and empty) and of its record).
 CHUNKER_VERSION = 5
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
@@ -208,6 +209,13 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
             context=part.context,
             tags=tuple(tags), links=tuple(outgoing), part=part.number,
             part_of=None if part.number == 1 else first_id))
+    if meta.properties and not sections:
+        # Nothing below the properties (a contact, a book's record): one empty section
+        # holds them, so that the note is found by them and by its name.
+        (line, _), = line_spans(structure.body_start, [0], text.endswith("\n"))
+        sections.append(ParsedSection(
+            memory_id=nid, heading_path=(), text="", index_text="", line_start=line,
+            line_end=line, lines=0, context=0, tags=(), links=()))
     if sections and meta.properties:  # indexed as words of the note's first section
         sections[0] = replace(sections[0], properties=links.reading_text(meta.properties))
     all_tags = dict.fromkeys(meta.tags)
@@ -239,6 +247,9 @@ def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,
     spans = []
     line = head_lines + 1
     for count in counts:
+        if count == 0:  # the empty section of a note of properties alone: its last line
+            spans.append((max(total, 1), max(total, 1)))
+            continue
         spans.append((line, max(line, min(line + count - 1, total))))
         line += count
     return spans

@@ -404,7 +404,7 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
             scored = _ScoredLines(db, r.revision, terms)
             shown = scored.snippet(first, r.matched_lines)
             if first is not None and not any(scored.found) \
-                    and _in_properties(db, r, terms):
+                    and (not r.content or _in_properties(db, r, terms)):
                 shown = _properties_snippet(db, r, terms, namespace, as_of, valid_at) or shown
             out.append(replace(r, snippet=shown))
             if len(out) == 1:  # the first result's lines, scored once for both
@@ -424,10 +424,11 @@ def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespa
                         as_of: int | None, valid_at: int) -> Snippet | None:
     """For a note's first section that matched by its properties alone (none of its own
     lines holds a query word): the front matter lines that hold them, from the note's
-    record at the same cutoff (its front matter as written, from the file's first line)."""
+    record at the same cutoff (its front matter as written, from the file's first line).
+    A note of properties alone (its section empty) is shown by them however it matched."""
     from ..notes.model import record_id
     record = db.visible(namespace, record_id(r.note), as_of, valid_at)
     if record is None or not record.content:
         return None
     front = _ScoredLines(db, record, terms)
-    return front.snippet(1, None) if any(front.found) else None
+    return front.snippet(1, None) if any(front.found) or not r.content else None

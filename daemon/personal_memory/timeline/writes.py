@@ -106,7 +106,7 @@ def remember_note_part(db: Database, memory_id: str, content: str, *, namespace:
     """A section of a note, or (``memory_id`` is ``note#``) its record, whose content is
     the front matter as written and may be empty. Same no-op rule as :func:`remember`."""
     memory_id = memory_id_arg(memory_id)
-    if not is_record(memory_id, note):
+    if not is_record(memory_id, note) and content:  # empty: a note of properties alone
         content = text(content, "content", MAX_CONTENT_CHARS)
     return _append(db, memory_id, unicode_checked(content, "content"), namespace=namespace,
                    title=text(title, "title", MAX_TITLE_CHARS), source=note,

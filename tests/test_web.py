@@ -707,3 +707,23 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
     check()
     long = "[[" * 50_000 + "a" * 50_000  # no closing brackets: still a plain paragraph
     assert str(note_markdown(long, None, resolve)).startswith("<p>[[[[")
+
+
+def test_the_changes_page_names_each_property_that_changed(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = vault / "Plan.md"
+    note.write_text("---\nstatus: draft\ntags: [a]\n---\n# Plan\n\nShip it.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+        note.write_text("---\nstatus: done\nowner: Ann\ntags: [a, b]\n---\n# Plan\n\nShip it.\n")
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+    with Page(db) as page:
+        ok = urllib.request.urlopen(page.url, timeout=10)
+        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        ask = urllib.request.Request(page.base + "/changes?since=2025-01-20", headers=cookie)
+        body = urllib.request.urlopen(ask, timeout=10).read().decode()
+        assert "status: <del>draft</del> <ins>done</ins>" in body
+        assert "owner: <del></del> <ins>Ann</ins>" in body
+        assert "tags: <del>a</del> <ins>a, b</ins>" in body and "[&#39;a&#39;" not in body

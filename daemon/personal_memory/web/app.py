@@ -22,7 +22,7 @@ from ..readers import ReaderPool
 from ..times import format_time, parse_cutoff
 from . import pictures
 from .security import Guard
-from .text import diffed, markdown, marked, note_markdown
+from .text import diffed, field_value, markdown, marked, note_markdown
 
 HERE = Path(__file__).resolve().parent
 
@@ -59,6 +59,7 @@ class Pages:
         self.pool, self.namespace = pool, namespace
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown,
+                                          field_value=field_value,
                                           moment=partial(render.moment, fraction=False),
                                           when=render.when,
                                           counts=counts)

@@ -88,6 +88,18 @@ def marked(text: str) -> Markup:
     return Markup("".join(out))
 
 
+def field_value(value: object) -> str:
+    """A record field's value as a reader writes it: a list's items and a mapping's
+    ``key: value`` pairs joined, nothing for a value that is not there."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {field_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(field_value(v) for v in value)
+    return str(value)
+
+
 def diffed(diff: str) -> Markup:
     """A word diff (``[-old-] {+new+}``) as <del> and <ins>, everything else escaped."""
     out, last = [], 0

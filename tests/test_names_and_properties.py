@@ -3,7 +3,7 @@ and by the words of its properties (author, owner, description): the keyword ind
 name with the title and the properties with the note's first section (the model reads the
 title and text as they are)."""
 
-from personal_memory import MemoryStore
+from personal_memory import MemoryStore, render
 from personal_memory.notes import front_matter, model
 from personal_memory.notes.folders import Folder
 from personal_memory.search.text import TEXT_VERSION
@@ -160,6 +160,8 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
         (changed,) = store.changes(since="2025-01-01T12:00:00Z", namespace="notes").notes
         assert changed.sections == [] and changed.record_changes == {
             "properties": [{"owner": "quillon"}, {"owner": "vantrell"}]}
+        assert render.record_changes(changed.record_changes) == [  # CLI and MCP lines
+            "owner: 'quillon' -> 'vantrell'"]
         assert not [r for r in store.search("vantrell", namespace="notes",
                                             as_of="2025-01-01T12:00:00Z") if r.bm25]
 

@@ -327,8 +327,7 @@ def changes(found: Changes) -> str:
             lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
                          + (f" — {name(n.title)}" if n.title else "")
                          + f" ({what}, {when(n.latest)})")
-            for field, (old, new) in (n.record_changes or {}).items():
-                lines.append(f"    {field}: {old!r} -> {new!r}")
+            lines += [f"    {change}" for change in record_changes(n.record_changes)]
             for s in n.sections:
                 why = f" ({s.why})" if s.why else ""
                 lines.append(f"    {s.change}{why}: {' › '.join(s.heading_path or []) or name(s.memory_id)}")
@@ -345,6 +344,18 @@ def changes(found: Changes) -> str:
         if r.diff:
             lines.append(f"    {short(r.diff, 400)}")
     return "\n".join(lines)
+
+
+def record_changes(changes: dict | None) -> list[str]:
+    """A note record's changes, a line each (``tags: ['a'] -> ['a', 'b']``); each changed
+    property on its own line (``status: 'draft' -> 'done'``, None where it is absent)."""
+    lines = []
+    for field, (old, new) in (changes or {}).items():
+        if field == "properties":
+            lines += [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in new]
+        else:
+            lines.append(f"{field}: {old!r} -> {new!r}")
+    return lines
 
 
 def links(found) -> str:

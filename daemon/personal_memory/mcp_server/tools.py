@@ -116,8 +116,7 @@ def _page_text(found, out: ChangesOutput) -> str:
         counts = ", ".join(f"{v} {k}" for k, v in n.counts.items())
         lines.append(f"- {n.note or n.changed[0]}" + (f" — {n.title}" if n.title else "")
                      + f" ({what}, {n.latest}): {counts}")
-        for field, (old, new) in n.record_changes.items():
-            lines.append(f"    {field}: {old!r} -> {new!r}")
+        lines += [f"    {change}" for change in render.record_changes(n.record_changes)]
         more = sum(n.counts.values()) - len(n.changed)
         lines.append("    " + "; ".join(n.changed) + (f"; +{more} more" if more > 0 else ""))
         if n.excerpt:

@@ -262,3 +262,18 @@ def test_links_written_in_properties_are_links_of_the_note(tmp_path):
         assert s.links("v/Mei Chen.md", namespace="notes").backlinks[1:] == []
         earlier = s.links("v/Mei Chen.md", namespace="notes", as_of="2025-01-01T12:00:00Z")
         assert [x.source_note for x in earlier.backlinks] == ["v/Bad.md", "v/Plan.md"]
+
+
+def test_a_link_in_a_comment_or_a_key_of_the_properties_is_no_link(tmp_path):
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "Plan.md").write_text('---\n# owner: "[[Old]]"\n"[[Key]]": x\nowner: "[[New]]"\n'
+                               "---\n# Plan\n\ntext\n")
+    for name in ("Old", "Key", "New"):
+        (v / f"{name}.md").write_text(f"# {name}\n\nbody\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)])
+        assert [(x.target, x.line) for x in s.links("v/Plan.md", namespace="notes").outgoing
+                ] == [("New", 4)]
+        assert s.links("v/Old.md", namespace="notes").backlinks == []
+        assert s.links("v/Key.md", namespace="notes").backlinks == []

@@ -232,3 +232,52 @@ def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
         store.sync([Folder.of(vault)], known_at="2025-01-03")
         assert keyword_ids(store, "Zorbin") == []
         assert store.read("v/Zorbin Quell.md", namespace="notes").sections == []
+
+
+def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_path):
+    """YAML may write a value escaped or over several lines: the purge finds the record
+    by the value as read, so neither its front matter nor what changes reads of it keeps
+    the secret."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    note = vault / "keys.md"
+    note.write_text('---\nk: "ZORB\\x41LAX"\n---\n# Keys\n\ncare\n')
+    folded = vault / "folded.md"
+    folded.write_text("---\nf: >-\n  QUIXA\n  QUIXB\n---\n# Folded\n\ncare\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        assert keyword_ids(store, "zorbalax") == ["v/keys.md#Keys"]
+        note.write_text("---\nk: x\n---\n# Keys\n\ncare\n")
+        folded.write_text("---\nf: y\n---\n# Folded\n\ncare\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        for secret in ("ZORBALAX", "QUIXA QUIXB"):  # the section and the record, each
+            report = store.purge(namespace="notes", matching=secret, reason="leak")
+            assert report.occurrences == 0 and len(report.revision_ids) == 2, secret
+        shown = store.changes(since="2024-12-31", namespace="notes")
+        assert "ZORB" not in str(shown.to_dict()) and "QUIX" not in str(shown.to_dict())
+        for name in ("keys", "folded"):
+            old = store.read(f"v/{name}.md", namespace="notes", as_of="2025-01-01T12:00:00Z")
+            assert "ZORB" not in old.text and "QUIX" not in old.text
+    assert b"ZORB" not in every_byte(db.parent) and b"QUIX" not in every_byte(db.parent)
+
+
+def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(tmp_path):
+    vault = tmp_path / "v"
+    vault.mkdir()
+    note = vault / "task.md"
+    note.write_text("---\ndone: false\nowner: Ann\n---\n# Task\n\nShip.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        note.write_text("---\ndone: true\nowner: Ann\n---\n# Task\n\nShip.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        note.write_text("---\ndone: true\nowner: [Ann\n---\n# Task\n\nShip.\n")  # broken
+        store.sync([Folder.of(vault)], known_at="2025-01-03")
+
+        def record_changes(since, until):
+            (n,) = store.changes(since=since, until=until, namespace="notes").notes
+            return n.record_changes
+        assert record_changes("2025-01-01T12:00:00Z", "2025-01-02T12:00:00Z") == {
+            "properties": [{"done": "false"}, {"done": "true"}]}
+        # A block that no longer reads says nothing of its properties (not "removed").
+        assert "properties" not in record_changes("2025-01-02T12:00:00Z", "2025-01-03T12:00:00Z")

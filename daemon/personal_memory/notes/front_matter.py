@@ -197,19 +197,21 @@ def parse(yaml_text: str) -> FrontMatter:
                        properties=_properties(data))
 
 
-def property_values(block: str) -> dict[str, str]:
+def property_values(block: str, every: bool = False) -> dict[str, str] | None:
     """A front matter block as written, fences included (a note record's content), read
-    for its properties other than :data:`NOT_WORDS`: each key's values as text, joined as
-    :func:`_properties` joins them. Empty when there is no block or it does not read."""
+    for its properties other than :data:`NOT_WORDS` (``every``: all of them, whole): each
+    key's values as text, yes/no values included. Empty when there is no block; None when
+    it does not read."""
     lines = block.split("\n")
     if not lines or lines[0].rstrip() != "---":
         return {}
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     data = _load("\n".join(lines[1:end])) if end is not None else {}
     if isinstance(data, str):
-        return {}
-    return {key: ", ".join(_words(value, MAX_PROPERTY_CHARS)) for key, value in data.items()
-            if key not in NOT_WORDS}
+        return None
+    budget = FRONT_MATTER_MAX_CHARS if every else MAX_PROPERTY_CHARS
+    return {key: ", ".join(_words(value, budget, yes_no=True)) for key, value in data.items()
+            if every or key not in NOT_WORDS}
 
 
 def _properties(data: dict) -> str:
@@ -230,14 +232,18 @@ def _properties(data: dict) -> str:
     return "\n".join(lines)[:MAX_PROPERTY_CHARS]
 
 
-def _words(value: object, budget: int) -> list[str]:
-    """The scalars of ``value`` as strings, in order, until ``budget`` characters. A list
-    or mapping that holds itself (``&r [*r]``) is read once."""
+def _words(value: object, budget: int, yes_no: bool = False) -> list[str]:
+    """The scalars of ``value`` as strings, in order, until ``budget`` characters (yes/no
+    values only with ``yes_no``). A list or mapping that holds itself (``&r [*r]``) is
+    read once."""
     out: list[str] = []
     seen: set[int] = set()
     stack = [value]
     while stack and budget > 0:
         item = stack.pop()
+        if isinstance(item, bool) and yes_no:
+            out.append(str(item).lower())
+            continue
         if isinstance(item, bool) or item is None:
             continue
         if isinstance(item, (list, dict)):

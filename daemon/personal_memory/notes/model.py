@@ -103,14 +103,14 @@ class Note:
         return meta
 
 
-def property_links(front_matter_yaml: str | None) -> list[str]:
-    """The wikilinks written in a note's properties (``owner: "[[Mei Chen]]"``), in
-    order: links of the note, as Obsidian counts them (an embed or a Markdown link is not
-    a property's link)."""
-    if not front_matter_yaml or "[[" not in front_matter_yaml:
+def value_links(block: str) -> list[str]:
+    """The wikilink targets written in the values of a front matter block as written (not
+    in its keys or comments), in order, once each: a note's property links."""
+    if "[[" not in block:
         return []
-    return [o.target for o in links.occurrences(front_matter_yaml)
-            if not o.embed and not o.markdown]
+    values = front_matter.property_values(block, every=True) or {}
+    return list(dict.fromkeys(o.target for v in values.values() if "[[" in v
+                              for o in links.occurrences(v) if not o.embed and not o.markdown))
 
 
 def note_id(collection: str, relpath: str) -> str:
@@ -219,8 +219,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     if sections and meta.properties:  # indexed as words of the note's first section
         sections[0] = replace(sections[0], properties=links.reading_text(meta.properties))
     all_tags = dict.fromkeys(meta.tags)
-    all_links: dict[str, None] = dict.fromkeys(property_links(structure.front_matter_yaml)
-                                               if not meta.error else ())
+    all_links: dict[str, None] = dict.fromkeys(
+        () if meta.error else value_links(structure.head_text(text)))
     all_embeds: dict[str, None] = {}
     markdown_embeds: dict[str, None] = {}  # resolved as Markdown links (URL-decoded)
     for s in sections:

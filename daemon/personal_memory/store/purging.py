@@ -8,6 +8,7 @@ import os
 import secrets
 from typing import Any, NamedTuple
 
+from ..notes.front_matter import property_values
 from ..notes.model import legacy_chunk_number, record_id
 from ..paths import restore_scratch_folders
 from ..records import Checkpoint, PurgeAudit
@@ -49,6 +50,16 @@ def placeholder() -> str:
     return f"(purged {secrets.token_hex(8)})"
 
 
+def _in_values(block: str | None, wanted: str) -> bool:
+    """Whether a note record's front matter holds ``wanted`` (folded) in its values as
+    YAML reads them: written escaped ("\\x41") or folded over lines, the text a search
+    finds is not the text as written."""
+    if not block or not block.startswith("---"):
+        return False
+    values = property_values(block, every=True) or {}
+    return any(wanted in fold(v) for v in values.values())
+
+
 class Purging:
     """Mixin of :class:`~personal_memory.store.Database`: purge and its proof."""
 
@@ -80,7 +91,10 @@ class Purging:
             self.conn.create_scalar_function(
                 "pm_holds", lambda value, wanted: wanted in fold(value or ""), 2,
                 deterministic=True)
+            self.conn.create_scalar_function("pm_in_values", _in_values, 2, deterministic=True)
             in_text = " OR ".join(f"pm_holds({c}, :t)" for c in text_cols)
+            if v4:  # a record's front matter also as its values read (escaped, folded)
+                in_text += f" OR ({self.note_record} AND pm_in_values(content, :t))"
             in_name = " OR ".join(f"pm_holds({c}, :t)"
                                   for c in _IDENTITY_COLUMNS if v4 or c == "memory_id")
             sql = sql.replace("namespace = ?", "namespace = :ns")

@@ -271,6 +271,9 @@ def _record_changes(before: RevisionRecord | None, after: RevisionRecord | None,
             out[key] = [old, new]
     if before.content != after.content:  # the front matter as written
         old_p, new_p = property_values(before.content), property_values(after.content)
+        unread = any("front_matter_error" in (r.metadata or {}) for r in (before, after))
+        if old_p is None or new_p is None or unread:  # a block that does not read says nothing
+            return out
         keys = [k for k in dict.fromkeys([*old_p, *new_p]) if old_p.get(k) != new_p.get(k)]
         if keys:
             out["properties"] = [{k: old_p.get(k) for k in keys},

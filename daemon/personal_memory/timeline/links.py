@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
-from ..notes.model import record_id, under
+from ..notes.model import record_id, under, value_links
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
 from ..records import Embed, Link, Links, RevisionRecord
 from ..store import Database
@@ -100,8 +100,11 @@ class Cutoff:
         record = self.records.get(note)
         if record is not None and "[[" in record.content \
                 and "front_matter_error" not in (record.metadata or {}):
+            written = set(value_links(record.content))  # in values, not keys or comments
+            lines = record.content.split("\n")
             for occ in link_syntax.occurrences(record.content):  # the properties' links
-                if not occ.embed and not occ.markdown:  # (its block starts on line 1)
+                if occ.target in written and not occ.embed and not occ.markdown \
+                        and not lines[occ.line].lstrip().startswith("#"):  # (line 1 on)
                     target, section = self.resolve(occ, note)
                     out.append((Link(source_note=note, source_section=record.memory_id,
                                      line=1 + occ.line, target=occ.target, embed=False,

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from personal_memory import MemoryStore
-from personal_memory.limits import FRONT_MATTER_MAX_DIGITS, MAX_CONTENT_CHARS, MAX_PROPERTY_CHARS
+from personal_memory.limits import (FRONT_MATTER_MAX_DIGITS, MAX_CONTENT_CHARS, MAX_PROPERTY_CHARS,
+                                    MAX_PROPERTY_VALUE_CHARS)
 from personal_memory.notes import front_matter, model
 from personal_memory.notes.folders import Folder
 from support import MEMORY, run_memory, user_env, wait_for, word_hits
@@ -110,8 +111,11 @@ def test_front_matter_within_the_limits_reads_and_tags_are_only_scalars():
     # Other properties are words: a list an alias repeats is read once, one that holds
     # itself once; the whole is cut at its limit however many values the block has.
     assert meta.properties == "one, two\none, two\n" + "7" * 900
-    many = front_matter.parse("a: [" + ", ".join(["word"] * 50_000) + "]\n")
-    assert many.error is None and len(many.properties) == MAX_PROPERTY_CHARS
+    many = front_matter.parse("a: [" + ", ".join(["word"] * 50_000) + "]\nafter: zyx\n")
+    assert many.error is None and many.properties.endswith("\nzyx")  # not hidden by a
+    assert len(many.properties) == MAX_PROPERTY_VALUE_CHARS + 4  # long value before it
+    more = front_matter.parse("".join(f"k{i}: {'w' * 50}\n" for i in range(1000)))
+    assert len(more.properties) == MAX_PROPERTY_CHARS
 
 
 # Fragments that once made a scanner backtrack: each repeated to fill a note.

@@ -9,7 +9,10 @@ FRONT_MATTER_MAX_VALUES = 100_000  # keys, values and list items
 FRONT_MATTER_MAX_CHARS = 2 * 1024 * 1024  # the characters of all its values
 FRONT_MATTER_MAX_DEPTH = 100  # lists and mappings inside each other
 FRONT_MATTER_MAX_DIGITS = 1000  # characters of one integer (Python refuses more than 4300)
-MAX_PROPERTY_CHARS = 4000  # the words of a note's other properties that are indexed
+# The words of a note's other properties that are indexed: in all, and of one property (a
+# long value does not hide the properties after it).
+MAX_PROPERTY_CHARS = 8000
+MAX_PROPERTY_VALUE_CHARS = 1000
 MAX_CONTENT_CHARS = 2_000_000
 MAX_NAMESPACE_CHARS = 128
 MAX_SOURCE_CHARS = MAX_ID_CHARS * 4

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..limits import (FRONT_MATTER_MAX_CHARS, FRONT_MATTER_MAX_DEPTH, FRONT_MATTER_MAX_DIGITS,
-                      FRONT_MATTER_MAX_VALUES, MAX_PROPERTY_CHARS, MAX_TITLE_CHARS)
+                      FRONT_MATTER_MAX_VALUES, MAX_PROPERTY_CHARS,
+                      MAX_PROPERTY_VALUE_CHARS, MAX_TITLE_CHARS)
 
 DATE_KEYS = ("date", "created", "updated", "modified")
 # Properties read for what they are rather than as words: the title and aliases are title
@@ -217,15 +218,17 @@ def property_values(block: str, every: bool = False) -> dict[str, str] | None:
 def _properties(data: dict) -> str:
     """The values of the properties other than :data:`NOT_WORDS` as text, a line each
     (list items and nested values joined; yes/no values say nothing as words; keys are
-    not words of the note), cut at :data:`MAX_PROPERTY_CHARS`."""
+    not words of the note), each cut at :data:`MAX_PROPERTY_VALUE_CHARS` and the whole at
+    :data:`MAX_PROPERTY_CHARS`."""
     lines: list[str] = []
     size = 0
     for key, value in data.items():
         if key in NOT_WORDS:
             continue
-        words = _words(value, MAX_PROPERTY_CHARS - size)
+        room = min(MAX_PROPERTY_VALUE_CHARS, MAX_PROPERTY_CHARS - size)
+        words = _words(value, room)
         if words:
-            lines.append(", ".join(words))
+            lines.append(", ".join(words)[:room])
             size += len(lines[-1]) + 1
             if size >= MAX_PROPERTY_CHARS:
                 break

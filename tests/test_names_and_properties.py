@@ -221,7 +221,9 @@ def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
                         if r.bm25 is not None]
             assert found.memory_id == "v/Zorbin Quell.md"  # the note's own ID
             assert found.snippet.text.startswith("role: ") and found.snippet.line_start == 2
-        assert store.read("v/Zorbin Quell.md", namespace="notes").text == contact.read_text()
+        view = store.read("v/Zorbin Quell.md", namespace="notes")
+        assert view.text == contact.read_text()
+        assert render.note_part(view, "v/Zorbin Quell.md")[2] == ""  # not the closing fence
         # Text written below it later is that same section's next revision.
         contact.write_text("---\nrole: glassblower\ntags: [person]\n---\nMet at the fair.\n")
         store.sync([Folder.of(vault)], known_at="2025-01-02")

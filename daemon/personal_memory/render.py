@@ -218,6 +218,8 @@ def note_part(view: NoteView, section: str | None = None,
             raise InvalidArgument(f"section: {section!r} is not a section of {view.note} "
                                   "(give a memory ID or a heading)")
         first, last = match[0].line_start, match[-1].line_end
+        if not match[0].content:  # the empty section of a note of properties alone
+            return first, last, ""
         for s in view.sections[view.sections.index(match[0]) + 1:]:
             if not under(match[0].heading_path, s.heading_path):
                 break

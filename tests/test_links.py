@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
-from support import run_memory
+from support import run_memory, vault_of
 
 
 def kinds(links):
@@ -239,13 +239,12 @@ def test_links_written_in_properties_are_links_of_the_note(tmp_path):
     """Obsidian counts a wikilink in a property (``owner: "[[Mei Chen]]"``) as a link:
     listed with its line in the front matter, and a backlink of its target, at the
     cutoffs it was written for."""
-    v = tmp_path / "v"
-    v.mkdir()
-    (v / "Plan.md").write_text('---\nowner: "[[Mei Chen]]"\nrelated:\n  - "[[Roadmap#Q3]]"\n'
-                               'cover: "![[pic.png]]"\n---\n# Plan\n\nSee [[Roadmap]].\n')
-    (v / "Mei Chen.md").write_text("# Mei Chen\n\nProduct.\n")
-    (v / "Roadmap.md").write_text("# Roadmap\n\n## Q3\n\nShip.\n")
-    (v / "Bad.md").write_text('---\nowner: "[[Mei Chen]]\n  bad: [\n---\nbody\n')
+    v = vault_of(tmp_path, name="v", files={
+        "Plan.md": '---\nowner: "[[Mei Chen]]"\nrelated:\n  - "[[Roadmap#Q3]]"\n'
+                   'cover: "![[pic.png]]"\n---\n# Plan\n\nSee [[Roadmap]].\n',
+        "Mei Chen.md": "# Mei Chen\n\nProduct.\n",
+        "Roadmap.md": "# Roadmap\n\n## Q3\n\nShip.\n",
+        "Bad.md": '---\nowner: "[[Mei Chen]]\n  bad: [\n---\nbody\n'})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(v)], known_at="2025-01-01")
         out = s.links("v/Plan.md", namespace="notes").outgoing
@@ -265,12 +264,10 @@ def test_links_written_in_properties_are_links_of_the_note(tmp_path):
 
 
 def test_a_link_in_a_comment_or_a_key_of_the_properties_is_no_link(tmp_path):
-    v = tmp_path / "v"
-    v.mkdir()
-    (v / "Plan.md").write_text('---\n# owner: "[[Old]]"\n"[[Key]]": x\nowner: "[[New]]"\n'
-                               "---\n# Plan\n\ntext\n")
-    for name in ("Old", "Key", "New"):
-        (v / f"{name}.md").write_text(f"# {name}\n\nbody\n")
+    v = vault_of(tmp_path, name="v", files={
+        "Plan.md": '---\n# owner: "[[Old]]"\n"[[Key]]": x\nowner: "[[New]]"\n'
+                   "---\n# Plan\n\ntext\n",
+        **{f"{name}.md": f"# {name}\n\nbody\n" for name in ("Old", "Key", "New")}})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(v)])
         assert [(x.target, x.line) for x in s.links("v/Plan.md", namespace="notes").outgoing

@@ -8,7 +8,7 @@ from personal_memory.notes import front_matter, model
 from personal_memory.notes.folders import Folder
 from personal_memory.search.text import TEXT_VERSION
 from personal_memory.store import connection
-from support import keyword_ids
+from support import keyword_ids, vault_of
 from test_purge import every_byte
 
 PREVIOUS_TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams"
@@ -21,12 +21,10 @@ def indexed_rows(store, word: str) -> int:
 
 
 def vault_with_a_renamed_title(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "zephyrine-plan.md").write_text(
-        "# Roadmap for the third quarter\n\nIntro line.\n\n## Hiring\n\nTwo people.\n")
-    (vault / "groceries.md").write_text("# Groceries\n\nMilk and eggs for the plan.\n")
-    return vault
+    return vault_of(tmp_path, name="v", files={
+        "zephyrine-plan.md":
+            "# Roadmap for the third quarter\n\nIntro line.\n\n## Hiring\n\nTwo people.\n",
+        "groceries.md": "# Groceries\n\nMilk and eggs for the plan.\n"})
 
 
 def test_a_note_is_found_by_its_file_name_and_shown_from_its_top(tmp_path):
@@ -80,10 +78,8 @@ def test_a_file_indexed_without_names_is_reindexed_by_its_first_writer(tmp_path,
 
 
 def test_a_purged_note_leaves_no_word_of_its_name_in_the_index(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "qorvath ledger.md").write_text("# Accounts\n\nthe numbers\n")
-    (vault / "other.md").write_text("# Other\n\nunrelated\n")
+    vault = vault_of(tmp_path, name="v", files={"qorvath ledger.md": "# Accounts\n\nthe numbers\n",
+                                                "other.md": "# Other\n\nunrelated\n"})
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)])
@@ -116,10 +112,8 @@ Split vectors into sub-vectors.
 
 
 def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "pq.md").write_text(PAPER)
-    (vault / "other.md").write_text("# Other\n\nunrelated words\n")
+    vault = vault_of(tmp_path, name="v", files={"pq.md": PAPER,
+                                                "other.md": "# Other\n\nunrelated words\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)])
         top = "v/pq.md#Product quantization#Idea"  # the first section: a bare heading joins it
@@ -142,10 +136,9 @@ def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
 
 
 def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
+    vault = vault_of(tmp_path, name="v", files={
+        "plan.md": "---\nowner: quillon\n---\n# Plan\n\nShip it.\n"})
     note = vault / "plan.md"
-    note.write_text("---\nowner: quillon\n---\n# Plan\n\nShip it.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         note.write_text("---\nowner: vantrell\n---\n# Plan\n\nShip it.\n")
@@ -167,10 +160,8 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
 
 
 def test_notes_imported_before_properties_were_indexed_are_read_again(tmp_path, monkeypatch):
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "pq.md").write_text(PAPER)
-    (vault / "plain.md").write_text("# Plain\n\nno properties here\n")
+    vault = vault_of(tmp_path, name="v", files={"pq.md": PAPER,
+                                                "plain.md": "# Plain\n\nno properties here\n"})
     db = tmp_path / "m.db"
     with monkeypatch.context() as m:  # as the previous note model imported them
         m.setattr(model, "CHUNKER_VERSION", 4)
@@ -191,10 +182,9 @@ def test_notes_imported_before_properties_were_indexed_are_read_again(tmp_path, 
 
 def test_a_secret_in_a_property_is_purged_from_the_index_too(tmp_path):
     token = "zorblaxkey"
-    vault = tmp_path / "v"
-    vault.mkdir()
+    vault = vault_of(tmp_path, name="v", files={
+        "keys.md": f"---\napi_key: {token}\n---\n# Keys\n\nuse with care\n"})
     note = vault / "keys.md"
-    note.write_text(f"---\napi_key: {token}\n---\n# Keys\n\nuse with care\n")
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
@@ -209,11 +199,10 @@ def test_a_secret_in_a_property_is_purged_from_the_index_too(tmp_path):
 
 
 def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
+    vault = vault_of(tmp_path, name="v", files={
+        "Zorbin Quell.md": "---\nrole: glassblower\ntags: [person]\n---\n",
+        "other.md": "# Other\n\nunrelated\n"})
     contact = vault / "Zorbin Quell.md"
-    contact.write_text("---\nrole: glassblower\ntags: [person]\n---\n")
-    (vault / "other.md").write_text("# Other\n\nunrelated\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         for query in ("glassblower", "Zorbin"):
@@ -240,12 +229,10 @@ def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_pa
     """YAML may write a value escaped or over several lines: the purge finds the record
     by the value as read, so neither its front matter nor what changes reads of it keeps
     the secret."""
-    vault = tmp_path / "v"
-    vault.mkdir()
-    note = vault / "keys.md"
-    note.write_text('---\nk: "ZORB\\x41LAX"\n---\n# Keys\n\ncare\n')
-    folded = vault / "folded.md"
-    folded.write_text("---\nf: >-\n  QUIXA\n  QUIXB\n---\n# Folded\n\ncare\n")
+    vault = vault_of(tmp_path, name="v", files={
+        "keys.md": '---\nk: "ZORB\\x41LAX"\n---\n# Keys\n\ncare\n',
+        "folded.md": "---\nf: >-\n  QUIXA\n  QUIXB\n---\n# Folded\n\ncare\n"})
+    note, folded = vault / "keys.md", vault / "folded.md"
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
@@ -265,10 +252,9 @@ def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_pa
 
 
 def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(tmp_path):
-    vault = tmp_path / "v"
-    vault.mkdir()
+    vault = vault_of(tmp_path, name="v", files={
+        "task.md": "---\ndone: false\nowner: Ann\n---\n# Task\n\nShip.\n"})
     note = vault / "task.md"
-    note.write_text("---\ndone: false\nowner: Ann\n---\n# Task\n\nShip.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         note.write_text("---\ndone: true\nowner: Ann\n---\n# Task\n\nShip.\n")

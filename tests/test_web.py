@@ -20,7 +20,7 @@ import pytest
 from daemon_harness import Daemon
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
-from support import MEMORY, ROOT, user_env, wait_for
+from support import MEMORY, ROOT, user_env, vault_of, wait_for
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -710,10 +710,9 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
 
 
 def test_the_changes_page_names_each_property_that_changed(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {
+        "Plan.md": "---\nstatus: draft\ntags: [a]\n---\n# Plan\n\nShip it.\n"})
     note = vault / "Plan.md"
-    note.write_text("---\nstatus: draft\ntags: [a]\n---\n# Plan\n\nShip it.\n")
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-10")

@@ -34,6 +34,7 @@ class FrontMatter:
     tags: tuple[str, ...] = ()
     dates: dict[str, str] = field(default_factory=dict)
     properties: str = ""  # the values of the other properties as words, a line each
+    linked: tuple[str, ...] = ()  # the values of all properties that hold a wikilink
     error: str | None = None
 
 
@@ -195,7 +196,20 @@ def parse(yaml_text: str) -> FrontMatter:
     tags = _tags(data.get("tags", data.get("tag")))
     dates = {k: d for k in DATE_KEYS if (d := _date(data.get(k))) is not None}
     return FrontMatter(title=title, aliases=aliases, tags=tags, dates=dates,
-                       properties=_properties(data))
+                       properties=_properties(data), linked=_linked(data))
+
+
+def _linked(data: dict) -> tuple[str, ...]:
+    """Each property's values as text (as :func:`property_values` reads them, whole), those
+    that hold a wikilink."""
+    values = (_values(value, FRONT_MATTER_MAX_CHARS) for value in data.values())
+    return tuple(v for v in values if "[[" in v)
+
+
+def _values(value: object, budget: int) -> str:
+    """A property's values as text: list items and nested values joined, yes/no values
+    as ``true`` and ``false``."""
+    return ", ".join(_words(value, budget, yes_no=True))
 
 
 def property_values(block: str, every: bool = False) -> dict[str, str] | None:
@@ -211,7 +225,7 @@ def property_values(block: str, every: bool = False) -> dict[str, str] | None:
     if isinstance(data, str):
         return None
     budget = FRONT_MATTER_MAX_CHARS if every else MAX_PROPERTY_CHARS
-    return {key: ", ".join(_words(value, budget, yes_no=True)) for key, value in data.items()
+    return {key: _values(value, budget) for key, value in data.items()
             if every or key not in NOT_WORDS}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
+from typing import Iterable
 
 from ..limits import MAX_TITLE_CHARS
 from . import front_matter, links, markdown
@@ -108,8 +109,13 @@ def value_links(block: str) -> list[str]:
     in its keys or comments), in order, once each: a note's property links."""
     if "[[" not in block:
         return []
-    values = front_matter.property_values(block, every=True) or {}
-    return list(dict.fromkeys(o.target for v in values.values() if "[[" in v
+    return _wikilinks((front_matter.property_values(block, every=True) or {}).values())
+
+
+def _wikilinks(values: Iterable[str]) -> list[str]:
+    """The wikilink targets in property values, in order, once each (an embed or a
+    Markdown link in a property is no link of the note)."""
+    return list(dict.fromkeys(o.target for v in values if "[[" in v
                               for o in links.occurrences(v) if not o.embed and not o.markdown))
 
 
@@ -219,8 +225,7 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     if sections and meta.properties:  # indexed as words of the note's first section
         sections[0] = replace(sections[0], properties=links.reading_text(meta.properties))
     all_tags = dict.fromkeys(meta.tags)
-    all_links: dict[str, None] = dict.fromkeys(
-        () if meta.error else value_links(structure.head_text(text)))
+    all_links: dict[str, None] = dict.fromkeys(_wikilinks(meta.linked))
     all_embeds: dict[str, None] = {}
     markdown_embeds: dict[str, None] = {}  # resolved as Markdown links (URL-decoded)
     for s in sections:

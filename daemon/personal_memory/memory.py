@@ -300,7 +300,7 @@ class MemoryStore(Upkeep):
         """On a replica, the newest knowledge it holds (it may lag the database); else None."""
         if self._replica is None:
             return None
-        with self._db.errors():
+        with self._db.snapshot():  # as a search does: a reader left behind catches up
             return format_time(self._db.last_known())
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,

@@ -159,6 +159,25 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
                                             as_of="2025-01-01T12:00:00Z") if r.bm25]
 
 
+def test_no_property_value_is_lost_to_its_key_s_case_or_its_yaml_tag(tmp_path):
+    vault = vault_of(tmp_path, name="v", files={
+        "case.md": "---\nOwner: Ulvenhart\nowner: Brisquel\n---\n# Case\n\nbody\n",
+        "sets.md": "---\nteam: !!set {Quorrin, Jessamyn}\n"
+                   "steps: !!omap [{first: Velloran}, {second: Tamsk}]\n"
+                   "blob: !!binary aGVsbG8=\n---\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        for query in ("Ulvenhart", "Brisquel"):
+            assert keyword_ids(store, query) == ["v/case.md#Case"], query
+        # A note of such properties alone has its section; keys (first, second) are no words.
+        for query in ("Quorrin", "Jessamyn", "Velloran", "Tamsk"):
+            assert keyword_ids(store, query) == ["v/sets.md"], query
+        assert keyword_ids(store, "second") == []
+        changes = front_matter.property_values(
+            store.read("v/case.md", namespace="notes").text, every=True)
+        assert changes == {"Owner": "Ulvenhart", "owner": "Brisquel"}
+
+
 def test_notes_imported_before_properties_were_indexed_are_read_again(tmp_path, monkeypatch):
     vault = vault_of(tmp_path, name="v", files={"pq.md": PAPER,
                                                 "plain.md": "# Plain\n\nno properties here\n"})

@@ -179,7 +179,20 @@ def _load(yaml_text: str) -> dict | str:
         return {}
     if not isinstance(data, dict):
         return f"front matter is not a YAML mapping (it is a {type(data).__name__})"
-    return {str(k).lower(): v for k, v in data.items()}
+    # Keys are read in any case (Title: is title:). Of keys that differ only in case, the
+    # one written in lower case (else the first) is read so, the others keep their own
+    # spelling: no value is lost.
+    lowered = {}
+    for k in data:
+        if str(k).lower() not in lowered or str(k) == str(k).lower():
+            lowered[str(k).lower()] = k
+    out: dict = {}
+    for k, v in data.items():
+        key = str(k).lower() if lowered[str(k).lower()] is k else str(k)
+        while key in out:  # 1: beside "1":
+            key += "'"
+        out[key] = v
+    return out
 
 
 def parse(yaml_text: str) -> FrontMatter:
@@ -263,11 +276,10 @@ def _words(value: object, budget: int, yes_no: bool = False) -> list[str]:
             continue
         if isinstance(item, bool) or item is None:
             continue
-        if isinstance(item, (list, dict)):
+        if isinstance(item, (list, dict, tuple, set)):
             if id(item) not in seen:
                 seen.add(id(item))
-                stack.extend(reversed(list(item.values() if isinstance(item, dict)
-                                           else item)))
+                stack.extend(reversed(_items(item)))
             continue
         text = item.isoformat() if isinstance(item, (dt.date, dt.datetime)) else \
             str(item).strip() if isinstance(item, (str, int, float)) else ""
@@ -275,3 +287,16 @@ def _words(value: object, budget: int, yes_no: bool = False) -> list[str]:
             out.append(text)
             budget -= len(text) + 2
     return out
+
+
+def _items(value: "list | dict | tuple | set") -> list:
+    """What a YAML collection holds as values: a mapping's values, a list's items, an
+    ``!!omap`` or ``!!pairs`` entry's value (a (key, value) pair), a ``!!set``'s members in
+    a fixed order. ``!!binary`` bytes are no words."""
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, tuple):
+        return list(value[1:])
+    if isinstance(value, set):
+        return sorted(value, key=str)
+    return list(value)

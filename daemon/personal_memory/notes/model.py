@@ -28,8 +28,10 @@ from .markdown import Piece
 # note's first section the words of its other properties, keyword-indexed (a note of
 # properties alone gets an empty section for them), and counts the wikilinks of its
 # properties among its links: only a note with such properties gets new revisions, of
-# that section (its text unchanged, or new and empty) and of its record).
-CHUNKER_VERSION = 5
+# that section (its text unchanged, or new and empty) and of its record); version 6 keeps
+# the values of keys that differ only in case (Owner: beside owner:) and of !!set, !!omap
+# and !!pairs properties, which version 5 dropped.
+CHUNKER_VERSION = 6
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")

@@ -103,6 +103,13 @@ def test_front_matter_beyond_the_limits_is_a_named_problem(text, problem):
     assert meta.error.startswith("front matter ") and problem in meta.error, meta.error
 
 
+def test_the_limit_names_yaml_aliases_only_when_the_block_repeats_one():
+    bomb = front_matter.parse(ALIAS_BOMB.split("---\n")[1]).error
+    plain = front_matter.parse("a: [" + ", ".join(["x"] * 100_001) + "]\n").error
+    assert "expands to more than 100,000 values" in plain and "alias" not in plain
+    assert "YAML aliases, *name, counted each time they repeat" in bomb
+
+
 def test_front_matter_within_the_limits_reads_and_tags_are_only_scalars():
     text = ("title: T\nbase: &b [one, two]\nagain: [*b, *b]\nserial: " + "7" * 900
             + "\ntags: [a, [b], {c: d}, !!omap [x: y], e, 3]\nself: &r [*r]\n")

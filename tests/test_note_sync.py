@@ -152,6 +152,16 @@ def test_tags_filter_before_ranking_without_leaks(store, vault):
         store.search("tomato", namespace="notes", tags=["#"])
 
 
+def test_the_cli_names_each_problem_of_a_sync_once(tmp_path, vault):
+    (vault / "b.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (vault / "c.md").write_bytes(b"nul \x00 byte")
+    done = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "sync", vault)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert out.count("front matter is not valid YAML") == 1, out
+    assert out.count("c.md") == 1, out
+
+
 def test_links_and_front_matter_do_not_flood_the_index(store, vault):
     (vault / "a.md").write_text("---\npermalink: some/where\ntitle: Alpha note\n"
                                 "aliases: [First letter]\n---\n"

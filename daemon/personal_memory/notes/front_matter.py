@@ -120,6 +120,7 @@ def _measure(yaml_text: str) -> None:
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (values, characters)
     stack: list[list] = []  # open collections: [anchor, values, characters]
     values = chars = 0
+    repeated = False
     for event in yaml.parse(yaml_text, Loader=_BASE):
         if isinstance(event, yaml.CollectionStartEvent):
             if len(stack) >= FRONT_MATTER_MAX_DEPTH:
@@ -141,6 +142,7 @@ def _measure(yaml_text: str) -> None:
                 anchors[event.anchor] = size
         elif isinstance(event, yaml.AliasEvent):
             size = anchors.get(event.anchor, (1, 0))  # an unknown one fails the load
+            repeated = True
         else:
             continue
         values += size[0]
@@ -148,12 +150,11 @@ def _measure(yaml_text: str) -> None:
         if stack and not isinstance(event, yaml.CollectionStartEvent):
             stack[-1][1] += size[0]
             stack[-1][2] += size[1]
+        how = " (YAML aliases, *name, counted each time they repeat)" if repeated else ""
         if values > FRONT_MATTER_MAX_VALUES:
-            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_VALUES:,} values "
-                           "(aliases counted each time they repeat)")
+            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_VALUES:,} values{how}")
         if chars > FRONT_MATTER_MAX_CHARS:
-            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_CHARS:,} characters "
-                           "(aliases counted each time they repeat)")
+            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_CHARS:,} characters{how}")
 
 
 def _load(yaml_text: str) -> dict | str:

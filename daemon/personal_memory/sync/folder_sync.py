@@ -307,8 +307,8 @@ class FolderSync:
         return st.mtime_ns >= state.synced_at * 1000 - RACY_WINDOW_NS  # racy: re-hash
 
     def _skip(self, folder: Folder, report: SyncReport, skipped: SkippedFile) -> None:
-        report.skipped.append(skipped)
-        log.warning("skipped %s/%s: %s", folder.collection, skipped.path, skipped.reason)
+        report.skipped.append(skipped)  # the report names it: whoever syncs says it once
+        log.debug("skipped %s/%s: %s", folder.collection, skipped.path, skipped.reason)
 
     # -- writing one batch --------------------------------------------------------------
 
@@ -439,7 +439,7 @@ class FolderSync:
         if note.front_matter_error:
             report.warnings.append(SkippedFile(printable(f.rel),
                                                note.front_matter_error + "; imported as text"))
-            log.warning("%s/%s: %s; imported as text", folder.collection, printable(f.rel),
+            log.debug("%s/%s: %s; imported as text", folder.collection, printable(f.rel),
                         note.front_matter_error)
         ns = folder.namespace
         before = _note_states(self.db, ns, note.note_id, legacy)

@@ -36,6 +36,7 @@ log = logging.getLogger("personal_memory.watch")
 # After a busy or full database, retry after 2 s, doubling up to this.
 MAX_BACKOFF_SECONDS = 60.0
 ROOT_RETRY_SECONDS = 2.0
+PROBLEMS_LOGGED = 20  # a sync's skipped files and warnings, a log line each, at most
 
 
 class Backoff:
@@ -269,11 +270,13 @@ class Watcher:
         if self.embedder is not None and (report.changed or what != "change"):
             self.embedder.nudge()  # new revisions, or a rescan: look again
         if report.changed or report.skipped or what != "change":
-            skipped = "".join(f"; skipped {s.path}: {s.reason}" for s in report.skipped[:20])
-            more = len(report.skipped) - 20
-            log.info("%s: %s (%d transactions, %.0f ms)%s%s", what, report.summary(),
-                     report.transactions, (time.monotonic() - t0) * 1000, skipped,
-                     f"; and {more} more" if more > 0 else "")
+            log.info("%s: %s (%d transactions, %.0f ms)", what, report.summary(),
+                     report.transactions, (time.monotonic() - t0) * 1000)
+        problems = [("skipped ", s) for s in report.skipped] + [("", w) for w in report.warnings]
+        for kind, problem in problems[:PROBLEMS_LOGGED]:
+            log.warning("%s%s: %s", kind, problem.path, problem.reason)
+        if len(problems) > PROBLEMS_LOGGED:
+            log.warning("and %d more", len(problems) - PROBLEMS_LOGGED)
         self._last_sync = (time.strftime("%H:%M:%S"), what, report)
         notify.notify("STATUS=" + self.status_line())
 

@@ -171,6 +171,11 @@ def test_cli_and_mcp(tmp_path):
     assert "[-march-] {+may+}" in p.stdout
     p = run_memory("--db", db, "changes", "--since", "2025-01-15", "--until", "2025-01-20")
     assert p.stdout.startswith("Nothing changed from 2025-01-15 00:00:00 UTC")
+    # A span is printed as exactly as it was asked, at both ends.
+    p = run_memory("--db", db, "changes", "--since", "2025-01-15T00:00:00.25Z", "--until",
+                   "2025-01-20T00:00:00.5Z")
+    assert p.stdout.startswith("Nothing changed from 2025-01-15 00:00:00.25 UTC to "
+                               "2025-01-20 00:00:00.5 UTC"), p.stdout
     data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-15", "launch",
                                  "date", "--json").stdout)
     assert data["query"] == "launch date" and data["results"][0]["change"] == "changed"

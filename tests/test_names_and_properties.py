@@ -288,3 +288,11 @@ def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(t
             "properties": [{"done": "false"}, {"done": "true"}]}
         # A block that no longer reads says nothing of its properties (not "removed").
         assert "properties" not in record_changes("2025-01-02T12:00:00Z", "2025-01-03T12:00:00Z")
+        note.write_text("---\ndone: true\nowner:\nrank: 2\n---\n# Task\n\nShip.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-04")
+        note.write_text("---\ndone: true\nowner: Bo\n---\n# Task\n\nShip.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        # An empty value and a removed property read as such, not as Python's '' and None.
+        assert render.record_changes(record_changes(
+            "2025-01-04T12:00:00Z", "2025-01-05T12:00:00Z")) == [
+            "owner: (empty) -> 'Bo'", "rank: '2' -> (not set)"]

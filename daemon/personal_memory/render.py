@@ -350,11 +350,14 @@ def changes(found: Changes) -> str:
 
 def record_changes(changes: dict | None) -> list[str]:
     """A note record's changes, a line each (``tags: ['a'] -> ['a', 'b']``); each changed
-    property on its own line (``status: 'draft' -> 'done'``, None where it is absent)."""
+    property on its own line (``status: 'draft' -> 'done'``, ``(not set)`` where it is
+    absent, ``(empty)`` where it has no value)."""
+    def value(v: str | None) -> str:
+        return "(not set)" if v is None else "(empty)" if v == "" else repr(v)
     lines = []
     for field, (old, new) in (changes or {}).items():
         if field == "properties":
-            lines += [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in new]
+            lines += [f"{key}: {value(old.get(key))} -> {value(new.get(key))}" for key in new]
         else:
             lines.append(f"{field}: {old!r} -> {new!r}")
     return lines

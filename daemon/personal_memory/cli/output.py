@@ -63,7 +63,8 @@ _MARK = {"added": "+", "revised": "~", "retracted": "-"}
 
 
 def changes(found: Changes) -> str:
-    span = f"from {when(found.since)} to {moment(found.until)}"
+    start = when(None) if found.since is None else moment(found.since)  # as exact as "to"
+    span = f"from {start} to {moment(found.until)}"
     c = found.counts
     if found.query is None:
         if not found.notes:

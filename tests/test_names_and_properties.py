@@ -178,6 +178,21 @@ def test_no_property_value_is_lost_to_its_key_s_case_or_its_yaml_tag(tmp_path):
         assert changes == {"Owner": "Ulvenhart", "owner": "Brisquel"}
 
 
+def test_a_property_snippet_marks_values_not_keys_and_reads_escapes(tmp_path):
+    vault = vault_of(tmp_path, name="v", files={
+        "p.md": '---\nstatus: drafting\nsummary: "caf\\u00e9 vorpalqq"\n---\n# P\n\nbody.\n',
+        **{f"other{i}.md": f"# Other {i}\n\nunrelated words\n" for i in range(4)}})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("status drafting", namespace="notes", snippets=True)
+        assert "status: **drafting**" in found[0].snippet.text  # the key is no word of it
+        # A value written escaped is found as YAML reads it, and shown by its line.
+        found = store.search("café", namespace="notes", snippets=True)
+        assert found[0].memory_id == "v/p.md#P"
+        assert found[0].snippet.text.endswith('summary: **"caf\\u00e9 vorpalqq"**')
+        assert found[0].snippet.line_end == 3
+
+
 def test_notes_imported_before_properties_were_indexed_are_read_again(tmp_path, monkeypatch):
     vault = vault_of(tmp_path, name="v", files={"pq.md": PAPER,
                                                 "plain.md": "# Plain\n\nno properties here\n"})

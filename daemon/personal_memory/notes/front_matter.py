@@ -301,3 +301,13 @@ def _items(value: "list | dict | tuple | set") -> list:
     if isinstance(value, set):
         return sorted(value, key=str)
     return list(value)
+
+
+def read_scalar(text: str) -> str | None:
+    """One YAML value as written on its line (``"caf\\u00e9"``) read as text, or None when
+    it is not a plain text value."""
+    try:
+        value = yaml.load(text, Loader=_BASE)  # noqa: S506 (a safe loader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None

@@ -9,6 +9,7 @@ import math
 import re
 from typing import Callable
 
+from ..notes.front_matter import read_scalar
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
@@ -218,7 +219,7 @@ class _ScoredLines:
         self.context = (rev.metadata or {}).get("context", 0)
         self.lines = rev.content.split("\n")[self.context:]
         wanted = set(terms)
-        self.found = [_matches(db, line, wanted) for line in self.lines]
+        self.found = [self._matches(line, wanted) for line in self.lines]
         named = _named(db, rev, wanted)
         unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
         terms_of: dict[str, str] = {}
@@ -234,6 +235,9 @@ class _ScoredLines:
             return unnamed[found_term]
         self.scores = [_score(line, spans, fresh, term)
                        for line, spans in zip(self.lines, self.found)]
+
+    def _matches(self, line: str, wanted: set[str]) -> list[tuple[int, int]]:
+        return _matches(self.db, line, wanted)
 
     def matched(self, piece: tuple[int, int] | None) -> tuple[int, int] | None:
         """The piece's lines (1-based in the content) as lines after the context."""
@@ -430,5 +434,28 @@ def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespa
     record = db.visible(namespace, record_id(r.note), as_of, valid_at)
     if record is None or not record.content:
         return None
-    front = _ScoredLines(db, record, terms)
+    front = _FrontMatterLines(db, record, terms)
     return front.snippet(1, None) if any(front.found) or not r.content else None
+
+
+# A YAML line's key (``owner:``, ``  - name:``), which is no word of the note.
+_KEY = re.compile(r"\s*(?:-\s+)?(?:\"[^\"]*\"|'[^']*'|[^\s#\"'][^:]*?):(?=\s|$)")
+
+
+class _FrontMatterLines(_ScoredLines):
+    """A note record's front matter lines, matched as the index reads its properties: the
+    values, not the keys; a value written with escapes (``"caf\\u00e9"``) as YAML reads it,
+    marked whole."""
+
+    def _matches(self, line: str, wanted: set[str]) -> list[tuple[int, int]]:
+        key = _KEY.match(line)
+        start = key.end() if key else 0
+        found = [(a + start, b + start) for a, b in _matches(self.db, line[start:], wanted)]
+        value = line[start:].strip()
+        if found or "\\" not in value or not value.startswith('"'):
+            return found
+        decoded = read_scalar(value)
+        if decoded is not None and _matches(self.db, decoded, wanted):
+            first = line.index(value, start)
+            return [(first, first + len(value))]
+        return []

@@ -149,6 +149,10 @@ def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
                               snippets=True)
         assert [r.memory_id for r in before if r.bm25 is not None] == ["v/plan.md#Plan"]
         assert before[0].snippet.text == "owner: **quillon**"  # the property as it was then
+        # History tells the two revisions of the section apart (the same text).
+        assert [render.revision(r).split("\n")[-1] for r in store.history(
+            "v/plan.md#Plan", namespace="notes")] == [
+            "    property values: quillon", "    property values: vantrell"]
         # What changed says which property, not only that the note was revised.
         (changed,) = store.changes(since="2025-01-01T12:00:00Z", namespace="notes").notes
         assert changed.sections == [] and changed.record_changes == {

@@ -401,4 +401,8 @@ def revision(r: RevisionRecord, *, source: bool = False) -> str:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
     title = f" — {name(r.title)}" if r.title else ""
     src = f" · source {r.source}" if source and r.source else ""
-    return f"{head}{src}\n    {short(r.content)}{title}"
+    # A note's first section carries its properties: an edit of one alone is told apart.
+    properties = (r.metadata or {}).get("properties")
+    told = f"\n    property values: {short('; '.join(properties.split(chr(10))))}" \
+        if isinstance(properties, str) and properties else ""
+    return f"{head}{src}\n    {short(r.content)}{title}{told}"

@@ -150,10 +150,10 @@ def _measure(yaml_text: str) -> None:
         if stack and not isinstance(event, yaml.CollectionStartEvent):
             stack[-1][1] += size[0]
             stack[-1][2] += size[1]
-        how = " (YAML aliases, *name, counted each time they repeat)" if repeated else ""
-        if values > FRONT_MATTER_MAX_VALUES:
-            raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_VALUES:,} values{how}")
-        if chars > FRONT_MATTER_MAX_CHARS:
+        if values > FRONT_MATTER_MAX_VALUES or chars > FRONT_MATTER_MAX_CHARS:
+            how = " (YAML aliases, *name, counted each time they repeat)" if repeated else ""
+            if values > FRONT_MATTER_MAX_VALUES:
+                raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_VALUES:,} values{how}")
             raise TooLarge(f"expands to more than {FRONT_MATTER_MAX_CHARS:,} characters{how}")
 
 

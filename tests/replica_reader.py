@@ -13,9 +13,10 @@ def main() -> None:
     for line in sys.stdin:
         ask = json.loads(line)
         try:
-            if ask["op"] == "search":
-                found = store.search(ask["query"], namespace=ask["namespace"],
-                                     as_of=ask.get("as_of"), limit=ask.get("limit", 10))
+            if ask["op"] in ("search", "reference"):  # the fast path, or the reference one
+                search = store.search if ask["op"] == "search" else store.search_reference
+                found = search(ask["query"], namespace=ask["namespace"],
+                               as_of=ask.get("as_of"), limit=ask.get("limit", 10))
                 answer = {"results": [r.to_dict() for r in found],
                           "known_up_to": found.known_up_to, "no_answer": found.no_answer}
             elif ask["op"] == "history":

@@ -182,9 +182,17 @@ def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destina
                  interval=0.5, what="the reader to see the new write")
         # Its search follows within the same bound (over S3 under load, one search came
         # before the index's pages of that write had arrived).
-        wait_for(lambda: "late" in [r["memory_id"] for r in reader.ask(
-            op="search", query="lantern ferry", namespace="notes")["results"]], 30,
-                 interval=0.5, what="the reader's search to find the new write")
+        def found_late(op: str) -> list[str]:
+            return [r["memory_id"] for r in reader.ask(
+                op=op, query="lantern ferry", namespace="notes", limit=200)["results"]]
+        try:  # (a connection the reader takes anew may start a write behind: 2 compactions)
+            wait_for(lambda: "late" in found_late("search"), 60, interval=0.5,
+                     what="the reader's search to find the new write")
+        except AssertionError:  # say whether the reader's cached index or its file lags
+            raise AssertionError(
+                f"seed {seed}: the reader's search misses the write its position shows; "
+                f"the reference search {'finds' if 'late' in found_late('reference') else 'misses'}"
+                f" it (position {reader.ask(op='position')['known_up_to']})") from None
 
         # replication stopped: the reader keeps its honest position, the database moves on
         rep.stop()

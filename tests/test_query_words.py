@@ -415,3 +415,22 @@ def test_a_word_is_found_with_or_without_a_prefix_written_onto_it(tmp_path):
             assert ids(fast)[:1] == [first] and ids(fast) == ids(ref), query
             assert marked in fast[0].snippet.text, (query, fast[0].snippet.text)
         assert not store.search("ملف", namespace="n")  # no form of it is held
+
+
+def test_the_model_reads_a_query_in_the_form_it_reads_the_notes(tmp_path):
+    """Half-width katakana, full-width Latin and decomposed Hangul (macOS file names) are
+    read by the model as the notes are (NFKC), not as typed."""
+    class Reading(ToyEmbedder):
+        asked: list[str] = []
+
+        def query(self, text):
+            self.asked.append(text)
+            return super().query(text)
+
+    model = Reading()
+    with MemoryStore.open(tmp_path / "m.db", embedder=model) as store:
+        store.remember("a", "バックアップ", namespace="n")
+        typed = ["ﾊﾞｯｸｱｯﾌﾟ", "ＰＤＦ", unicodedata.normalize("NFD", "모바일")]
+        for query in typed:
+            store.search(query, namespace="n")
+    assert model.asked == ["バックアップ", "PDF", "모바일"]

@@ -21,6 +21,7 @@ from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, Fo
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_words
 from .search.snippets import holds_a_word, with_snippets
+from .search.text import model_text
 from .store import Database, capabilities
 from .timeline import moves, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
@@ -287,20 +288,30 @@ class MemoryStore(Upkeep):
         model = self._embedder
         if model is None:
             return None
-        return Semantic(model.key, embedders.query_soon(model, query), model.no_answer_below,
+        # The model reads the query as it reads the notes (NFKC: ﾊﾞｯｸｱｯﾌﾟ is バックアップ).
+        return Semantic(model.key, embedders.query_soon(model, model_text(query)),
+                        model.no_answer_below,
                         getattr(model, "word_pieces", None))
 
     def _results(self, found: Ranked, cutoff: int | None, at: int) -> SearchResults:
         return SearchResults(found.results, as_of=format_time(cutoff), valid_at=format_time(at),
                              semantic=self.embedder, unembedded=found.unembedded,
                              no_answer=found.no_answer, left_out=found.left_out,
-                             known_up_to=self.known_up_to(), missing=found.missing)
+                             known_up_to=self._position(), missing=found.missing)
 
     def known_up_to(self) -> str | None:
         """On a replica, the newest knowledge it holds (it may lag the database); else None."""
         if self._replica is None:
             return None
         with self._db.snapshot():  # as a search does: a reader left behind catches up
+            return self._position()
+
+    def _position(self) -> str | None:
+        """:meth:`known_up_to` on the connection as it is (a search's answer says where the
+        connection it read stood, not one taken since)."""
+        if self._replica is None:
+            return None
+        with self._db.errors():
             return format_time(self._db.last_known())
 
     def search_reference(self, query: str, *, namespace: str, as_of: Any = None,

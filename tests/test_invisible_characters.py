@@ -113,3 +113,32 @@ def test_folding_finds_each_occurrence_as_written():
     long = "ä" + "\u200b" * 200_000 + "ä"
     assert find_folded(long, "a") == ["ä", "ä"]
     assert find_folded("Mu\u0308ller MU\u0308", "mü") == ["Mu\u0308", "MU\u0308"]
+
+
+def test_a_persian_word_break_counts_from_the_rule_that_reads_it(tmp_path):
+    """A ZWNJ splits a Persian word for the index (فایل‌ها is found by فایل) from this
+    rule on; a file indexed by the rule before is read its way until a writer re-indexes
+    it."""
+    from personal_memory.search import text
+    before = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+names+properties"
+    assert text.normalize_text("فایل\u200cها", before) == "فایلها"
+    assert text.normalize_text("فایل\u200cها") == "فايل ها"
+    assert text.normalize_text("फ़्लाइट\u200cx") == "फ्लाइटx"  # elsewhere it only shapes letters
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Note\n\nاین فایل\u200cها را\n")
+    done = subprocess.run([sys.executable, "-c", OLD_INDEX.replace('"nfkc+cjk-bigrams"',
+                                                                    repr(before)),
+                           str(db), str(vault)],
+                          env=user_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert word_hits(run_memory("--db", db, "search", "فایل", "--json").stdout) == []
+    assert run_memory("--db", db, "sync", vault).returncode == 0  # a writer re-indexes
+    hits = word_hits(run_memory("--db", db, "search", "فایل", "--json").stdout)
+    assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+
+
+def test_a_query_is_quoted_with_its_joiners_and_its_controls_escaped():
+    from personal_memory import render
+    assert render.quoted("فایل\u200cها") == "'فایل\u200cها'"  # as a Persian reader writes it
+    assert render.quoted("a\u202eb\nc") == "'a\\u202eb\\nc'"  # never reorders the line

@@ -17,6 +17,13 @@ NS = "u"
     ("明日の会議は10時からです", "会議"),              # Japanese: no spaces between words
     ("我们下周去北京开会", "北京"),                    # Chinese
     ("東京タワーに行きました", "タワー"),
+    ("Οι ημερήσιες σημειώσεις", "ημερησιες"),        # Greek without its tonos
+    ("Οι ημερήσιες σημειώσεις", "ΗΜΕΡΗΣΙΕΣ"),         # capitals are written without it
+    ("ἄνθρωπος", "ανθρωπος"),                         # polytonic
+    ("یادداشت کلید", "يادداشت"),                     # Persian yeh typed as Arabic yeh
+    ("يادداشت كليد", "کلید"),                         # and Arabic kaf as Persian keheh
+    ("این فایل‌ها را", "فایل"),                  # ZWNJ: a word break in Persian
+    ("پشتیبان‌گیری روزانه", "پشتیبان گیری"),
 ])
 def test_unicode_forms_match(store, stored, query):
     store.remember("doc", stored, namespace=NS)

@@ -111,10 +111,17 @@ def heading(r: SearchResult, file_titles: bool = True) -> str:
     return " › ".join(parts)
 
 
+def quoted(text: str) -> str:
+    """A query or a word in quotes, escaped as Python writes it, except the zero-width
+    (non-)joiners that Persian and Indic words are written with (فایل‌ها)."""
+    return repr(text).replace("\\u200c", "\u200c").replace("\\u200d", "\u200d")
+
+
 def either(words: list[str]) -> str:
     """Words quoted for a sentence: "'a'", "'a' or 'b'", "'a', 'b' or 'c'"."""
-    quoted = [repr(w) for w in words]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    quoted_words = [quoted(w) for w in words]
+    return quoted_words[0] if len(quoted_words) == 1 else \
+        ", ".join(quoted_words[:-1]) + " or " + quoted_words[-1]
 
 
 def hits(found: SearchResults, query: str | None, scores: bool = True,
@@ -123,7 +130,7 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
     (and score) per result, then its snippet. ``query`` None: not repeated (the asker
     knows it); ``file_titles`` False: no title the file name says."""
     shown = f"as of {moment(found.as_of)}" if found.as_of else "everything known"
-    asked = f" for {query!r}" if query is not None else ""
+    asked = f" for {quoted(query)}" if query is not None else ""
     if not found:
         return f"No results{asked} ({shown})." + (
             f" Nothing matched: {found.no_answer}." if found.no_answer else "")

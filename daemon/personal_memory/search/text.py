@@ -19,7 +19,8 @@ from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-TEXT_VERSION = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+names+properties"
+TEXT_VERSION = ("nfkc+no-format+zwnj-breaks+no-points+letter-folds-2+cjk-hangul-sea-bigrams"
+                "+names+properties")
 LEGACY_TEXT_VERSION = "nfkc+cjk-chars"  # files indexed before the version was recorded
 _FORMAT_KEPT_VERSIONS = (LEGACY_TEXT_VERSION, "nfkc+cjk-bigrams")
 _CJK_ONLY_VERSIONS = (*_FORMAT_KEPT_VERSIONS, "nfkc+no-format+cjk-bigrams")
@@ -27,6 +28,10 @@ _UNFOLDED_VERSIONS = (*_CJK_ONLY_VERSIONS,
                       "nfkc+no-format+no-points+cjk-hangul-sea-bigrams")
 _NAMELESS_VERSIONS = (*_UNFOLDED_VERSIONS,
                       "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams")
+# Folded letters by the first table, and a ZWNJ dropped everywhere (see _ZWNJ_BREAK).
+_FIRST_FOLD_VERSIONS = (
+    "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams",
+    "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+names+properties")
 
 # Invisible format characters a reader does not see inside a word (soft hyphen, zero-width
 # space and joiners, word joiner, byte order mark, bidi marks, embeddings, overrides and
@@ -48,7 +53,38 @@ _OPTIONAL = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u0591-\u05bd\u05bf\u
 # maksura ى as ي and ta marbuta ة as ه (as Arabic search engines read them). One letter
 # for one, so a line keeps its length. And the nukta of Indic scripts, which many leave
 # out (फ़्लाइट is found as फ्लाइट), is dropped like a vowel point.
-_LETTER_FOLDS = str.maketrans("łŁđĐøØıħĦŧŦŀĿёЁأإآٱىة", "lLdDoOihHtTlLеЕاااايه")
+_FIRST_LETTER_FOLDS = str.maketrans("łŁđĐøØıħĦŧŦŀĿёЁأإآٱىة", "lLdDoOihHtTlLеЕاااايه")
+
+
+def _greek_folds() -> dict[int, str]:
+    """Greek letters with a tonos, dialytika or the marks of polytonic Greek as their
+    plain letter (ημερήσιες is ημερησιες; capitals are written without them): the
+    index's tokenizer removes the accents of Latin letters only."""
+    out = {}
+    for cp in (*range(0x0370, 0x0400), *range(0x1F00, 0x2000)):
+        parts = unicodedata.normalize("NFD", chr(cp))
+        if len(parts) > 1 and unicodedata.name(parts[0], "").startswith("GREEK") \
+                and all(unicodedata.combining(c) for c in parts[1:]):
+            out[cp] = parts[0]
+    return out
+
+
+# Also Persian yeh and keheh (ی ک) as Arabic yeh and kaf (ي ك): keyboards of the two
+# languages type either.
+_LETTER_FOLDS = {**_FIRST_LETTER_FOLDS, **str.maketrans("یک", "يك"), **_greek_folds()}
+
+# A zero-width non-joiner after an Arabic-script letter separates the parts of a Persian
+# word (فایل‌ها, "files"; پشتیبان‌گیری): a word break there, so فایل finds it. Elsewhere
+# (Indic scripts) it only shapes the letters around it and is dropped with the others.
+_ZWNJ_BREAK = re.compile("(?<=[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff"
+                         "\ufe70-\ufeff])\u200c")
+
+
+def _folds(version: str) -> dict[int, str] | None:
+    """The letter folds of a version's rule (None: it folds none)."""
+    if version in _UNFOLDED_VERSIONS:
+        return None
+    return _FIRST_LETTER_FOLDS if version in _FIRST_FOLD_VERSIONS else _LETTER_FOLDS
 _NUKTA = re.compile("[\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
 
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -126,6 +162,8 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
     if text.isascii():  # nothing in it to drop, compose or cut (by every rule)
         return text
     if version not in _FORMAT_KEPT_VERSIONS:
+        if version not in _FIRST_FOLD_VERSIONS and version not in _UNFOLDED_VERSIONS:
+            text = _ZWNJ_BREAK.sub(" ", text)
         text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)
     if version in _CJK_ONLY_VERSIONS:
@@ -135,8 +173,9 @@ def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
             return _CJK.sub(r" \1 ", text)
         return _CJK_RUN.sub(_bigrams, text)
     text = _OPTIONAL.sub("", text)
-    if version not in _UNFOLDED_VERSIONS:
-        text = _NUKTA.sub("", text).translate(_LETTER_FOLDS)
+    folds = _folds(version)
+    if folds is not None:
+        text = _NUKTA.sub("", text).translate(folds)
     if not _SPLIT.search(text):
         return text
     text = _CJK_RUN.sub(_bigrams, text)
@@ -153,12 +192,12 @@ def without_optional(text: str,
     """``text`` without the marks :func:`normalize_text` drops as optional (vowel points,
     variation selectors, nuktas) and with its letters folded as it folds them, and where
     each character kept stands in ``text`` (None when none is dropped)."""
-    folds = version not in _UNFOLDED_VERSIONS
-    if folds and not text.isascii():
-        text = text.translate(_LETTER_FOLDS)
-    optional = _OPTIONAL.match if not folds else (
+    folds = _folds(version)
+    if folds is not None and not text.isascii():
+        text = text.translate(folds)
+    optional = _OPTIONAL.match if folds is None else (
         lambda ch: _OPTIONAL.match(ch) or _NUKTA.match(ch))
-    if not _OPTIONAL.search(text) and not (folds and _NUKTA.search(text)):
+    if not _OPTIONAL.search(text) and not (folds is not None and _NUKTA.search(text)):
         return text, None
     where = [i for i, ch in enumerate(text) if not optional(ch)]
     return "".join(text[i] for i in where), where

@@ -315,3 +315,23 @@ def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(t
         assert render.record_changes(record_changes(
             "2025-01-04T12:00:00Z", "2025-01-05T12:00:00Z")) == [
             "owner: (empty) -> 'Bo'", "rank: '2' -> (not set)"]
+
+
+def test_a_note_found_by_its_name_is_listed_with_the_score_it_ranks_by(tmp_path):
+    vault = vault_of(tmp_path, name="v", files={
+        "Quillmark.md": "# Quillmark\n\n## Setup\n\nInstall it first.\n\n## Usage\n\nRun it.\n",
+        "other.md": "# Other\n\nA quillmark appears here once among many other words of "
+                    "a longer paragraph about something else entirely.\n",
+        **{f"filler{i}.md": f"# Filler {i}\n\nplain words\n" for i in range(3)}})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        by_note = store.search("quillmark", namespace="notes", snippets=True, group="note")
+        by_section = store.search("quillmark", namespace="notes", group="section")
+    assert [r.note for r in by_note] == ["v/Quillmark.md", "v/other.md"]
+    # Shown from its top, with the score of the section that ranked the note first.
+    assert by_note[0].memory_id == "v/Quillmark.md#Quillmark#Setup"  # (a bare heading joins)
+    ranked = [r for r in by_section if r.note == "v/Quillmark.md"]
+    assert ranked[0].memory_id == "v/Quillmark.md#Quillmark#Usage"  # the shortest wins
+    best = ranked[0].score
+    assert ranked[1].score < best
+    assert by_note[0].score == best >= by_note[1].score

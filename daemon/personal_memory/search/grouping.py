@@ -61,14 +61,15 @@ def name_matched(group: Group, holds: Callable[[SearchResult], bool]) -> Group:
     """A note matched by its name alone (its best row matched by words, but none in its own
     text: the note's title or an alias) is shown by the first of its rows whose own text
     holds a query word, or else from its top (the row that comes first in the file): the
-    name is the whole note's, and the section that wins on it is only the shortest."""
+    name is the whole note's, and the section that wins on it is only the shortest. The
+    row shown carries the note's score (its best row's), by which the note ranks."""
     best = group[0]
     if best.bm25 is None or best.note is None or holds(best):
         return group
     first = next((r for r in group[1:] if holds(r)), None)
     if first is None:
         first = min(group, key=_line)
-    return [first, *(r for r in group if r is not first)]
+    return [replace(first, score=best.score), *(r for r in group if r is not first)]
 
 
 def _line(r: SearchResult) -> int:

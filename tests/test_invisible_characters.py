@@ -122,7 +122,8 @@ def test_a_persian_word_break_counts_from_the_rule_that_reads_it(tmp_path):
     from personal_memory.search import text
     before = "nfkc+no-format+no-points+letter-folds+cjk-hangul-sea-bigrams+names+properties"
     assert text.normalize_text("فایل\u200cها", before) == "فایلها"
-    assert text.normalize_text("فایل\u200cها") == "فايل ها"
+    assert text.normalize_text("فایل\u200cها") == "فايل ها فايلها"  # its parts, and whole
+    assert text.normalize_text("فایل\u200cها", query=True) == "فايلها"  # asked for whole
     assert text.normalize_text("फ़्लाइट\u200cx") == "फ्लाइटx"  # elsewhere it only shapes letters
     vault, db = tmp_path / "vault", tmp_path / "m.db"
     vault.mkdir()

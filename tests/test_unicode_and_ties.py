@@ -24,6 +24,7 @@ NS = "u"
     ("يادداشت كليد", "کلید"),                         # and Arabic kaf as Persian keheh
     ("این فایل‌ها را", "فایل"),                  # ZWNJ: a word break in Persian
     ("پشتیبان‌گیری روزانه", "پشتیبان گیری"),
+    ("پشتیبان\u200cگیری روزانه", "پشتیبانگیری"),         # and whole, as also typed
 ])
 def test_unicode_forms_match(store, stored, query):
     store.remember("doc", stored, namespace=NS)
@@ -61,3 +62,11 @@ def test_more_matched_terms_rank_higher(store):
     store.remember("three", "kitchen notes", namespace=NS)
     results = store.search("roses tulips", namespace=NS)
     assert ids(results)[:2] == ["two", "one"]
+
+
+def test_a_persian_word_ranks_above_its_parts(store):
+    store.remember("whole", "پشتیبان\u200cگیری روزانه از یادداشت", namespace=NS)
+    store.remember("part", "گیری پشتیبان", namespace=NS)  # its parts, shorter
+    store.remember("other", "unrelated words", namespace=NS)
+    assert ids(store.search("پشتیبان\u200cگیری", namespace=NS))[0] == "whole"
+    assert sorted(ids(store.search("پشتیبان", namespace=NS))) == ["part", "whole"]

@@ -73,11 +73,19 @@ def _greek_folds() -> dict[int, str]:
 # languages type either.
 _LETTER_FOLDS = {**_FIRST_LETTER_FOLDS, **str.maketrans("یک", "يك"), **_greek_folds()}
 
-# A zero-width non-joiner after an Arabic-script letter separates the parts of a Persian
-# word (فایل‌ها, "files"; پشتیبان‌گیری): a word break there, so فایل finds it. Elsewhere
-# (Indic scripts) it only shapes the letters around it and is dropped with the others.
-_ZWNJ_BREAK = re.compile("(?<=[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff"
-                         "\ufe70-\ufeff])\u200c")
+# A zero-width non-joiner between Arabic-script letters separates the parts of a Persian
+# word (فایل‌ها, "files"; پشتیبان‌گیری): the word is indexed by its parts, so فایل finds
+# it, and whole, as it is also typed (فایلها). A query asks for the word whole (its parts
+# would match every note that holds one of them, as search engines' decompounding reads
+# compounds on the index side only). Elsewhere (Indic scripts) a ZWNJ only shapes the
+# letters around it and is dropped with the other invisible characters.
+_ARABIC_SCRIPT = "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff"
+_ZWNJ_WORD = re.compile(f"[{_ARABIC_SCRIPT}]+(?:\u200c[{_ARABIC_SCRIPT}]+)+")
+
+
+def _parts_and_whole(match: re.Match) -> str:
+    word = match.group(0)
+    return f"{word.replace(chr(0x200c), ' ')} {word.replace(chr(0x200c), '')}"
 
 
 def _folds(version: str) -> dict[int, str] | None:
@@ -153,17 +161,19 @@ def indexes_names_and_properties(version: str) -> bool:
     return version not in _NAMELESS_VERSIONS
 
 
-def normalize_text(text: str, version: str = TEXT_VERSION) -> str:
+def normalize_text(text: str, version: str = TEXT_VERSION, query: bool = False) -> str:
     """The text as indexed and queried: invisible format characters dropped, NFKC
     (compatibility forms and decomposed accents match their composed form), variation
     selectors and Arabic and Hebrew vowel points dropped, then runs of CJK, Hangul, Thai,
     Lao, Khmer and Myanmar as bigrams (or, for files indexed by the previous rules, CJK alone,
-    or each character apart, or with format characters kept)."""
+    or each character apart, or with format characters kept). ``query``: a query's text,
+    whose Persian words are read whole (see _ZWNJ_WORD)."""
     if text.isascii():  # nothing in it to drop, compose or cut (by every rule)
         return text
     if version not in _FORMAT_KEPT_VERSIONS:
-        if version not in _FIRST_FOLD_VERSIONS and version not in _UNFOLDED_VERSIONS:
-            text = _ZWNJ_BREAK.sub(" ", text)
+        if not query and version not in _FIRST_FOLD_VERSIONS \
+                and version not in _UNFOLDED_VERSIONS:
+            text = _ZWNJ_WORD.sub(_parts_and_whole, text)
         text = _FORMAT.sub("", text)
     text = unicodedata.normalize("NFKC", text)
     if version in _CJK_ONLY_VERSIONS:

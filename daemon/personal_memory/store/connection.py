@@ -300,9 +300,10 @@ class Connection:
         (a reader of an older one reads it its way until a writer re-indexes it)."""
         return self.tokenizer == TOKENIZER and self.text_version == TEXT_VERSION
 
-    def normalize(self, text: str) -> str:
-        """Text as this file's index holds it (its recorded normalisation)."""
-        return normalize_text(text, self.text_version)
+    def normalize(self, text: str, query: bool = False) -> str:
+        """Text as this file's index holds it (its recorded normalisation); ``query``: as
+        a query asks for it."""
+        return normalize_text(text, self.text_version, query)
 
     def _reindex(self) -> None:
         """Rebuild the full-text index and the document lengths with :data:`TOKENIZER` and
@@ -492,13 +493,13 @@ class Connection:
 
     def tokens(self, text: str) -> list[str]:
         """The terms FTS5 sees in ``text``, in order (query-time tokenization)."""
-        data = self.normalize(text).encode("utf-8")
+        data = self.normalize(text, query=True).encode("utf-8")
         return [t[2] for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 
     def term_spans(self, text: str) -> list[tuple[str, str]]:
         """(the word as written, its term) for each term FTS5 sees in ``text`` at query
         time: "juxzac318" is one term, written with its digits."""
-        data = self.normalize(text).encode("utf-8")
+        data = self.normalize(text, query=True).encode("utf-8")
         return [(data[t[0]:t[1]].decode("utf-8", "replace"), t[2])
                 for t in self._tokenizer(data, apsw.FTS5_TOKENIZE_QUERY, None)]
 

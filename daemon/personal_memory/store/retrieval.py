@@ -96,7 +96,7 @@ class Retrieval:
         quoted phrase over the same normalised text)."""
         if not revision_ids:
             return set()
-        expression = '"' + self.normalize(phrase).replace('"', '""') + '"'
+        expression = '"' + self.normalize(phrase, query=True).replace('"', '""') + '"'
         with self._scratch_index("match_fts", revision_ids):
             try:
                 return {rowid for (rowid,) in self.conn.execute(

@@ -10,6 +10,7 @@ from ground_truth import ToyEmbedder
 from hypothesis import event, example, given, settings, strategies as st
 
 from personal_memory import MemoryStore
+from personal_memory.embedding import models as embedders
 from personal_memory.errors import InvalidArgument
 from personal_memory.search.text import stop_words
 
@@ -433,4 +434,7 @@ def test_the_model_reads_a_query_in_the_form_it_reads_the_notes(tmp_path):
         typed = ["ﾊﾞｯｸｱｯﾌﾟ", "ＰＤＦ", unicodedata.normalize("NFD", "모바일")]
         for query in typed:
             store.search(query, namespace="n")
-    assert model.asked == ["バックアップ", "PDF", "모바일"]
+    # Queries are encoded on the process's query thread, in order: one more waited for
+    # means the three were read.
+    embedders.query_soon(model, "flush").result()
+    assert model.asked == ["バックアップ", "PDF", "모바일", "flush"]

@@ -17,6 +17,8 @@ NS = "u"
     ("明日の会議は10時からです", "会議"),              # Japanese: no spaces between words
     ("我们下周去北京开会", "北京"),                    # Chinese
     ("東京タワーに行きました", "タワー"),
+    ("我们的备份笔记", "備份"),                       # traditional Chinese finds simplified
+    ("插件：關係圖譜", "关系图谱"),                    # and simplified traditional
     ("Οι ημερήσιες σημειώσεις", "ημερησιες"),        # Greek without its tonos
     ("Οι ημερήσιες σημειώσεις", "ΗΜΕΡΗΣΙΕΣ"),         # capitals are written without it
     ("ἄνθρωπος", "ανθρωπος"),                         # polytonic

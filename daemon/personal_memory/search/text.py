@@ -69,6 +69,7 @@ def _greek_folds() -> dict[int, str]:
     return out
 
 
+@lru_cache(maxsize=1)
 def _han_folds() -> dict[int, str]:
     """Traditional Chinese characters as their simplified form (備份 is 备份, 關係 is 关系),
     one for one, by OpenCC's table: a note written in one script is found by a query typed
@@ -84,13 +85,23 @@ def _han_folds() -> dict[int, str]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _letter_folds() -> dict[int, str]:
-    """The folds of this rule: the first table's, Persian yeh and keheh (ی ک) as Arabic yeh
-    and kaf (ي ك), which keyboards of the two languages type either, Greek letters without
-    their accents, and traditional Chinese as simplified (built once, in 0.1 s)."""
-    return {**_FIRST_LETTER_FOLDS, **str.maketrans("یک", "يك"), **_greek_folds(),
-            **_han_folds()}
+# The folds of this rule: the first table's, Persian yeh and keheh (ی ک) as Arabic yeh and
+# kaf (ي ك), which keyboards of the two languages type either, and Greek letters without
+# their accents; then traditional Chinese as simplified (its table is built on first use,
+# in 0.1 s, by a process that meets a Han character).
+_LETTER_FOLDS = {**_FIRST_LETTER_FOLDS, **str.maketrans("یک", "يك"), **_greek_folds()}
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U0002fa1f]")
+
+
+def _fold_letters(text: str, version: str) -> str:
+    """``text`` with the letters of a version's rule folded, one for one."""
+    if version in _UNFOLDED_VERSIONS:
+        return text
+    if version in _FIRST_FOLD_VERSIONS:
+        return text.translate(_FIRST_LETTER_FOLDS)
+    text = text.translate(_LETTER_FOLDS)
+    return text.translate(_han_folds()) if _HAN.search(text) else text
+
 
 # A zero-width non-joiner between Arabic-script letters separates the parts of a Persian
 # word (فایل‌ها, "files"; پشتیبان‌گیری): the word is indexed by its parts, so فایل finds
@@ -107,11 +118,6 @@ def _parts_and_whole(match: re.Match) -> str:
     return f"{word.replace(chr(0x200c), ' ')} {word.replace(chr(0x200c), '')}"
 
 
-def _folds(version: str) -> dict[int, str] | None:
-    """The letter folds of a version's rule (None: it folds none)."""
-    if version in _UNFOLDED_VERSIONS:
-        return None
-    return _FIRST_LETTER_FOLDS if version in _FIRST_FOLD_VERSIONS else _letter_folds()
 _NUKTA = re.compile("[\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
 
 _CJK_CHAR = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -202,9 +208,8 @@ def normalize_text(text: str, version: str = TEXT_VERSION, query: bool = False) 
             return _CJK.sub(r" \1 ", text)
         return _CJK_RUN.sub(_bigrams, text)
     text = _OPTIONAL.sub("", text)
-    folds = _folds(version)
-    if folds is not None:
-        text = _NUKTA.sub("", text).translate(folds)
+    if version not in _UNFOLDED_VERSIONS:
+        text = _fold_letters(_NUKTA.sub("", text), version)
     if not _SPLIT.search(text):
         return text
     text = _CJK_RUN.sub(_bigrams, text)
@@ -221,12 +226,12 @@ def without_optional(text: str,
     """``text`` without the marks :func:`normalize_text` drops as optional (vowel points,
     variation selectors, nuktas) and with its letters folded as it folds them, and where
     each character kept stands in ``text`` (None when none is dropped)."""
-    folds = _folds(version)
-    if folds is not None and not text.isascii():
-        text = text.translate(folds)
-    optional = _OPTIONAL.match if folds is None else (
+    folds = version not in _UNFOLDED_VERSIONS
+    if folds and not text.isascii():
+        text = _fold_letters(text, version)
+    optional = _OPTIONAL.match if not folds else (
         lambda ch: _OPTIONAL.match(ch) or _NUKTA.match(ch))
-    if not _OPTIONAL.search(text) and not (folds is not None and _NUKTA.search(text)):
+    if not _OPTIONAL.search(text) and not (folds and _NUKTA.search(text)):
         return text, None
     where = [i for i, ch in enumerate(text) if not optional(ch)]
     return "".join(text[i] for i in where), where
@@ -256,8 +261,8 @@ def _fold_char(ch: str) -> str:
     if _FORMAT.match(ch):
         return ""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c)
-                   ).translate(_letter_folds())
+    return _fold_letters("".join(c for c in decomposed if not unicodedata.combining(c)),
+                         TEXT_VERSION)
 
 
 def fold(text: str) -> str:

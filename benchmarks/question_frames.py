@@ -43,6 +43,7 @@ FRAMES = {
     "hu": "hogyan tudom {}?", "tr": "{} nedir ve nasıl?", "id": "bagaimana saya bisa {}?",
     "vi": "làm thế nào để {}?", "el": "πώς μπορώ να {};", "ar": "كيف يمكنني {}؟",
     "fa": "چگونه {} ؟", "he": "איך אני {}?", "bn": "আমি কীভাবে {}?",
+    "ja": "{}にはどうすればいいですか？",
 }
 
 ASK = r"""

@@ -438,3 +438,16 @@ def test_the_model_reads_a_query_in_the_form_it_reads_the_notes(tmp_path):
     # means the three were read.
     embedders.query_soon(model, "flush").result()
     assert model.asked == ["バックアップ", "PDF", "모바일", "flush"]
+
+
+def test_japanese_endings_in_hiragana_are_read_like_function_words(tmp_path):
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.remember("restore", "削除したノートはファイルリカバリーで元に戻せます。",
+                       namespace="n")
+        store.remember("style", "一貫した表記を使いたいときは、スタイルガイドを読みます。",
+                       namespace="n")
+        store.remember("food", "すしとてんぷら", namespace="n")
+        # "I want to undo a deleted note": した and たい no longer match the style guide.
+        assert ids(store.search("消したノートを元に戻したい", namespace="n")) == ["restore"]
+        # A query of hiragana alone still searches for it.
+        assert ids(store.search("すし", namespace="n")) == ["food"]

@@ -35,14 +35,21 @@ def query_terms(db, query: str) -> list[str]:
 
 
 _STOP_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+# Japanese writes its particles, endings and auxiliaries in hiragana (した, たい, です,
+# には): a pair of hiragana is read like a function word, beside pairs that hold a kanji
+# or katakana (a query of hiragana alone still searches for them).
+_HIRAGANA = [chr(cp) for cp in range(0x3041, 0x3097)]
+HIRAGANA_PAIRS = frozenset(a + b for a in _HIRAGANA for b in _HIRAGANA)
 
 
 def stop_terms(db) -> frozenset[str]:
-    """The stop words as ``db`` tokenizes them (stemmed, accents folded)."""
+    """The stop words as ``db`` tokenizes them (stemmed, accents folded), and the pairs
+    of hiragana."""
     key = (db.tokenizer, db.text_version)
     found = _STOP_TERMS.get(key)
     if found is None:
-        found = _STOP_TERMS[key] = frozenset(t for w in stop_words() for t in db.tokens(w))
+        found = _STOP_TERMS[key] = frozenset(
+            t for w in stop_words() for t in db.tokens(w)) | HIRAGANA_PAIRS
     return found
 
 

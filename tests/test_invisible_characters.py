@@ -115,8 +115,8 @@ def test_folding_finds_each_occurrence_as_written():
     assert find_folded("Mu\u0308ller MU\u0308", "mü") == ["Mu\u0308", "MU\u0308"]
 
 
-def test_a_persian_word_break_counts_from_the_rule_that_reads_it(tmp_path):
-    """A ZWNJ splits a Persian word for the index (فایل‌ها is found by فایل) from this
+def test_a_persian_word_s_parts_count_from_the_rule_that_reads_it(tmp_path):
+    """A Persian word written with a ZWNJ is indexed by its parts too (فایل‌ها is found by فایل) from this
     rule on; a file indexed by the rule before is read its way until a writer re-indexes
     it."""
     from personal_memory.search import text

@@ -189,10 +189,11 @@ def test_a_replica_answers_as_the_database_did_at_its_position(tmp_path, destina
             wait_for(lambda: "late" in found_late("search"), 60, interval=0.5,
                      what="the reader's search to find the new write")
         except AssertionError:  # say whether the reader's cached index or its file lags
+            reference = "finds" if "late" in found_late("reference") else "misses"
             raise AssertionError(
                 f"seed {seed}: the reader's search misses the write its position shows; "
-                f"the reference search {'finds' if 'late' in found_late('reference') else 'misses'}"
-                f" it (position {reader.ask(op='position')['known_up_to']})") from None
+                f"the reference search {reference} it (position "
+                f"{reader.ask(op='position')['known_up_to']})") from None
 
         # replication stopped: the reader keeps its honest position, the database moves on
         rep.stop()

@@ -47,18 +47,26 @@ with MemoryStore.open(sys.argv[1], embedder="none") as s:
 """
 
 
-def test_a_file_indexed_by_the_previous_rule_is_re_indexed(tmp_path):
+def found_once_a_writer_re_indexes(tmp_path, text: str, word: str,
+                                   rule: str = "nfkc+cjk-bigrams") -> None:
+    """A note indexed by an earlier ``rule`` is not found by ``word``; after a writer's
+    sync (which re-indexes the file by this rule), it is."""
     vault, db = tmp_path / "vault", tmp_path / "m.db"
     vault.mkdir()
-    # (parts of three letters: two held words of four or more would be read as one)
-    (vault / "a.md").write_text("# Note\n\nthe sea\u00adside is long\n")
-    done = subprocess.run([sys.executable, "-c", OLD_INDEX, str(db), str(vault)],
+    (vault / "a.md").write_text(f"# Note\n\n{text}\n")
+    old_index = OLD_INDEX.replace('"nfkc+cjk-bigrams"', repr(rule))
+    done = subprocess.run([sys.executable, "-c", old_index, str(db), str(vault)],
                           env=user_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert word_hits(run_memory("--db", db, "search", "seaside", "--json").stdout) == []
+    assert word_hits(run_memory("--db", db, "search", word, "--json").stdout) == []
     assert run_memory("--db", db, "sync", vault).returncode == 0  # a writer re-indexes
-    hits = word_hits(run_memory("--db", db, "search", "seaside", "--json").stdout)
+    hits = word_hits(run_memory("--db", db, "search", word, "--json").stdout)
     assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+
+
+def test_a_file_indexed_by_the_previous_rule_is_re_indexed(tmp_path):
+    # (parts of three letters: two held words of four or more would be read as one)
+    found_once_a_writer_re_indexes(tmp_path, "the sea\u00adside is long", "seaside")
 
 
 def test_a_bidi_control_in_a_file_name_is_shown_escaped(tmp_path):
@@ -125,18 +133,7 @@ def test_a_persian_word_s_parts_count_from_the_rule_that_reads_it(tmp_path):
     assert text.normalize_text("فایل\u200cها") == "فايل ها فايلها"  # its parts, and whole
     assert text.normalize_text("فایل\u200cها", query=True) == "فايلها"  # asked for whole
     assert text.normalize_text("फ़्लाइट\u200cx") == "फ्लाइटx"  # elsewhere it only shapes letters
-    vault, db = tmp_path / "vault", tmp_path / "m.db"
-    vault.mkdir()
-    (vault / "a.md").write_text("# Note\n\nاین فایل\u200cها را\n")
-    done = subprocess.run([sys.executable, "-c", OLD_INDEX.replace('"nfkc+cjk-bigrams"',
-                                                                    repr(before)),
-                           str(db), str(vault)],
-                          env=user_env(), capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert word_hits(run_memory("--db", db, "search", "فایل", "--json").stdout) == []
-    assert run_memory("--db", db, "sync", vault).returncode == 0  # a writer re-indexes
-    hits = word_hits(run_memory("--db", db, "search", "فایل", "--json").stdout)
-    assert [h["memory_id"] for h in hits] == ["vault/a.md#Note"]
+    found_once_a_writer_re_indexes(tmp_path, "این فایل\u200cها را", "فایل", before)
 
 
 def test_a_query_is_quoted_with_its_joiners_and_its_controls_escaped():

@@ -131,6 +131,25 @@ def commit_of(root: Path, *paths: str) -> str | None:
         return None
 
 
+def package_arguments(ap: argparse.ArgumentParser, out: Path) -> None:
+    """The options every benchmark over a vault of the package takes: --db, --source, --out."""
+    ap.add_argument("--db", type=Path, help="database to build or reuse (default: a file in "
+                    "/tmp named after the package's commit)")
+    ap.add_argument("--source", type=Path, help="another checkout of the package to run")
+    ap.add_argument("--out", type=Path, default=out)
+
+
+def package_run(args: argparse.Namespace, name: str) -> tuple[Path, Path, dict]:
+    """The checkout to run (its daemon/ put first on the path), the database (``--db``, or
+    /tmp/NAME-COMMIT.db), and what a result records of them."""
+    root = (args.source or HERE.parent).resolve()
+    sys.path.insert(0, str(root / "daemon"))
+    commit = commit_of(root)
+    db = args.db or Path(f"/tmp/{name}-{(commit or 'unknown')[:12]}.db")
+    return root, db, {"source": str(args.source) if args.source else "this checkout",
+                      "commit": commit, "daemon_commit": commit_of(root, "daemon")}
+
+
 def open_vault(db: Path, vault: Path):
     """The store at ``db`` holding the vault, every section embedded (reused when there)."""
     from personal_memory import MemoryStore
@@ -370,27 +389,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vault", required=True, type=Path,
                     help="the en/ folder of a clone of obsidianmd/obsidian-help")
-    ap.add_argument("--db", type=Path, help="database to build or reuse (default: a file in "
-                    "/tmp named after the package's commit)")
-    ap.add_argument("--source", type=Path, help="another checkout of the package to run")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "help_questions.json")
+    package_arguments(ap, HERE / "results" / "help_questions.json")
     args = ap.parse_args()
-    root = (args.source or HERE.parent).resolve()
-    sys.path.insert(0, str(root / "daemon"))
+    root, db, about = package_run(args, "help-questions")
     vault = args.vault.resolve()
     data = json.loads(DATA.read_text(encoding="utf-8"))
     errors = check_data(data, vault)
     if errors:
         print("\n".join(errors), file=sys.stderr)
         return 1
-    commit = commit_of(root)
-    db = args.db or Path(f"/tmp/help-questions-{(commit or 'unknown')[:12]}.db")
     store, folder, prepared = open_vault(db, vault)
     with store:
-        result = {"source": str(args.source) if args.source else "this checkout",
-                  "commit": commit,
-                  "daemon_commit": commit_of(root, "daemon"), "embedder": store.embedder,
-                  "limit": LIMIT, "db": db.name, **prepared, **run(store, folder, data)}
+        result = {**about, "embedder": store.embedder, "limit": LIMIT, "db": db.name,
+                  **prepared, **run(store, folder, data)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
     return 0

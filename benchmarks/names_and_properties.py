@@ -25,6 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from help_questions import Searcher, open_vault, package_arguments, package_run
+
 HERE = Path(__file__).resolve().parent
 VAULT = HERE / "data" / "dev_vault"
 DATA = HERE / "data" / "dev_vault_questions.json"
@@ -32,7 +34,6 @@ LIMIT = 5
 
 
 def run(store, folder, questions: list[dict]) -> dict:
-    from help_questions import Searcher
     search = Searcher(store, folder)
     rows = []
     for q in questions:
@@ -51,27 +52,17 @@ def run(store, folder, questions: list[dict]) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", type=Path, help="database to build or reuse (default: a file in "
-                    "/tmp named after the package's commit)")
-    ap.add_argument("--source", type=Path, help="another checkout of the package to run")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "names_and_properties.json")
+    package_arguments(ap, HERE / "results" / "names_and_properties.json")
     args = ap.parse_args()
-    root = (args.source or HERE.parent).resolve()
-    sys.path.insert(0, str(root / "daemon"))
-    sys.path.insert(1, str(HERE))
-    from help_questions import commit_of, open_vault
+    root, db, about = package_run(args, "names-properties")
     questions = json.loads(DATA.read_text(encoding="utf-8"))["questions"]
     missing = [p for q in questions for p in q["expected"] if not (VAULT / p).is_file()]
     if missing:
         print(f"notes named by the questions are missing: {missing}", file=sys.stderr)
         return 1
-    commit = commit_of(root)
-    db = args.db or Path(f"/tmp/names-properties-{(commit or 'unknown')[:12]}.db")
     store, folder, prepared = open_vault(db, VAULT)
     with store:
-        result = {"source": str(args.source) if args.source else "this checkout",
-                  "commit": commit, "daemon_commit": commit_of(root, "daemon"),
-                  "embedder": store.embedder, "limit": LIMIT, **prepared,
+        result = {**about, "embedder": store.embedder, "limit": LIMIT, **prepared,
                   **run(store, folder, questions)}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     for kind, k in result["kinds"].items():

@@ -20,6 +20,13 @@ def indexed_rows(store, word: str) -> int:
         "SELECT rowid FROM revisions_fts WHERE revisions_fts MATCH ?", (word,))))
 
 
+def revised(store, vault, day: str, files: dict[str, str]) -> None:
+    """Write ``files`` (name: text) into the folder, then sync it as known on ``day``."""
+    for name, text in files.items():
+        (vault / name).write_text(text)
+    store.sync([Folder.of(vault)], known_at=day)
+
+
 def vault_with_a_renamed_title(tmp_path):
     return vault_of(tmp_path, name="v", files={
         "zephyrine-plan.md":
@@ -138,11 +145,10 @@ def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
 def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
     vault = vault_of(tmp_path, name="v", files={
         "plan.md": "---\nowner: quillon\n---\n# Plan\n\nShip it.\n"})
-    note = vault / "plan.md"
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
-        note.write_text("---\nowner: vantrell\n---\n# Plan\n\nShip it.\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        revised(store, vault, "2025-01-02", {
+            "plan.md": "---\nowner: vantrell\n---\n# Plan\n\nShip it.\n"})
         assert keyword_ids(store, "quillon") == []
         assert keyword_ids(store, "vantrell") == ["v/plan.md#Plan"]
         before = store.search("quillon", namespace="notes", as_of="2025-01-01T12:00:00Z",
@@ -222,13 +228,12 @@ def test_a_secret_in_a_property_is_purged_from_the_index_too(tmp_path):
     token = "zorblaxkey"
     vault = vault_of(tmp_path, name="v", files={
         "keys.md": f"---\napi_key: {token}\n---\n# Keys\n\nuse with care\n"})
-    note = vault / "keys.md"
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         assert keyword_ids(store, token) == ["v/keys.md#Keys"] and indexed_rows(store, token) == 1
-        note.write_text("---\napi_key: redacted\n---\n# Keys\n\nuse with care\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        revised(store, vault, "2025-01-02", {
+            "keys.md": "---\napi_key: redacted\n---\n# Keys\n\nuse with care\n"})
         report = store.purge(namespace="notes", matching=token, reason="leak")
         assert report.occurrences == 0, report.advice
         assert indexed_rows(store, token) == 0  # a contentless index forgets only what it is told
@@ -252,13 +257,12 @@ def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
         assert view.text == contact.read_text()
         assert render.note_part(view, "v/Zorbin Quell.md")[2] == ""  # not the closing fence
         # Text written below it later is that same section's next revision.
-        contact.write_text("---\nrole: glassblower\ntags: [person]\n---\nMet at the fair.\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        revised(store, vault, "2025-01-02", {
+            contact.name: "---\nrole: glassblower\ntags: [person]\n---\nMet at the fair.\n"})
         assert [r.content for r in store.history("v/Zorbin Quell.md", namespace="notes")
                 ] == ["", "Met at the fair."]  # oldest first
         # Without the other properties and the text, the note has no section again.
-        contact.write_text("---\ntags: [person]\n---\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        revised(store, vault, "2025-01-03", {contact.name: "---\ntags: [person]\n---\n"})
         assert keyword_ids(store, "Zorbin") == []
         assert store.read("v/Zorbin Quell.md", namespace="notes").sections == []
 
@@ -270,14 +274,12 @@ def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_pa
     vault = vault_of(tmp_path, name="v", files={
         "keys.md": '---\nk: "ZORB\\x41LAX"\n---\n# Keys\n\ncare\n',
         "folded.md": "---\nf: >-\n  QUIXA\n  QUIXB\n---\n# Folded\n\ncare\n"})
-    note, folded = vault / "keys.md", vault / "folded.md"
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         assert keyword_ids(store, "zorbalax") == ["v/keys.md#Keys"]
-        note.write_text("---\nk: x\n---\n# Keys\n\ncare\n")
-        folded.write_text("---\nf: y\n---\n# Folded\n\ncare\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        revised(store, vault, "2025-01-02", {"keys.md": "---\nk: x\n---\n# Keys\n\ncare\n",
+                                             "folded.md": "---\nf: y\n---\n# Folded\n\ncare\n"})
         for secret in ("ZORBALAX", "QUIXA QUIXB"):  # the section and the record, each
             report = store.purge(namespace="notes", matching=secret, reason="leak")
             assert report.occurrences == 0 and len(report.revision_ids) == 2, secret
@@ -292,13 +294,12 @@ def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_pa
 def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(tmp_path):
     vault = vault_of(tmp_path, name="v", files={
         "task.md": "---\ndone: false\nowner: Ann\n---\n# Task\n\nShip.\n"})
-    note = vault / "task.md"
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
-        note.write_text("---\ndone: true\nowner: Ann\n---\n# Task\n\nShip.\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-02")
-        note.write_text("---\ndone: true\nowner: [Ann\n---\n# Task\n\nShip.\n")  # broken
-        store.sync([Folder.of(vault)], known_at="2025-01-03")
+        revised(store, vault, "2025-01-02", {
+            "task.md": "---\ndone: true\nowner: Ann\n---\n# Task\n\nShip.\n"})
+        revised(store, vault, "2025-01-03", {  # broken
+            "task.md": "---\ndone: true\nowner: [Ann\n---\n# Task\n\nShip.\n"})
 
         def record_changes(since, until):
             (n,) = store.changes(since=since, until=until, namespace="notes").notes
@@ -307,10 +308,10 @@ def test_what_changed_in_properties_includes_yes_no_and_ignores_a_broken_block(t
             "properties": [{"done": "false"}, {"done": "true"}]}
         # A block that no longer reads says nothing of its properties (not "removed").
         assert "properties" not in record_changes("2025-01-02T12:00:00Z", "2025-01-03T12:00:00Z")
-        note.write_text("---\ndone: true\nowner:\nrank: 2\n---\n# Task\n\nShip.\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-04")
-        note.write_text("---\ndone: true\nowner: Bo\n---\n# Task\n\nShip.\n")
-        store.sync([Folder.of(vault)], known_at="2025-01-05")
+        revised(store, vault, "2025-01-04", {
+            "task.md": "---\ndone: true\nowner:\nrank: 2\n---\n# Task\n\nShip.\n"})
+        revised(store, vault, "2025-01-05", {
+            "task.md": "---\ndone: true\nowner: Bo\n---\n# Task\n\nShip.\n"})
         # An empty value and a removed property read as such, not as Python's '' and None.
         assert render.record_changes(record_changes(
             "2025-01-04T12:00:00Z", "2025-01-05T12:00:00Z")) == [

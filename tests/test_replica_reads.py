@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -330,9 +331,7 @@ def test_a_bucket_that_disappears_and_comes_back(tmp_path, s3_server):
         assert [r["memory_id"] for r in reader.ask(**asked)["results"]] == ["a"]
         endpoint = s3_server.split("endpoint=")[1].split("&")[0]
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-        for found in s3.list_objects_v2(Bucket="notes").get("Contents", []):
-            s3.delete_object(Bucket="notes", Key=found["Key"])
-        s3.delete_bucket(Bucket="notes")
+        _delete_bucket(s3, "notes")
         store.remember("b", "osprey kestrel", namespace="notes", known_at="2025-03-01T11:00Z")
         gone = reader.ask(**asked)
         assert [r["memory_id"] for r in gone["results"]] == ["a"]
@@ -357,6 +356,24 @@ def test_a_bucket_that_disappears_and_comes_back(tmp_path, s3_server):
             reader.close()
         rep.stop()
         store.close()
+
+
+def _delete_bucket(s3, bucket: str) -> None:
+    """Empty and delete a bucket that Litestream may write to meanwhile: an object it
+    uploads between the listing and the delete makes S3 refuse (BucketNotEmpty), so
+    list and delete again until the bucket goes."""
+    from botocore.exceptions import ClientError
+    deadline = time.monotonic() + 30
+    while True:
+        for found in s3.list_objects_v2(Bucket=bucket).get("Contents", []):
+            s3.delete_object(Bucket=bucket, Key=found["Key"])
+        try:
+            s3.delete_bucket(Bucket=bucket)
+            return
+        except ClientError as refused:
+            if (refused.response.get("Error", {}).get("Code") != "BucketNotEmpty"
+                    or time.monotonic() > deadline):
+                raise
 
 
 def _without_position(text: str) -> str:

@@ -261,10 +261,39 @@ def test_a_note_of_properties_alone_is_found_by_them_and_its_name(tmp_path):
             contact.name: "---\nrole: glassblower\ntags: [person]\n---\nMet at the fair.\n"})
         assert [r.content for r in store.history("v/Zorbin Quell.md", namespace="notes")
                 ] == ["", "Met at the fair."]  # oldest first
-        # Without the other properties and the text, the note has no section again.
+        # Without the other properties and the text, the section is empty again, and the
+        # note is still found by its name and its tag.
         revised(store, vault, "2025-01-03", {contact.name: "---\ntags: [person]\n---\n"})
-        assert keyword_ids(store, "Zorbin") == []
-        assert store.read("v/Zorbin Quell.md", namespace="notes").sections == []
+        assert keyword_ids(store, "Zorbin") == ["v/Zorbin Quell.md"]
+        assert keyword_ids(store, "glassblower") == []
+        assert [r.memory_id for r in store.search("Zorbin", namespace="notes", tags=["person"])
+                ] == ["v/Zorbin Quell.md"]
+        assert [s.content for s in store.read("v/Zorbin Quell.md", namespace="notes").sections
+                ] == [""]
+
+
+def test_an_empty_note_or_one_of_aliases_alone_is_found_by_its_name(tmp_path):
+    """A note made by following a link (an empty file), or a person's note holding only
+    aliases and tags, is found by its name and its aliases, as an empty section."""
+    vault = vault_of(tmp_path, name="v", files={
+        "Quillon Brask.md": "",
+        "Marta Velk.md": "---\naliases: [Mavelka]\ntags: [person]\n---\n",
+        "Blank lines.md": "\n\n  \n",
+        "other.md": "# Other\n\nunrelated\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        assert keyword_ids(store, "Quillon") == ["v/Quillon Brask.md"]
+        assert keyword_ids(store, "Mavelka") == ["v/Marta Velk.md"]
+        assert keyword_ids(store, "Marta") == ["v/Marta Velk.md"]
+        assert keyword_ids(store, "blank lines") == ["v/Blank lines.md"]
+        (found,) = store.search("Quillon", namespace="notes", snippets=True)
+        assert found.content == "" and found.snippet.line_start == 1
+        assert "   (empty)" in render.hits(store.search("Quillon", namespace="notes",
+                                                        snippets=True), "Quillon")
+        # Text written later is that same section's next revision.
+        revised(store, vault, "2025-01-02", {"Quillon Brask.md": "Owes me a book.\n"})
+        assert [r.content for r in store.history("v/Quillon Brask.md", namespace="notes")
+                ] == ["", "Owes me a book."]
 
 
 def test_a_secret_written_escaped_or_folded_in_a_property_is_purged_whole(tmp_path):

@@ -43,7 +43,9 @@ def test_sections_follow_headings_with_obsidian_style_ids():
 
 def test_front_matter_only():
     n = note("---\ntitle: Just metadata\ntags: [a]\n---\n")
-    assert n.sections == () and n.title == "Just metadata" and n.tags == ("a",)
+    assert n.title == "Just metadata" and n.tags == ("a",)
+    # one empty section, so that the note is found by its name
+    assert [(s.memory_id, s.text, s.lines) for s in n.sections] == [("vault/Note.md", "", 0)]
     assert rebuilt(n) == "---\ntitle: Just metadata\ntags: [a]\n---\n"
     # With other properties, one empty section holds them (at the block's last line).
     n = note("---\nauthor: Ann\n---\n", "Contact.md")
@@ -279,5 +281,5 @@ def test_reassembling_the_pieces_gives_back_the_text(lines, front):
     assert all(s.line_end <= max(real, s.line_start) for s in n.sections)
     ids = [s.memory_id for s in n.sections]
     assert len(ids) == len(set(ids))
-    for s in n.sections:  # text, or the one empty section of a note of properties alone
-        assert s.text.strip() or (n.sections == (s,) and s.lines == 0 and s.properties)
+    for s in n.sections:  # text, or the one empty section of a note with none
+        assert s.text.strip() or (n.sections == (s,) and s.lines == 0)

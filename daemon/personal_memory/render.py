@@ -144,7 +144,8 @@ def hits(found: SearchResults, query: str | None, scores: bool = True,
                      + f" (known {when(r.known_at)}"
                      + (f", score {r.score:.3f})" if scores else ")"))
         text = r.snippet.text if r.snippet is not None else short(r.content)
-        lines += [f"   {line}" for line in text.split("\n")]
+        # an empty note (its name or aliases matched) says so rather than print a blank
+        lines += [f"   {line}" for line in text.split("\n")] if text.strip() else ["   (empty)"]
         for m in r.more:  # more of the same note: its next-best sections
             where = (lines_named([(m.snippet.line_start, m.snippet.line_end)])
                      if m.snippet.line_start is not None else f"lines {name(m.memory_id)}")

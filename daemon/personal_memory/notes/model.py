@@ -30,8 +30,10 @@ from .markdown import Piece
 # properties among its links: only a note with such properties gets new revisions, of
 # that section (its text unchanged, or new and empty) and of its record); version 6 keeps
 # the values of keys that differ only in case (Owner: beside owner:) and of !!set, !!omap
-# and !!pairs properties, which version 5 dropped.
-CHUNKER_VERSION = 6
+# and !!pairs properties, which version 5 dropped; version 7 gives a note with no text
+# and no other property (empty, or a title, aliases or tags alone) its empty section too,
+# so that it is found by its name (only such notes get a new revision).
+CHUNKER_VERSION = 7
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -217,9 +219,10 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
             context=part.context,
             tags=tuple(tags), links=tuple(outgoing), part=part.number,
             part_of=None if part.number == 1 else first_id))
-    if meta.properties and not sections:
-        # Nothing below the properties (a contact, a book's record): one empty section
-        # holds them, so that the note is found by them and by its name.
+    if not sections:
+        # Nothing below the front matter (a contact, a book's record, a note made by
+        # following a link, a person's aliases): one empty section holds its properties,
+        # so that the note is found by them, by its name and by its aliases.
         (line, _), = line_spans(structure.body_start, [0], text.endswith("\n"))
         sections.append(ParsedSection(
             memory_id=nid, heading_path=(), text="", index_text="", line_start=line,

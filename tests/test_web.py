@@ -711,12 +711,13 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
 
 def test_the_changes_page_names_each_property_that_changed(tmp_path):
     vault = vault_of(tmp_path, {
-        "Plan.md": "---\nstatus: draft\ntags: [a]\n---\n# Plan\n\nShip it.\n"})
+        "Plan.md": "---\nstatus: draft\nreviewer: Bo\ntags: [a]\n---\n# Plan\n\nShip it.\n"})
     note = vault / "Plan.md"
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-10")
-        note.write_text("---\nstatus: done\nowner: Ann\ntags: [a, b]\n---\n# Plan\n\nShip it.\n")
+        note.write_text("---\nstatus: done\nowner: Ann\nreviewer:\ntags: [a, b]\n---\n"
+                        "# Plan\n\nShip it.\n")
         s.sync([Folder.of(vault)], known_at="2025-02-01")
     with Page(db) as page:
         ok = urllib.request.urlopen(page.url, timeout=10)
@@ -724,5 +725,7 @@ def test_the_changes_page_names_each_property_that_changed(tmp_path):
         ask = urllib.request.Request(page.base + "/changes?since=2025-01-20", headers=cookie)
         body = urllib.request.urlopen(ask, timeout=10).read().decode()
         assert "status: <del>draft</del> <ins>done</ins>" in body
-        assert "owner: <del></del> <ins>Ann</ins>" in body
+        # absent and empty are told apart, in the words the CLI and MCP use
+        assert "owner: <del>(not set)</del> <ins>Ann</ins>" in body
+        assert "reviewer: <del>Bo</del> <ins>(empty)</ins>" in body
         assert "tags: <del>a</del> <ins>a, b</ins>" in body and "[&#39;a&#39;" not in body

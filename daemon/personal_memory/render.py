@@ -356,16 +356,20 @@ def changes(found: Changes) -> str:
     return "\n".join(lines)
 
 
+def property_value(value: str | None, written=repr) -> str:
+    """A property's value in a change: ``(not set)`` where it is absent, ``(empty)`` where
+    it has no value, else the value as ``written`` gives it."""
+    return "(not set)" if value is None else "(empty)" if value == "" else written(value)
+
+
 def record_changes(changes: dict | None) -> list[str]:
     """A note record's changes, a line each (``tags: ['a'] -> ['a', 'b']``); each changed
-    property on its own line (``status: 'draft' -> 'done'``, ``(not set)`` where it is
-    absent, ``(empty)`` where it has no value)."""
-    def value(v: str | None) -> str:
-        return "(not set)" if v is None else "(empty)" if v == "" else repr(v)
+    property on its own line (``status: 'draft' -> 'done'``, see ``property_value``)."""
     lines = []
     for field, (old, new) in (changes or {}).items():
         if field == "properties":
-            lines += [f"{key}: {value(old.get(key))} -> {value(new.get(key))}" for key in new]
+            lines += [f"{key}: {property_value(old.get(key))} -> "
+                      f"{property_value(new.get(key))}" for key in new]
         else:
             lines.append(f"{field}: {old!r} -> {new!r}")
     return lines

@@ -60,6 +60,8 @@ class Pages:
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters.update(marked=marked, diffed=diffed, markdown=markdown,
                                           field_value=field_value,
+                                          property_value=partial(render.property_value,
+                                                                 written=field_value),
                                           moment=partial(render.moment, fraction=False),
                                           when=render.when,
                                           counts=counts)

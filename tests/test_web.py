@@ -60,8 +60,8 @@ def vault_db(tmp_path_factory):
 class Page:
     """`memory ui` running, and its address."""
 
-    def __init__(self, db):
-        self.proc = subprocess.Popen(MEMORY + ["--db", str(db), "ui", "--no-open"],
+    def __init__(self, db, *extra: str):
+        self.proc = subprocess.Popen(MEMORY + ["--db", str(db), "ui", "--no-open", *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=user_env(), text=True)
         self.url = self.proc.stdout.readline().strip()
@@ -706,7 +706,7 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
             assert html.count('<a href="/note?id=v%2Fb.md">') == len(names)
     check()
     long = "[[" * 50_000 + "a" * 50_000  # no closing brackets: still a plain paragraph
-    assert str(note_markdown(long, None, resolve)).startswith("<p>[[[[")
+    assert str(note_markdown(long, None, resolve)).startswith('<p dir="auto">[[[[')
 
 
 def test_the_changes_page_names_each_property_that_changed(tmp_path):
@@ -729,3 +729,89 @@ def test_the_changes_page_names_each_property_that_changed(tmp_path):
         assert "owner: <del>(not set)</del> <ins>Ann</ins>" in body
         assert "reviewer: <del>Bo</del> <ins>(empty)</ins>" in body
         assert "tags: <del>a</del> <ins>a, b</ins>" in body and "[&#39;a&#39;" not in body
+
+
+def _get(page: Page, path: str) -> str:
+    """A page's HTML as the browser that opened the printed address gets it."""
+    ok = urllib.request.urlopen(page.url, timeout=10)
+    cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+    return urllib.request.urlopen(urllib.request.Request(page.base + path, headers=cookie),
+                                  timeout=10).read().decode()
+
+
+def test_a_note_page_shows_its_properties_backlinks_and_tags(tmp_path):
+    """The note page shows the front matter's other properties (a link in one leads to its
+    note), the notes that link to it, its tags as links to the notes that have them, and
+    the heading a link to a section names; an empty note says so, a name typed
+    decomposed is the same note, and right-to-left paragraphs take their direction."""
+    vault = vault_of(tmp_path, {
+        "Plan.md": "---\nowner: \"[[Mei]]\"\nblank:\ntags: [work]\n---\n# Plan\n\n"
+                   "## Date\n\nIn June.\n",
+        "Mei.md": "Works on [[Plan#Date]].\n",
+        "Empty.md": "",
+        "Caf\u00e9.md": "Beans from the roaster.\n",
+        "Arabic.md": "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645\n"})
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+    with Page(db) as page:
+        plan = _get(page, "/note?id=" + urlencode({"": "vault/Plan.md"})[1:])
+        assert '<table class="properties">' in plan
+        assert re.search(r'owner</td>\s*<td dir="auto"><a href="/note\?id=vault%2FMei.md">Mei'
+                         r'</a>', plan), plan
+        assert re.search(r"blank</td>\s*<td dir=\"auto\">\(empty\)", plan)
+        assert '<a href="/?tag=work">#work</a>' in plan
+        assert "Linked from" in plan and 'href="/note?id=vault/Mei.md"' in plan
+        mei = _get(page, "/note?id=vault/Mei.md")
+        (fragment,) = re.findall(r'href="/note\?id=vault%2FPlan.md#([^"]+)"', mei)
+        assert f'id="{fragment}">Date' in plan  # the link lands on the heading it names
+        tagged = _get(page, "/?tag=work")
+        assert "1 note tagged #work" in tagged and "vault/Plan.md" in tagged
+        assert "vault/Mei.md" not in tagged
+        assert "(empty)" in _get(page, "/note?id=vault/Empty.md")
+        assert "Beans" in _get(page, "/note?id=" + urlencode({"": "vault/Cafe\u0301.md"})[1:])
+        assert '<p dir="auto">\u0645\u0631\u062d\u0628\u0627' in _get(page, "/note?id=vault/Arabic.md")
+        # two times that cannot be compared: said beside the form, the note still shown
+        same = _get(page, "/note?id=vault/Plan.md&from=2025-01-10T00:00:00Z"
+                          "&to=2025-01-10T00:00:00Z")
+        assert '<p class="error">' in same and "In June." in same
+
+
+def test_a_page_stopped_with_a_tab_open_can_start_again_on_its_port(tmp_path):
+    """A connection the browser kept open when the page stopped does not hold the port."""
+    import http.client
+    with MemoryStore.open(tmp_path / "m.db", embedder="none"):
+        pass
+    with Page(tmp_path / "m.db") as first:
+        port = int(first.base.rsplit(":", 1)[1])
+        tab = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        tab.request("GET", first.url)  # keep-alive, as a browser tab
+        assert tab.getresponse().read()
+    tab.close()
+    with Page(tmp_path / "m.db", "--port", str(port)) as again:
+        assert urllib.request.urlopen(again.url, timeout=10).status == 200
+
+
+@needs_browser
+def test_back_shows_the_controls_of_the_results_it_shows(vault_db, browser):
+    """Back to a search: its box, its cutoff and the slider say what its results are for,
+    not what the slider or the keyboard left them at before leaving."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    vault, db = vault_db
+    with Page(db) as page:
+        browser.get(page.url)
+        browser.get(page.base + "/?q=launch&as_of=2025-02-20")
+        browser.find_element(By.ID, "when").send_keys(Keys.HOME)
+        wait_for(lambda: "as_of=2025-01-10" in browser.current_url, what="the earlier day")
+        browser.back()
+        wait_for(lambda: browser.current_url.endswith("as_of=2025-02-20"), what="Back")
+        assert browser.find_element(By.ID, "as_of").get_attribute("value") == "2025-02-20"
+        assert "2025-02-20" in browser.find_element(By.ID, "when-label").text
+        box = browser.find_element(By.NAME, "q")
+        box.clear()
+        box.send_keys("garden", Keys.ENTER)
+        wait_for(lambda: "q=garden" in browser.current_url, what="the new search")
+        browser.back()
+        wait_for(lambda: "q=launch" in browser.current_url, what="Back")
+        assert browser.find_element(By.NAME, "q").get_attribute("value") == "launch"

@@ -4,6 +4,7 @@ valid Unicode, times, result limits, tag filters. Each raises a one-line
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Callable
 
 from .errors import InvalidArgument
@@ -45,8 +46,9 @@ def memory_id_arg(value: object) -> str:
 
 
 def note_arg(value: object) -> str:
-    """A note's ID (``COLLECTION/path.md``); a trailing ``#`` (its record's ID) is dropped."""
-    return text(value, "note", MAX_ID_CHARS).rstrip("#")
+    """A note's ID (``COLLECTION/path.md``); a trailing ``#`` (its record's ID) is dropped.
+    NFC, as paths are stored: a name typed or pasted decomposed (macOS) is the same note."""
+    return unicodedata.normalize("NFC", text(value, "note", MAX_ID_CHARS).rstrip("#"))
 
 
 def optional_time(value: object, field: str) -> int | None:

@@ -17,9 +17,9 @@ from .limits import FIRST_RESULT_MORE, MAX_ID_CHARS, MAX_LIMIT
 from .notes.folders import Folder
 from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, FolderListing, Link,
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
-                      WriteResult)
+                      TagListing, WriteResult)
 from .search import grouping, reference, syntax
-from .search.contract import NO_WORDS, Ranked, Semantic, has_words
+from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
 from .search.snippets import holds_a_word, with_snippets
 from .search.text import model_text
 from .store import Database, capabilities
@@ -545,6 +545,26 @@ class MemoryStore(Upkeep):
         return FolderListing(namespace=namespace, folder=folder, as_of=format_time(cutoff),
                              notes=here[:limit], folders=dict(sorted(below.items())),
                              more=max(len(here) - limit, 0))
+
+    def tagged(self, tags: list[str], *, namespace: str, as_of: Any = None,
+               limit: int = 200) -> TagListing:
+        """The notes with any of ``tags`` (or a tag nested under one: ``project`` lists
+        ``project/alpha``) as known at ``as_of``, sorted by path (at most ``limit``): what
+        a search with the same tags filter would look in."""
+        wanted = args.tags_arg(tags)
+        if not wanted:
+            raise InvalidArgument("tags: give at least one tag")
+        namespace = args.namespace_arg(namespace)
+        limit = args.limit_arg(limit)
+        cutoff, at = args.moment(as_of, None, self._now)
+        with self._db.errors(), self._db.snapshot():
+            records = self._db.visible_records(namespace, cutoff, at)
+        found = sorted((FolderEntry(note=r.note, title=r.title, known_at=r.known_at)
+                        for r in records
+                        if has_tag((r.metadata or {}).get("tags", ()), wanted)),
+                       key=lambda e: e.note)
+        return TagListing(namespace=namespace, tags=list(wanted), as_of=format_time(cutoff),
+                          notes=found[:limit], more=max(len(found) - limit, 0))
 
     def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
         """The notes changed most recently, newest first."""

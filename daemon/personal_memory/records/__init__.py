@@ -6,7 +6,7 @@ once."""
 from .changes import Changes, NoteChange, ResultChange, SectionChange
 from .embeds import Embed
 from .notes import (Activity, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
-                    NoteView, RecentNote, SectionView)
+                    NoteView, RecentNote, SectionView, TagListing)
 from .reports import (Appended, Capabilities, Checkpoint, ClockAnomaly, Counts, DaemonStatus, EmbeddingRun, Health, Problem,
                       PurgeAudit, PurgeReport, SkippedFile, Stats, Status, SyncReport,
                       SyncRun, VectorStatus)
@@ -21,4 +21,4 @@ __all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", 
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",
            "SectionChange", "SectionView", "SkippedFile", "Snippet", "Stats", "Status", "SyncReport",
            "SyncRun", "VectorStatus", "WriteResult"]
-__all__ += ["ClockRepair", "ClockStatus", "MoreLines"]
+__all__ += ["ClockRepair", "ClockStatus", "MoreLines", "TagListing"]

@@ -88,6 +88,17 @@ class FolderEntry(Record):
 
 
 @dataclass(frozen=True)
+class TagListing(Record):
+    """The notes with a tag (or a tag nested under it) as known at ``as_of``, sorted by
+    path (at most a limit; ``more`` counts the rest)."""
+    namespace: str
+    tags: list[str]
+    as_of: str | None
+    notes: list[FolderEntry]
+    more: int = 0
+
+
+@dataclass(frozen=True)
 class FolderListing(Record):
     """A folder's notes (sorted by path, at most a limit; ``more`` counts the rest) and
     its subfolders with how many notes each holds, as known at ``as_of``."""
@@ -128,6 +139,8 @@ class NoteView(Record):
     links: list[str] = field(default_factory=list)
     dates: dict[str, str] = field(default_factory=dict)
     front_matter: str = ""
+    # the other properties of its front matter (not title, aliases or tags), each as text
+    properties: dict[str, str] = field(default_factory=dict)
     sections: list[SectionView] = field(default_factory=list)
     text: str = ""
     model: str = "sections"  # "numbered chunks": stored by the previous note model

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..notes import model as notes
+from ..notes.front_matter import property_values
 from ..errors import NotFound
 from ..records import NoteView, RevisionRecord, SectionView
 from ..store import Database
@@ -85,8 +86,9 @@ def _assemble(namespace: str, note: str, as_of: int | None, record: RevisionReco
                     known_at=record.known_at, title=record.title,
                     aliases=meta.get("aliases", []), tags=meta.get("tags", []),
                     links=meta.get("links", []), dates=meta.get("dates", {}),
-                    front_matter=record.content, sections=sections, text=text,
-                    model="sections")
+                    front_matter=record.content,
+                    properties=property_values(record.content) or {}, sections=sections,
+                    text=text, model="sections")
 
 
 def _section(rev: RevisionRecord, first_line: int, last_line: int,

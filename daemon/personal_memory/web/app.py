@@ -22,7 +22,7 @@ from ..readers import ReaderPool
 from ..times import format_time, parse_cutoff
 from . import pictures
 from .security import Guard
-from .text import diffed, field_value, markdown, marked, note_markdown
+from .text import Heading, anchor, diffed, field_value, markdown, marked, note_markdown, properties_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -87,17 +87,19 @@ class Pages:
         periods = pictures.periods(store.activity(namespace=self.namespace))
         cutoff = _cutoff(as_of)
         shown = pictures.position(periods, cutoff)
-        found, error = None, None
-        if q:
-            try:
+        found, tagged, error = None, None, None
+        try:
+            if q:
                 found = store.search(q, namespace=self.namespace, as_of=as_of, tags=tags,
                                      limit=20, snippets=True, group="note")
-            except PersonalMemoryError as exc:
-                error = str(exc)
+            elif tags:  # a tag alone (a note's tag clicked): the notes that have it
+                tagged = store.tagged(tags, namespace=self.namespace, as_of=as_of)
+        except PersonalMemoryError as exc:
+            error = str(exc)
         link = {"q": q} | ({"tag": tags[0]} if tags else {})
         # bad input is said on the page, with the form to mend it, and as a 400
         return self.page(request, "search.html", code=400 if error else 200,
-                         q=q, as_of=as_of, tags=tags or [],
+                         q=q, as_of=as_of, tags=tags or [], tagged=tagged,
                          found=found, error=error, periods=periods, shown=shown,
                          inset=pictures.slider_inset(periods) if periods else 0,
                          cutoff=format_time(cutoff),
@@ -111,24 +113,36 @@ class Pages:
         until = request.query_params.get("to") or None
         try:
             view = store.read(note, namespace=self.namespace, as_of=as_of)
+            note = view.note  # as stored (NFC)
             timeline = store.timeline(note, namespace=self.namespace)
-            diff = None
-            if since and until:
-                diff = store.changes(namespace=self.namespace, since=since, until=until,
-                                     note=note, limit=10).notes
+            backlinks = [] if view.deleted else store.links(
+                note, namespace=self.namespace, as_of=as_of).backlinks
         except PersonalMemoryError as exc:
             return self.failed(request, exc)
+        diff, diff_error = None, None
+        if since and until:
+            try:  # a choice that cannot be compared is said beside the form, which stays
+                diff = store.changes(namespace=self.namespace, since=since, until=until,
+                                     note=note, limit=10).notes
+            except PersonalMemoryError as exc:
+                diff_error = str(exc)
         times = sorted({r.known_at for r in timeline.revisions})
         went = view.moved_to  # a note deleted by moving away: where it went
 
         def resolve(targets: list[tuple[str, bool]]):
             return store.resolve_links(note, targets, namespace=self.namespace, as_of=as_of)
+        headings = [Heading(s.line_start, s.line_end, s.heading_path[-1], a)
+                    for s in view.sections if s.heading_path
+                    and (a := anchor(s.memory_id, note)) is not None]
         return self.page(request, "note.html", view=view, as_of=as_of, times=times,
                          changed=view.changed_at, went=went,
-                         text=note_markdown(view.text, view.title, resolve, as_of),
+                         text=note_markdown(view.text, view.title, resolve, as_of, headings),
+                         properties=properties_table(view.properties, resolve, as_of),
+                         empty=not any(s.content.strip() for s in view.sections),
+                         backlinks=backlinks, anchor=anchor,
                          picture=Markup(pictures.timeline(timeline, note,
                                                           _cutoff(view.as_of))),
-                         since=since, until=until, diff=diff)
+                         since=since, until=until, diff=diff, diff_error=diff_error)
 
     def changes(self, request: Request) -> Response:
         store = self.pool.store()

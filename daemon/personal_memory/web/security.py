@@ -40,7 +40,7 @@ class Guard:
             return await self.app(scope, receive, send)
         started = time.perf_counter()
         headers = dict(scope.get("headers", []))
-        if headers.get(b"host", b"") not in self.hosts:
+        if headers.get(b"host", b"").lower() not in self.hosts:  # names are case-blind
             return await _refuse(send, "this page answers on its loopback address only")
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         given = (query.get("token") or [""])[0]

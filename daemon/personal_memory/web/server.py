@@ -20,6 +20,8 @@ def listening(port: int | None) -> socket.socket:
     """A socket already listening on loopback, so the printed address answers at once
     (and a free port cannot be taken between choosing it and serving on it)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # the connections of a page stopped a moment ago (TIME_WAIT) do not hold its port
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port or 0))
     except OSError as exc:

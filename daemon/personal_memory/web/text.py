@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from html import escape
-from typing import Callable, Iterator
-from urllib.parse import urlencode
+from typing import Callable, Iterator, NamedTuple
+from urllib.parse import quote, urlencode
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
@@ -40,7 +40,8 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
         end += 1
     if not src.startswith("]]", end):
         return False
-    target, _, shown = src[start:end].partition("|")
+    # in a table a link's alias is written after "\|" (Obsidian's way): the same link
+    target, _, shown = src[start:end].replace("\\|", "|").partition("|")
     if not target.strip():
         return False
     if not silent:
@@ -112,19 +113,43 @@ def diffed(diff: str) -> Markup:
     return Markup("".join(out))
 
 
+# Blocks that take their direction from their own first letters, so a paragraph of Arabic or
+# Hebrew reads right to left beside English ones.
+_BLOCKS = {"paragraph_open", "heading_open", "list_item_open", "blockquote_open", "th_open",
+           "td_open"}
+
+
+def anchor(memory_id: str, note: str) -> str | None:
+    """The id a section's heading has on its note's page (None for the text before the
+    first heading): its part of the memory ID, so a link to ``Note#Heading`` finds it."""
+    part = memory_id[len(note) + 1:] if memory_id.startswith(note + "#") else ""
+    return "s" + quote(part, safe="") if part else None  # (a note's record: "note#")
+
+
 def markdown(text: str) -> Markup:
     """Markdown that is not a note's own text (what a note embeds): links between notes
     are not resolved for it, so they are shown as text."""
     tokens = _MARKDOWN.parse(text)
     _link(tokens, None, None)
+    _directed(tokens, [])
     return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
 
 
+class Heading(NamedTuple):
+    """A section of the note on the page: its (1-based) lines, its own heading's words and
+    the id that heading gets (see :func:`anchor`)."""
+    first: int
+    last: int
+    words: str
+    id: str
+
+
 def note_markdown(text: str, title: str | None, resolve: Resolver | None = None,
-                  as_of: str | None = None) -> Markup:
+                  as_of: str | None = None, headings: list[Heading] = ()) -> Markup:
     """A note's text, without its first heading when that is a level-1 heading saying the
     title (compared without inline markup: the page shows the title once, above), its
-    links to notes leading to their pages as of ``as_of``."""
+    links to notes leading to their pages as of ``as_of``; a section's heading (within its
+    lines, saying its words) gets the section's id."""
     tokens = _MARKDOWN.parse(text)
     first = next((i for i, t in enumerate(tokens) if t.type != "front_matter"), None)
     if (title and first is not None and first + 2 < len(tokens)
@@ -133,7 +158,46 @@ def note_markdown(text: str, title: str | None, resolve: Resolver | None = None,
                 _MARKDOWN.parseInline(title)[0].children)):
         del tokens[first:first + 3]
     _link(tokens, resolve, as_of)
+    _directed(tokens, headings)
     return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+
+
+def properties_table(properties: dict[str, str], resolve: Resolver | None = None,
+                     as_of: str | None = None) -> Markup:
+    """A note's other properties as a table of key and value, a link in a value (``owner:
+    "[[Mei Chen]]"``) leading to its note as a link in the text does."""
+    if not properties:
+        return Markup("")
+
+    def cell(text: str) -> str:  # one line, no pipe that would end the cell
+        return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+    rows = [f"| {cell(k)} | {cell(v) if v else '(empty)'} |" for k, v in properties.items()]
+    tokens = _MARKDOWN.parse("| property | value |\n| --- | --- |\n" + "\n".join(rows))
+    _link(tokens, resolve, as_of)
+    _directed(tokens, [])
+    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}).replace(
+        "<table>", '<table class="properties">', 1))
+
+
+def _directed(tokens: list[Token], headings: list[Heading]) -> None:
+    """Each block's direction from its text (``dir="auto"``), and a section's heading its
+    id (a heading with nothing under it is part of the next section, which is named after
+    the heading it holds)."""
+    for i, t in enumerate(tokens):
+        if t.type in _BLOCKS:
+            t.attrSet("dir", "auto")
+        if t.type == "heading_open" and t.map and headings and i + 1 < len(tokens):
+            line, words = t.map[0] + 1, _words(_plain(tokens[i + 1].children))
+            found = next((h.id for h in headings if h.first <= line <= h.last
+                          and _words(h.words) == words), None)
+            if found is not None:
+                t.attrSet("id", found)
+
+
+def _words(heading: str) -> str:
+    """A heading's words as a section's ID names them (``#``, ``^``, ``|``, brackets are
+    spaces there)."""
+    return " ".join(re.sub(r"[#^|\[\]]", " ", heading).split())
 
 
 def _plain(children: list[Token] | None) -> str:
@@ -174,8 +238,10 @@ def _link(tokens: list[Token], resolve: Resolver | None, as_of: str | None) -> N
     for n, (opened, closed, target, _) in enumerate(asked):
         to = found[n] if n < len(found) else None
         if to is not None and to.note is not None:
+            at = anchor(to.section, to.note) if to.kind == "section" and to.section else None
             opened.attrSet("href", "/note?" + urlencode(
-                {"id": to.note} | ({"as_of": as_of} if as_of else {})))
+                {"id": to.note} | ({"as_of": as_of} if as_of else {}))
+                + (f"#{at}" if at else ""))
             continue
         why = ("a link the page does not follow here" if to is None else
                "no note by this name then" if to.kind == "dangling" else

@@ -3,9 +3,19 @@
 // value fills the as_of box with the period's last day (a day as a cutoff means its end),
 // says which moment that is, and submits the search. Without script, the box works.
 document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("search");
   const slider = document.getElementById("when");
   const box = document.getElementById("as_of");
   const label = document.getElementById("when-label");
+  // Back to this page from the browser's cache: the form and the label as the page was
+  // served (its URL's search), not as the slider or the keyboard left them.
+  const served = label ? label.textContent : "";
+  window.addEventListener("pageshow", (event) => {
+    if (!event.persisted || !form) return;
+    form.reset();
+    if (slider) slider.value = slider.getAttribute("value");
+    if (label) label.textContent = served;
+  });
   if (!slider || !box) return;
   const days = JSON.parse(slider.dataset.days || "[]");
   const labels = JSON.parse(slider.dataset.labels || "[]");
@@ -22,5 +32,5 @@ document.addEventListener("DOMContentLoaded", () => {
         : `as of the end of ${days[i]} (UTC)` + (labels[i] !== days[i] ? ` · ${labels[i]}` : "");
     }
   });
-  slider.addEventListener("change", () => document.getElementById("search").submit());
+  slider.addEventListener("change", () => form.submit());
 });

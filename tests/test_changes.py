@@ -167,7 +167,7 @@ def test_cli_and_mcp(tmp_path):
     assert run_memory("--db", db, "sync", vault, "--known-at", "2025-02-01").returncode == 0
     p = run_memory("--db", db, "changes", "--since", "2025-01-15")
     assert p.returncode == 0, p.stderr
-    assert "v/a.md — A (revised, 2025-02-01 00:00:00 UTC)" in p.stdout
+    assert "v/a.md — A (revised, last change 2025-02-01 00:00:00 UTC)" in p.stdout
     assert "[-march-] {+may+}" in p.stdout
     p = run_memory("--db", db, "changes", "--since", "2025-01-15", "--until", "2025-01-20")
     assert p.stdout.startswith("Nothing changed from 2025-01-15 00:00:00 UTC")

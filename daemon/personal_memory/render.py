@@ -336,7 +336,7 @@ def changes(found: Changes) -> str:
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
                          + (f" — {name(n.title)}" if n.title else "")
-                         + f" ({what}, {when(n.latest)})")
+                         + f" ({what}, last change {when(n.latest)})")
             lines += [f"    {change}" for change in record_changes(n.record_changes)]
             for s in n.sections:
                 why = f" ({s.why})" if s.why else ""

@@ -80,7 +80,7 @@ def changes(found: Changes) -> str:
             title = f" — {name(n.title)}" if n.title else ""
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"{name(n.note or n.sections[0].memory_id)}{title} ({what}"
-                         + (f", {when(n.latest)}" if n.latest else "") + ")")
+                         + (f", last change {when(n.latest)}" if n.latest else "") + ")")
             lines += [f"  ~ {change}" for change in render.record_changes(n.record_changes)]
             for sec in n.sections:
                 at = f" ({when(sec.known_at)})" if sec.known_at else ""

@@ -115,7 +115,7 @@ def _page_text(found, out: ChangesOutput) -> str:
         what = f"moved from {n.moved_from}" if n.moved_from else n.change
         counts = ", ".join(f"{v} {k}" for k, v in n.counts.items())
         lines.append(f"- {n.note or n.changed[0]}" + (f" — {n.title}" if n.title else "")
-                     + f" ({what}, {n.latest}): {counts}")
+                     + f" ({what}, last change {n.latest}): {counts}")
         lines += [f"    {change}" for change in render.record_changes(n.record_changes)]
         more = sum(n.counts.values()) - len(n.changed)
         lines.append("    " + "; ".join(n.changed) + (f"; +{more} more" if more > 0 else ""))

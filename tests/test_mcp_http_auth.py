@@ -26,7 +26,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from personal_memory.access.store import AccessStore
-from support import ROOT
+from support import ROOT, wait_for
+from test_web import browser, needs_browser  # noqa: F401  (the page's real browser)
 
 CALLBACK = "http://127.0.0.1:9/cb"
 
@@ -380,3 +381,33 @@ def test_a_flood_of_requests_pushes_out_a_guessers_request_before_the_owners(tmp
         assert owner.pending(owners) is not None and owner.pending(keys[10]) is None
         key()  # no wrong try left anywhere: the oldest goes
         assert owner.pending(owners) is None
+
+
+@needs_browser
+def test_the_owner_allows_a_client_in_a_real_browser(server, browser):
+    """The consent page as the owner meets it: a real browser posts the form (its Origin
+    header as the browser sets it), and Allow sends it on to the client with a code that
+    the client exchanges; Deny says no to the client."""
+    from selenium.webdriver.common.by import By
+    client = _register(server.base, token_endpoint_auth_method="none").json()
+    verifier, challenge = _pkce()
+    for decision in ("deny", "allow"):
+        r = httpx2.get(server.base + "/authorize", params={
+            "response_type": "code", "client_id": client["client_id"], "code_challenge":
+            challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK,
+            "state": decision})
+        browser.get(r.headers["location"] if r.headers["location"].startswith("http")
+                    else server.base + r.headers["location"])
+        browser.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
+        browser.find_element(By.CSS_SELECTOR, f"button[value={decision}]").click()
+        # the callback does not answer (port 9): where the browser was sent is enough
+        sent = wait_for(lambda: browser.current_url if browser.current_url.startswith(
+            CALLBACK) else None, what="the browser sent on to the client")
+        answer = parse_qs(urlsplit(sent).query)
+        assert answer["state"] == [decision]
+        if decision == "deny":
+            assert answer["error"] == ["access_denied"]
+    r = httpx2.post(server.base + "/token", data={
+        "grant_type": "authorization_code", "code": answer["code"][0], "client_id":
+        client["client_id"], "redirect_uri": CALLBACK, "code_verifier": verifier})
+    assert r.status_code == 200 and r.json()["access_token"], r.text

@@ -9,8 +9,10 @@ guesser's, even from the same address (every local program is on loopback)."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
+from urllib.parse import urlsplit
 
 import anyio
 from jinja2 import Environment
@@ -29,7 +31,9 @@ MAX_SOURCES = 10_000  # sources remembered; the least recently seen go first
 PASSPHRASE_CHECKS = 2  # scrypt checks at once (about 32 MB each)
 MAX_FORM_FIELD_CHARS = 2048
 _HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
-            "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
+            # same-origin, not no-referrer: a browser sends "Origin: null" with a form posted
+            # from a page that sends no referrer, which the guard refuses
+            "Referrer-Policy": "same-origin", "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
             "form-action 'self'; frame-ancestors 'none'"}
 
@@ -55,6 +59,20 @@ never change them. You can revoke it at any time with <code>memory tokens revoke
 <button name="decision" value="allow">Allow</button>
 <button name="decision" value="deny">Deny</button></form>{% endif %}{% endif %}
 </body></html>""")
+
+
+_SOURCE = re.compile(r"[a-z][a-z0-9+.-]*:(//[a-z0-9.\-\[\]:]+)?")
+
+
+def _csp_source(uri: str) -> str | None:
+    """A Content-Security-Policy source for a redirect URI: its origin (``http://127.0.0.1:
+    8123``), or its scheme alone for an app's own (``cursor:``); None if it cannot be
+    written as one."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    source = f"{scheme}://{parts.netloc.lower()}" if scheme in ("http", "https") \
+        else f"{scheme}:"
+    return source if _SOURCE.fullmatch(source) else None
 
 
 class Source:
@@ -100,7 +118,15 @@ class Consent:
                         "resource": held.resource,
                         "redirect": str(held.params.redirect_uri),
                         "no_passphrase": not self.owner.store.has_passphrase()}
-        return HTMLResponse(_PAGE.render(**context), status_code=status, headers=_HEADERS)
+        headers = _HEADERS
+        if held is not None:  # the answer is a redirect to the client, which the form may
+            # follow only if the policy names it (browsers check form-action on redirects)
+            to = _csp_source(str(held.params.redirect_uri))
+            if to:
+                headers = _HEADERS | {"Content-Security-Policy": _HEADERS[
+                    "Content-Security-Policy"].replace("form-action 'self'",
+                                                       f"form-action 'self' {to}")}
+        return HTMLResponse(_PAGE.render(**context), status_code=status, headers=headers)
 
     async def show(self, request: Request) -> Response:
         return self._page(request.query_params.get("request", "")[:MAX_FORM_FIELD_CHARS])

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from personal_memory import MemoryStore
 from personal_memory.access.store import AccessStore
-from support import MEMORY, run_memory, user_env
+from support import MEMORY, run_memory, user_env, wait_for
 
 INSPECTOR = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
              / "personal-memory-tests" / "inspector-2.12.0" / "node_modules" / ".bin"
@@ -538,3 +538,117 @@ def test_a_code_or_refresh_token_used_twice_ends_its_grant(tmp_path):
         with pytest.raises(TokenRefused, match="revoked"):
             access.check(newer.access)
         assert [g.state for g in access.grants()] == ["revoked", "revoked"]
+
+
+def test_a_revoked_token_hears_no_more_changes(server, notes_db, tmp_path):
+    """Revoking a token ends its open stream: the changes written afterwards reach it no
+    more, and its next call is refused."""
+    import anyio
+
+    from personal_memory.notes.folders import Folder
+    token = server.token("listener")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+
+    async def go():
+        heard = []
+        async with with_token(server.url, token, mode="auto") as c:
+            async with c.listen(resource_subscriptions=["note://recent"]) as sub:
+                assert run_memory("--db", notes_db, "tokens", "revoke",
+                                  "listener").returncode == 0
+                for n in range(3):  # changes, written after the revocation
+                    (vault / f"after{n}.md").write_text(f"# After {n}\n\nwords {n}\n")
+                    with MemoryStore.open(notes_db, embedder="none") as writer:
+                        writer.sync([Folder.of(vault)])
+                    await anyio.sleep(1.5)
+                with anyio.move_on_after(8):
+                    async for event in sub:
+                        heard.append(event)
+            return heard
+    try:
+        heard = asyncio.run(go())
+    except BaseException as ended:  # the stream ending may end the client's listen
+        heard = []
+        assert not isinstance(ended, (KeyboardInterrupt, AssertionError)), ended
+    # at most what was sent before the first recheck (HTTP_RECHECK_SECONDS) got through
+    assert len(heard) <= 1, heard
+    refused = httpx2.post(server.url, json={}, headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401 and "revoked" in refused.text
+    assert "ended: " in server.log_text()
+
+
+def test_one_token_cannot_take_every_session(server):
+    """A token holds at most HTTP_SESSIONS_PER_GRANT sessions: the next is refused in one
+    line (429, Retry-After), another token still opens its own, and ending one session
+    (DELETE) makes room again."""
+    from personal_memory.limits import HTTP_SESSIONS_PER_GRANT
+    greedy, other = server.token("greedy"), server.token("other")
+    opening = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}})
+    accept = {"Content-Type": "application/json",
+              "Accept": "application/json, text/event-stream"}
+
+    def initialize(token: str):
+        return httpx2.post(server.url, content=opening, headers=accept | {
+            "Authorization": f"Bearer {token}"}, timeout=30)
+    held = [initialize(greedy) for _ in range(HTTP_SESSIONS_PER_GRANT)]
+    assert all(r.status_code == 200 for r in held)
+    refused = initialize(greedy)
+    assert refused.status_code == 429 and refused.headers["retry-after"]
+    assert "open sessions" in refused.json()["error_description"]
+    assert initialize(other).status_code == 200
+    ended = httpx2.delete(server.url, headers={
+        "Authorization": f"Bearer {greedy}", "Mcp-Session-Id":
+        held[0].headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"})
+    assert ended.status_code < 300, ended.text
+    assert initialize(greedy).status_code == 200
+
+
+def test_a_client_is_not_refused_for_how_it_spells_what_it_sends(server):
+    """A Host in capitals (host names are case-blind) and a token after two spaces (RFC
+    6750's 1*SP) are accepted; a request with no token at all gets a challenge without an
+    error code (RFC 6750 3.1)."""
+    token = server.token("spelling")
+    port = server.base.rsplit(":", 1)[1]
+    meta = httpx2.get(server.base + "/.well-known/oauth-protected-resource/mcp",
+                      headers={"Host": f"LOCALHOST:{port}"})
+    assert meta.status_code == 200 and meta.json()["resource"].startswith("http://localhost")
+    r = httpx2.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                    headers={"Authorization": f"Bearer  {token}", "Host": f"LOCALHOST:{port}",
+                             "Accept": "application/json, text/event-stream"})
+    assert r.status_code != 401 and r.status_code != 421, r.text
+    bare = httpx2.post(server.url, json={})
+    assert bare.status_code == 401
+    assert "error=" not in bare.headers["www-authenticate"]
+    assert bare.headers["www-authenticate"].startswith("Bearer resource_metadata=")
+
+
+def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes_db,
+                                                                             tmp_path):
+    """``--public-url https://name:443`` is https://name, which is what clients send as
+    Host and find in the metadata; the first line names where the proxy must forward."""
+    log = tmp_path / "proxied.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(MEMORY + ["--db", notes_db, "serve", "--http", "--port", "0",
+                                          "--behind-proxy", "--public-url",
+                                          "https://memory.example.org:443"],
+                                stdout=subprocess.DEVNULL, stderr=out, env=user_env())
+    try:
+        found = wait_for(lambda: re.search(r"serving MCP at (\S+) \(the proxy forwards to "
+                                           r"(http://127\.0\.0\.1:\d+)\)", log.read_text()),
+                         60, what="the first line")
+        assert found.group(1) == "https://memory.example.org/mcp"
+
+        def metadata():
+            try:
+                return httpx2.get(found.group(2) + "/.well-known/oauth-protected-resource/mcp",
+                                  headers={"Host": "memory.example.org"}, timeout=2)
+            except httpx2.TransportError:
+                return None
+        meta = wait_for(metadata, 60, what="the server")
+        assert meta.status_code == 200, meta.text
+        assert meta.json()["resource"] == "https://memory.example.org/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

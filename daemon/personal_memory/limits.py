@@ -39,7 +39,9 @@ HTTP_BURST = 120
 HTTP_ADDRESS_REQUESTS_PER_MINUTE = 120  # per address without a valid token (OAuth, failures)
 HTTP_ADDRESS_BURST = 60
 HTTP_MAX_SESSIONS = 64
+HTTP_SESSIONS_PER_GRANT = 16  # so one token cannot take every session
 HTTP_SESSION_IDLE_SECONDS = 1800
+HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
 
 # The daemon records a heartbeat at least this often; three missed beats mean it is dead.
 HEARTBEAT_SECONDS = 30

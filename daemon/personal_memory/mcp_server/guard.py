@@ -14,10 +14,12 @@ from collections import OrderedDict
 from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access.store import AccessStore, TokenRefused
-from ..limits import MAX_NAMESPACE_CHARS
+from ..limits import (HTTP_RECHECK_SECONDS, HTTP_SESSION_IDLE_SECONDS, HTTP_SESSIONS_PER_GRANT,
+                      MAX_NAMESPACE_CHARS)
 from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
 
 log = logging.getLogger("personal_memory.http")
@@ -54,6 +56,38 @@ class Buckets:
         return wait
 
 
+class Sessions:
+    """The MCP sessions each grant holds, as seen from outside the SDK: opened by a
+    request without a session that got one, in use while a request names it (a stream
+    stays in use), gone at DELETE, at "not found", or idle past the SDK's timeout."""
+
+    def __init__(self, idle: float = HTTP_SESSION_IDLE_SECONDS):
+        self.idle = idle
+        self._held: dict[str, list] = {}  # session -> [grant, requests under way, last]
+
+    def held_by(self, grant: str) -> int:
+        now = time.monotonic()
+        for sid in [k for k, (_, busy, last) in self._held.items()
+                    if not busy and now - last > self.idle]:
+            del self._held[sid]
+        return sum(1 for g, _, _ in self._held.values() if g == grant)
+
+    def opened(self, sid: str, grant: str) -> None:
+        self._held[sid] = [grant, 0, time.monotonic()]
+
+    def begin(self, sid: str) -> None:
+        if sid in self._held:
+            self._held[sid][1] += 1
+
+    def end(self, sid: str, status: int, deleted: bool) -> None:
+        held = self._held.get(sid)
+        if held is None:
+            return
+        held[1], held[2] = held[1] - 1, time.monotonic()
+        if status == 404 or (deleted and status < 300):
+            del self._held[sid]
+
+
 class Policy(NamedTuple):
     # Host header values accepted (lower case, with the port), each with the base URL a
     # request through it is answered as (issuer, token audience, metadata)
@@ -82,6 +116,7 @@ class Guard:
         self.policy = policy
         self.tokens = Buckets(policy.per_token)
         self.addresses = Buckets(policy.per_address)
+        self.sessions = Sessions()
         self._logged_at: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
     def _log(self, where: str, reason: str, every: float = 60.0) -> None:
@@ -119,6 +154,9 @@ class Guard:
         if base is None:
             await refuse(421, "misdirected_request", f"Host {host!r} is not this server's")
             return
+        if headers.get("host") != host:  # the SDK's own check compares it as written
+            scope["headers"] = [(k, v.lower() if k.lower() == b"host" else v)
+                                for k, v in scope["headers"]]
         reset = REQUEST_BASE.set(base)
         try:
             await self._checked(scope, receive, send, headers, path, address, base, where,
@@ -160,20 +198,25 @@ class Guard:
         www = [f'resource_metadata="{base}/.well-known/oauth-protected-resource'
                f'{self.policy.mcp_path}"']
 
-        async def unauthorized(description: str) -> None:
+        async def unauthorized(description: str, given: bool = True) -> None:
             wait = self.addresses.wait(address)  # failed tries are counted per address
             if wait:
                 await refuse(429, "rate_limited", "too many failed requests from this "
                              "address", [(b"retry-after", str(math.ceil(wait)).encode())])
                 return
-            value = ", ".join([f'Bearer error="invalid_token"',
-                               f'error_description="{description}"', *www])
+            # no credentials at all: no error code in the challenge (RFC 6750 3.1)
+            value = ", ".join([*(['Bearer error="invalid_token"',
+                                  f'error_description="{description}"'] if given
+                                 else ["Bearer"]), *www])
+            if not given:
+                value = value.replace("Bearer, ", "Bearer ", 1)
             await refuse(401, "invalid_token", description,
                          [(b"www-authenticate", value.encode())])
 
         if not bearer.lower().startswith("bearer "):
             await unauthorized("no bearer token given" if not bearer else
-                               "the Authorization header is not a Bearer token")
+                               "the Authorization header is not a Bearer token",
+                               given=bool(bearer))
             return
         try:
             held = self.store.check(bearer[7:].strip())
@@ -198,7 +241,66 @@ class Guard:
                                                    f'{scope_hint}, {www[0]}').encode())])
             return
         scope.setdefault("state", {})[NAMESPACE_KEY] = wanted
-        await self.app(scope, receive, send)
+        grant, sid = f"grant:{held.grant.id}", headers.get("mcp-session-id")
+        if sid is None and scope.get("method") == "POST" \
+                and self.sessions.held_by(grant) >= HTTP_SESSIONS_PER_GRANT:
+            await refuse(429, "too_many_sessions", f"{held.grant.name!r} holds "
+                         f"{HTTP_SESSIONS_PER_GRANT} open sessions: end one (DELETE) or let "
+                         "it go idle", [(b"retry-after", b"60")])
+            return
+        # the SDK reads the token after one space: give it so, however it was written
+        scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
+                            ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
+        status = 0
+        ended = anyio.Event()
+        checked = time.monotonic()
+
+        async def sending(message: Message) -> None:
+            nonlocal status, checked
+            if ended.is_set():
+                return
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                opened = dict(message.get("headers", ())).get(b"mcp-session-id")
+                if sid is None and opened and status < 400:
+                    self.sessions.opened(opened.decode("latin-1"), grant)
+            elif message.get("more_body") and time.monotonic() - checked >= \
+                    HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
+                checked = time.monotonic()
+                try:
+                    self.store.check(bearer[7:].strip())
+                except TokenRefused as exc:
+                    self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
+                    ended.set()
+                    await send({"type": "http.response.body", "body": b"",
+                                "more_body": False})
+                    return
+            await send(message)
+
+        async def receiving() -> Message:
+            """The client's messages, or its going away once its stream has ended."""
+            if ended.is_set():
+                return {"type": "http.disconnect"}
+            got: list[Message] = []
+            async with anyio.create_task_group() as tasks:
+                async def client() -> None:
+                    got.append(await receive())
+                    tasks.cancel_scope.cancel()
+
+                async def stop() -> None:
+                    await ended.wait()
+                    tasks.cancel_scope.cancel()
+                tasks.start_soon(client)
+                tasks.start_soon(stop)
+            return got[0] if got else {"type": "http.disconnect"}
+
+        if sid is not None:
+            self.sessions.begin(sid)
+        try:
+            await self.app(scope, receiving, sending)
+        finally:
+            if sid is not None:
+                self.sessions.end(sid, status, scope.get("method") == "DELETE")
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         """The whole body (small outside /mcp), or None past the limit: a body sent

@@ -102,14 +102,23 @@ def check(options: HttpOptions, port: int | None = None) -> Endpoint:
     port = o.port if port is None else port
     if o.public_url:
         parts = urlsplit(o.public_url)
+        try:
+            parts.port  # noqa: B018  (a port out of range or not a number raises)
+        except ValueError:
+            parts = parts._replace(scheme="")
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query \
-                or parts.fragment or parts.path not in ("", "/"):
+                or parts.fragment or parts.path not in ("", "/") or "@" in parts.netloc:
             raise ConfigError(f"--public-url: {o.public_url!r} is not a base address such "
                               "as https://memory.example.org")
         if parts.scheme == "http" and not is_loopback(parts.hostname):
             raise ConfigError("--public-url: a server reached from other machines needs "
                               "https:// (OAuth 2.1 sends tokens only over TLS)")
-        base = f"{parts.scheme}://{parts.netloc}".lower()
+        # the scheme's own port is left out, as clients leave it out of Host and URLs
+        default = {"http": 80, "https": 443}[parts.scheme]
+        netloc = parts.netloc.lower()
+        if parts.port == default:
+            netloc = netloc.rsplit(":", 1)[0]
+        base = f"{parts.scheme}://{netloc}"
     else:
         name = f"[{o.host}]" if ":" in o.host else o.host
         base = f"{'https' if o.tls_cert else 'http'}://{name}:{port}"
@@ -256,7 +265,12 @@ def run(config: Settings, options: HttpOptions) -> int:
     check(options)  # refuse bad options before binding anything
     sock = _listen(options.host, options.port)
     endpoint = check(options, port=sock.getsockname()[1])
-    print(f"memory: serving MCP at {endpoint.resource_url}", file=sys.stderr, flush=True)
+    local = ""
+    if endpoint.behind_proxy:  # where the proxy must send what it receives
+        name = f"[{options.host}]" if ":" in options.host else options.host
+        local = f" (the proxy forwards to http://{name}:{endpoint.port})"
+    print(f"memory: serving MCP at {endpoint.resource_url}{local}", file=sys.stderr,
+          flush=True)
     env = dict(os.environ, MEMORY_DB=str(config.db), MEMORY_NAMESPACE=config.namespace,
                MEMORY_VECTOR_BACKEND=config.vector_backend, MEMORY_EMBEDDER=config.embedder,
                MEMORY_CONFIG=str(config.config_path), MEMORY_ENABLE_WRITES="0")

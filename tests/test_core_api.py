@@ -160,3 +160,26 @@ def test_search_reports_the_cutoff_it_resolved(store):
     assert results.as_of == "2025-02-01T00:00:00Z" and results.valid_at == results.as_of
     everything = store.search("alpha", namespace=NS)
     assert everything.as_of is None and everything.valid_at.endswith("Z")
+
+
+def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
+    """A folder's and a tag's listing give each note the time it last changed by the
+    cutoff, its sections included (as ``read(...).changed_at``), not only its record's."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    plan = vault / "Plan.md"
+    plan.write_text("---\ntags: [work]\n---\n# Plan\n\nIn March.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-10")
+        plan.write_text("---\ntags: [work]\n---\n# Plan\n\nIn May.\n")
+        store.sync([Folder.of(vault)], known_at="2025-02-20T10:00:00.5Z")
+        for as_of in (None, "2025-01-31"):
+            read = store.read("vault/Plan.md", namespace="notes", as_of=as_of).changed_at
+            (folder,) = store.folder("vault", namespace="notes", as_of=as_of).notes
+            (tagged,) = store.tagged(["work"], namespace="notes", as_of=as_of).notes
+            assert folder.known_at == tagged.known_at == read
+        assert read.startswith("2025-01-10")
+        (now,) = store.folder("vault", namespace="notes").notes
+        assert now.known_at.startswith("2025-02-20T10:00:00.5")
+        with pytest.raises(InvalidArgument, match="tags"):
+            store.tagged([], namespace="notes")

@@ -322,13 +322,18 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 note``, ``2 notes``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def changes(found: Changes) -> str:
     span = f"from {when(found.since)} to {moment(found.until)}"
     c = found.counts
     if found.query is None:
         if not found.notes:
             return f"Nothing changed {span}."
-        lines = [f"{c['notes']} notes changed {span} ({c['notes_added']} new, "
+        lines = [f"{counted(c['notes'], 'note')} changed {span} ({c['notes_added']} new, "
                  f"{c['notes_deleted']} deleted, {c.get('notes_moved', 0)} moved); "
                  f"sections {c['added']} added, {c['revised']} revised, "
                  f"{c['retracted']} retracted:"]
@@ -386,8 +391,8 @@ def links(found) -> str:
         went = (f", moved to {name(found.moved_to.new_note)} at "
                 f"{when(found.moved_to.known_at)}" if found.moved_to else "")
         return f"{name(found.note)}{shown}: deleted by then{went}; no links."
-    lines = [f"{name(found.note)}{shown}: {len(found.outgoing)} links out, "
-             f"{len(found.backlinks)} backlinks"]
+    lines = [f"{name(found.note)}{shown}: {counted(len(found.outgoing), 'link')} out, "
+             f"{counted(len(found.backlinks), 'backlink')}"]
     for link in found.outgoing:
         kind = "embeds" if link.embed else "links to"
         dest = where(link) if link.note else f"{link.target} ({link.kind})"

@@ -81,7 +81,8 @@ class RecentNote(Record):
 
 @dataclass(frozen=True)
 class FolderEntry(Record):
-    """A note in a folder listing: its ID, its title then, and when its record changed."""
+    """A note in a listing: its ID, its title then, and when it last changed by then (its
+    record or one of its sections)."""
     note: str
     title: str | None
     known_at: str

@@ -189,3 +189,30 @@ def test_history_says_where_a_moved_section_went(tmp_path):
                              as_of="2025-01-15")[-1].moved_to is None
     out = run_memory("--db", db, "history", "vault/a.md#Plan").stdout
     assert "moved to vault/b.md#Plan" in out
+
+
+def test_a_new_note_in_a_deleted_note_s_inode_is_no_move(tmp_path):
+    """File systems give a freed inode again at once: a note deleted and another written
+    just after, of the same size, may get its inode. It is a deletion and a new note
+    unless it also kept the old one's time, or most of its text."""
+    from personal_memory.notes.folders import FileState
+    from personal_memory.sync.folder_sync import _moves_by_inode
+    from personal_memory.sync.scan import Found
+    old = FileState(30, 100, 100, 5, "h", 1, 0)
+    renamed = Found("b.md", FileState(30, 100, 200, 5, "h", 1, 0).stat, "b.md")
+    written = Found("b.md", FileState(30, 300, 300, 5, "x", 1, 0).stat, "b.md")
+    assert _moves_by_inode(["b.md"], {"b.md": renamed}, ["a.md"], {"a.md": old}) == (
+        {"b.md": "a.md"}, {})
+    # the same inode and size but a new time: only a candidate, judged by its text
+    assert _moves_by_inode(["b.md"], {"b.md": written}, ["a.md"], {"a.md": old}) == (
+        {}, {"b.md": "a.md"})
+    vault = vault_of(tmp_path, {"apple.md": "# Apple\n\napples are red\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "apple.md").unlink()
+        (vault / "melon.md").write_text("# Melon\n\nmelons are big\n")  # same size
+        report = store.sync([Folder.of(vault)], known_at="2025-02-01")
+        assert (report.files_moved, report.files_removed) == (0, 1)
+        assert store.read("vault/melon.md", namespace="notes").moves == []
+        week = store.changes(namespace="notes", since="2025-01-15", until="2025-02-02")
+        assert sorted(n.change for n in week.notes) == ["added", "deleted"]

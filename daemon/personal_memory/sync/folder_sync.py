@@ -4,7 +4,7 @@ daemon, so a one-shot sync and a watched folder behave identically.
 Each file is read and validated in full before anything is written, so a bad file is
 skipped whole, never half-imported. Files are written in batches, one transaction each,
 and every revision of a batch has the batch's ``known_at``. A move (a file or folder
-renamed: the same inode and size, or the same content, at a new path) is written whole
+renamed: the same inode, size and time, or the same content, at a new path) is written whole
 in one batch: the new path's revisions, the old path's tombstones and the recorded move
 share one instant. Nothing is tombstoned when the folder looks lost (missing, unreadable,
 suddenly empty), and a sync that would tombstone more than half of a collection stops
@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -39,9 +40,12 @@ log = logging.getLogger("personal_memory.sync")
 # filesystem's timestamp granularity (the "racy git" problem), so it is re-hashed.
 RACY_WINDOW_NS = 2_000_000_000
 BATCH_FILES = 1000
-# A file that kept a removed note's inode but not its size is that note moved and edited
-# when at least this share of the text is the same.
-MOVE_SIMILARITY = 0.5
+# A file that kept a removed note's inode but not its size or time is that note moved and
+# edited when at least this share of its words is the same, in order. (File systems give a
+# freed inode again at once, and short notes share many characters by chance: "apples are
+# red" and "melons are big" were 0.55 alike by characters, 0.25 by words.)
+MOVE_SIMILARITY = 0.6
+_WORD = re.compile(r"\w+")
 
 
 class _DryRun(Exception):
@@ -412,15 +416,16 @@ class FolderSync:
         batch.files_removed += 1
 
     def _similar(self, folder: Folder, old_rel: str, new_text: str) -> bool:
-        """Whether a file that kept the inode of a removed note kept at least half of its
-        text (as last imported): a move with an edit, not a new note in a reused inode."""
+        """Whether a file that kept the inode of a removed note kept most of its words
+        (as last imported): a move with an edit, not a new note in a reused inode."""
         try:
             old = read_note(self.db, folder.namespace, notes.note_id(folder.collection,
                                                                      old_rel), None,
                             now_micros()).text
         except PersonalMemoryError:
             return False
-        matcher = difflib.SequenceMatcher(None, old, new_text, autojunk=False)
+        matcher = difflib.SequenceMatcher(None, _WORD.findall(old.casefold()),
+                                          _WORD.findall(new_text.casefold()), autojunk=False)
         return matcher.real_quick_ratio() >= MOVE_SIMILARITY and \
             matcher.quick_ratio() >= MOVE_SIMILARITY and matcher.ratio() >= MOVE_SIMILARITY
 
@@ -489,17 +494,20 @@ class FolderSync:
 def _moves_by_inode(arrivals: list[str], found: dict[str, Found], removed: list[str],
                     known_all: dict[str, FileState],
                     ) -> tuple[dict[str, str], dict[str, str]]:
-    """New path -> old path for each arrival with the inode and size of a removed file (a
-    rename keeps both), and for each arrival with only the inode of one (a rename and an
-    edit, or an inode the file system gave again: confirmed by the text once read)."""
-    by_identity: dict[tuple[int, int], str] = {}
+    """New path -> old path for each arrival with the inode, size and modification time
+    of a removed file (a rename keeps all three), and for each arrival with only the inode
+    of one (a rename and an edit, or an inode the file system gave again to a new file:
+    confirmed by the text once read)."""
+    by_identity: dict[tuple[int, int, int], str] = {}
     by_inode: dict[int, str] = {}
     for p in removed:
-        by_identity.setdefault((known_all[p].inode, known_all[p].size), p)
-        by_inode.setdefault(known_all[p].inode, p)
+        k = known_all[p]
+        by_identity.setdefault((k.inode, k.size, k.mtime_ns), p)
+        by_inode.setdefault(k.inode, p)
     exact, probable = {}, {}
     for p in arrivals:
-        old = by_identity.pop((found[p].stat.inode, found[p].stat.size), None)
+        st = found[p].stat
+        old = by_identity.pop((st.inode, st.size, st.mtime_ns), None)
         if old is not None:
             exact[p] = old
     taken = set(exact.values())

@@ -87,3 +87,50 @@ def test_the_daemon_waits_for_space_at_start_then_imports(full_disk, waiting):
 def test_a_signal_while_waiting_for_space_stops_cleanly(waiting):
     assert waiting.stop() == 0
     assert "stopped" in waiting.log()
+
+
+def test_a_daemon_that_holds_its_lock_but_writes_nothing_is_named_stuck(tmp_path):
+    """A daemon that cannot write (a full disk under a running one; here, stopped with
+    SIGSTOP) is still running: status says it is not writing rather than not running,
+    and doctor fails."""
+    import signal
+    import time
+
+    import apsw
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
+    d = Daemon(tmp_path / "m.db", notes)
+    try:
+        d.start()
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        conn = apsw.Connection(str(tmp_path / "m.db"))
+        conn.execute("UPDATE daemon SET heartbeat_at = ?",
+                     (int((time.time() - 3600) * 1e6),))
+        conn.close()
+        status = run_memory("--db", tmp_path / "m.db", "status").stdout
+        assert "daemon        running (not writing" in status, status
+        doctor = run_memory("--db", tmp_path / "m.db", "doctor")
+        assert doctor.returncode == 1 and "[fail] disk" in doctor.stdout, doctor.stdout
+        os.kill(d.proc.pid, signal.SIGCONT)
+        assert d.stop() == 0
+    finally:
+        if d.proc and d.proc.poll() is None:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        d.close()
+    status = run_memory("--db", tmp_path / "m.db", "status").stdout
+    assert "daemon        not running" in status, status
+
+
+def test_doctor_fails_when_the_disk_beside_the_database_is_full(tmp_path):
+    with small_disk(tmp_path / "small", "900k") as small:
+        notes = tmp_path / "notes"
+        notes.mkdir()
+        (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
+        db = small / "m.db"
+        assert run_memory("--db", db, "sync", notes).returncode == 0
+        assert run_memory("--db", db, "search", "zeppelin").returncode == 0  # WAL made
+        _fill(small)
+        doctor = run_memory("--db", db, "doctor")
+        assert doctor.returncode == 1, doctor.stdout
+        assert "[fail] disk           0 MiB free beside the database" in doctor.stdout

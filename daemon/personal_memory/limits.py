@@ -43,8 +43,13 @@ HTTP_SESSIONS_PER_GRANT = 16  # so one token cannot take every session
 HTTP_SESSION_IDLE_SECONDS = 1800
 HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
 
-# The daemon records a heartbeat at least this often; three missed beats mean it is dead.
+# The daemon records a heartbeat at least this often; three missed beats mean it is dead
+# (or, while it holds its lock, stuck: it cannot write).
 HEARTBEAT_SECONDS = 30
+# `memory doctor`: below this room beside the database nothing new can be recorded (a
+# sync's batch and SQLite's journal need about this much); below the second, a warning.
+DISK_FAIL_BYTES = 16 * 2**20
+DISK_WARN_BYTES = 256 * 2**20
 
 # "No end": an open validity interval, and the cutoff of "everything known". Above every
 # time the store can represent (9999-12-31), below the int64 limit numpy and SQLite share.

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import sys
 from dataclasses import asdict, dataclass
 
 from .. import render
 from ..embedding import models as embedders
 from ..errors import PersonalMemoryError
-from ..limits import REPLICA_MAX_LAG_SECONDS
+from ..limits import DISK_FAIL_BYTES, DISK_WARN_BYTES, REPLICA_MAX_LAG_SECONDS
 from ..memory import MemoryStore
 
 
@@ -58,6 +59,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
         with MemoryStore.open(db_path, read_only=True, vector_backend="python",
                               embedder=model if model is not None else "none") as store:
             health = store.health()
+            daemon = store.status().daemon
             replica = store.replication(replica_max_lag)
             unfinished = [p for p in store.purges() if p.unfinished]
     except PersonalMemoryError as exc:
@@ -75,6 +77,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                         "rebuilds it (once, from the stored revisions, which stay as "
                         "they are)"))
     checks.append(_clock(health))
+    checks.append(_disk(db_path, daemon))
     if model is not None:
         pending = health.pending_vectors
         checks.append(Check("vectors", "ok" if not pending else "warn",
@@ -85,6 +88,21 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
     checks.append(Check("purges", "fail", "; ".join(p.left for p in unfinished))
                   if unfinished else Check("purges", "ok", "none unfinished"))
     return checks
+
+
+def _disk(db_path: str, daemon) -> Check:
+    """Room beside the database: without it nothing new is recorded (the daemon waits)."""
+    free = shutil.disk_usage(os.path.dirname(os.path.realpath(db_path))).free
+    said = f"{free / 2**20:,.0f} MiB free beside the database"
+    if daemon.daemon_state.startswith("not writing"):
+        return Check("disk", "fail", f"{said}; the daemon is running but has not written "
+                     "for a while (see its log)")
+    if free < DISK_FAIL_BYTES:
+        return Check("disk", "fail", f"{said}: nothing new can be recorded until there is "
+                     "more (the daemon waits, and resumes by itself)")
+    if free < DISK_WARN_BYTES:
+        return Check("disk", "warn", f"{said}: little room left")
+    return Check("disk", "ok", said)
 
 
 def _replication(r) -> Check:

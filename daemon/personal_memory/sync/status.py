@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 
 from ..notes import model as notes
 from ..limits import HEARTBEAT_SECONDS
+from ..paths import lock_path, real_database
 from ..records import DaemonStatus
 from ..store import Database
 from ..times import format_time, now_micros
@@ -23,18 +25,39 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def lock_held(db_path: str) -> bool:
+    """Whether a daemon holds this database's lock (``watch.lock``): it is running, even
+    when it cannot write its heartbeat (a full disk)."""
+    try:
+        fd = os.open(lock_path(real_database(db_path)), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # (closing also lets go of the shared lock just taken)
+    return False
+
+
 def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
-    """The daemon's state and the last sync runs."""
+    """The daemon's state and the last sync runs. A daemon that holds its lock but has
+    not written its heartbeat for three beats is running and stuck (``not writing``)."""
     daemon = db.daemon()
-    running = False
+    running, state = False, daemon.state if daemon else "never started"
     if daemon is not None and daemon.state not in ("stopped", "failed"):
         fresh = now_micros() - daemon.heartbeat_at < STALE_AFTER_US
         running = fresh and pid_alive(daemon.pid)
+        if not running and pid_alive(daemon.pid) and lock_held(db.path):
+            running, state = True, "not writing: no heartbeat lately (a full disk? see its log)"
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
     return DaemonStatus(
         daemon_running=running,
-        daemon_state=daemon.state if daemon else "never started",
+        daemon_state=state,
         daemon_pid=daemon.pid if daemon else None,
         daemon_heartbeat_at=format_time(daemon.heartbeat_at) if daemon else None,
         watched_folders=daemon.roots if daemon else [],

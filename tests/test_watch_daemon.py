@@ -481,3 +481,28 @@ def test_a_file_that_stays_empty_is_recorded_emptied(daemon, notes):
     # the line is logged once the sync returns, a moment after its commit
     wait_for(lambda: "change:" in daemon.log() and "1 tombstoned" in daemon.log(),
              timeout=30, what="the change's log line")
+
+
+def test_a_held_back_deletion_is_no_problem_once_the_notes_are_back(tmp_path):
+    """A folder moved out of the vault would delete most of it: the daemon holds the
+    deletion back and says so in status; moved back, the problem goes by itself."""
+    vault = tmp_path / "v"
+    (vault / "sub").mkdir(parents=True)
+    (vault / "top.md").write_text("# top\n")
+    for i in range(4):
+        (vault / "sub" / f"n{i}.md").write_text(f"# n{i}\n\nword{i}\n")
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    d = Daemon(db, vault).start()
+    try:
+        def problems() -> str:
+            return run_memory("--db", db, "--json", "status").stdout
+        os.rename(vault / "sub", tmp_path / "away")
+        wait_for(lambda: "allow-mass-delete" in problems(), what="the deletion held back")
+        assert d.search_ids("word1") == ["v/sub/n1.md#n1"]  # nothing was deleted
+        os.rename(tmp_path / "away", vault / "sub")
+        wait_for(lambda: "allow-mass-delete" not in problems(), what="the problem gone")
+        assert d.search_ids("word1") == ["v/sub/n1.md#n1"]
+        assert d.stop() == 0
+    finally:
+        d.close()

@@ -95,6 +95,13 @@ class FolderState:
                               (namespace, collection, p.path, p.reason,
                                since.get(p.path, now), int(p.stale)))
 
+    def drop_problem(self, namespace: str, collection: str, path: str) -> None:
+        """Forget one recorded problem (``path`` "" is the collection's own). Call inside a
+        transaction."""
+        if self.schema >= 2:
+            self.conn.execute("DELETE FROM problems WHERE namespace = ? AND collection = ? "
+                              "AND path = ?", (namespace, collection, path))
+
     def problems(self, namespace: str | None = None) -> list[Problem]:
         if self.schema < 2:
             return []

@@ -299,10 +299,20 @@ class FolderSync:
                     for s in report.skipped]
         if guard is not None:
             problems.append(Problem(ns, coll, "", str(guard), "", False))
+        # A deletion held back earlier (the collection's own problem) is over once the
+        # notes are back: a sync of a few paths says so when most known notes exist again.
+        held_back = guard is None and scope is not None and any(
+            p.collection == coll and p.path == "" for p in self.db.problems(ns))
+        if held_back:
+            root = os.path.realpath(folder.root)
+            missing = sum(1 for p in known_all if os_path(root, p) is None)
+            held_back = missing * 2 > len(known_all)
         with self.db.transaction():
             self.db.replace_problems(ns, coll,
                                      None if scope is None else sorted(map(printable, scope)),
                                      problems, now_micros())
+            if guard is None and scope is not None and not held_back:
+                self.db.drop_problem(ns, coll, "")
 
     @staticmethod
     def _changed(state: FileState | None, st: FileStat) -> bool:

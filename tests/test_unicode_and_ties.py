@@ -72,3 +72,21 @@ def test_a_persian_word_ranks_above_its_parts(store):
     store.remember("other", "unrelated words", namespace=NS)
     assert ids(store.search("پشتیبان\u200cگیری", namespace=NS))[0] == "whole"
     assert sorted(ids(store.search("پشتیبان", namespace=NS))) == ["part", "whole"]
+
+
+def test_a_name_typed_decomposed_finds_the_note_stored_composed(tmp_path):
+    """macOS writes and pastes names decomposed (NFD); the store keeps paths composed
+    (NFC): reading, history and the path filters take either."""
+    from personal_memory import MemoryStore
+    from personal_memory.notes.folders import Folder
+    from support import vault_of
+    vault = vault_of(tmp_path, {"Cr\u00e8me.md": "# Cr\u00e8me\n\nvanilla custard\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        typed = "vault/Cre\u0300me.md"
+        assert "custard" in store.read(typed, namespace="notes").text
+        (rev,) = store.history(typed + "#Cr\u00e8me", namespace="notes")
+        assert rev.memory_id == "vault/Cr\u00e8me.md#Cr\u00e8me"
+        for query in ("custard path:Cre\u0300me", "custard file:cre\u0300me"):
+            assert [r.note for r in store.search(query, namespace="notes")] == [
+                "vault/Cr\u00e8me.md"], query

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import unicodedata
 from dataclasses import replace
 from typing import Any, Iterator
 
@@ -461,6 +462,9 @@ class MemoryStore(Upkeep):
         cutoff = args.optional_cutoff(as_of)
         with self._db.errors(), self._db.snapshot():
             revisions = moves.history(self._db, namespace, memory_id, cutoff)
+            composed = unicodedata.normalize("NFC", memory_id)
+            if not revisions and composed != memory_id:  # a note's path is stored NFC
+                revisions = moves.history(self._db, namespace, composed, cutoff)
         if not revisions:
             when = f" as of {format_time(cutoff)}" if cutoff is not None else ""
             named = self._sections_named(memory_id, namespace, cutoff)

@@ -23,6 +23,7 @@ a warning (:func:`folder_warnings`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -87,7 +88,11 @@ def parse(text: str, tags: tuple[str, ...] | None = None) -> Query:
             if not value.strip():
                 raise InvalidArgument(f"query: {m.group(0)!r} has no value (as in "
                                       f"{op.casefold()}:Projects)")
-            found[op.casefold()].append(value.strip())
+            # a path is stored NFC: a name typed or pasted decomposed (macOS) is the same
+            wanted = value.strip()
+            found[op.casefold()].append(unicodedata.normalize("NFC", wanted)
+                                        if op.casefold() in ("path", "folder", "file")
+                                        else wanted)
             continue
         if minus:
             if not value.strip() or value == "-":

@@ -384,3 +384,31 @@ def test_a_full_disk_keeps_the_import_and_the_daemon_waits_for_space(root, tmp_p
         finally:
             if daemon:
                 daemon.close()
+
+
+def test_a_note_whose_name_a_folder_or_a_fifo_takes(tmp_path):
+    """A folder made where a note was: the note is gone. A FIFO (or socket, or device)
+    that takes a note's name, or comes with one: named as skipped, never opened, and a
+    note it replaced keeps its last text (as an unreadable file does)."""
+    from personal_memory import MemoryStore
+    from personal_memory.notes.folders import Folder
+    from support import vault_of
+    vault = vault_of(tmp_path, {"plan.md": "# Plan\n\nthe zebra plan\n",
+                                "pipe.md": "# Pipe\n\nthe okapi pipe\n", "o.md": "other\n",
+                                "p.md": "p\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "plan.md").unlink()
+        (vault / "plan.md").mkdir()
+        (vault / "pipe.md").unlink()
+        os.mkfifo(vault / "pipe.md")
+        os.mkfifo(vault / "new.md")
+        report = store.sync([Folder.of(vault)], known_at="2025-02-01")
+        assert report.files_removed == 1
+        assert sorted(s.path for s in report.skipped) == ["new.md", "pipe.md"]
+        assert all("FIFO" in s.reason for s in report.skipped)
+        assert [r.memory_id for r in store.search("zebra", namespace="notes")] == []
+        assert [r.memory_id for r in store.search("okapi", namespace="notes")] == [
+            "vault/pipe.md#Pipe"]
+        problems = {p.path: p.stale for p in store.status().daemon.problems}
+        assert problems == {"new.md": False, "pipe.md": True}

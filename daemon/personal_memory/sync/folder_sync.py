@@ -30,7 +30,7 @@ from ..store import Database
 from ..timeline import writes
 from ..timeline.reading import read_note
 from ..times import format_time, now_micros, parse_time
-from .scan import (Found, LoadedFile, check_root, in_scope, load, os_path, printable,
+from .scan import (Found, LoadedFile, check_root, in_scope, load, occupied, printable,
                    same_dir, scan)
 from .status import pid_alive
 
@@ -192,7 +192,7 @@ class FolderSync:
             wanted = {(found[p].stat.inode, found[p].stat.size) for p in arrivals}
             removed = sorted(set(removed) | {
                 p for p, s in known_all.items() if p not in known
-                and (s.inode, s.size) in wanted and os_path(root, p) is None})
+                and (s.inode, s.size) in wanted and not occupied(root, p)})
         moves, probable = _moves_by_inode(arrivals, found, removed, known_all)
         moved_from = set(moves.values())
         lost = [p for p in removed if p not in moved_from]
@@ -305,7 +305,7 @@ class FolderSync:
             p.collection == coll and p.path == "" for p in self.db.problems(ns))
         if held_back:
             root = os.path.realpath(folder.root)
-            missing = sum(1 for p in known_all if os_path(root, p) is None)
+            missing = sum(1 for p in known_all if not occupied(root, p))
             held_back = missing * 2 > len(known_all)
         with self.db.transaction():
             self.db.replace_problems(ns, coll,
@@ -343,14 +343,14 @@ class FolderSync:
                 for rel, old in step.moves:
                     if rel not in loaded:
                         continue
-                    if os_path(root, old) is not None:  # the old path is back: no move
+                    if occupied(root, old):  # the old path is back: no move
                         plain.append(loaded[rel])
                         continue
                     self._move(folder, loaded[rel], old, known_at, batch)
                 for f in plain:
                     self._update(folder, f, known_at, batch, full)
                 for rel in step.removed:
-                    if os_path(root, rel) is not None:
+                    if occupied(root, rel):
                         continue  # it is back (or was never gone): not a deletion
                     self._remove(folder, rel, known_at, batch)
                 if dry_run:

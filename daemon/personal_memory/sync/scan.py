@@ -69,6 +69,9 @@ def check_root(folder: Folder) -> None:
         raise RootUnavailable(f"{root}: cannot list the folder{_permission_hint(root)}; "
                               "nothing was tombstoned") from None
 
+NOT_REGULAR = "not a regular file (a FIFO, socket or device took its name)"
+
+
 def scan(folder: Folder, scope: Iterable[str] | None = None,
          skipped: list[SkippedFile] | None = None,
          unlisted: list[str] | None = None) -> dict[str, Found]:
@@ -104,6 +107,19 @@ def os_path(root: str, rel: str) -> str | None:
             candidate = os.path.join(current, matches[0])
         current = candidate
     return current
+
+def occupied(root: str, rel: str) -> bool:
+    """Whether a note's path holds a file: a note (back, or never gone), or a FIFO, socket
+    or device that took its name (named as skipped, its note kept as it was). A folder
+    that took its name, or nothing, is no note: the note is gone."""
+    path = os_path(root, rel)
+    if path is None:
+        return False
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
 
 def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
           unlisted: list[str]) -> None:
@@ -141,9 +157,14 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
                 if entry.is_dir(follow_symlinks=False):
                     if markdown.is_watched_dir(entry.name):
                         stack.append(entry.path)
-                elif entry.is_file(follow_symlinks=False) and markdown.is_note_name(entry.name):
-                    _add(found, skipped, os.path.relpath(entry.path, root), entry.path,
-                              entry.stat(follow_symlinks=False))
+                elif markdown.is_note_name(entry.name):
+                    st = entry.stat(follow_symlinks=False)
+                    rel = os.path.relpath(entry.path, root)
+                    if stat.S_ISREG(st.st_mode):
+                        _add(found, skipped, rel, entry.path, st)
+                    else:  # named, never opened: a FIFO would block whoever reads it
+                        skipped.append(SkippedFile(printable(markdown.normalise_path(rel)),
+                                                   NOT_REGULAR))
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
 
@@ -193,8 +214,7 @@ def load(path: str, rel: str, read_at: int) -> LoadedFile | SkippedFile | None:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return SkippedFile(printable(rel), "not a regular file (a FIFO, socket or "
-                               "device took its name)")
+            return SkippedFile(printable(rel), NOT_REGULAR)
         if st.st_size > markdown.MAX_FILE_BYTES:
             return SkippedFile(printable(rel), f"too large ({st.st_size:,} bytes; the "
                                f"limit is {markdown.MAX_FILE_BYTES:,})")

@@ -506,3 +506,22 @@ def test_a_held_back_deletion_is_no_problem_once_the_notes_are_back(tmp_path):
         assert d.stop() == 0
     finally:
         d.close()
+
+
+def test_a_twin_name_written_under_the_daemon_is_named(tmp_path):
+    """A file whose name is another's in the other Unicode form (NFD beside NFC), written
+    while the daemon watches, is named as a problem at once, as a whole scan names it."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "caf\u00e9.md").write_text("# A\n\nnfc words\n")
+    db = tmp_path / "m.db"
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    d = Daemon(db, vault).start()
+    try:
+        (vault / "cafe\u0301.md").write_text("# B\n\nnfd words\n")
+        wait_for(lambda: "same name after Unicode normalisation" in run_memory(
+            "--db", db, "status").stdout, what="the twin named")
+        assert d.search_ids("nfc") == ["v/caf\u00e9.md#A"]
+        assert d.stop() == 0
+    finally:
+        d.close()

@@ -134,6 +134,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
         name = os.path.basename(top)
         if markdown.is_note_name(name):
             _add(found, skipped, os.path.relpath(top, root), top, st)
+            _twins(root, top, found, skipped)
         return
     if not stat.S_ISDIR(st.st_mode):
         return
@@ -167,6 +168,26 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
                                                    NOT_REGULAR))
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
+
+def _twins(root: str, path: str, found: dict, skipped: list[SkippedFile]) -> None:
+    """The other spellings of one file's name in its folder (NFC beside NFD), so that a
+    sync of that one path names the twin as a whole scan does."""
+    folder, name = os.path.split(path)
+    key = markdown.normalise_path(name)
+    try:
+        names = [n for n in os.listdir(folder)
+                 if n != name and markdown.normalise_path(n) == key]
+    except OSError:
+        return
+    for other in names:
+        twin = os.path.join(folder, other)
+        try:
+            st = os.lstat(twin)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            _add(found, skipped, os.path.relpath(twin, root), twin, st)
+
 
 def _add(found: dict, skipped: list[SkippedFile], rel: str, path: str,
          st: os.stat_result) -> None:

@@ -275,6 +275,8 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
         f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:
             f += 0.6 * ((co[m] - median) / (top_co - median))
+        elif top_co > median and m in bm:  # words, no vector yet: meaning as its words
+            f += 0.6 * min(1.0, bm[m] / top_bm)
         fused[m] = f
     order = _by_score(list(fused), fused)
     if embedder is not None:  # no word of the query and below the bar: noise, left out

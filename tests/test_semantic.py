@@ -246,3 +246,21 @@ def test_a_made_up_word_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vaul
     assert found[0]["memory_id"] == "vault/vendor.md#Vendor"
     past = json.loads(ok("--db", db, *asked, "--as-of", before, "--json").stdout)
     assert past == []
+
+
+def test_a_row_waiting_for_its_vector_ranks_by_its_words(store):
+    """A memory that holds the query's word but has no vector yet (saved a moment ago, or
+    part of an import the model is still reading) is not put below memories that only
+    resemble the query: its meaning counts as its words' share, at most the top's."""
+    for i, text in enumerate(["query plans and query logs", "query caches", "apples",
+                              "trains", "rivers", "query rivers"]):
+        store.remember(f"old{i}", text, namespace="notes", known_at="2025-01-01")
+    store.embed_pending()
+    store.remember("fresh", "the zanzibar word appears here", namespace="notes",
+                   known_at="2025-01-02")
+    found = store.search("zanzibar", namespace="notes")
+    assert found.unembedded == 1
+    assert [r.memory_id for r in found][0] == "fresh"
+    assert found[0].cosine is None and found[0].score >= 1.0  # (and its neighbours' share)
+    ref = store.search_reference("zanzibar", namespace="notes")
+    assert [r.memory_id for r in ref] == [r.memory_id for r in found]

@@ -5,7 +5,8 @@ Fusion (docs/data-model.md#ranking): each visible row scores ``0.4 * bm25 / top 
 best three scores (:func:`arm_scale`), the statistics taken over the rows visible at the
 cutoff alone; a row valid from a day or month the query names gains :data:`DATED`. A
 row with no keyword match scores nothing on the first term; a row not yet embedded
-scores nothing on the second (it counts as the median). Then the
+scores on the second as it does on the first, at most the top's (:func:`waiting_share`);
+one with neither scores nothing. Then the
 first results that are not notes' sections take a share of their neighbours' scores
 (:func:`with_context`).
 
@@ -108,7 +109,17 @@ def fused_score(bm25: float | None, top_bm25: float, cosine: float | None,
     spread = top_cosine - median_cosine
     if cosine is not None and spread > 0.0:
         score += SEMANTIC_WEIGHT * ((cosine - median_cosine) / spread)
+    elif spread > 0.0 and bm25 is not None and top_bm25 > 0.0:
+        score += SEMANTIC_WEIGHT * waiting_share(bm25 / top_bm25)
     return score
+
+
+def waiting_share(keyword: float) -> float:
+    """The meaning share of a row that holds query words but waits for its vector (a note
+    saved a moment ago, a large import the model is still reading): its words' share, at
+    most the top's, as if its meaning agreed with its words. Counting it as the median
+    put it below rows that only resemble the query, for as long as the model took."""
+    return min(1.0, keyword)
 
 
 def fused_order(fused: dict[str, float]) -> list[str]:

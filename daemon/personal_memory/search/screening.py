@@ -128,6 +128,12 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if cosine is not None and spread > 0.0:
         approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
         error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
+        if top_bm > 0.0:  # rows with words and no vector yet: ranking.waiting_share
+            waiting = np.ones(n, dtype=bool)
+            waiting[ci] = False
+            held = waiting[bi]
+            approx[bi[held]] += ranking.SEMANTIC_WEIGHT * np.minimum(
+                1.0, bm_score[held] / top_bm)
     if dated is not None:
         approx[dated] += ranking.DATED
     if floor is not None and cosine is not None and len(ci):

@@ -183,3 +183,16 @@ def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
         assert now.known_at.startswith("2025-02-20T10:00:00.5")
         with pytest.raises(InvalidArgument, match="tags"):
             store.tagged([], namespace="notes")
+
+
+def test_a_note_read_before_it_was_known_says_when_it_was_first(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Plan.md").write_text("# Plan\n\nIn March.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-10")
+        with pytest.raises(NotFound, match=r"as of 2024-12-31T23:59:59.999999Z; it is first "
+                                           r"known at 2025-01-10T00:00:00Z$"):
+            store.read("vault/Plan.md", namespace="notes", as_of="2024-12-31")
+        with pytest.raises(NotFound, match=r"give COLLECTION/path.md"):
+            store.read("vault/Other.md", namespace="notes", as_of="2024-12-31")

@@ -11,7 +11,7 @@ from ..notes.front_matter import property_values
 from ..errors import NotFound
 from ..records import NoteView, RevisionRecord, SectionView
 from ..store import Database
-from ..times import format_time
+from ..times import format_time, parse_time
 from .moves import chain, departure_at, path_at
 
 
@@ -28,8 +28,12 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
             view = _read(db, namespace, then, as_of, valid_at) if then != note else None
         if view is None:
             when = "" if as_of is None else f" as of {format_time(as_of)}"
-            raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when} "
-                           "(give COLLECTION/path.md, as in memory IDs)")
+            later = db.note_revisions(namespace, note) if as_of is not None else []
+            first = min((r.known_at for r in later), key=parse_time, default=None)
+            hint = (f"; it is first known at {first}" if first is not None
+                    else " (give COLLECTION/path.md, as in memory IDs)")
+            raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when}"
+                           + hint)
         moves = chain(db, namespace, note,
                       known_by=as_of if as_of is not None and then == note else None)
         went = departure_at(db, namespace, then, view.known_at) if view.deleted else None

@@ -11,7 +11,7 @@ from personal_memory import MemoryStore
 from personal_memory.errors import (DatabaseBusy, DiskFull, InvalidArgument, NotFound,
                                     ReadOnlyError)
 from personal_memory.notes.folders import Folder
-from support import ids, keyword_ids
+from support import ids, keyword_ids, vault_of
 
 NS = "notes"
 
@@ -165,10 +165,8 @@ def test_search_reports_the_cutoff_it_resolved(store):
 def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
     """A folder's and a tag's listing give each note the time it last changed by the
     cutoff, its sections included (as ``read(...).changed_at``), not only its record's."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {"Plan.md": "---\ntags: [work]\n---\n# Plan\n\nIn March.\n"})
     plan = vault / "Plan.md"
-    plan.write_text("---\ntags: [work]\n---\n# Plan\n\nIn March.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-10")
         plan.write_text("---\ntags: [work]\n---\n# Plan\n\nIn May.\n")
@@ -186,9 +184,7 @@ def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
 
 
 def test_a_note_read_before_it_was_known_says_when_it_was_first(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "Plan.md").write_text("# Plan\n\nIn March.\n")
+    vault = vault_of(tmp_path, {"Plan.md": "# Plan\n\nIn March.\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-10")
         with pytest.raises(NotFound, match=r"as of 2024-12-31T23:59:59.999999Z; it is first "

@@ -3,6 +3,7 @@ SQLite cannot make its WAL index and says only "disk I/O error". Every reader na
 full disk, and the daemon waits for space instead of exiting."""
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -22,18 +23,25 @@ def _fill(folder):
                 pass
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """(database, notes): the database synced onto a small disk, then the disk filled."""
+@contextmanager
+def _synced_on_small_disk(tmp_path):
+    """(database, notes): a note synced into a database on a small disk, not yet full."""
     with small_disk(tmp_path / "small", "900k") as small:
         notes = tmp_path / "notes"
         notes.mkdir()
         (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
         db = small / "m.db"
         assert run_memory("--db", db, "sync", notes).returncode == 0
+        yield db, notes
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """(database, notes): the database synced onto a small disk, then the disk filled."""
+    with _synced_on_small_disk(tmp_path) as (db, notes):
         assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm")
-        _fill(small)
-        assert os.statvfs(small).f_bavail == 0
+        _fill(db.parent)
+        assert os.statvfs(db.parent).f_bavail == 0
         yield db, notes
 
 
@@ -123,14 +131,9 @@ def test_a_daemon_that_holds_its_lock_but_writes_nothing_is_named_stuck(tmp_path
 
 
 def test_doctor_fails_when_the_disk_beside_the_database_is_full(tmp_path):
-    with small_disk(tmp_path / "small", "900k") as small:
-        notes = tmp_path / "notes"
-        notes.mkdir()
-        (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
-        db = small / "m.db"
-        assert run_memory("--db", db, "sync", notes).returncode == 0
+    with _synced_on_small_disk(tmp_path) as (db, _):
         assert run_memory("--db", db, "search", "zeppelin").returncode == 0  # WAL made
-        _fill(small)
+        _fill(db.parent)
         doctor = run_memory("--db", db, "doctor")
         assert doctor.returncode == 1, doctor.stdout
         assert "[fail] disk           0 MiB free beside the database" in doctor.stdout

@@ -22,7 +22,8 @@ from ..readers import ReaderPool
 from ..times import format_time, parse_cutoff
 from . import pictures
 from .security import Guard
-from .text import Heading, anchor, diffed, field_value, markdown, marked, note_markdown, properties_table
+from .text import (Heading, anchor, diffed, field_value, markdown, marked, note_markdown,
+                   properties_table)
 
 HERE = Path(__file__).resolve().parent
 

@@ -7,6 +7,7 @@ does not exist then) is shown as text."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from html import escape
 from typing import Callable, Iterator, NamedTuple
@@ -183,15 +184,17 @@ def _directed(tokens: list[Token], headings: list[Heading]) -> None:
     """Each block's direction from its text (``dir="auto"``), and a section's heading its
     id (a heading with nothing under it is part of the next section, which is named after
     the heading it holds)."""
+    ordered = sorted(headings)  # sections do not overlap: the one holding a line by bisection
+    firsts = [h.first for h in ordered]
     for i, t in enumerate(tokens):
         if t.type in _BLOCKS:
             t.attrSet("dir", "auto")
-        if t.type == "heading_open" and t.map and headings and i + 1 < len(tokens):
-            line, words = t.map[0] + 1, _words(_plain(tokens[i + 1].children))
-            found = next((h.id for h in headings if h.first <= line <= h.last
-                          and _words(h.words) == words), None)
-            if found is not None:
-                t.attrSet("id", found)
+        if t.type == "heading_open" and t.map and ordered and i + 1 < len(tokens):
+            line = t.map[0] + 1
+            at = bisect.bisect_right(firsts, line) - 1
+            if at >= 0 and line <= ordered[at].last and _words(ordered[at].words) == _words(
+                    _plain(tokens[i + 1].children)):
+                t.attrSet("id", ordered[at].id)
 
 
 def _words(heading: str) -> str:

@@ -699,7 +699,8 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
     @given(st.text(alphabet="[]|!#<>\"'&\n ab\\", max_size=200),
            st.lists(st.sampled_from(["a", "b c", "x#y"]), max_size=5))
     def check(noise, names):
-        text = noise + " " + " ".join(f"[[{n}]]" for n in names)
+        # the links in a paragraph of their own (after "   " they would be indented code)
+        text = noise + "\n\n" + " ".join(f"[[{n}]]" for n in names)
         html = str(note_markdown(text, None, resolve))
         assert "<script" not in html and "<span" not in html  # every target resolved
         if "[" not in noise and "]" not in noise and "`" not in noise:

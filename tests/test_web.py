@@ -370,6 +370,11 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
         assert "as_of: &#39;yesterday&#39; is not a date" in body and 'name="q"' in body
         good = urllib.request.Request(page.base + "/?q=launch", headers=cookie)
         assert "Launch plan" in urllib.request.urlopen(good, timeout=10).read().decode()
+        # a cutoff later than now is now, and the label says so as the results do
+        later = urllib.request.urlopen(urllib.request.Request(
+            page.base + "/?q=launch&as_of=2999-01-01", headers=cookie), timeout=10).read()
+        label = re.search(r'id="when-label"[^>]*>([^<]*)<', later.decode()).group(1)
+        assert label.startswith("everything known (2999-01-01") and "later than now" in label
 
 
 def test_a_search_page_names_the_words_no_result_holds(vault_db):

@@ -19,7 +19,7 @@ from .. import render
 from ..errors import NotFound, PersonalMemoryError
 from ..notes.model import record_id
 from ..readers import ReaderPool
-from ..times import format_time, parse_cutoff
+from ..times import format_time, now_micros, parse_cutoff
 from . import pictures
 from .security import Guard
 from .text import (Heading, anchor, diffed, field_value, markdown, marked, note_markdown,
@@ -104,6 +104,7 @@ class Pages:
                          found=found, error=error, periods=periods, shown=shown,
                          inset=pictures.slider_inset(periods) if periods else 0,
                          cutoff=format_time(cutoff),
+                         later=cutoff is not None and cutoff > now_micros(),
                          picture=Markup(pictures.activity(periods, link, shown)))
 
     def note(self, request: Request) -> Response:

@@ -374,7 +374,8 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
         later = urllib.request.urlopen(urllib.request.Request(
             page.base + "/?q=launch&as_of=2999-01-01", headers=cookie), timeout=10).read()
         label = re.search(r'id="when-label"[^>]*>([^<]*)<', later.decode()).group(1)
-        assert label.startswith("everything known (2999-01-01") and "later than now" in label
+        assert label.startswith("everything known (") and "2999-01-01" in label
+        assert "later than now" in label
 
 
 def test_a_search_page_names_the_words_no_result_holds(vault_db):

@@ -43,6 +43,9 @@ HTTP_SESSIONS_PER_GRANT = 16  # so one token cannot take every session
 HTTP_SESSION_IDLE_SECONDS = 1800
 HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
 
+# The page lists at most this many of a note's backlinks (and says how many more).
+PAGE_BACKLINKS = 200
+
 # The daemon records a heartbeat at least this often; three missed beats mean it is dead
 # (or, while it holds its lock, stuck: it cannot write).
 HEARTBEAT_SECONDS = 30

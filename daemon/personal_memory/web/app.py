@@ -17,6 +17,7 @@ from starlette.templating import Jinja2Templates
 
 from .. import render
 from ..errors import NotFound, PersonalMemoryError
+from ..limits import PAGE_BACKLINKS
 from ..notes.model import record_id
 from ..readers import ReaderPool
 from ..times import format_time, now_micros, parse_cutoff
@@ -141,7 +142,8 @@ class Pages:
                          text=note_markdown(view.text, view.title, resolve, as_of, headings),
                          properties=properties_table(view.properties, resolve, as_of),
                          empty=not any(s.content.strip() for s in view.sections),
-                         backlinks=backlinks, anchor=anchor,
+                         backlinks=backlinks[:PAGE_BACKLINKS],
+                         more_backlinks=max(len(backlinks) - PAGE_BACKLINKS, 0), anchor=anchor,
                          picture=Markup(pictures.timeline(timeline, note,
                                                           _cutoff(view.as_of))),
                          since=since, until=until, diff=diff, diff_error=diff_error)

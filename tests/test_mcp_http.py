@@ -652,3 +652,22 @@ def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("body, says", [
+    (b"[]", "one JSON-RPC message, an object"),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', "batches are not part of MCP"),
+    (b"42", "an object"),
+    (b'{"id": 1, "method": "ping"}', '"jsonrpc" must be "2.0"'),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', '"method" must be a string'),
+    (b'{"jsonrpc": "2.0", "id": 1}', 'names its "method"'),
+])
+def test_a_body_that_is_no_json_rpc_message_gets_one_line(server, body, says):
+    token = server.token("shapes")
+    r = httpx2.post(server.url, content=body, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["code"] == -32600 and says in error["message"]
+    assert "\n" not in error["message"]

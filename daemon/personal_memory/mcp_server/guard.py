@@ -18,8 +18,8 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access.store import AccessStore, TokenRefused
-from ..limits import (HTTP_RECHECK_SECONDS, HTTP_SESSION_IDLE_SECONDS, HTTP_SESSIONS_PER_GRANT,
-                      MAX_NAMESPACE_CHARS)
+from ..limits import (HTTP_MAX_BODY_BYTES, HTTP_RECHECK_SECONDS, HTTP_SESSION_IDLE_SECONDS,
+                      HTTP_SESSIONS_PER_GRANT, MAX_NAMESPACE_CHARS)
 from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
 
 log = logging.getLogger("personal_memory.http")
@@ -86,6 +86,51 @@ class Sessions:
         held[1], held[2] = held[1] - 1, time.monotonic()
         if status == 404 or (deleted and status < 300):
             del self._held[sid]
+
+
+def envelope_problem(body: bytes) -> str | None:
+    """What makes a POST's body no JSON-RPC message, in one line; None when it is one, or
+    not JSON at all (the SDK's parse error says that in one line already)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict):
+        return ("the body must be one JSON-RPC message, an object (batches are not part "
+                "of MCP)")
+    if message.get("jsonrpc") != "2.0":
+        return 'its "jsonrpc" must be "2.0"'
+    if "method" in message:
+        return None if isinstance(message["method"], str) else '"method" must be a string'
+    if "result" in message or "error" in message:
+        return None
+    return 'a request names its "method"'
+
+
+async def _take_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The messages of a request's body as read, and the body when it is within
+    ``limit`` (None past it: reading stops there, and the rest is left to be received)."""
+    taken: list[Message] = []
+    size, more = 0, True
+    while more:
+        message = await receive()
+        taken.append(message)
+        if message["type"] != "http.request":
+            return taken, None
+        size += len(message.get("body", b""))
+        more = message.get("more_body", False)
+        if size > limit:
+            return taken, None
+    return taken, b"".join(m.get("body", b"") for m in taken)
+
+
+def _replaying(taken: list[Message], receive: Receive) -> Receive:
+    """``receive`` that first gives back what was taken already."""
+    queue = list(taken)
+
+    async def replayed() -> Message:
+        return queue.pop(0) if queue else await receive()
+    return replayed
 
 
 class Policy(NamedTuple):
@@ -294,6 +339,15 @@ class Guard:
                 tasks.start_soon(stop)
             return got[0] if got else {"type": "http.disconnect"}
 
+        if scope.get("method") == "POST":
+            taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
+            problem = envelope_problem(body) if body is not None else None
+            if problem is not None:  # one line, where the SDK prints a validation dump
+                self._log(f"POST {self.policy.mcp_path} from {address}", problem)
+                await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32600, "message": f"Invalid Request: {problem}"}})
+                return
+            receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
         if sid is not None:
             self.sessions.begin(sid)
         try:

@@ -66,10 +66,11 @@ def test_a_backdated_sync_or_write_is_refused_and_changes_nothing(tmp_path):
     for i in range(4):
         (n / f"n{i}.md").write_text(f"note{i} text\n")
     ok("--db", db, "sync", n)
+    ok("--db", db, "remember", "r0", "kept", "-n", "p")
     (n / "n1.md").unlink()
     (n / "n2.md").write_text("new lime\n")
     for command in (("sync", n), ("remember", "r", "x", "-n", "p"),
-                    ("forget", "n/n0.md", "-n", "notes")):
+                    ("forget", "r0", "-n", "p")):
         p = run_memory("--db", db, *command, "--known-at", "2025-01-02")
         assert p.returncode == 2 and "before the newest revision" in p.stderr
         assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr

@@ -192,3 +192,23 @@ def test_a_note_read_before_it_was_known_says_when_it_was_first(tmp_path):
             store.read("vault/Plan.md", namespace="notes", as_of="2024-12-31")
         with pytest.raises(NotFound, match=r"give COLLECTION/path.md"):
             store.read("vault/Other.md", namespace="notes", as_of="2024-12-31")
+
+
+def test_a_synced_note_is_written_by_its_file_alone(tmp_path):
+    """remember or forget through the API (an assistant's write tool) on a note's section,
+    or on any ID under a folder synced into the namespace, is refused in one line: the
+    sync writes those from the files, and a write would stand in for the file's text."""
+    vault = vault_of(tmp_path, {"Plan.md": "# Plan\n\n## Risks\n\nNo rollback yet.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-10")
+        before = store.stats().counts.revisions
+        for write in (lambda m: store.remember(m, "made up", namespace="notes"),
+                      lambda m: store.forget(m, namespace="notes")):
+            for memory_id in ("vault/Plan.md#Plan#Risks", "vault/Other.md"):
+                with pytest.raises(InvalidArgument, match="edit the file instead"):
+                    write(memory_id)
+        assert store.stats().counts.revisions == before
+        assert "rollback" in store.read("vault/Plan.md", namespace="notes").text
+        # elsewhere in the namespace, and the same IDs in another namespace, are free
+        assert store.remember("ideas/rollback", "a plan", namespace="notes").created
+        assert store.remember("vault/Plan.md#Plan#Risks", "x", namespace="other").created

@@ -151,6 +151,7 @@ class MemoryStore(Upkeep):
         (``created`` False). A ``known_at`` before the memory's newest revision is stored
         but not current (``current`` False, ``newer`` the revision that wins now)."""
         with self._db.transaction():
+            self._not_synced(memory_id, namespace, "remember")
             return writes.remember(self._db, memory_id, content, namespace=namespace,
                                    title=title, source=source, known_at=known_at,
                                    valid_from=valid_from, valid_to=valid_to,
@@ -163,8 +164,26 @@ class MemoryStore(Upkeep):
         earlier tombstone, a purge) is a no-op (``created`` False); one with nothing known
         and valid then is an error."""
         with self._db.transaction():
+            self._not_synced(memory_id, namespace, "forget")
             return writes.forget(self._db, memory_id, namespace=namespace, known_at=known_at,
                                  valid_from=valid_from, valid_to=valid_to)
+
+    def _not_synced(self, memory_id: Any, namespace: Any, verb: str) -> None:
+        """A note's section (or any ID under a folder synced into the namespace) is
+        written by the sync alone, from its file: a write through the API would stand in
+        for the file's text until the file changed. Refused, saying what to do instead."""
+        memory_id, namespace = args.memory_id_arg(memory_id), args.namespace_arg(namespace)
+        collection = memory_id.split("/", 1)[0] if "/" in memory_id else None
+        latest = self._db.latest_revision(namespace, memory_id)
+        synced = (collection is not None
+                  and self._db.collection_root(namespace, collection) is not None)
+        if synced or (latest is not None and latest.note is not None):
+            where = f"the folder synced as {collection!r}" if synced else \
+                f"the note {latest.note!r}"
+            raise InvalidArgument(
+                f"memory_id: {memory_id!r} belongs to {where} in namespace {namespace!r}: "
+                f"the sync writes it from the file, so edit the file instead (or {verb} "
+                "it under an ID outside that folder)")
 
     # -- reads --------------------------------------------------------------------------
 

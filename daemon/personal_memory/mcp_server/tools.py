@@ -73,7 +73,7 @@ Until = Annotated[str | None, Field(max_length=64, description="end, included (d
 Limit = Annotated[int, Field(ge=1, le=MAX_TOOL_RESULTS,
                              description=f"how many results, 1 to {MAX_TOOL_RESULTS}")]
 MemoryId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS,
-                                description="the memory's ID, as shown in search results")]
+                                description="a result's memory_id, else note#heading")]
 NoteId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS,
                               description="the note: COLLECTION/path.md, as in a search "
                               "result's `note`")]
@@ -423,7 +423,8 @@ def _advice(exc: PersonalMemoryError) -> str:
     if isinstance(exc, InvalidTime):
         return f"{message}. Use {TIME_HELP}."
     if isinstance(exc, NotFound):
-        return f"{message}. Use memory_search to find valid memory IDs and notes."
+        return (f"{message}. Use memory_search to find notes and their sections (a "
+                "section's ID is its note and '#' before each heading of its heading_path).")
     if isinstance(exc, DatabaseBusy):
         return f"{message}. The sync daemon is writing; try again in a few seconds."
     return message

@@ -355,3 +355,16 @@ def test_search_names_the_words_no_result_holds(tmp_path):
     assert "Note: no result holds 'zorbleflux'." in p.stderr
     p = ok("--db", db, "--json", "search", "sync", "versions")
     assert "no result holds" not in p.stderr
+
+
+def test_a_dry_run_creates_no_database(tmp_path):
+    """`sync --dry-run` says what a first sync would import, and leaves no file behind:
+    a database appearing where none was would hide an unmounted drive."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nwords\n")
+    db = tmp_path / "data" / "m.db"
+    p = run_memory("--db", db, "sync", "--dry-run", notes)
+    assert p.returncode == 0 and "dry run (nothing written)" in p.stdout
+    assert "1 imported" in p.stdout
+    assert not db.exists() and not db.parent.exists()

@@ -8,6 +8,8 @@ import json
 import logging
 import os
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import DiskFull
@@ -17,11 +19,26 @@ from .context import (CommandError, Interrupt, command, emit, open_store, progre
                       settings)
 
 
+@contextmanager
+def _sync_store(args: argparse.Namespace):
+    """The store a sync writes to; for a dry run against a database that does not exist
+    yet, a throwaway one (a dry run creates nothing, not even the file)."""
+    config = settings(args)
+    if not (args.dry_run and not config.replica and not Path(config.db).exists()):
+        with open_store(args, read_only=False) as store:
+            yield store
+        return
+    from ..memory import MemoryStore
+    with tempfile.TemporaryDirectory(prefix="memory-dry-run-") as scratch, \
+            MemoryStore.open(Path(scratch) / "m.db", embedder="none") as store:
+        yield store
+
+
 @command
 def cmd_sync(args: argparse.Namespace) -> int:
     folders = settings(args).folders(args.folders, collection=args.collection,
                                      namespace=args.namespace)
-    with open_store(args, read_only=False) as store, Interrupt() as interrupt:
+    with _sync_store(args) as store, Interrupt() as interrupt:
         bar, update = progress_bar("file", "importing")
         with bar:
             report = store.sync(folders, dry_run=args.dry_run, full=args.full,

@@ -253,9 +253,9 @@ def numbered(first: int, text: str, embeds: list | None = None) -> str:
 def folder(found: FolderListing) -> str:
     """A folder as known at a cutoff: its subfolders, then one line per note."""
     shown = f"as of {moment(found.as_of)}" if found.as_of else "everything known"
-    lines = [f"{name(found.folder)}/ ({shown}): {len(found.notes) + found.more} notes"
+    lines = [f"{name(found.folder)}/ ({shown}): {counted(len(found.notes) + found.more, 'note')}"
              + (f", {len(found.folders)} folders" if found.folders else "")]
-    lines += [f"{name(sub)}/ ({n} notes below)" for sub, n in found.folders.items()]
+    lines += [f"{name(sub)}/ ({counted(n, 'note')} below)" for sub, n in found.folders.items()]
     lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
               + f" (changed {when(e.known_at)})"
               for e in found.notes]

@@ -335,7 +335,8 @@ def embedding(d: EmbeddingRun) -> str:
     reused = f" ({d.reused} reused from identical passages)" if d.reused else ""
     left = f"; {d.remaining} still pending" if d.remaining else ""
     dropped = f"Dropped {d.dropped} vectors of other models. " if d.dropped else ""
-    return f"{dropped}Embedded {d.embedded} memories{rate}{reused}{left}."
+    memories = f"{d.embedded} memor{'y' if d.embedded == 1 else 'ies'}"
+    return f"{dropped}Embedded {memories}{rate}{reused}{left}."
 
 
 def checks(rows: list[dict]) -> str:

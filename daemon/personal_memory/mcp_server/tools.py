@@ -233,8 +233,8 @@ class MemoryTools:
         for line in found.warnings:
             text += f"\n(Note: {line}.)"
         if found.left_out:
-            text += (f"\n({found.left_out} unrelated results left out: no word of the "
-                     "query, and not close enough in meaning)")
+            text += (f"\n({render.counted(found.left_out, 'unrelated result')} left out: "
+                     "no word of the query, and not close enough in meaning)")
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")

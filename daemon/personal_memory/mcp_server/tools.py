@@ -115,10 +115,12 @@ def _page_text(found, out: ChangesOutput) -> str:
         what = f"moved from {n.moved_from}" if n.moved_from else n.change
         counts = ", ".join(f"{v} {k}" for k, v in n.counts.items())
         lines.append(f"- {n.note or n.changed[0]}" + (f" — {n.title}" if n.title else "")
-                     + f" ({what}, last change {n.latest}): {counts}")
+                     + f" ({what}, last change {render.when(n.latest)})"
+                     + (f": {counts}" if counts else ""))
         lines += [f"    {change}" for change in render.record_changes(n.record_changes)]
         more = sum(n.counts.values()) - len(n.changed)
-        lines.append("    " + "; ".join(n.changed) + (f"; +{more} more" if more > 0 else ""))
+        if n.changed or more > 0:  # (a note moved with no section changed lists none)
+            lines.append("    " + "; ".join(n.changed) + (f"; +{more} more" if more > 0 else ""))
         if n.excerpt:
             lines.append(f"    {n.excerpt}")
     lines.append("(Each section's diff: memory_changes with note=PATH and the same since "

@@ -444,3 +444,22 @@ def test_a_cutoff_before_the_first_knowledge_is_named_in_the_hint(notes_db):
     assert "earliest knowledge" in hint and "later cutoff" in hint
     assert "other words" not in hint.split("rather than")[0]
     assert r.structured_content["as_of"] == "2024-12-31T23:59:59.999999Z"
+
+
+def test_a_page_of_changes_reads_cleanly_for_a_moved_note(tmp_path):
+    """A note moved with no section changed: its line names the move and a time a person
+    reads, and ends there (no ': ' and no empty line after it)."""
+    import os
+    import re
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nsame words\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        os.rename(vault / "a.md", vault / "b.md")
+        s.sync([Folder.of(vault)], known_at="2025-02-01")
+    tools = MemoryTools(config(db=str(tmp_path / "m.db"), embedder="none"))
+    text = tools.changes(since="2025-01-15", until="2025-02-02").content[0].text
+    (line,) = [x for x in text.split("\n") if x.startswith("- vault/b.md")]
+    assert line.endswith("(moved from vault/a.md, last change 2025-02-01 00:00:00 UTC)"), line
+    assert "\n    \n" not in text and not re.search(r"\n\s*\n", text)

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 
 from .. import render
+from ..arguments import optional_cutoff
 from ..errors import PersonalMemoryError
 from .tools import MemoryTools
 
@@ -78,8 +79,9 @@ def register(server, tools: MemoryTools) -> None:
             raise ResourceError(str(exc)) from None
         if not found:
             return "No notes yet."
-        return "\n".join(f"{note_uri(n.note)} — {n.title or ''} (changed {n.changed_at}"
-                         + (", deleted)" if n.deleted else ")") for n in found)
+        return "\n".join(f"{note_uri(n.note)}" + (f" — {n.title}" if n.title else "")
+                         + f" (changed {n.changed_at}" + (", deleted)" if n.deleted else ")")
+                         for n in found)
 
     @server.prompt(name="catch_up", title="Catch me up",
                    description="What changed in my notes since a time (default: a week).")
@@ -94,6 +96,7 @@ def register(server, tools: MemoryTools) -> None:
                    description="What my notes said about a topic on a date, and nothing "
                    "known later.")
     def known_on(topic: str, date: str) -> str:
+        optional_cutoff(date, "date")  # a date that is none is said now, in one line
         return (f"What did my notes say about {topic!r} as of {date}? Call memory_search "
                 f"with query={topic!r} and as_of={date!r}, read the best notes with "
                 f"memory_read at the same as_of if a section is not enough, and answer only "
@@ -104,7 +107,7 @@ def register(server, tools: MemoryTools) -> None:
                    description="How one note changed over time.")
     def note_history(note: str, since: str = "365d") -> str:
         return (f"How did the note {note!r} change? Read it now with memory_read, list its "
-                f"changes with memory_changes since={since!r} (look for this note), and use "
-                "memory_history on the sections that changed; describe what changed when, "
-                "quoting the changed words.")
+                f"changes with memory_changes note={note!r} since={since!r} (an earlier since "
+                "if the note is older), and use memory_history on the sections that "
+                "changed; describe what changed when, quoting the changed words.")
 

@@ -46,7 +46,11 @@ def test_edit_shrink_and_restore(store, folder):
     time.sleep(0.01)
     r = store.sync([f])
     assert r.chunks_tombstoned == 2 and ids(store, "para2") == []
-    store.forget("vault/a.md", namespace="notes")
+    # a tombstone the file does not explain (an earlier version let the API forget a
+    # note's section; the API now refuses it): written below the API
+    from personal_memory.timeline import writes
+    with store._db.transaction():
+        writes.forget(store._db, "vault/a.md", namespace="notes")
     assert ids(store, "para0") == []
     r = store.sync([f], full=True)  # a re-import restores a chunk still in the file
     assert ids(store, "para0") == ["vault/a.md"] and r.chunks_changed == 1

@@ -196,3 +196,31 @@ def test_words_whose_stem_stems_again_match_in_both_paths(tmp_path):
             ref = store.search_reference(query, namespace="n")
             assert [(r.memory_id, r.bm25) for r in fast] == [(r.memory_id, r.bm25) for r in ref]
             assert fast and all(r.bm25 for r in fast)
+
+
+def test_a_revision_the_read_could_not_see_is_waited_for_not_lost(tmp_path, monkeypatch):
+    """Ids are dense: a read that shows a later revision but not an earlier one (a
+    replica's reader given a stale page) loads up to the hole and takes the rest on a
+    later search, so the hidden revision is not lost from the index for good; a hole that
+    stays (a log an older version left so) is taken as one after a while."""
+    from personal_memory.search import in_memory
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        for i, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo"]):
+            store.remember(f"m{i}", word, namespace="notes",
+                           known_at=format_time(T0 + i * DAY))
+        index, db = store._search_index(), store._db
+        real = db.revision_meta_since
+        hidden = lambda last: (r for r in real(last) if r[0] != 4)  # noqa: E731
+        monkeypatch.setattr(db, "revision_meta_since", hidden)
+        with db.snapshot():
+            index.refresh(db)
+        assert index.last_id == 3
+        monkeypatch.setattr(db, "revision_meta_since", real)
+        assert [r.memory_id for r in store.search("delta", namespace="notes")] == ["m3"]
+        assert index.last_id == 5
+        index._reset()
+        monkeypatch.setattr(db, "revision_meta_since", hidden)
+        monkeypatch.setattr(in_memory, "GAP_PATIENCE_SECONDS", 0.0)
+        with db.snapshot():
+            index.refresh(db)
+        assert index.last_id == 5  # a hole that stays is passed

@@ -528,3 +528,44 @@ print(json.dumps({{"answers": answers, "reconnected": len(conns) > 1}}))
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out == {"answers": [["a"], ["a"]], "reconnected": True}
     assert "reconnecting" in done.stderr
+
+
+def test_a_reader_reconnects_after_an_error_or_when_its_replica_starts_afresh(monkeypatch):
+    """The follower's two rules beside "behind for a while": a read that failed (a page
+    the VFS lost across a compaction) and a replica whose newest transaction went back (a
+    purge or a fresh start numbers them from 1 again, leaving the reader ahead of it for
+    ever) each make the reader take a new connection before its next read."""
+    from types import SimpleNamespace
+    follower = replicas.Follower("file:///nowhere", "python")
+    why: list[str] = []
+    monkeypatch.setattr(follower, "_reconnect", lambda db, reason: why.append(reason))
+    listed = iter([40, 41, 3])
+    monkeypatch.setattr(follower, "_replica_newest", lambda now: next(listed))
+    reader = SimpleNamespace(suspect=False, scalar=lambda sql: "29")  # at transaction 41
+    follower(reader)
+    follower(reader)
+    assert why == []  # level with the replica
+    follower(reader)  # the replica's newest is now 3: it started afresh
+    assert why == ["follows a replica that started afresh"]
+    reader.suspect = True
+    follower(reader)
+    assert why[-1] == "met an error"
+
+
+def test_a_failed_read_on_a_replica_marks_its_connection_for_a_new_one(tmp_path):
+    from personal_memory.store import Database
+    db = Database.open(str(tmp_path / "m.db"))
+    try:
+        with pytest.raises(PersonalMemoryError):
+            with db.errors():
+                db.execute("SELECT * FROM no_such_table")
+        assert not db.suspect  # the database's own reader: nothing to follow
+        db.follow = lambda d: None  # as a replica's reader has
+        with pytest.raises(PersonalMemoryError):
+            with db.errors():
+                db.execute("SELECT * FROM no_such_table")
+        assert db.suspect
+        db.reconnect(Database.open(str(tmp_path / "m.db")))
+        assert not db.suspect
+    finally:
+        db.close()

@@ -189,7 +189,11 @@ class Follower:
     """Keeps a replica's reader following its replica: before a read, the reader's
     position (``litestream_txid()``) is compared with the replica's newest LTX file (a
     folder listed then, a remote replica in the background every 15 s); behind it for
-    :data:`STUCK_SECONDS`, the reader takes a new connection (logged)."""
+    :data:`STUCK_SECONDS`, the reader takes a new connection (logged). So it does at once
+    when the replica's newest transaction goes back (a purge, or a replica started afresh,
+    numbers them from 1 again, and the reader would wait for ever ahead of it), and after
+    a read that failed (the VFS can lose a page across a compaction: "database disk image
+    is malformed"), so the next read is whole."""
 
     def __init__(self, url: str, vector_backend: str):
         self.url, self.vector_backend = url, vector_backend
@@ -198,6 +202,7 @@ class Follower:
         self.behind_since: float | None = None
         self.newest: int | None = None
         self.listing: Future | None = None
+        self.highest: int | None = None  # the newest transaction any listing showed
 
     def _replica_newest(self, now: float) -> int | None:
         if not self.remote:
@@ -214,10 +219,25 @@ class Follower:
             self.checked, self.listing = now, _LISTER.submit(newest_txid, self.url)
         return self.newest
 
+    def _reconnect(self, db: Database, why: str) -> None:
+        log.warning("the reader of %s %s: reconnecting", self.url, why)
+        self.behind_since = None
+        db.reconnect(Database.open_uri(vfs_uri(self.url), f"replica {self.url}",
+                                       vector_backend=self.vector_backend))
+
     def __call__(self, db: Database) -> None:
         now = time.monotonic()
+        if db.suspect:  # its last read failed: a VFS left with a page it cannot give
+            self._reconnect(db, "met an error")
+            return
         newest = self._replica_newest(now)
         if newest is None:
+            return
+        restarted = self.highest is not None and newest < self.highest
+        self.highest = newest if self.highest is None or restarted else max(self.highest,
+                                                                           newest)
+        if restarted:  # a purge or a fresh start numbers its transactions from 1 again
+            self._reconnect(db, "follows a replica that started afresh")
             return
         try:
             mine = int(db.scalar("SELECT litestream_txid()") or "0", 16)
@@ -228,8 +248,5 @@ class Follower:
         elif self.behind_since is None:
             self.behind_since = now
         elif now - self.behind_since >= STUCK_SECONDS:
-            log.warning("the reader of %s stayed at transaction %d while the replica holds "
-                        "%d: reconnecting", self.url, mine, newest)
-            self.behind_since = None
-            db.reconnect(Database.open_uri(vfs_uri(self.url), f"replica {self.url}",
-                                           vector_backend=self.vector_backend))
+            self._reconnect(db, f"stayed at transaction {mine} while the replica holds "
+                            f"{newest}")

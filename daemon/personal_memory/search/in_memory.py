@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
 import threading
+import time
 from collections import Counter, OrderedDict
 from typing import NamedTuple
 
@@ -35,7 +37,12 @@ from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
 
 K1 = 1.2  # FTS5's bm25() constants
+log = logging.getLogger("personal_memory.search")
+
 B = 0.75
+# A revision id missing below the newest is waited for this long, then taken as missing
+# (see SearchIndex._before_gap).
+GAP_PATIENCE_SECONDS = 60.0
 MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
 
@@ -82,6 +89,7 @@ class SearchIndex:
         """Forget everything loaded: a purge or re-index rewrote rows cached here."""
         self._generation = 0
         self.last_id = 0
+        self._gap: tuple[int, float] | None = None  # a missing id, and since when
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
@@ -177,7 +185,11 @@ class SearchIndex:
             chunk = list(itertools.islice(cursor, self.LOAD_CHUNK))
             if not chunk:
                 break
-            self._append(chunk)
+            whole = self._before_gap(chunk)
+            if whole:
+                self._append(whole)
+            if len(whole) < len(chunk):
+                break
         rows = self.rows
         self._order = np.lexsort((rows.ids, rows.known, rows.mem))
         o = self._order
@@ -185,6 +197,26 @@ class SearchIndex:
                         "vto": rows.vto[o], "mem": rows.mem[o]}
         if self._postings:
             self._extend_postings(db, first_new, self.last_id)
+
+    def _before_gap(self, chunk: list[tuple]) -> list[tuple]:
+        """The rows of ``chunk`` up to a missing id. Ids are dense (the log is never
+        deleted from), so a missing one is a row this read could not see yet: a replica's
+        reader given a stale page across a compaction. Loading past it would lose that
+        row for good; it is waited for, and taken as missing only after
+        :data:`GAP_PATIENCE_SECONDS` (a log an older version left with a hole)."""
+        expected = self.last_id + 1
+        for i, row in enumerate(chunk):
+            if row[0] != expected + i:
+                gap = expected + i
+                now = time.monotonic()
+                if self._gap is None or self._gap[0] != gap:
+                    self._gap = (gap, now)
+                if now - self._gap[1] < GAP_PATIENCE_SECONDS:
+                    return chunk[:i]
+                log.warning("revision %d is missing from the log: searching without it", gap)
+                self._gap = None
+                return chunk
+        return chunk
 
     def _append(self, chunk: list[tuple]) -> None:
         n = len(chunk)

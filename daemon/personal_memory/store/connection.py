@@ -399,6 +399,8 @@ class Connection:
         try:
             yield
         except apsw.Error as exc:
+            if self.follow is not None:  # a replica's reader: the next read reconnects
+                self.suspect = True
             raise translate(exc, self.path) from exc
 
     @contextmanager
@@ -451,13 +453,16 @@ class Connection:
     # Called before each outermost read transaction (a replica's reader checks that it
     # still follows its replica, and may reconnect: replication.replica.Follower).
     follow: Callable[["Database"], None] | None = None
+    # A replica's reader that met an error (a page its VFS could not give after a
+    # compaction): its follower takes a new connection before the next read.
+    suspect: bool = False
 
     def reconnect(self, fresh: "Database") -> None:
         """Take over ``fresh``'s connection (and its per-connection state) in place of
         this one's, which is closed; callers keep this object."""
         old, follow = self.conn, self.follow
         self.__dict__.update(fresh.__dict__)
-        self.follow = follow
+        self.follow, self.suspect = follow, False
         old.close()
 
     @contextmanager

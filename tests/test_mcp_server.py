@@ -451,9 +451,9 @@ def test_a_page_of_changes_reads_cleanly_for_a_moved_note(tmp_path):
     reads, and ends there (no ': ' and no empty line after it)."""
     import os
     import re
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "a.md").write_text("# A\n\nsame words\n")
+
+    from support import vault_of
+    vault = vault_of(tmp_path, {"a.md": "# A\n\nsame words\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
         os.rename(vault / "a.md", vault / "b.md")

@@ -569,3 +569,21 @@ def test_a_failed_read_on_a_replica_marks_its_connection_for_a_new_one(tmp_path)
         assert not db.suspect
     finally:
         db.close()
+
+
+def test_a_replica_judges_the_daemon_by_its_heartbeat_not_a_local_pid(tmp_path):
+    """Read on another machine, a replica's daemon pid names no process there: whether
+    the daemon runs is its heartbeat's freshness alone."""
+    from personal_memory.store import Database
+    from personal_memory.sync.status import daemon_status
+    from personal_memory.times import now_micros
+    db = Database.open(str(tmp_path / "m.db"))
+    try:
+        gone = 2**22 + 12345  # above Linux's default pid_max: no process here has it
+        db.set_daemon(pid=gone, started_at=now_micros(), heartbeat_at=now_micros(),
+                      roots=["/notes"], state="watching")
+        assert not daemon_status(db).daemon_running  # the database's own machine
+        db.follow = lambda d: None  # as a replica's reader has
+        assert daemon_status(db).daemon_running
+    finally:
+        db.close()

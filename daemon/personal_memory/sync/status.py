@@ -50,9 +50,18 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     running, state = False, daemon.state if daemon else "never started"
     if daemon is not None and daemon.state not in ("stopped", "failed"):
         fresh = now_micros() - daemon.heartbeat_at < STALE_AFTER_US
+        if db.follow is not None:
+            # a replica, read on another machine: the daemon's pid means nothing here,
+            # its heartbeat (as far as the replica holds it) says whether it runs
+            return _status(db, namespace, daemon, fresh, daemon.state)
         running = fresh and pid_alive(daemon.pid)
         if not running and pid_alive(daemon.pid) and lock_held(db.path):
             running, state = True, "not writing: no heartbeat lately (a full disk? see its log)"
+    return _status(db, namespace, daemon, running, state)
+
+
+def _status(db: Database, namespace: str | None, daemon, running: bool,
+            state: str) -> DaemonStatus:
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
     return DaemonStatus(

@@ -547,41 +547,38 @@ class MemoryStore(Upkeep):
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
         cutoff, at = args.moment(as_of, None, self._now)
-        with self._db.errors(), self._db.snapshot():
-            records = self._db.visible_records(namespace, cutoff, at)
         here, below = [], {}
-        records_sections: dict[str, tuple[str, list[str]]] = {}
         prefix = folder + "/"
-        for r in records:
-            if not r.note.startswith(prefix):
-                continue
-            rest = r.note[len(prefix):]
-            if "/" in rest:
-                sub = prefix + rest.split("/", 1)[0]
-                below[sub] = below.get(sub, 0) + 1
-            else:
-                here.append(FolderEntry(note=r.note, title=r.title, known_at=r.known_at))
-                records_sections[r.note] = (r.known_at, (r.metadata or {}).get("sections", []))
-        if not here and not below:
-            raise NotFound(f"folder {folder!r} holds no notes in namespace {namespace!r}"
-                           + (f" as of {format_time(cutoff)}" if cutoff is not None else "")
-                           + " (give COLLECTION or COLLECTION/sub/folder)")
-        here.sort(key=lambda e: e.note)
-        shown = [replace(e, known_at=self._changed_at(e.note, sections, namespace, cutoff, at))
-                 for e in here[:limit] for sections in [records_sections[e.note]]]
+        with self._db.errors(), self._db.snapshot():  # one moment for the list and its times
+            for r in self._db.visible_records(namespace, cutoff, at):
+                if not r.note.startswith(prefix):
+                    continue
+                rest = r.note[len(prefix):]
+                if "/" in rest:
+                    sub = prefix + rest.split("/", 1)[0]
+                    below[sub] = below.get(sub, 0) + 1
+                else:
+                    here.append(r)
+            if not here and not below:
+                raise NotFound(f"folder {folder!r} holds no notes in namespace {namespace!r}"
+                               + (f" as of {format_time(cutoff)}" if cutoff is not None
+                                  else "") + " (give COLLECTION or COLLECTION/sub/folder)")
+            here.sort(key=lambda r: r.note)
+            shown = self._listed(here[:limit], namespace, cutoff, at)
         return FolderListing(namespace=namespace, folder=folder, as_of=format_time(cutoff),
                              notes=shown, folders=dict(sorted(below.items())),
                              more=max(len(here) - limit, 0))
 
-    def _changed_at(self, note: str, record: tuple[str, list[str]], namespace: str,
-                    cutoff: int | None, at: int) -> str:
-        """When a note last changed by a cutoff: its record or one of its sections (as
-        :attr:`NoteView.changed_at` says it)."""
-        known, sections = record
-        with self._db.errors(), self._db.snapshot():
-            times = [r.known_at for m in sections
-                     if (r := self._db.visible(namespace, m, cutoff, at)) is not None]
-        return max([known, *times], key=parse_time)
+    def _listed(self, records: list[RevisionRecord], namespace: str, cutoff: int | None,
+                at: int) -> list[FolderEntry]:
+        """Notes' records as listing entries, each with when the note last changed by the
+        cutoff: its record or one of its sections (as :attr:`NoteView.changed_at`). Call
+        inside the snapshot the records were read in."""
+        def changed(r: RevisionRecord) -> str:
+            times = [s.known_at for m in (r.metadata or {}).get("sections", [])
+                     if (s := self._db.visible(namespace, m, cutoff, at)) is not None]
+            return max([r.known_at, *times], key=parse_time)
+        return [FolderEntry(note=r.note, title=r.title, known_at=changed(r)) for r in records]
 
     def tagged(self, tags: list[str], *, namespace: str, as_of: Any = None,
                limit: int = 200) -> TagListing:
@@ -594,14 +591,11 @@ class MemoryStore(Upkeep):
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
         cutoff, at = args.moment(as_of, None, self._now)
-        with self._db.errors(), self._db.snapshot():
-            records = self._db.visible_records(namespace, cutoff, at)
-        found = sorted((r for r in records
-                        if has_tag((r.metadata or {}).get("tags", ()), wanted)),
-                       key=lambda r: r.note)
-        shown = [FolderEntry(note=r.note, title=r.title, known_at=self._changed_at(
-                     r.note, (r.known_at, (r.metadata or {}).get("sections", [])), namespace,
-                     cutoff, at)) for r in found[:limit]]
+        with self._db.errors(), self._db.snapshot():  # one moment for the list and its times
+            found = sorted((r for r in self._db.visible_records(namespace, cutoff, at)
+                            if has_tag((r.metadata or {}).get("tags", ()), wanted)),
+                           key=lambda r: r.note)
+            shown = self._listed(found[:limit], namespace, cutoff, at)
         return TagListing(namespace=namespace, tags=list(wanted), as_of=format_time(cutoff),
                           notes=shown, more=max(len(found) - limit, 0))
 

@@ -109,14 +109,15 @@ def envelope_problem(body: bytes) -> str | None:
 
 async def _take_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
     """The messages of a request's body as read, and the body when it is within
-    ``limit`` (None past it: reading stops there, and the rest is left to be received)."""
+    ``limit`` (None past it: reading stops there, and the rest is left to be received; a
+    body sent without a length is held to it too; b"" when the client went away)."""
     taken: list[Message] = []
     size, more = 0, True
     while more:
         message = await receive()
         taken.append(message)
         if message["type"] != "http.request":
-            return taken, None
+            return taken, b""
         size += len(message.get("body", b""))
         more = message.get("more_body", False)
         if size > limit:
@@ -226,16 +227,13 @@ class Guard:
             return
         length = headers.get("content-length", "")
         too_big = length.isdigit() and int(length) > self.policy.max_form_bytes
-        body = None if too_big else await self._read_body(receive)
+        taken, body = ([], None) if too_big else await _take_body(
+            receive, self.policy.max_form_bytes)
         if body is None:
             await refuse(413, "body_too_large", f"the body is larger than "
                          f"{self.policy.max_form_bytes} bytes")
             return
-        replay = [{"type": "http.request", "body": body, "more_body": False}]
-
-        async def replayed() -> Message:
-            return replay.pop() if replay else await receive()
-        await self.app(scope, replayed, self._logged(send, where, self._log))
+        await self.app(scope, _replaying(taken, receive), self._logged(send, where, self._log))
 
     async def _mcp(self, scope, receive, send, headers, address, base, refuse) -> None:
         bearer = headers.get("authorization", "")
@@ -355,20 +353,6 @@ class Guard:
         finally:
             if sid is not None:
                 self.sessions.end(sid, status, scope.get("method") == "DELETE")
-
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        """The whole body (small outside /mcp), or None past the limit: a body sent
-        without a length is held to it too."""
-        body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return b""
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.policy.max_form_bytes:
-                return None
-        return body
 
     @staticmethod
     def _logged(send: Send, where: str, say) -> Send:

@@ -206,7 +206,10 @@ def test_a_new_note_in_a_deleted_note_s_inode_is_no_move(tmp_path):
     # the same inode and size but a new time: only a candidate, judged by its text
     assert _moves_by_inode(["b.md"], {"b.md": written}, ["a.md"], {"a.md": old}) == (
         {}, {"b.md": "a.md"})
-    vault = vault_of(tmp_path, {"apple.md": "# Apple\n\napples are red\n"})
+    # (a second note, so that one deletion is no mass delete when the inode is not given
+    # again: whether it is depends on the file system)
+    vault = vault_of(tmp_path, {"apple.md": "# Apple\n\napples are red\n",
+                                "other.md": "# Other\n\nkept\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
         (vault / "apple.md").unlink()

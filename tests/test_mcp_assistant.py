@@ -178,6 +178,20 @@ def test_no_words_means_no_answer_and_errors_are_one_line(vault_db):
     assert "none known by the cutoff was valid" in too_early.structured_content["hint"]
 
 
+def test_an_argument_a_tool_does_not_take_is_refused_in_one_line(vault_db):
+    """A misnamed cutoff must not answer with today's notes."""
+    vault, db = vault_db
+
+    async def work(c):
+        return (await c.call_tool("memory_search", {"query": "backup", "cutoff": "2025-01-15"}),
+                await c.call_tool("memory_search", {"query": "backup", "as_of": "2025-01-15"}))
+    misnamed, named = session(db, work)
+    message = misnamed.content[0].text
+    assert misnamed.is_error and "'cutoff'" in message and "as_of" in message
+    assert "\n" not in message
+    assert not named.is_error and named.structured_content["count"] > 0
+
+
 def test_notes_are_resources_and_prompts_are_offered(vault_db):
     vault, db = vault_db
 

@@ -64,6 +64,19 @@ def one_line(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _refuse_unknown(name: str, arguments: dict[str, Any], tools) -> None:
+    """An argument the tool does not take is refused, not dropped: a misnamed cutoff
+    (``cutoff`` for ``as_of``) would otherwise answer with today's notes."""
+    schema = next((tool.input_schema for tool in tools if tool.name == name), None)
+    if schema is None:
+        return  # the SDK names an unknown tool
+    takes = list(schema.get("properties", {}))
+    unknown = [key for key in arguments if key not in takes]
+    if unknown:
+        raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))}; "
+                        f"it takes {', '.join(takes)}")
+
+
 # Where the HTTP guard leaves the namespace a request's token reads (guard.NAMESPACE_KEY;
 # not imported: stdio does not load the HTTP modules).
 _NAMESPACE_STATE = "memory_namespace"
@@ -90,6 +103,7 @@ class Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         reset = REQUEST_NAMESPACE.set(_request_namespace(context))
         try:
+            _refuse_unknown(name, arguments, await super().list_tools())
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):

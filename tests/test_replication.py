@@ -455,6 +455,27 @@ def test_replicate_remove_stops_replication_and_keeps_the_replica(replicated, tm
 
 
 @needs_litestream
+def test_a_setup_to_a_place_holding_another_replica_is_refused(replicated, tmp_path):
+    """After remove, a setup to the same folder would write a second sequence beside the
+    first, which no restore can use; the setup that continues its own replica goes on."""
+    vault, db, replica, daemon, rep = replicated
+    wait_for(lambda: caught_up(db), 30, what="the first replication")
+    again = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())
+    assert again.returncode == 0, again.stderr  # the replica it writes: continued
+    rep.stop()
+    assert run_memory("--db", db, "replicate", "remove", env=env()).returncode == 0
+    before = sorted(p.relative_to(replica) for p in replica.rglob("*"))
+    refused = run_memory("--db", db, "replicate", "setup", replica, "--no-service", env=env())
+    assert refused.returncode != 0 and "already holds a replica" in refused.stderr
+    assert "nothing was changed" in refused.stderr and refused.stderr.count("\n") == 1
+    assert status(db)["state"] == "absent"
+    assert sorted(p.relative_to(replica) for p in replica.rglob("*")) == before
+    fresh = tmp_path / "replica2"
+    replicated_once(db, fresh, "a replica in an empty folder")
+    restored_whole(str(fresh), db, tmp_path)
+
+
+@needs_litestream
 def test_an_s3_replica_without_credentials_is_refused_at_setup(tmp_path):
     db = tmp_path / "m.db"
     assert run_memory("--db", db, "init").returncode == 0

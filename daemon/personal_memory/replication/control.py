@@ -51,17 +51,66 @@ def running(db: Path) -> bool:
     return False
 
 
+def error_path(db: Path) -> Path:
+    """The last error Litestream logged while replicating, and when (status reads it)."""
+    return Path(str(db) + ".replication-error")
+
+
 def start(db: Path, quiet: bool = False) -> subprocess.Popen:
     """``litestream replicate`` for this database, its files private to the user; its
-    log goes where ours goes (the journal), or nowhere when ``quiet``."""
+    log goes where ours goes (the journal), its errors noted for status, or nowhere when
+    ``quiet``."""
     old = os.umask(0o077)  # the replica and Litestream's WAL copies hold the notes
-    out = subprocess.DEVNULL if quiet else None
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
     try:
-        return subprocess.Popen([litestream.binary(), "replicate", "-config",
-                                 str(litestream.config_path(db))], stdout=out, stderr=out,
+        proc = subprocess.Popen([litestream.binary(), "replicate", "-config",
+                                 str(litestream.config_path(db))], stdout=out,
+                                stderr=subprocess.STDOUT if not quiet else out,
                                 env=litestream.environment(), preexec_fn=_die_with_parent)
     finally:
         os.umask(old)
+    if not quiet:
+        import threading
+        threading.Thread(target=_relay_log, args=(proc, db), daemon=True,
+                         name="litestream-log").start()
+    return proc
+
+
+def _relay_log(proc: subprocess.Popen, db: Path) -> None:
+    """Litestream's log, line by line, to our stderr; each error it logs also noted in
+    :func:`error_path` (a write that fails shows in status at once, not only when the
+    replica has fallen minutes behind)."""
+    for raw in proc.stdout:
+        line = raw.decode("utf-8", "replace")
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # our stderr gone (a closed terminal): the log is lost, replication not
+        error = litestream.logged_error(line)
+        if error:
+            _note_error(db, error)
+    proc.stdout.close()
+
+
+def _note_error(db: Path, error: str) -> None:
+    path = error_path(db)
+    try:
+        fd = os.open(f"{path}.new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(f"{time.time_ns() // 1000}\n{error[:500]}\n")
+        os.replace(f"{path}.new", path)
+    except OSError:
+        log.warning("could not note Litestream's error beside %s: %s", db, error)
+
+
+def last_error(db: Path) -> tuple[int, str] | None:
+    """When Litestream last logged an error replicating ``db`` (microseconds), and what."""
+    try:
+        when, _, text = error_path(db).read_text().partition("\n")
+        return int(when), text.strip()
+    except (OSError, ValueError):
+        return None
 
 
 def _die_with_parent() -> None:
@@ -259,7 +308,7 @@ def remove(db: Path) -> tuple[litestream.Destination, list[str]]:
         raise ReplicationError(f"no replica is set up for {db}")
     removed = []
     with paused(db):
-        for path in (litestream.config_path(db), litestream.shadow_dir(db)):
+        for path in (litestream.config_path(db), litestream.shadow_dir(db), error_path(db)):
             if path.is_dir():
                 shutil.rmtree(path)
             elif path.exists():

@@ -55,6 +55,12 @@ def replication(db: Path, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replicati
         return Replication("failing", **record, problem=(
             "replication is not running: start the companion service "
             "(memory replicate setup installs it) or 'memory replicate run'"))
+    error = control.last_error(db)
+    if lag > 0 and error and error[0] // 1_000_000 > arrived // 1_000_000:
+        # a write waits, and Litestream failed since the replica last moved
+        return Replication("failing", **record, problem=(
+            f"Litestream cannot bring the replica up to date: {error[1]} "
+            f"(at {format_time(error[0])})"))
     if lag > max_lag:
         return Replication("lagging", **record, problem=(
             f"the replica is {lag:.0f} s behind the database (more than {max_lag:.0f} s)"))

@@ -319,13 +319,21 @@ def _ltx(where: list[str]) -> list[LtxFile]:
 
 def _logged_error(done: subprocess.CompletedProcess) -> str | None:
     """The error of the first ``level=ERROR`` line Litestream logged, if any."""
-    import re
     for line in (done.stdout + "\n" + done.stderr).splitlines():  # it logs to stdout
-        if "level=ERROR" in line:
-            found = re.search(r'error="((?:[^"\\]|\\.)*)"', line)
-            text = found.group(1).replace('\\"', '"') if found else line.strip()
-            return text.split("\\n")[0].strip()  # Go's quoted text: its first line
+        found = logged_error(line)
+        if found:
+            return found
     return None
+
+
+def logged_error(line: str) -> str | None:
+    """The error one line of Litestream's log reports, if it is a ``level=ERROR`` line."""
+    import re
+    if "level=ERROR" not in line:
+        return None
+    found = re.search(r'error="((?:[^"\\]|\\.)*)"', line)
+    text = found.group(1).replace('\\"', '"') if found else line.strip()
+    return text.split("\\n")[0].strip()  # Go's quoted text: its first line
 
 
 def _first_line(done: subprocess.CompletedProcess) -> str:

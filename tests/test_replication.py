@@ -575,6 +575,17 @@ def test_an_sftp_replica_signs_in_with_a_key_stays_current_and_restores(sftp_ser
         assert any((remote / "ltx").iterdir())
         for source in (str(db), url):  # by the database's config, then by the URL alone
             restored_whole(source, db, tmp_path, "--ssh-key", key)
+        old = status(db)["generation"]
+        for f in (remote / "ltx").rglob("*.ltx"):  # emptied on the server while it runs
+            f.unlink()
+        note(vault, "Third.md", "a third apricot, written after the replica was emptied")
+        daemon.cookie()
+
+        def fresh():
+            s = status(db)
+            return s["state"] == "healthy" and s["generation"] != old and s["lag_seconds"] == 0
+        wait_for(fresh, 90, interval=1, what="a fresh generation on the sftp server")
+        restored_whole(url, db, tmp_path, "--ssh-key", key)
     finally:
         if rep is not None:
             rep.stop()

@@ -249,7 +249,7 @@ def lost_generation(db: Path) -> str | None:
         return None  # nothing replicated yet, or just started: a snapshot comes first
     if not dest.readable_here:
         try:  # the replica alone (with the config, Litestream holds replication up)
-            found = litestream.ltx_files_at(dest.url)
+            found = litestream.ltx_files_of(dest)
         except ReplicationError:
             return None  # unreachable now (a bucket gone): never act on a guess
         if not found or any(f.level == litestream.SNAPSHOT_LEVEL for f in found):

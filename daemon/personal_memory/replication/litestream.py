@@ -4,11 +4,13 @@ replica's LTX files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlparse
 
 from ..errors import ConfigError, ReplicationError
@@ -300,6 +302,26 @@ def ltx_files_at(url: str) -> list[LtxFile]:
     return _ltx([url])
 
 
+def ltx_files_of(dest: Destination) -> list[LtxFile]:
+    """The LTX files of the replica ``dest`` alone, not through the database's config:
+    an sftp one through a temporary config that names its key, as a restore reads it."""
+    if dest.scheme != "sftp":
+        return ltx_files_at(dest.url)
+    with _configured(dest) as db:
+        return ltx_files(db)
+
+
+@contextlib.contextmanager
+def _configured(dest: Destination) -> Iterator[Path]:
+    """A database path (never created) whose temporary config names ``dest``: how
+    Litestream is told an sftp replica's key."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="pm-replica-") as tmp:
+        db = Path(tmp) / "replica.db"
+        _write_private(config_path(db), _config_text(db, dest))
+        yield db
+
+
 def _ltx(where: list[str]) -> list[LtxFile]:
     import json
     done = run(["ltx", "-level", "all", "-json", *where], timeout=60)
@@ -347,10 +369,7 @@ def restore(dest: Destination, to: Path, at: str | None = None) -> None:
     if dest.scheme != "sftp":
         _restore(["-o", str(to), *(["-timestamp", at] if at else []), dest.url])
         return
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="pm-restore-") as tmp:
-        db = Path(tmp) / "replica.db"  # named by the config only; never created
-        _write_private(config_path(db), _config_text(db, dest))
+    with _configured(dest) as db:
         restore_from_config(db, to, at)
 
 

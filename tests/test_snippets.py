@@ -456,3 +456,31 @@ def test_table_rows_from_the_top_come_with_their_header_never_a_bare_delimiter(t
     (tmp_path / "w").mkdir()
     snip = search(tmp_path / "w", "# Runs\n\n" + wide, "engine1")
     assert snip.text.startswith("| 1 | **engine1** |") and snip.line_start == 5
+
+
+WORDS = ("inflation fed bond yield oil gold copper hedge europe bank momentum report "
+         "the and of a").split()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=3, max_size=12), min_size=4,
+                max_size=24), st.lists(st.sampled_from(WORDS), min_size=2, max_size=4),
+       st.integers(1, 23))
+def test_a_snippet_at_a_cutoff_is_what_a_store_of_that_time_shows(tmp_path_factory, texts,
+                                                                  query, cut):
+    """The words marked and the lines shown are chosen by what the cutoff sees: a word
+    made common later must not lose its mark in an earlier answer."""
+    tmp = tmp_path_factory.mktemp("cut")
+    times = [f"2024-01-{1 + i:02d}T00:00:00Z" for i in range(len(texts))]
+    cutoff = times[min(cut, len(texts) - 1) - 1].replace("T00", "T12")
+    with MemoryStore.open(tmp / "all.db", embedder="none") as whole, \
+            MemoryStore.open(tmp / "then.db", embedder="none") as then:
+        for i, (words, at) in enumerate(zip(texts, times)):
+            for store in (whole,) + ((then,) if at < cutoff else ()):
+                store.remember(f"m{i % 7}", " ".join(words) + "\n\nand " + " ".join(
+                    reversed(words)), namespace="n", known_at=at)
+        q = " ".join(query)
+        got, want = (s.search(q, namespace="n", as_of=cutoff, snippets=True, limit=10)
+                     for s in (whole, then))
+    shown = [(r.memory_id, r.snippet, r.more, r.also) for r in got]
+    assert shown == [(r.memory_id, r.snippet, r.more, r.also) for r in want]

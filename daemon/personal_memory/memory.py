@@ -253,8 +253,8 @@ class MemoryStore(Upkeep):
             worth_showing = words = None  # without snippets, no result shows more
             if snippets:
                 terms = found.terms
-                flat, words = with_snippets(self._db, [r for g in rows for r in g], terms,
-                                            namespace, cutoff, at)
+                flat, words = with_snippets(self._db, [r for g in rows for r in g],
+                                            found.marks, namespace, cutoff, at)
                 it = iter(flat)
                 rows = [[next(it) for _ in g] for g in rows]
                 worth_showing = holds_a_word(self._db, terms)

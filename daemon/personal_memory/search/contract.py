@@ -10,6 +10,7 @@ semantically close enough, there is no answer.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from concurrent.futures import Future
@@ -125,6 +126,23 @@ class Ranked:
     left_out: int = 0  # unrelated rows the limit would have held (see fuse)
     terms: list[str] = field(default_factory=list)  # ranked by (search/variants.py too)
     missing: list[str] = field(default_factory=list)  # see missing_words
+    marks: list[str] = field(default_factory=list)  # of terms, worth marking (see marked)
+
+
+# A query term is marked in a snippet when it carries weight: BM25's idf of at least this
+# (a term held by fewer than about a quarter of the rows). "the", "to", "a" carry almost none.
+MARK_IDF = 1.0
+
+
+def marked(terms: list[str], total: int, docs: dict[str, int]) -> list[str]:
+    """The ``terms`` worth marking, by their idf over the ``total`` rows the search ranked
+    (``docs``: how many of them hold each), never over rows its cutoff does not see;
+    when none has weight, the rarest."""
+    if len(terms) < 2:
+        return terms
+    idf = {t: math.log((total - docs.get(t, 0) + 0.5) / (docs.get(t, 0) + 0.5)) for t in terms}
+    keep = [t for t in terms if idf[t] >= MARK_IDF]
+    return keep or [t for t in terms if idf[t] == max(idf.values())]
 
 
 NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")

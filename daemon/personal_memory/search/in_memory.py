@@ -28,8 +28,8 @@ from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
 from .contract import (Ranked, Semantic, has_tag, keyword_terms, left_out, made_up_word,
-                       missing_words, mostly_unknown, no_answer, padding_floor, piece_lines,
-                       query_terms, text_filtered)
+                       marked, missing_words, mostly_unknown, no_answer, padding_floor,
+                       piece_lines, query_terms, text_filtered)
 from .dates import periods_mask
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
@@ -407,9 +407,13 @@ class SearchIndex:
 
     def held(self, db: Database, winners: np.ndarray, terms: list[str]) -> set[str]:
         """Which of ``terms`` some of ``winners`` holds."""
+        return {t for t, n in self.documents(db, winners, terms).items() if n}
+
+    def documents(self, db: Database, winners: np.ndarray, terms: list[str]) -> dict[str, int]:
+        """How many of ``winners`` hold each of ``terms``."""
         is_visible = np.zeros(self.rows.size, dtype=bool)
         is_visible[winners] = True
-        return {t for t in terms if is_visible[self.postings(db, t)[0]].any()}
+        return {t: int(np.count_nonzero(is_visible[self.postings(db, t)[0]])) for t in terms}
 
     def cosine(self, winners: np.ndarray, semantic: Semantic | None) -> "CosineScreen | None":
         """Approximate (float32) cosine of the visible rows that have a vector, with the
@@ -480,8 +484,9 @@ class SearchIndex:
                         made_up=made_up)
         periods = query.periods
         dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
+        marks = marked(ranked_by, len(winners), self.documents(db, winners, ranked_by))
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing_words(db, query.words, terms, held))
+                       missing_words(db, query.words, terms, held), marks)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -499,7 +504,7 @@ class SearchIndex:
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
             self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
-                      terms=s.terms, missing=s.missing)
+                      terms=s.terms, missing=s.missing, marks=s.marks)
 
 
 class _Scored(NamedTuple):
@@ -513,3 +518,4 @@ class _Scored(NamedTuple):
     dated: np.ndarray | None  # per winner: valid from a period the query names
     terms: list[str]  # the keyword terms ranked by
     missing: list[str]  # the query's words no row holds (contract.missing_words)
+    marks: list[str]  # the terms worth marking (contract.marked)

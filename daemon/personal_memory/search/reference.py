@@ -8,8 +8,8 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, fuse, keyword_terms, left_out,
-                       made_up_word, missing_words, mostly_unknown, no_answer, padding_floor,
-                       piece_lines, rankable, text_filtered)
+                       made_up_word, marked, missing_words, mostly_unknown, no_answer,
+                       padding_floor, piece_lines, rankable, text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -77,6 +77,8 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),
                      pieces, piece_lines(db, semantic), query.periods)
+        marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)),
-                  terms=ranked_by, missing=missing_words(db, query.words, terms, held))
+                  terms=ranked_by, missing=missing_words(db, query.words, terms, held),
+                  marks=marks)

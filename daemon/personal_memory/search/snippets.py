@@ -5,7 +5,6 @@ tokenizer and stemmer), so "prefers" in a note is marked for the query "prefer".
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Callable
 
@@ -64,22 +63,6 @@ def _unfinished(line: str, following: str) -> bool:
     if following[:1] in (" ", "\t") and not following.lstrip().startswith(("-", "*", "+")):
         return True
     return not line.rstrip().endswith(_ENDS)
-
-
-# A query term is marked when it carries weight: BM25's idf of at least this (a term held
-# by fewer than about a quarter of the revisions). "the", "to", "a" carry almost none.
-MARK_IDF = 1.0
-
-
-def weighty(db: Database, terms: list[str]) -> list[str]:
-    """The query terms worth marking: those with weight in the index (BM25's idf); when
-    none has any, the rarest."""
-    if len(terms) < 2:
-        return terms
-    total, docs = db.term_documents(terms)
-    idf = {t: math.log((total - docs[t] + 0.5) / (docs[t] + 0.5)) for t in terms}
-    keep = [t for t in terms if idf[t] >= MARK_IDF]
-    return keep or [t for t in terms if idf[t] == max(idf.values())]
 
 
 def _matches(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
@@ -388,15 +371,14 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
     """The results with their snippets (the note layouts read once per note), and the
     lines of the first one's section that match by words when its snippet holds fewer
     of the query's words (``_ScoredLines.by_words``; None when it does not). ``terms``: the terms
-    the search ranked by (Ranked.terms), so stop words neither pull a snippet's line nor
-    are marked."""
+    worth marking of those the search ranked by (Ranked.marks), so stop words neither pull
+    a snippet's line nor are marked."""
     from dataclasses import replace
 
     from ..timeline.reading import section_lines
     layouts: dict[str, dict[str, tuple[int, int]]] = {}
     out = []
     with db.snapshot():
-        terms = weighty(db, terms) if results else terms
         words = None
         for r in results:
             first = None

@@ -82,6 +82,16 @@ class Retrieval:
                                      (*weights, match_expression(terms)))
             return {rowid: -score for rowid, score in rows}
 
+    def documents_holding(self, revision_ids: Sequence[int],
+                          terms: Sequence[str]) -> dict[str, int]:
+        """How many of these revisions hold each of ``terms``."""
+        if not terms or not revision_ids:
+            return {t: 0 for t in terms}
+        with self._scratch_index("held_fts", revision_ids, terms=True):
+            return {t: self.conn.execute(
+                "SELECT count(*) FROM temp.held_fts WHERE held_fts MATCH ?",
+                (match_expression([t]),)).fetchone()[0] for t in terms}
+
     def terms_held(self, revision_ids: Sequence[int], terms: Sequence[str]) -> set[str]:
         """Which of ``terms`` occur in at least one of these revisions."""
         if not terms or not revision_ids:
@@ -163,24 +173,6 @@ class Retrieval:
         return [t for (t,) in self.conn.execute(
             "SELECT term FROM temp.revisions_terms WHERE term >= ? AND term < ? LIMIT ?",
             (prefix, prefix + "\U0010ffff", limit))]
-
-    def term_documents(self, terms: list[str]) -> tuple[int, dict[str, int]]:
-        """How many revisions the index holds, and how many hold each term (over every
-        revision and namespace: a term's weight, not an answer)."""
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.revisions_terms "
-                          "USING fts5vocab(main, revisions_fts, row)")
-        counts = {t: 0 for t in terms}
-        for term in terms:
-            for (doc,) in self.conn.execute(
-                    "SELECT doc FROM temp.revisions_terms WHERE term = ?", (term,)):
-                counts[term] = doc
-        # the count is kept until the file changes (as any_record_with keeps its answer)
-        version = self.changes_seen()
-        held = getattr(self, "_revision_count", None)
-        if held is None or held[0] != version:
-            held = self._revision_count = (version, self.scalar(
-                "SELECT count(*) FROM revisions"))
-        return held[1], counts
 
     def revision_texts(self, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
         """(id, title, content) of the non-deleted revisions in an id range, as indexed."""

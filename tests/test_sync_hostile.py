@@ -412,3 +412,40 @@ def test_a_note_whose_name_a_folder_or_a_fifo_takes(tmp_path):
             "vault/pipe.md#Pipe"]
         problems = {p.path: p.stale for p in store.status().daemon.problems}
         assert problems == {"new.md": False, "pipe.md": True}
+
+
+@pytest.mark.parametrize("mtime_ns", [2**63 + 10**9, 2**64 + 5])
+def test_a_file_time_beyond_what_sqlite_holds_syncs_and_later_edits_are_seen(
+        store, root, tmp_path, mtime_ns):
+    """A modification time after 2262 (touch -d 9999, as ext4 stores it) does not fit in
+    64 bits of nanoseconds; it stopped the sync of every note, and the daemon with it."""
+    (root / "far.md").write_text("# Far\n\nfrom the far future\n")
+    (root / "near.md").write_text("# Near\n\nan ordinary note\n")
+    try:
+        os.utime(root / "far.md", ns=(mtime_ns, mtime_ns))
+    except (OverflowError, OSError) as exc:
+        pytest.skip(f"this file system cannot hold that time ({exc})")
+    if os.stat(root / "far.md").st_mtime_ns < 2**63:
+        pytest.skip("this file system stored an earlier time than asked")
+    report = store.sync([Folder.of(root)])
+    assert report.files_imported == 2 and not report.skipped
+    assert live(store) == oracle(tmp_path, root)
+    (root / "far.md").write_text("# Far\n\nfrom the far future, edited\n")
+    os.utime(root / "far.md", ns=(mtime_ns + 10**9, mtime_ns + 10**9))
+    store.sync([Folder.of(root)])
+    assert any("edited" in text for text in live(store).values())
+
+
+def test_stat_values_beyond_64_bits_are_kept_apart_not_clamped():
+    """An inode of 2**63 or more (overlayfs with xino=on, NFS) and far times, as stored."""
+    from personal_memory.notes.folders import FileStat
+    # mode, inode, device, links, uid, gid, size, 3 times in s, 3 as floats, 3 in ns
+    big = os.stat_result((0o100644, 2**63 + 3, 1, 1, 0, 0, 10, 0, 0, 0,
+                          0, 0, 0, 0, 2**63 + 1, -2**64 + 7))
+    other = os.stat_result((0o100644, 2**63 + 4, 1, 1, 0, 0, 10, 0, 0, 0,
+                            0, 0, 0, 0, 2**63 + 2, -2**64 + 8))
+    a, b = FileStat.of(big), FileStat.of(other)
+    for value in (a.inode, a.mtime_ns, a.ctime_ns):
+        assert -2**63 <= value < 2**63
+    assert (a.inode, a.mtime_ns, a.ctime_ns) != (b.inode, b.mtime_ns, b.ctime_ns)
+    assert a.inode != b.inode and a.mtime_ns != b.mtime_ns and a.ctime_ns != b.ctime_ns

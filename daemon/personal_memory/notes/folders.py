@@ -35,7 +35,15 @@ class FileStat:
 
     @classmethod
     def of(cls, st: os.stat_result) -> "FileStat":
-        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        return cls(st.st_size, _int64(st.st_mtime_ns), _int64(st.st_ctime_ns),
+                   _int64(st.st_ino))
+
+
+def _int64(value: int) -> int:
+    """``value`` as the signed 64-bit integer SQLite stores, wrapped, not clamped, so two
+    values stay two: a time after 2262 or before 1677 in nanoseconds, an inode of 2**63
+    or more (overlayfs with xino, NFS) would otherwise stop the sync of every note."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 class FileState(NamedTuple):

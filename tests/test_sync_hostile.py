@@ -449,3 +449,27 @@ def test_stat_values_beyond_64_bits_are_kept_apart_not_clamped():
         assert -2**63 <= value < 2**63
     assert (a.inode, a.mtime_ns, a.ctime_ns) != (b.inode, b.mtime_ns, b.ctime_ns)
     assert a.inode != b.inode and a.mtime_ns != b.mtime_ns and a.ctime_ns != b.ctime_ns
+
+
+def test_a_fault_on_one_file_skips_that_file_and_syncs_the_others(store, root, tmp_path,
+                                                                   monkeypatch):
+    """A fault of this program's own code on one file (as the overflow of a far file time
+    was) names that file and leaves the rest of its batch to be imported."""
+    for name in ("a.md", "bad.md", "c.md"):
+        (root / name).write_text(f"# {name}\n\nthe text of {name}\n")
+    real = store._db.put_file_state
+
+    def put(namespace, collection, rel, state):
+        if rel == "bad.md":
+            raise OverflowError("int too big to convert")
+        return real(namespace, collection, rel, state)
+    monkeypatch.setattr(store._db, "put_file_state", put)
+    report = store.sync([Folder.of(root)])
+    assert report.files_imported == 2
+    assert [(s.path, "OverflowError" in s.reason) for s in report.skipped] == [("bad.md", True)]
+    held = live(store)
+    assert not any("bad.md" in text for text in held.values())  # skipped whole
+    assert sum("the text of" in text for text in held.values()) == 2
+    monkeypatch.undo()
+    store.sync([Folder.of(root)])
+    assert live(store) == oracle(tmp_path, root)

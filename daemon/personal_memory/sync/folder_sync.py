@@ -13,13 +13,14 @@ unless allowed.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import itertools
 import logging
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..embedding.runner import carry_vectors
 from ..errors import (CollectionTaken, MassDelete, NoteUnparsable, PersonalMemoryError,
@@ -372,25 +373,24 @@ class FolderSync:
         state = self.db.file_state(ns, coll, f.rel)
         chunks = state.chunks if state else 0
         older_model = state is not None and state.chunker < notes.CHUNKER_VERSION
-        if full or state is None or state.file_hash != f.digest or older_model:
-            one = SyncReport()
-            try:
-                with self.db.savepoint():  # a file that fails is skipped whole
+        changed = full or state is None or state.file_hash != f.digest or older_model
+        one = SyncReport()
+        with self._one_file(folder, f.rel, batch) as ok:
+            with self.db.savepoint():  # a file that fails is skipped whole
+                if changed:
                     chunks = self._import_file(folder, f, one, known_at, legacy=older_model)
-            except PersonalMemoryError as exc:
-                self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
-                return
+                self._put_state(folder, f, chunks)
+        if ok and changed:
             one.files_imported = 1
             one.files_reidentified = int(older_model)
             batch.merge(one)
-        self._put_state(folder, f, chunks)
 
     def _move(self, folder: Folder, f: LoadedFile, old: str, known_at: str,
               batch: SyncReport) -> None:
         """The new path's note, the old path's tombstones and the move, at one instant."""
         ns, coll = folder.namespace, folder.collection
         one = SyncReport()
-        try:
+        with self._one_file(folder, f.rel, batch) as ok:
             with self.db.savepoint():
                 chunks = self._import_file(folder, f, one, known_at, legacy=False)
                 one.chunks_tombstoned += self._tombstone(folder, old, keep=(),
@@ -398,12 +398,28 @@ class FolderSync:
                 self.db.drop_file_state(ns, coll, old)
                 self.db.record_move(ns, notes.note_id(coll, old), notes.note_id(coll, f.rel),
                                     parse_time(known_at))
+                self._put_state(folder, f, chunks)
+        if ok:
+            one.files_imported = one.files_moved = 1
+            batch.merge(one)
+
+    @contextlib.contextmanager
+    def _one_file(self, folder: Folder, rel: str, batch: SyncReport) -> Iterator[list]:
+        """Around one file's writes (in their own savepoint): a file that fails, by a named
+        problem or by a fault in this program, is skipped and named, and the batch goes
+        on with the other files. Truthy while nothing failed."""
+        ok = [True]
+        try:
+            yield ok
         except PersonalMemoryError as exc:
-            self._skip(folder, batch, SkippedFile(printable(f.rel), str(exc)))
-            return
-        one.files_imported = one.files_moved = 1
-        batch.merge(one)
-        self._put_state(folder, f, chunks)
+            ok.clear()
+            self._skip(folder, batch, SkippedFile(printable(rel), str(exc)))
+        except FILE_FAULTS as exc:
+            ok.clear()
+            log.exception("importing %s/%s failed", folder.collection, printable(rel))
+            self._skip(folder, batch, SkippedFile(printable(rel), (
+                f"could not be imported ({type(exc).__name__}: {exc}); skipped, its last "
+                "imported text stays")))
 
     def _orphans(self, folder: Folder, found: dict, known_all: dict,
                  unlisted: list[str]) -> set[str]:
@@ -534,14 +550,19 @@ def _moves_by_inode(arrivals: list[str], found: dict[str, Found], removed: list[
     return exact, probable
 
 
+# Faults of this program's own code on one file's content (never the database's or the
+# disk's: those stop the batch and are retried): that file is skipped and named.
+FILE_FAULTS = (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError,
+               AttributeError, AssertionError, UnicodeError, OverflowError)
+
+
 def _parse(text: str, collection: str, rel: str):
     """The note model of one file. The parsers are built and fuzzed to fail only by a named
     front-matter problem; should one still raise, that one note is skipped and named (its
     traceback logged) and the sync goes on."""
     try:
         return notes.parse_note(text, collection, rel)
-    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError,
-            AttributeError, AssertionError, UnicodeError, OverflowError) as exc:
+    except FILE_FAULTS as exc:
         log.exception("the note parser failed on %s/%s", collection, printable(rel))
         raise NoteUnparsable(f"the note could not be parsed ({type(exc).__name__}: {exc}); "
                              "skipped, its last imported text stays") from exc

@@ -81,6 +81,34 @@ def test_a_forked_worker_searches_with_the_model(tmp_path):
     assert done.stdout.strip() == str([["a"]] * 4)
 
 
+FORKED_EMBEDDING = r"""
+import multiprocessing, sys
+from personal_memory import MemoryStore
+
+def embed(db):
+    with MemoryStore.open(db, embedder="e5") as store:
+        store.remember("b", "the night bus runs until four " * 20, namespace="n")
+        return store.embed_pending().embedded
+
+with MemoryStore.open(sys.argv[1], embedder="e5") as store:
+    store.remember("a", "the ferry leaves at noon " * 20, namespace="n")
+    store.embed_pending()  # the parent's OpenMP team runs before the fork
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(embed, [f"{sys.argv[1]}-{i}" for i in range(2)]))
+"""
+
+
+def test_a_worker_forked_after_the_parent_embedded_embeds_too(tmp_path):
+    """libgomp's team does not survive a fork: a child that read passages on it waited
+    for ever for threads it does not have."""
+    for env in (plain_env(), plain_env() | {"OMP_NUM_THREADS": "2"}):
+        done = subprocess.run([sys.executable, "-c", FORKED_EMBEDDING,
+                               str(tmp_path / f"m{len(env)}.db")],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[1, 1]"
+
+
 def test_a_users_omp_num_threads_stands(tmp_path):
     env = plain_env() | {"OMP_NUM_THREADS": "2"}
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "m.db")],

@@ -114,11 +114,15 @@ class E5Small:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         cut = [passage_cut(t) for t in texts]
+        global _TEAMS_STARTED
         with _MODEL_LOCK:
             model = self._loaded()
-            n = self.threads.next()
+            # a child forked after its parent's OpenMP team ran waits for ever on that
+            # team's threads, which it does not have (libgomp): it reads on one thread
+            n = 1 if _FORKED_AFTER_TEAMS else self.threads.next()
+            _TEAMS_STARTED = _TEAMS_STARTED or n > 1
             t0 = time.perf_counter()
-            with self._pools.openmp(n):
+            with self._pools.openmp(n, force=_FORKED_AFTER_TEAMS):
                 out = model.passage(cut)
             seconds = time.perf_counter() - t0
             self.threads.record(n, sum(model.token_count(t) for t in cut), seconds)
@@ -165,11 +169,17 @@ class E5Small:
             _QUERIES.clear()
 
 
+_TEAMS_STARTED = False  # whether passages were read on more than one OpenMP thread here
+_FORKED_AFTER_TEAMS = False  # this process was forked after that
+
+
 def _after_fork_in_child() -> None:
     """A forked child (a backtest's pool of workers) has none of its parent's threads: it
-    starts its own query thread, and the model's lock is free whoever held it then."""
-    global _ENCODER, _ENCODER_LOCK, _MODEL_LOCK
+    starts its own query thread, the model's lock is free whoever held it then, and it
+    reads passages on one thread if the parent had an OpenMP team."""
+    global _ENCODER, _ENCODER_LOCK, _MODEL_LOCK, _FORKED_AFTER_TEAMS
     _ENCODER, _ENCODER_LOCK, _MODEL_LOCK = None, threading.Lock(), threading.Lock()
+    _FORKED_AFTER_TEAMS = _FORKED_AFTER_TEAMS or _TEAMS_STARTED
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -87,8 +87,8 @@ class Pools:
         self._controller = ThreadpoolController()
 
     @contextlib.contextmanager
-    def openmp(self, threads: int) -> Iterator[None]:
-        if user_threads() is not None:
+    def openmp(self, threads: int, force: bool = False) -> Iterator[None]:
+        if user_threads() is not None and not force:
             yield  # the user's own setting stands
             return
         with self._controller.limit(limits=threads, user_api="openmp"):

@@ -2,7 +2,9 @@
 SQLite cannot make its WAL index and says only "disk I/O error". Every reader names the
 full disk, and the daemon waits for space instead of exiting."""
 
+import json
 import os
+import subprocess
 from contextlib import contextmanager
 
 import pytest
@@ -118,6 +120,17 @@ def test_a_daemon_that_holds_its_lock_but_writes_nothing_is_named_stuck(tmp_path
         conn.close()
         status = run_memory("--db", tmp_path / "m.db", "status").stdout
         assert "daemon        running (not writing" in status, status
+        # its row names a daemon killed before it (it could not write its own): the lock
+        # still says who runs
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        conn = apsw.Connection(str(tmp_path / "m.db"))
+        conn.execute("UPDATE daemon SET pid = ?", (dead.pid,))
+        conn.close()
+        status = json.loads(run_memory("--db", tmp_path / "m.db", "status",
+                                       "--json").stdout)["daemon"]
+        assert status["daemon_running"] and status["daemon_pid"] == d.proc.pid, status
+        assert status["daemon_state"].startswith("not writing"), status
         doctor = run_memory("--db", tmp_path / "m.db", "doctor")
         assert doctor.returncode == 1 and "[fail] disk" in doctor.stdout, doctor.stdout
         os.kill(d.proc.pid, signal.SIGCONT)

@@ -25,49 +25,55 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def lock_held(db_path: str) -> bool:
-    """Whether a daemon holds this database's lock (``watch.lock``): it is running, even
-    when it cannot write its heartbeat (a full disk)."""
+def lock_holder(db_path: str) -> int | None:
+    """The daemon that holds this database's lock (``watch.lock``), if one does: it is
+    running, even when it cannot write its heartbeat or even its row (a full disk). Its
+    pid as the lock file names it, 0 when it could not write even that."""
     try:
         fd = os.open(lock_path(real_database(db_path)), os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return True
+        named = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        return int(named) if named.isdigit() else 0
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)  # (closing also lets go of the shared lock just taken)
-    return False
+    return None
 
 
 def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     """The daemon's state and the last sync runs. A daemon that holds its lock but has
-    not written its heartbeat for three beats is running and stuck (``not writing``)."""
+    not written its heartbeat for three beats, or whose row names another (a daemon that
+    started after a kill on a full disk), is running and stuck (``not writing``)."""
     daemon = db.daemon()
     running, state = False, daemon.state if daemon else "never started"
+    pid = daemon.pid if daemon else None
     if daemon is not None and daemon.state not in ("stopped", "failed"):
         fresh = now_micros() - daemon.heartbeat_at < STALE_AFTER_US
         if db.follow is not None:
             # a replica, read on another machine: the daemon's pid means nothing here,
             # its heartbeat (as far as the replica holds it) says whether it runs
-            return _status(db, namespace, daemon, fresh, daemon.state)
+            return _status(db, namespace, daemon, fresh, daemon.state, pid)
         running = fresh and pid_alive(daemon.pid)
-        if not running and pid_alive(daemon.pid) and lock_held(db.path):
-            running, state = True, "not writing: no heartbeat lately (a full disk? see its log)"
-    return _status(db, namespace, daemon, running, state)
+    holder = None if running or db.follow is not None else lock_holder(db.path)
+    if holder is not None:
+        running, pid = True, holder or None
+        state = "not writing: no heartbeat lately (a full disk? see its log)"
+    return _status(db, namespace, daemon, running, state, pid)
 
 
 def _status(db: Database, namespace: str | None, daemon, running: bool,
-            state: str) -> DaemonStatus:
+            state: str, pid: int | None) -> DaemonStatus:
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
     return DaemonStatus(
         daemon_running=running,
         daemon_state=state,
-        daemon_pid=daemon.pid if daemon else None,
+        daemon_pid=pid,
         daemon_heartbeat_at=format_time(daemon.heartbeat_at) if daemon else None,
         watched_folders=daemon.roots if daemon else [],
         last_sync_started_at=last[0].started_at if last else None,

@@ -24,6 +24,7 @@ log = logging.getLogger("personal_memory.watch")
 BATCH = 16  # passages per transaction: each is one short write
 RETRY_SECONDS = 30  # after a busy or full database
 NICE = 10  # the worker's CPU priority, below the import path's
+STOP_WAIT_SECONDS = 1.0  # how long a stop waits for the passage in hand
 
 
 class EmbeddingWorker:
@@ -48,12 +49,18 @@ class EmbeddingWorker:
         self._below = None
         self._wake.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Finish the passage in hand, commit, and end."""
+    def stop(self, timeout: float = STOP_WAIT_SECONDS) -> None:
+        """End after the passage in hand, waiting for it at most ``timeout``: a long
+        passage can hold the model for seconds, and a stop must not wait for it (its
+        vector is made again at the next start; the thread's write, if it comes, is one
+        transaction)."""
         self._stopping.set()
         self._wake.set()
         if self.thread.is_alive():
             self.thread.join(timeout)
+            if self.thread.is_alive():
+                log.info("stopping without the passage the model is reading (it is "
+                         "embedded at the next start)")
 
     def _cancel(self) -> bool:
         return self._stopping.is_set() or self._busy()

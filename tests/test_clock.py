@@ -80,3 +80,49 @@ def test_a_backdated_sync_or_write_is_refused_and_changes_nothing(tmp_path):
     assert "1 removed" in p.stdout
     assert word_hits(ok("--db", db, "search", "note1", "--json").stdout) == []
     assert word_hits(ok("--db", db, "search", "lime", "--json").stdout)
+
+
+def test_a_clock_far_in_the_future_writes_nothing_and_the_daemon_waits(tmp_path, monkeypatch,
+                                                                       caplog):
+    """A machine clock in 2200 (a wrong one): a write stamped then would put every later
+    write after it, for good. Nothing is written; the daemon waits and retries."""
+    import logging
+
+    from personal_memory import times
+    from personal_memory.errors import ClockImplausible
+    from personal_memory.notes.folders import Folder
+    from personal_memory.watch.daemon import Watcher
+    from support import wait_for
+    from test_watcher_seam import FakeObserver, running
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nan apple\n")
+    real = times.now_micros
+    wrong = [True]
+    monkeypatch.setattr(times, "now_micros", lambda: 7_258_118_400 * 10**6 if wrong[0]
+                        else real())  # 2200-01-01
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        for write in (lambda: store.remember("x", "a fact", namespace="n"),
+                      lambda: store.remember("x", "a fact", namespace="n",
+                                             known_at="2026-01-01"),
+                      lambda: store.sync([Folder.of(vault)])):
+            try:
+                write()
+                raise AssertionError("written with a clock in 2200")
+            except ClockImplausible as exc:
+                assert "2200-01-01" in str(exc) and "nothing was written" in str(exc)
+        assert store.stats().counts.revisions == 0
+        watcher = Watcher(store, [Folder.of(vault)], settle_ms=50, rescan_interval=0,
+                          observer_factory=FakeObserver)
+        with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), \
+                running(watcher):
+            wait_for(lambda: "waiting for the system clock" in caplog.text,
+                     what="the daemon to wait for the clock")
+            wrong[0] = False  # set right: the retry imports
+            wait_for(lambda: store.search("apple", namespace="notes"), timeout=30,
+                     what="the retry")
+        assert all(r.known_at.startswith(("2026", "2027", "2028", "2029", "203"))
+                   for r in store.export(namespace="notes"))
+    doctor = run_memory("--db", tmp_path / "m.db", "doctor")
+    assert "[fail] clock" not in doctor.stdout

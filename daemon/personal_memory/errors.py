@@ -42,6 +42,10 @@ class SyncError(PersonalMemoryError):
     """A folder sync refused to proceed (missing root, mass delete...)."""
 
 
+class ClockImplausible(PersonalMemoryError):
+    """The machine's clock is far in the future; nothing was written."""
+
+
 class BackdatedWrite(PersonalMemoryError):
     """A write asserted a time before what the store already holds of it."""
 

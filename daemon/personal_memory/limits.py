@@ -63,6 +63,9 @@ FOREVER_US = 1 << 62
 # than this (a clock that ran ahead) are reported by `memory doctor`; the clock stamps
 # new writes after them all the same.
 CLOCK_TOLERANCE_US = 5 * 60 * 1_000_000
+# A machine's clock past this (2100-01-01) is taken for a wrong one and nothing is
+# written: every later write would be stamped after it, for good.
+CLOCK_PLAUSIBLE_UNTIL_US = 4_102_444_800 * 1_000_000
 # A replica further behind the database's last write than this is lagging: `memory
 # doctor` fails (Litestream ships the WAL every second; minutes mean it is stuck).
 REPLICA_MAX_LAG_SECONDS = 300.0

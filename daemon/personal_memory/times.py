@@ -17,7 +17,8 @@ import time
 from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
 
-from .errors import InvalidTime
+from .errors import ClockImplausible, InvalidTime
+from .limits import CLOCK_PLAUSIBLE_UNTIL_US
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -113,6 +114,16 @@ def _format(us: int) -> str:
 
 def now_micros() -> int:
     return time.time_ns() // 1000
+
+
+def plausible_now() -> int:
+    """The machine's clock, refused when it is far in the future (:class:`ClockImplausible`):
+    a write stamped then would put every later one after it, for good."""
+    now = now_micros()
+    if now > CLOCK_PLAUSIBLE_UNTIL_US:
+        raise ClockImplausible(f"the system clock says {format_time(now)}, which cannot be "
+                               "right; nothing was written (set the clock, then try again)")
+    return now
 
 
 _RELATIVE = re.compile(r"(\d{1,9})\s*([smhdw])")

@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass
 
 from .. import render
 from ..embedding import models as embedders
-from ..errors import PersonalMemoryError
+from ..errors import ClockImplausible, PersonalMemoryError
 from ..limits import DISK_FAIL_BYTES, DISK_WARN_BYTES, REPLICA_MAX_LAG_SECONDS
 from ..memory import MemoryStore
+from ..times import plausible_now
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,11 @@ def _clock(health) -> Check:
     """Note memories whose last write lost to an older revision stamped later (an earlier
     version's clock), and a clock behind the newest revision (how far)."""
     c = health.clock
+    try:
+        plausible_now()
+    except ClockImplausible as exc:
+        return Check("clock", "fail", str(exc).replace("nothing was written", "nothing is "
+                                                       "written until it is"))
     if c.memories_to_repair:
         some = ", ".join(c.notes_to_repair[:3]) + (", ..." if len(c.notes_to_repair) > 3
                                                    else "")

@@ -21,7 +21,7 @@ from ..limits import CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS, MA
 from ..notes.model import is_record
 from ..records import RevisionRecord, WriteResult
 from ..store import Database
-from ..times import format_time, now_micros
+from ..times import format_time, plausible_now
 
 
 def content_hash(content: str) -> str:
@@ -38,7 +38,7 @@ def _location(provenance: dict | None) -> dict | None:
 
 def next_known_at(db: Database) -> int:
     """The clock: now, or just after the newest revision stored when that is later."""
-    now = now_micros()
+    now = plausible_now()
     last = db.max_known_at()
     return now if last is None or now > last else last + 1
 
@@ -51,7 +51,7 @@ def known_at_arg(db: Database, value: Any, field: str = "known_at") -> int | Non
     known = optional_time(value, field)
     if known is None:
         return None
-    now, last = now_micros(), db.max_known_at()
+    now, last = plausible_now(), db.max_known_at()
     if known > max(now + CLOCK_TOLERANCE_US, -1 if last is None else last + 1):
         raise InvalidTime(f"{field}: {format_time(known)} is in the future (the clock says "
                           f"{format_time(now)}); a revision cannot be known before it is "

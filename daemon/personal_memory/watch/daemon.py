@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import DatabaseBusy, DiskFull, NotFound, RootUnavailable, SyncError
+from ..errors import (ClockImplausible, DatabaseBusy, DiskFull, NotFound, RootUnavailable,
+                      SyncError)
 from ..limits import EXIT_OK, EXIT_PROBLEM, HEARTBEAT_SECONDS
 from ..memory import MemoryStore
 from ..notes.folders import Folder
@@ -39,6 +40,15 @@ ROOT_RETRY_SECONDS = 2.0
 PROBLEMS_LOGGED = 20  # a sync's skipped files and warnings, a log line each, at most
 
 
+# What the daemon waits out (nothing was written; it retries after a back-off), and how
+# it says so.
+WAITING = {DatabaseBusy: ("waiting for the database lock (another process is writing)",
+                         "retry after a busy database"),
+           DiskFull: ("waiting for disk space", "retry after a full disk"),
+           ClockImplausible: ("waiting for the system clock to be set right",
+                              "retry after a wrong clock")}
+
+
 class Backoff:
     """Waiting out a busy database or a full disk: 2 s, doubling up to
     MAX_BACKOFF_SECONDS, said in the log and in systemd's status."""
@@ -46,11 +56,10 @@ class Backoff:
     def __init__(self) -> None:
         self.seconds = 0.0
 
-    def wait_after(self, exc: DatabaseBusy | DiskFull, during: str) -> float:
+    def wait_after(self, exc: DatabaseBusy | DiskFull | ClockImplausible, during: str) -> float:
         """The next delay, once ``exc`` was met ``during`` something."""
         self.seconds = min(MAX_BACKOFF_SECONDS, self.seconds * 2 or 2.0)
-        waiting = ("waiting for the database lock (another process is writing)"
-                   if isinstance(exc, DatabaseBusy) else "waiting for disk space")
+        waiting = WAITING[type(exc)][0]
         log.warning("%s %s; %s, retrying in %.0f s", exc, during, waiting, self.seconds)
         notify.notify(f"STATUS={waiting}")
         return self.seconds
@@ -257,12 +266,11 @@ class Watcher:
         except SyncError as exc:
             log.error("%s", exc)
             return
-        except (DatabaseBusy, DiskFull) as exc:
+        except tuple(WAITING) as exc:
             # Nothing was written; a full rescan retries everything, after a back-off.
             delay = self._backoff.wait_after(exc, f"during {what}")
             self._retry_at = time.monotonic() + delay
-            self._retry_reason = ("retry after a busy database" if isinstance(exc, DatabaseBusy)
-                                  else "retry after a full disk")
+            self._retry_reason = WAITING[type(exc)][1]
             return
         finally:
             self._importing.clear()

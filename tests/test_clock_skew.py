@@ -41,7 +41,7 @@ def earlier_version(monkeypatch):
     """The clock of earlier versions: revisions stamped beyond the tolerance did not count
     (new writes were stamped now, before them), and an asserted time was trusted."""
     def next_known_at(db):
-        now = writes.now_micros()
+        now = times.now_micros()
         last = db.max_known_at(at_most=now + CLOCK_TOLERANCE_US)
         return now if last is None or now > last else last + 1
     monkeypatch.setattr(writes, "next_known_at", next_known_at)

@@ -124,11 +124,9 @@ def test_namespaces_are_isolated(store):
 
 def test_clock_known_at_is_strictly_increasing_even_if_clock_steps_back(store, monkeypatch):
     monkeypatch.setattr(times, "now_micros", lambda: 1_700_000_000_000_000)
-    import personal_memory.timeline.writes as memory_mod
-    monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_700_000_000_000_000)
     a = store.remember("a", "one", namespace=NS)
     # A step back within the tolerance (NTP, a suspended laptop): still strictly increasing.
-    monkeypatch.setattr(memory_mod, "now_micros", lambda: 1_700_000_000_000_000 - 60_000_000)
+    monkeypatch.setattr(times, "now_micros", lambda: 1_700_000_000_000_000 - 60_000_000)
     b = store.remember("b", "two", namespace=NS)
     c = store.forget("a", namespace=NS)
     stamps = [times.parse_time(r.known_at) for r in (a, b, c)]
@@ -272,3 +270,17 @@ def test_the_echoed_cutoff_keeps_its_fraction_of_a_second(tmp_path):
     assert "as of 2025-01-01 10:00:00.9 UTC" in late and "5433" in late
     whole = run_memory("--db", db, "search", "port", "--as-of", "2025-01-02T00:00:00Z").stdout
     assert "as of 2025-01-02 00:00:00 UTC" in whole
+
+
+def test_numbers_from_numpy_are_whole_numbers_and_bad_sizes_are_refused(store):
+    """A notebook's limit comes out of numpy or pandas; a batch of 0 did nothing silently."""
+    import numpy as np
+    store.remember("a", "alpha", namespace=NS)
+    assert ids(store.search("alpha", namespace=NS, limit=np.int64(5))) == ["a"]
+    for bad in ({"batch_size": 0}, {"batch_size": -1}, {"batch_size": 2.0},
+                {"max_rows": -1}):
+        with pytest.raises(InvalidArgument, match=next(iter(bad))):
+            store.embed_pending(**bad)
+    for bad in (np.float64(5), "5", 5.0):
+        with pytest.raises(InvalidArgument, match="limit"):
+            store.search("alpha", namespace=NS, limit=bad)

@@ -4,6 +4,7 @@ valid Unicode, times, result limits, tag filters. Each raises a one-line
 
 from __future__ import annotations
 
+import numbers
 import unicodedata
 from typing import Callable
 
@@ -69,10 +70,19 @@ def query_arg(query: object) -> str:
     return unicode_checked(query, "query")
 
 
+def whole_number(value: object, field: str, least: int, most: int | None = None) -> int:
+    """A whole number from ``least`` (to ``most``), as Python's ``int`` (a numpy or pandas
+    integer is one too; a bool, a float or a string is not)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
+        if value >= least and (most is None or value <= most):
+            return value
+    span = f"from {least} to {most}" if most is not None else f"from {least} on"
+    raise InvalidArgument(f"{field}: {value!r} is not a whole number {span}")
+
+
 def limit_arg(limit: object, maximum: int = MAX_LIMIT) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
-        raise InvalidArgument(f"limit: {limit!r} is not a whole number from 1 to {maximum}")
-    return limit
+    return whole_number(limit, "limit", 1, maximum)
 
 
 def group_arg(group: object) -> str | None:
@@ -84,9 +94,7 @@ def group_arg(group: object) -> str | None:
 
 
 def offset_arg(offset: object) -> int:
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise InvalidArgument(f"offset: {offset!r} is not a whole number from 0 on")
-    return offset
+    return whole_number(offset, "offset", 0)
 
 
 def tags_arg(tags: object) -> tuple[str, ...] | None:

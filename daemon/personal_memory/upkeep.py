@@ -191,6 +191,8 @@ class Upkeep:
         batch, reusing the vector of an identical passage. ``cancel`` is asked before each
         passage: stopping keeps what was embedded, and the next call resumes (``below``:
         pass the returned one back to continue from there)."""
+        batch_size = args.whole_number(batch_size, "batch_size", 1)
+        max_rows = None if max_rows is None else args.whole_number(max_rows, "max_rows", 0)
         model = self._model()
         with self._db.errors():
             return embed_pending(self._db, model, batch_size=batch_size, max_rows=max_rows,
@@ -204,6 +206,7 @@ class Upkeep:
         without a vector is embedded. The same model's vectors of whole sections (before
         pieces) are kept until the end, so a short section's is reused. ``everything``
         also drops this model's own vectors first. Revisions are never touched."""
+        batch_size = args.whole_number(batch_size, "batch_size", 1)
         model = self._model()
         key, earlier = model.key, tuple(getattr(model, "earlier_keys", ()))
         with self._db.errors(), self._db.transaction():

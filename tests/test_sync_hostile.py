@@ -412,6 +412,10 @@ def test_a_note_whose_name_a_folder_or_a_fifo_takes(tmp_path):
             "vault/pipe.md#Pipe"]
         problems = {p.path: p.stale for p in store.status().daemon.problems}
         assert problems == {"new.md": False, "pipe.md": True}
+        os.mkfifo(vault / "later.md")  # made while the daemon runs: its one-path sync
+        one = store.sync_paths({Folder.of(vault): {"later.md"}})
+        assert [(s.path, "FIFO" in s.reason) for s in one.skipped] == [("later.md", True)]
+        assert "later.md" in {p.path for p in store.status().daemon.problems}
 
 
 @pytest.mark.parametrize("mtime_ns", [2**63 + 10**9, 2**64 + 5])

@@ -137,6 +137,9 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
             _twins(root, top, found, skipped)
         return
     if not stat.S_ISDIR(st.st_mode):
+        if start and not stat.S_ISLNK(st.st_mode) and markdown.is_note_name(
+                os.path.basename(top)):  # a FIFO, socket or device: named, never opened
+            skipped.append(SkippedFile(printable(markdown.normalise_path(start)), NOT_REGULAR))
         return
     stack = [top]
     while stack:

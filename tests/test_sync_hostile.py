@@ -229,9 +229,19 @@ def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db
     p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
     assert p.returncode == -signal.SIGKILL
     assert store.sync_runs(1)[0].status == "running"
+    assert store.status().daemon.last_sync_status == "interrupted"  # its process is gone
     store.sync([Folder.of(root)])
     statuses = [r.status for r in store.sync_runs(3)]
     assert statuses[:2] == ["ok", "interrupted"]
+    # A second Ctrl-C raises KeyboardInterrupt in the middle of a sync: interrupted too
+    code = ("import os, signal, sys\nfrom personal_memory import MemoryStore\n"
+            "from personal_memory.notes.folders import Folder\n"
+            "s = MemoryStore.open(sys.argv[1])\n"
+            "s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(),"
+            " signal.SIGINT), full=True)\n")
+    p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
+    assert p.returncode != 0 and b"KeyboardInterrupt" in p.stderr
+    assert store.sync_runs(1)[0].status == "interrupted"
 
 
 def test_a_huge_file_is_reported_with_its_real_size(store, root):

@@ -150,6 +150,9 @@ class FolderSync:
                     report.skipped.append(SkippedFile(str(folder.root), str(exc)))
                 if self.cancelled:
                     break
+        except (KeyboardInterrupt, SystemExit):
+            status = "interrupted"  # a second signal cut it short
+            raise
         except BaseException:
             status = "failed"
             raise

@@ -66,6 +66,14 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     return _status(db, namespace, daemon, running, state, pid)
 
 
+def _run_status(db: Database, run) -> str:
+    """A run's status; one still recorded as running by a process that is gone (a second
+    signal, kill -9) reads as interrupted, as the next sync records it."""
+    if run.status == "running" and db.follow is None and not pid_alive(run.pid):
+        return "interrupted"
+    return run.status
+
+
 def _status(db: Database, namespace: str | None, daemon, running: bool,
             state: str, pid: int | None) -> DaemonStatus:
     last = db.last_sync_runs(1)
@@ -77,7 +85,7 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
         daemon_heartbeat_at=format_time(daemon.heartbeat_at) if daemon else None,
         watched_folders=daemon.roots if daemon else [],
         last_sync_started_at=last[0].started_at if last else None,
-        last_sync_status=last[0].status if last else None,
+        last_sync_status=_run_status(db, last[0]) if last else None,
         last_successful_sync_at=ok[0].finished_at if ok else None,
         files_indexed=db.indexed_files(namespace),
         # Imported by an older note model: the next sync gives them their new identities.

@@ -259,3 +259,23 @@ def test_a_parser_failure_skips_only_its_note_and_names_it(tmp_path, monkeypatch
     assert "could not be parsed (IndexError" in report.skipped[0].reason
     assert problems and problems[0][0] == "odd.md"
     assert "the note parser failed on v/odd.md" in caplog.text
+
+
+def test_headings_past_the_limit_are_text_of_the_section_before(tmp_path):
+    """A note of very many headings makes at most MAX_HEADINGS sections (and the parts of
+    their text): the rest is searchable text, and the sync names the note."""
+    from personal_memory.limits import MAX_HEADINGS
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "many.md").write_text("".join(f"## h{i}\nword{i} kumquat\n"
+                                           for i in range(MAX_HEADINGS + 300)))
+    (vault / "fine.md").write_text("# Fine\n\nan ordinary walrus\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        report = s.sync([Folder.of(vault)])
+        assert [w.path for w in report.warnings] == ["many.md"]
+        assert f"first {MAX_HEADINGS:,}" in report.warnings[0].reason
+        note = s.read("v/many.md", namespace="notes")
+        assert MAX_HEADINGS <= len(note.sections) < MAX_HEADINGS + 10
+        late = s.search(f"word{MAX_HEADINGS + 250}", namespace="notes", group=None)
+        assert late and list(late[0].heading_path) == [f"h{MAX_HEADINGS - 1}"]
+        assert [r.memory_id for r in s.search("walrus", namespace="notes")] == ["v/fine.md#Fine"]

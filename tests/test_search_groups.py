@@ -247,3 +247,29 @@ def test_grouping_equals_grouping_the_whole_ranked_list(tmp_path, seed):
                 want = [g[0] for g in grouping.groups(list(every), limit, key)]
                 assert [r.memory_id for r in got] == [r.memory_id for r in want], (
                     query, limit, group)
+
+
+def test_a_note_matching_in_every_section_gets_a_bounded_number_of_snippets(tmp_path,
+                                                                           monkeypatch):
+    """A note of 400 sections that all match is one result; only its first rows are given
+    snippets (the one shown, ``more`` and ``also``), not each of the hundreds read."""
+    from personal_memory.search import grouping, snippets
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "log.md").write_text("# Log\n\n" + "\n\n".join(
+        f"## Day {k}\n\nThe kumquat tree, day {k}." for k in range(400)) + "\n")
+    (vault / "other.md").write_text("# Other\n\nA kumquat once.\n")
+    built = []
+    real = snippets._ScoredLines.snippet
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(snippets._ScoredLines, "snippet", counted)
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)])
+        found = s.search("kumquat", namespace="notes", limit=5, group="note", snippets=True)
+    assert sorted(r.note for r in found) == ["vault/log.md", "vault/other.md"]
+    assert len(built) <= 2 * grouping.GROUP_ROWS
+    log = next(r for r in found if r.note == "vault/log.md")
+    assert 0 < len(log.also) < grouping.GROUP_ROWS

@@ -3,6 +3,9 @@ them."""
 
 MAX_ID_CHARS = 4096  # a note's ID holds its path; PATH_MAX is 4096 on Linux
 MAX_TITLE_CHARS = 200  # titles, aliases and heading text are cut here
+# Headings of one note that make sections; later ones are text of the section before (a
+# note of 100,000 headings held the daemon's import for a minute, and every search after)
+MAX_HEADINGS = 2000
 # What a note's front matter may expand to, aliases (*name) counted each time they repeat
 # what they name: beyond these it is a front matter problem and the block is read as text.
 FRONT_MATTER_MAX_VALUES = 100_000  # keys, values and list items

@@ -252,6 +252,7 @@ class MemoryStore(Upkeep):
                                             semantic)
             worth_showing = words = None  # without snippets, no result shows more
             if snippets:
+                rows = [g[:grouping.GROUP_ROWS] for g in rows]
                 terms = found.terms
                 flat, words = with_snippets(self._db, [r for g in rows for r in g],
                                             found.marks, namespace, cutoff, at)

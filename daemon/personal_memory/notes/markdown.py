@@ -26,7 +26,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import NamedTuple
 
-from ..limits import MAX_TITLE_CHARS
+from ..limits import MAX_HEADINGS, MAX_TITLE_CHARS
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_CHUNK_CHARS = 1800
@@ -96,6 +96,7 @@ class Structure:
     parts: tuple[Part, ...]
     lines: int
     first_heading: tuple[int, str] | None  # (level, text) of a heading on the first body line
+    headings_over: int = 0  # headings after the first MAX_HEADINGS, read as text
 
     def head_text(self, text: str) -> str:
         return "\n".join(text.split("\n")[:self.front_matter_lines])
@@ -168,6 +169,7 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
     protected: list[tuple[int, int]] = []  # fenced and indented code, HTML blocks
     container = ""  # the type of the open top-level block
     table_header: tuple[int, int] | None = None
+    headings_over = 0
     for i, tok in enumerate(tokens):
         if tok.level == 0 and tok.nesting == 1:
             container = tok.type
@@ -181,9 +183,12 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
             continue
         if tok.type in ("fence", "code_block", "html_block"):
             protected.append((start, end))
-        if tok.level == 0 and tok.type == "heading_open":
+        if tok.level == 0 and tok.type == "heading_open" and len(headings) < MAX_HEADINGS:
             headings.append((start, end, int(tok.tag[1]), heading_text(tokens[i + 1].content)))
             units[start] = _Unit(start, heading=True)
+        elif tok.level == 0 and tok.type == "heading_open":  # text of the section before
+            headings_over += 1
+            units.setdefault(start, _Unit(start))
         elif tok.level == 0 and tok.nesting >= 0:
             units.setdefault(start, _Unit(start))
         elif tok.level == 1 and tok.nesting >= 0 and (
@@ -201,7 +206,8 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
         parts.extend(_split(note, section))
     first = next(((level, text) for start, _, level, text in headings if start == body_start),
                  None)
-    return Structure(front_lines, yaml_text, body_start, tuple(parts), len(lines), first)
+    return Structure(front_lines, yaml_text, body_start, tuple(parts), len(lines), first,
+                     headings_over)
 
 
 def _sections(lines: list[str], headings: list[tuple[int, int, int, str]],

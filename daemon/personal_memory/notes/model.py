@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Iterable
 
-from ..limits import MAX_TITLE_CHARS
+from ..limits import MAX_HEADINGS, MAX_TITLE_CHARS
 from . import front_matter, links, markdown
 from .markdown import Piece
 
@@ -32,8 +32,10 @@ from .markdown import Piece
 # the values of keys that differ only in case (Owner: beside owner:) and of !!set, !!omap
 # and !!pairs properties, which version 5 dropped; version 7 gives a note with no text
 # and no other property (empty, or a title, aliases or tags alone) its empty section too,
-# so that it is found by its name (only such notes get a new revision).
-CHUNKER_VERSION = 7
+# so that it is found by its name (only such notes get a new revision); version 8 reads
+# the headings after a note's first 2,000 (MAX_HEADINGS) as text of the section before
+# them (only such notes get new revisions).
+CHUNKER_VERSION = 8
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -86,6 +88,7 @@ class Note:
     front_matter_error: str | None
     sections: tuple[ParsedSection, ...] = field(default=())
     markdown_embeds: tuple[str, ...] = ()  # those of the embeds written ![alt](url)
+    notice: str | None = None  # imported, but not all of it as written (see MAX_HEADINGS)
 
     @property
     def record_id(self) -> str:
@@ -246,7 +249,10 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
                 links=tuple(all_links), embeds=tuple(all_embeds), dates=meta.dates,
                 front_matter=structure.head_text(text), head_lines=structure.body_start,
                 front_matter_error=meta.error, sections=tuple(sections),
-                markdown_embeds=tuple(markdown_embeds))
+                markdown_embeds=tuple(markdown_embeds), notice=(
+                    f"{MAX_HEADINGS + structure.headings_over:,} headings: those after the "
+                    f"first {MAX_HEADINGS:,} are read as text of the section before them"
+                    if structure.headings_over else None))
 
 
 def line_spans(head_lines: int, counts: list[int], ends_with_newline: bool,

@@ -13,6 +13,11 @@ from . import syntax
 
 Group = list[SearchResult]  # best-ranked first
 
+# The rows of one group that get snippets (the one shown, its ``more`` and ``also``): a
+# note whose every section matches (a word of its title, a query word on every line) gave
+# a snippet to each of up to 1,000 rows, seconds of work for lines no one reads.
+GROUP_ROWS = 32
+
 
 def section_key(r: SearchResult) -> str:
     """The section a row belongs to: the first part's memory ID for a part this package

@@ -475,6 +475,8 @@ class FolderSync:
         sections that are gone, then the note's record (last, so that whoever sees the
         record sees every section it lists)."""
         note = _parse(f.text, folder.collection, f.rel)
+        if note.notice:
+            report.warnings.append(SkippedFile(printable(f.rel), note.notice))
         if note.front_matter_error:
             report.warnings.append(SkippedFile(printable(f.rel),
                                                note.front_matter_error + "; imported as text"))

@@ -302,6 +302,24 @@ def test_a_guesser_is_slowed_but_never_holds_up_the_owner(server, guesser_addres
     assert server.log_text().count("wrong passphrase") == 3
 
 
+def test_a_guesser_gains_nothing_by_sending_from_other_loopback_addresses(server):
+    """Any program here may send from any of 127.0.0.0/8: they are one source, whose
+    penalty doubles with each wrong try, whichever address it came from."""
+    from personal_memory.mcp_server.consent import WRONG_PASSPHRASE_DELAY
+    client = _register(server.base, token_endpoint_auth_method="none").json()
+    took = []
+    for last in (2, 3, 4):
+        key = _consent_key(server.base, client)  # a fresh request each time, too
+        with httpx2.Client(transport=httpx2.HTTPTransport(local_address=f"127.0.0.{last}"),
+                           timeout=120) as web:
+            started = time.monotonic()
+            r = web.post(server.base + "/consent", data={
+                "request": key, "passphrase": "not the passphrase", "decision": "allow"})
+            took.append(time.monotonic() - started)
+        assert r.status_code == 403
+    assert took[2] >= 4 * WRONG_PASSPHRASE_DELAY, took  # its third try: the third penalty
+
+
 def test_unauthenticated_requests_have_the_burst_the_docs_state(server):
     docs = (ROOT / "docs" / "http.md").read_text()
     found = re.search(r"more than (\d+) a minute from one address without a valid token "

@@ -318,7 +318,9 @@ def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
                              (page.url, {"Host": "attacker.example:80"}),
                              (page.url, {"Host": f"evil.test:{port}"}),
                              (page.base + "/", {"Cookie": f"pm_ui_{port}=wrong"}),
-                             (page.base + "/", {"Cookie": f"pm_ui_{port}=\"unclosed"})):
+                             (page.base + "/", {"Cookie": f"pm_ui_{port}=\"unclosed"}),
+                             (page.base + "/?token=%C3%A9", {}),  # not ASCII: no crash
+                             (page.base + "/?token=%FF", {})):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10)
             assert refused.value.code == 403, (url, headers)

@@ -20,6 +20,7 @@ from mcp.server.auth.provider import construct_redirect_uri
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from .guard import rate_source
 from .oauth import MAX_CONSENT_TRIES, OwnerAuthorization
 
 log = logging.getLogger("personal_memory.http")
@@ -144,7 +145,7 @@ class Consent:
             return self._redirect(str(held.params.redirect_uri), error="access_denied",
                                   state=held.params.state)
         address = request.client.host if request.client else "?"
-        source = self._source(address)
+        source = self._source(rate_source(address))
         async with self._turn(key):  # this request's tries, one at a time
             if time.monotonic() - source.last > FORGIVEN_AFTER:
                 source.wrong = 0

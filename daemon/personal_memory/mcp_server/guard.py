@@ -6,6 +6,7 @@ passes carries the namespace it reads in ``scope["state"]``."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import math
@@ -54,6 +55,19 @@ class Buckets:
         while len(self._held) > MAX_TRACKED:
             self._held.popitem(last=False)
         return wait
+
+
+def rate_source(address: str) -> str:
+    """Whom a rate counts: an address, and every loopback address as one (any program on
+    this machine may send from any of 127.0.0.0/8, and would get a rate of its own from
+    each)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return "loopback" if ip.is_loopback or (mapped is not None and mapped.is_loopback) \
+        else address
 
 
 class Sessions:
@@ -220,7 +234,7 @@ class Guard:
         if path == self.policy.mcp_path:
             await self._mcp(scope, receive, send, headers, address, base, refuse)
             return
-        wait = self.addresses.wait(address)
+        wait = self.addresses.wait(rate_source(address))
         if wait:
             await refuse(429, "rate_limited", "too many requests from this address",
                          [(b"retry-after", str(math.ceil(wait)).encode())])
@@ -242,7 +256,7 @@ class Guard:
                f'{self.policy.mcp_path}"']
 
         async def unauthorized(description: str, given: bool = True) -> None:
-            wait = self.addresses.wait(address)  # failed tries are counted per address
+            wait = self.addresses.wait(rate_source(address))  # failed tries: per address
             if wait:
                 await refuse(429, "rate_limited", "too many failed requests from this "
                              "address", [(b"retry-after", str(math.ceil(wait)).encode())])

@@ -50,11 +50,11 @@ class Guard:
         except CookieError:  # a malformed Cookie header holds no secret
             cookie = SimpleCookie()
         held = cookie[self.cookie].value if self.cookie in cookie else ""
-        if not (hmac.compare_digest(given, self.token) or hmac.compare_digest(held, self.token)):
+        by_url, by_cookie = self._matches(given), self._matches(held)
+        if not (by_url or by_cookie):
             return await _refuse(send, "open the address memory ui printed (it holds this "
                                  "run's secret)")
-        set_cookie = hmac.compare_digest(given, self.token) and not hmac.compare_digest(
-            held, self.token)
+        set_cookie = by_url and not by_cookie
 
         async def guarded(message):
             if message["type"] == "http.response.start":
@@ -67,6 +67,12 @@ class Guard:
                 message = {**message, "headers": list(message.get("headers", [])) + extra}
             await send(message)
         return await self.app(scope, receive, guarded)
+
+
+    def _matches(self, given: str) -> bool:
+        """``given`` is this run's secret (compared as bytes: any text may come in)."""
+        return hmac.compare_digest(given.encode("utf-8", "surrogateescape"),
+                                   self.token.encode())
 
 
 async def _refuse(send, why: str) -> None:

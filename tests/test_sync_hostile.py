@@ -487,3 +487,22 @@ def test_a_fault_on_one_file_skips_that_file_and_syncs_the_others(store, root, t
     monkeypatch.undo()
     store.sync([Folder.of(root)])
     assert live(store) == oracle(tmp_path, root)
+
+
+def test_one_namespace_s_status_names_no_other_namespace_s_folders_or_files(tmp_path):
+    """What an MCP token for one namespace reads of the daemon: its own folders and
+    problems, none of another namespace's file names (a sync's run spans them all)."""
+    from support import vault_of
+    private = vault_of(tmp_path, {"diary.md": "# Diary\n\nsecret plans\n"}, "private")
+    os.mkfifo(private / "bad.md")
+    work = vault_of(tmp_path, {"todo.md": "# Todo\n\nship it\n"}, "work")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(private), Folder.of(work, namespace="work")])
+        s.record_daemon(state="watching", started_at=0, roots=[str(private), str(work)])
+        mine = s.status("work").daemon
+        everything = s.status().daemon
+    shown = json.dumps(mine.to_dict())
+    assert str(private) not in shown and "bad" not in shown and "diary" not in shown
+    assert mine.watched_folders == [str(work)] and mine.imported_folders == [str(work)]
+    assert any("bad" in e.path for e in everything.last_sync_errors)
+    assert str(private) in everything.watched_folders

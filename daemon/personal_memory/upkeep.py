@@ -63,7 +63,8 @@ class Upkeep:
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,
                            daemon=daemon, clock=clock_status(self._db),
-                           purges_unfinished=[p for p in self._db.purges() if p.unfinished])
+                           purges_unfinished=[p for p in self._db.purges() if p.unfinished
+                                              and namespace in (None, p.namespace)])
         return replace(found, replication=self.replication(replica_max_lag))
 
     def replication(self, max_lag: float = REPLICA_MAX_LAG_SECONDS) -> Replication:

@@ -78,12 +78,17 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
             state: str, pid: int | None) -> DaemonStatus:
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
+    imported = db.collection_roots(namespace)
+    # One namespace's view (an MCP token's) names no other's folders or files: the run's
+    # errors are every namespace's, its own are among its problems.
+    watched = [r for r in (daemon.roots if daemon else [])
+               if namespace is None or r in imported]
     return DaemonStatus(
         daemon_running=running,
         daemon_state=state,
         daemon_pid=pid,
         daemon_heartbeat_at=format_time(daemon.heartbeat_at) if daemon else None,
-        watched_folders=daemon.roots if daemon else [],
+        watched_folders=watched,
         last_sync_started_at=last[0].started_at if last else None,
         last_sync_status=_run_status(db, last[0]) if last else None,
         last_successful_sync_at=ok[0].finished_at if ok else None,
@@ -91,7 +96,7 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
         # Imported by an older note model: the next sync gives them their new identities.
         notes_to_reidentify=db.files_to_reidentify(namespace, notes.CHUNKER_VERSION),
         note_model_version=notes.CHUNKER_VERSION,
-        last_sync_errors=last[0].errors if last else [],
+        last_sync_errors=last[0].errors if last and namespace is None else [],
         problems=db.problems(namespace),
-        imported_folders=db.collection_roots(namespace),
+        imported_folders=imported,
         warnings=db.front_matter_warnings(namespace))

@@ -147,7 +147,12 @@ def test_backup_and_export_never_overwrite_and_are_private(store, tmp_path):
     with MemoryStore.open(dest, read_only=True) as copy:
         assert ids(copy.search("alpha", namespace=NS)) == ["a"]
     out = tmp_path / "export.json"
-    assert store.export_to(str(out)) == 1
+    old = os.umask(0o022)  # as most users have it: the export is private all the same
+    try:
+        assert store.export_to(str(out)) == 1
+    finally:
+        os.umask(old)
+    assert oct(os.stat(out).st_mode & 0o777) == "0o600"
     with pytest.raises(InvalidArgument, match="never overwrites"):
         store.export_to(str(out))
     with pytest.raises(NotFound, match="cannot write"):

@@ -666,8 +666,9 @@ class MemoryStore(Upkeep):
         """Write :meth:`export_document` to a new file (never overwrites); the number of
         revisions written."""
         doc = self.export_document(namespace=namespace, as_of=as_of)
-        try:
-            with open(path, "x", encoding="utf-8") as fh:
+        try:  # private to the user, whatever the umask, as the database and a backup are
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with open(fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
         except FileExistsError:
             raise InvalidArgument(f"export: {path} already exists; export never "

@@ -661,6 +661,7 @@ def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes
     (b'{"id": 1, "method": "ping"}', '"jsonrpc" must be "2.0"'),
     (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', '"method" must be a string'),
     (b'{"jsonrpc": "2.0", "id": 1}', 'names its "method"'),
+    (b"[" * 100_000 + b"]" * 100_000, "nests its arrays or objects too deep"),
 ])
 def test_a_body_that_is_no_json_rpc_message_gets_one_line(server, body, says):
     token = server.token("shapes")

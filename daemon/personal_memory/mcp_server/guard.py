@@ -109,6 +109,8 @@ def envelope_problem(body: bytes) -> str | None:
         message = json.loads(body)
     except ValueError:
         return None
+    except RecursionError:
+        return "the body nests its arrays or objects too deep to be read"
     if not isinstance(message, dict):
         return ("the body must be one JSON-RPC message, an object (batches are not part "
                 "of MCP)")

@@ -226,3 +226,32 @@ def test_announcements_resume_where_the_replaced_worker_stopped(vault_db):
         assert after > newest  # what the first worker announced, not the newest at start
     finally:
         server.close()
+
+
+def test_a_database_it_cannot_open_for_a_moment_is_no_replaced_one(vault_db, monkeypatch):
+    """Out of file descriptors (a flood of connections) the worker cannot open the file
+    it watches: that is no purge or replacement, and no reason to drop every session;
+    a file that is gone is one."""
+    from personal_memory.errors import DatabaseError
+    from personal_memory.mcp_server import tools as tools_module
+    from personal_memory.settings import resolve
+    vault, db = vault_db
+    tools = tools_module.MemoryTools(resolve(environ={}, db=str(db), embedder="none"))
+    tools._store()  # the fingerprint it serves
+    exits, real = [], MemoryStore.open
+    failing = [True]
+
+    def open_(*args, **kwargs):
+        if failing[0]:
+            raise DatabaseError(f"database {db}: unable to open database file")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(tools_module.MemoryStore, "open", open_)
+    monkeypatch.setattr(tools_module.os, "_exit", exits.append)
+    tools.exit_when_changed(every=0.05)
+    time.sleep(0.5)
+    assert exits == []
+    failing[0] = False
+    moved = db.with_name("moved.db")
+    os.rename(db, moved)  # gone: a fresh worker says why
+    wait_for(lambda: exits, what="the restart for a file that is gone")
+    os.rename(moved, db)

@@ -194,10 +194,13 @@ class MemoryTools:
                           MemoryStore.open(self.config.db, read_only=True, create=False,
                                            embedder="none")) as store:
                         now = store.fingerprint()
-                except PersonalMemoryError:  # gone or unreadable: a fresh worker says why
-                    if self.config.replica:
-                        continue  # a replica being rewritten (a purge carried there)
-                    now = None
+                except PersonalMemoryError:
+                    if self.config.replica or os.path.exists(self.config.db):
+                        # a replica being rewritten (a purge carried there), or a file this
+                        # process cannot open now (out of file descriptors, busy): the
+                        # next look tells; a restart would drop every session for nothing
+                        continue
+                    now = None  # gone: a fresh worker says why
                 if now != self._first_fingerprint:
                     log.info("the database was purged or replaced; restarting")
                     os._exit(EXIT_RESTART)

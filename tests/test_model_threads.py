@@ -109,6 +109,24 @@ def test_a_worker_forked_after_the_parent_embedded_embeds_too(tmp_path):
         assert done.stdout.strip() == "[1, 1]"
 
 
+def test_closing_the_last_store_ends_the_query_thread(tmp_path):
+    import threading
+    from personal_memory import MemoryStore
+
+    def encoders():
+        return [t for t in threading.enumerate() if t.name.startswith("query-encoder")]
+    with MemoryStore.open(tmp_path / "m.db", embedder="e5") as first:
+        first.remember("a", "the ferry leaves at noon", namespace="n")
+        first.embed_pending()
+        with MemoryStore.open(tmp_path / "m.db", embedder="e5", read_only=True) as second:
+            assert second.search("when does the ferry go", namespace="n")
+        assert first.search("the ferry at noon", namespace="n")  # the other still asks
+        assert encoders()
+    for t in encoders():
+        t.join(timeout=10)
+    assert not encoders()
+
+
 def test_a_users_omp_num_threads_stands(tmp_path):
     env = plain_env() | {"OMP_NUM_THREADS": "2"}
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "m.db")],

@@ -50,6 +50,9 @@ class MemoryStore(Upkeep):
         self._db = db
         self._index = None  # the fast search path's in-memory state, built on first search
         self._embedder = embedder
+        self._holds_encoder = embedder is not None
+        if self._holds_encoder:
+            embedders.hold_encoder()
         self._embedder_note = embedder_note or (f"semantic: {embedder.key}" if embedder
                                                 else "keyword-only")
 
@@ -101,6 +104,9 @@ class MemoryStore(Upkeep):
 
     def close(self) -> None:
         self._db.close()
+        if self._holds_encoder:
+            self._holds_encoder = False
+            embedders.release_encoder()
 
     @property
     def path(self) -> str:

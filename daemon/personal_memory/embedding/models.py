@@ -177,12 +177,34 @@ def _after_fork_in_child() -> None:
     """A forked child (a backtest's pool of workers) has none of its parent's threads: it
     starts its own query thread, the model's lock is free whoever held it then, and it
     reads passages on one thread if the parent had an OpenMP team."""
-    global _ENCODER, _ENCODER_LOCK, _MODEL_LOCK, _FORKED_AFTER_TEAMS
+    global _ENCODER, _ENCODER_LOCK, _MODEL_LOCK, _FORKED_AFTER_TEAMS, _HOLDERS
     _ENCODER, _ENCODER_LOCK, _MODEL_LOCK = None, threading.Lock(), threading.Lock()
+    _HOLDERS = 0  # the parent's stores are not this process's to close
     _FORKED_AFTER_TEAMS = _FORKED_AFTER_TEAMS or _TEAMS_STARTED
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_HOLDERS = 0  # open stores that may ask the query thread
+
+
+def hold_encoder() -> None:
+    """A store that may encode queries was opened."""
+    global _HOLDERS
+    with _ENCODER_LOCK:
+        _HOLDERS += 1
+
+
+def release_encoder() -> None:
+    """A store that held the query thread was closed: with none left, the thread ends
+    (after the question in hand), so a closed store leaves no thread behind."""
+    global _HOLDERS, _ENCODER
+    with _ENCODER_LOCK:
+        _HOLDERS = max(0, _HOLDERS - 1)
+        if _HOLDERS == 0 and _ENCODER is not None:
+            _ENCODER.shutdown(wait=False)
+            _ENCODER = None
 
 
 def query_soon(model: Embedder, text: str) -> Future:

@@ -212,7 +212,8 @@ def test_links_read_as_words_and_are_kept_as_metadata():
     for noise in ("lucide", "LiCog", "https", "example.org", "[[", "]]", "300"):
         assert noise not in words.replace("`[[not a link]]`", "")
     assert s.links == ("Internal links#Heading", "Other note", "Folder/Deep note#Part",
-                       "diagram.png", "https://example.org/long/path?q=1")
+                       "diagram.png", "https://example.org/long/path?q=1",
+                       "https://bare.example")
 
 
 def test_other_scripts_empty_headings_and_block_ids():

@@ -3,6 +3,7 @@ indexed), and what they point to (kept as metadata). Pure functions, no I/O."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from itertools import groupby
 from typing import NamedTuple
@@ -182,14 +183,9 @@ def read(text: str, tag_text: str | None = None) -> tuple[str, list[str], list[s
         if is_code:
             words.append(piece)
             continue
-        if "[" in piece:
-            for m in _WIKILINK.finditer(piece):
-                target = _wiki_target(m)
-                if target and not target.lower().endswith("#icon"):
-                    found.setdefault(target, None)
-            for m in _MDLINK.finditer(piece):
-                if _md_target(m):
-                    found.setdefault(_md_target(m), None)
+        if "[" in piece or "<" in piece:
+            for occurrence in _in_piece(piece):
+                found.setdefault(occurrence.target, None)
         words.append(_transform(piece))
     return "".join(words), list(found), _tags(text if tag_text is None else tag_text)
 
@@ -224,18 +220,9 @@ def occurrences(text: str) -> list[Occurrence]:
     out: list[Occurrence] = []
     line = 0
     for piece, is_code in _outside_code(text):
-        if not is_code and "[" in piece:
-            found = []
-            for m in _WIKILINK.finditer(piece):
-                target = _wiki_target(m)
-                if target and not target.lower().endswith("#icon"):
-                    found.append((m.start(), Occurrence(target, bool(m.group(1)), False, 0)))
-            for m in _MDLINK.finditer(piece):
-                if _md_target(m):
-                    found.append((m.start(), Occurrence(_md_target(m), bool(m.group(1)),
-                                                        True, 0)))
+        if not is_code and ("[" in piece or "<" in piece):
             seen = 0  # lines counted from where the last one was (once, not per link)
-            for at, occ in sorted(found, key=lambda x: x[0]):
+            for at, occ in _in_piece(piece, with_starts=True):
                 line += piece.count("\n", seen, at)
                 seen = at
                 out.append(occ._replace(line=line))
@@ -244,6 +231,32 @@ def occurrences(text: str) -> list[Occurrence]:
             line += piece.count("\n")
     return out
 
+
+
+def _in_piece(piece: str, with_starts: bool = False) -> list:
+    """The links of a piece of text outside code, in order: wikilinks and embeds,
+    Markdown links and images, and autolinks (``<https://...>``, external); with their
+    start offsets when ``with_starts``."""
+    found = []
+    taken: list[tuple[int, int]] = []  # Markdown links: an <url> in one is its address
+    if "[" in piece:
+        for m in _WIKILINK.finditer(piece):
+            target = _wiki_target(m)
+            if target and not target.lower().endswith("#icon"):
+                found.append((m.start(), Occurrence(target, bool(m.group(1)), False, 0)))
+        for m in _MDLINK.finditer(piece):
+            taken.append(m.span())
+            if _md_target(m):
+                found.append((m.start(), Occurrence(_md_target(m), bool(m.group(1)), True,
+                                                    0)))
+    if "<" in piece:
+        starts = [a for a, _ in taken]  # in order, never overlapping
+        for m in _AUTOLINK.finditer(piece):
+            at = bisect.bisect_right(starts, m.start()) - 1
+            if at < 0 or taken[at][1] <= m.start():
+                found.append((m.start(), Occurrence(m.group(0)[1:-1], False, True, 0)))
+    found.sort(key=lambda x: x[0])
+    return found if with_starts else [occ for _, occ in found]
 
 
 def address_ranges(text: str) -> list[tuple[int, int]]:

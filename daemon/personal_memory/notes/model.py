@@ -34,7 +34,8 @@ from .markdown import Piece
 # and no other property (empty, or a title, aliases or tags alone) its empty section too,
 # so that it is found by its name (only such notes get a new revision); version 8 reads
 # the headings after a note's first 2,000 (MAX_HEADINGS) as text of the section before
-# them (only such notes get new revisions).
+# them and counts autolinks (<https://...>) among a note's links (only such notes get new
+# revisions).
 CHUNKER_VERSION = 8
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 

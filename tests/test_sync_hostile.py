@@ -214,6 +214,16 @@ def test_a_sync_that_read_stale_state_leaves_no_chunk_behind(store, root, db_pat
     assert live(store) == oracle(tmp_path, root)
 
 
+def _sync_signalled(db_path, root, signum: int) -> subprocess.CompletedProcess:
+    """A full sync in its own process that sends itself ``signum`` at its first file."""
+    code = ("import os, sys\nfrom personal_memory import MemoryStore\n"
+            "from personal_memory.notes.folders import Folder\n"
+            "s = MemoryStore.open(sys.argv[1])\n"
+            f"s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(), "
+            f"{int(signum)}), full=True)\n")
+    return subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
+
+
 def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db_path):
     for i in range(1500):
         (root / f"n{i:04d}.md").write_text(f"note number{i}\n")
@@ -221,12 +231,7 @@ def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db
     store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
     assert store.sync_runs(1)[0].status == "interrupted"
     # A sync killed with -9 leaves a "running" record; the next sync closes it.
-    code = ("import os, sys\nfrom personal_memory import MemoryStore\n"
-            "from personal_memory.notes.folders import Folder\n"
-            "s = MemoryStore.open(sys.argv[1])\n"
-            "s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(), 9),"
-            " full=True)\n")
-    p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
+    p = _sync_signalled(db_path, root, signal.SIGKILL)
     assert p.returncode == -signal.SIGKILL
     assert store.sync_runs(1)[0].status == "running"
     assert store.status().daemon.last_sync_status == "interrupted"  # its process is gone
@@ -234,12 +239,7 @@ def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db
     statuses = [r.status for r in store.sync_runs(3)]
     assert statuses[:2] == ["ok", "interrupted"]
     # A second Ctrl-C raises KeyboardInterrupt in the middle of a sync: interrupted too
-    code = ("import os, signal, sys\nfrom personal_memory import MemoryStore\n"
-            "from personal_memory.notes.folders import Folder\n"
-            "s = MemoryStore.open(sys.argv[1])\n"
-            "s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(),"
-            " signal.SIGINT), full=True)\n")
-    p = subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
+    p = _sync_signalled(db_path, root, signal.SIGINT)
     assert p.returncode != 0 and b"KeyboardInterrupt" in p.stderr
     assert store.sync_runs(1)[0].status == "interrupted"
 

@@ -284,3 +284,16 @@ def test_reassembling_the_pieces_gives_back_the_text(lines, front):
     assert len(ids) == len(set(ids))
     for s in n.sections:  # text, or the one empty section of a note with none
         assert s.text.strip() or (n.sections == (s,) and s.lines == 0)
+
+
+def test_a_note_s_links_keep_the_order_the_store_has_them_in():
+    """The note record lists wikilinks before Markdown links, each in order, and autolinks
+    after them: a note without an autolink keeps the very list an earlier note model
+    stored (a new order gave 53 unchanged help notes a revision on upgrade), while
+    ``occurrences`` (the lines of `memory links`) is in the order written."""
+    from personal_memory.notes import links
+    text = "<https://c.example> [a](x.md) then [[B]] and [c](<https://d.example>)\n"
+    (s,) = note(text).sections
+    assert s.links == ("B", "x.md", "https://d.example", "https://c.example")
+    assert [o.target for o in links.occurrences(text)] == [
+        "https://c.example", "x.md", "B", "https://d.example"]

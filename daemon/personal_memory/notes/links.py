@@ -234,9 +234,9 @@ def occurrences(text: str) -> list[Occurrence]:
 
 
 def _in_piece(piece: str, with_starts: bool = False) -> list:
-    """The links of a piece of text outside code, in order: wikilinks and embeds,
-    Markdown links and images, and autolinks (``<https://...>``, external); with their
-    start offsets when ``with_starts``."""
+    """The links of a piece of text outside code: wikilinks and embeds, Markdown links
+    and images, and autolinks (``<https://...>``, external), each kind in order; with
+    their start offsets, all in the order written, when ``with_starts``."""
     found = []
     taken: list[tuple[int, int]] = []  # Markdown links: an <url> in one is its address
     if "[" in piece:
@@ -255,8 +255,11 @@ def _in_piece(piece: str, with_starts: bool = False) -> list:
             at = bisect.bisect_right(starts, m.start()) - 1
             if at < 0 or taken[at][1] <= m.start():
                 found.append((m.start(), Occurrence(m.group(0)[1:-1], False, True, 0)))
-    found.sort(key=lambda x: x[0])
-    return found if with_starts else [occ for _, occ in found]
+    if with_starts:  # in the order written
+        return sorted(found, key=lambda x: x[0])
+    # by kind, as the note model stored them before autolinks counted (a note without
+    # one keeps the very same list, so its record gets no new revision)
+    return [occ for _, occ in found]
 
 
 def address_ranges(text: str) -> list[tuple[int, int]]:

@@ -90,6 +90,7 @@ def test_the_two_sides_of_a_move_settle_together(tmp_path):
 def test_a_chain_of_moves_settles_once_its_last_move_has(tmp_path):
     folder, q = _queue(tmp_path)
     (tmp_path / "c.md").write_text("text\n")
+    (tmp_path / "other.md").write_text("text\n")  # changed, not gone: it waits for none
     q.mark(folder, "other.md", now=10.0)
     q.mark_together([(folder, "a.md"), (folder, "b.md")], now=10.0)
     q.mark_together([(folder, "b.md"), (folder, "c.md")], now=10.2)  # renamed again
@@ -98,7 +99,7 @@ def test_a_chain_of_moves_settles_once_its_last_move_has(tmp_path):
     assert q.next_deadline() == 10.5
     assert q.take_settled(now=10.5) == {folder: {"a.md", "b.md", "c.md"}}
     q.mark(folder, "a.md", now=11.0)  # imported: no longer linked
-    q.mark(folder, "c.md", now=11.2)
+    q.mark(folder, "c.md", now=11.35)  # (not within a window after a.md went)
     assert q.take_settled(now=11.3) == {folder: {"a.md"}}
 
 
@@ -196,3 +197,21 @@ def test_the_debouncer_equals_its_rule_from_scratch(tmp_path):
             got = q.next_deadline()
             assert (got is None) == (want is None) and (want is None or abs(got - want) < 1e-9)
     run()
+
+
+def test_a_deletion_waits_for_the_creation_just_after_it(tmp_path):
+    """A rename that arrives as a deletion and, 50 ms later, a creation (git checkout,
+    rsync, rm then cp): both are taken at once, so the sync records a move."""
+    folder, q = _queue(tmp_path)
+    (tmp_path / "new.md").write_text("text\n")
+    q.mark(folder, "old.md", now=10.0)  # gone
+    q.mark(folder, "new.md", now=10.05)
+    assert q.take_settled(now=10.3) == {}  # the deletion waits for the creation
+    assert abs(q.next_deadline() - 10.35) < 1e-9
+    assert q.take_settled(now=10.36) == {folder: {"old.md", "new.md"}}
+    # a deletion with nothing after it, or a creation long after, does not wait
+    q.mark(folder, "old.md", now=20.0)
+    assert q.take_settled(now=20.3) == {folder: {"old.md"}}
+    q.mark(folder, "old.md", now=30.0)
+    q.mark(folder, "new.md", now=30.5)
+    assert q.take_settled(now=30.3) == {folder: {"old.md"}}

@@ -117,6 +117,23 @@ def test_a_note_renamed_twice_within_the_settle_window_is_one_move(daemon, notes
         assert all(h.known_at in added for h in history if h.deleted), history
 
 
+def test_a_rename_seen_as_a_deletion_then_a_creation_is_a_move(daemon, notes):
+    """git checkout, rsync and scripts rename by deleting, then writing the new file a
+    moment later (a new inode): the two are imported at once, and recorded as a move."""
+    text = " ".join(f"quince{i} orchard" for i in range(200)) + "\n"
+    (notes / "old.md").write_text(text)
+    wait_for(lambda: daemon.search_ids("quince7") == ["notes/old.md"], what="create")
+    (notes / "old.md").unlink()
+    time.sleep(0.1)  # the daemon settles after 150 ms of quiet: old.md alone would be due
+    (notes / "new.md").write_text(text)
+    wait_for(lambda: daemon.search_ids("quince7") == ["notes/new.md"], what="the move")
+    with daemon.store() as s:
+        history = s.history("notes/new.md", namespace="notes")
+        assert history[0].memory_id == "notes/old.md", history  # followed across the move
+        tombstone = next(h for h in history if h.deleted)
+        assert any(h.known_at == tombstone.known_at and not h.deleted for h in history)
+
+
 def test_folder_moved_in_and_out(daemon, notes, tmp_path):
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)

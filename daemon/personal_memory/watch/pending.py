@@ -1,6 +1,8 @@
 """The paths that changed and are not imported yet: a debouncer. Each path is imported
 once it has been quiet for the settle window, and at least every ``MAX_DELAY_FACTOR``
-windows while it keeps changing. A note file found empty when it settles waits longer
+windows while it keeps changing. A path whose file is gone waits for the paths of its
+folder marked within a window after it (a rename seen as a deletion, then a creation),
+so that both are imported at once, as a move. A note file found empty when it settles waits longer
 (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file and write it a moment
 later would otherwise have the note recorded as deleted, then restored. Thread-safe: the
 observer's thread marks, the loop takes."""
@@ -31,6 +33,7 @@ class PendingPaths:
         self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
         self._held: dict[Key, float] = {}  # empty files: when they settle
         self._links: dict[Key, set[Key]] = {}  # paths one event named together
+        self._waited: set[Key] = set()  # gone paths that waited for what came after them
 
     def mark(self, folder: Folder, rel: str, now: float | None = None) -> None:
         self.mark_together([(folder, rel)], now)
@@ -46,6 +49,7 @@ class PendingPaths:
                 first, _ = self._pending.get(key, (now, now))
                 self._pending[key] = (first, now)
                 self._held.pop(key, None)  # changed again: settle afresh
+                self._waited.discard(key)
                 if len(keys) > 1:
                     self._links.setdefault(key, set()).update(k for k in keys if k != key)
 
@@ -88,6 +92,8 @@ class PendingPaths:
         # The file's size is asked outside the lock: the observer's thread must not wait.
         empty = {key for group in due for key in group
                  if key not in self._held and _empty_file(*key)}
+        gone = {key for group in due for key in group
+                if key not in self._waited and not _exists(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
             for group in due:
@@ -98,12 +104,36 @@ class PendingPaths:
                     for key in empty.intersection(group):
                         self._held[key] = group[key] + self.empty_settle
                     continue
+                if gone.intersection(group) and self._wait_for_arrivals(group, now):
+                    continue
                 for folder, rel in group:
                     scopes.setdefault(folder, set()).add(rel)
                     self._drop((folder, rel))
         return scopes
 
     # -- under the lock ------------------------------------------------------------------
+
+    def _wait_for_arrivals(self, group: dict[Key, float], now: float) -> bool:
+        """A path whose file is gone waits (once) for the paths of its folder marked
+        within a settle window after it, until they settle: a rename that arrives as a
+        deletion and, a moment later, a creation (git, rsync, a script's rm and cp) is
+        then imported whole, as a move. True when it waits."""
+        last = max(group.values())
+        folders = {folder for folder, _ in group}
+        later = [key for key, (first, _) in self._pending.items()
+                 if key not in group and key[0] in folders and last <= first <= last + self.settle]
+        if not later:
+            return False
+        linked, seen = self._linked()
+        settles = {key: deadline for keys, deadline in linked for key in keys}
+        settles.update(self._alone(seen))
+        until = max(settles[key] for key in later)
+        if until <= now:
+            return False
+        for key in group:
+            self._held[key] = max(self._held.get(key, 0.0), until)
+            self._waited.add(key)
+        return True
 
     def _alone(self, linked: set[Key]):
         """(path, when it settles) for each waiting path not in ``linked``: quiet for the
@@ -143,8 +173,13 @@ class PendingPaths:
     def _drop(self, key: Key) -> None:
         self._pending.pop(key, None)
         self._held.pop(key, None)
+        self._waited.discard(key)
         for other in self._links.pop(key, ()):
             self._links.get(other, set()).discard(key)
+
+
+def _exists(folder: Folder, rel: str) -> bool:
+    return os.path.lexists(os.path.join(folder.root, rel))
 
 
 def _empty_file(folder: Folder, rel: str) -> bool:

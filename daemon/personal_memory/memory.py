@@ -103,10 +103,12 @@ class MemoryStore(Upkeep):
         self.close()
 
     def close(self) -> None:
-        self._db.close()
-        if self._holds_encoder:
-            self._holds_encoder = False
-            embedders.release_encoder()
+        try:
+            self._db.close()
+        finally:
+            if self._holds_encoder:
+                self._holds_encoder = False
+                embedders.release_encoder()
 
     @property
     def path(self) -> str:

@@ -215,8 +215,8 @@ def check_empty(db: Path, dest: Destination, config: Path) -> None:
         newest = max(found, key=lambda f: f.written)
         raise ReplicationError(
             f"{dest.url} already holds a replica ({len(found)} LTX files, the newest "
-            f"written {format_time(newest.written)}); give an empty folder or prefix, or move that "
-            "replica aside (it is history: nothing was changed)")
+            f"written {format_time(newest.written)}); give an empty folder or prefix, or "
+            "move that replica aside (it is history: nothing was changed)")
 
 
 def read_destination(db: Path) -> Destination | None:

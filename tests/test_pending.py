@@ -215,3 +215,37 @@ def test_a_deletion_waits_for_the_creation_just_after_it(tmp_path):
     q.mark(folder, "old.md", now=30.0)
     q.mark(folder, "new.md", now=30.5)
     assert q.take_settled(now=30.3) == {folder: {"old.md"}}
+
+
+def test_the_window_maximum_equals_its_rule_from_scratch():
+    from hypothesis import given, settings, strategies as st
+
+    from personal_memory.watch.pending import window_max
+    times = st.floats(0, 5, allow_nan=False)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(times, times)), st.lists(times), st.floats(0, 1))
+    def run(marks, starts, width):
+        marks, starts = sorted(marks), sorted(starts)
+        want = [max((d for f, d in marks if s <= f <= s + width), default=0.0)
+                for s in starts]
+        assert window_max(marks, starts, width) == want
+    run()
+
+
+def test_a_burst_of_deletions_and_creations_is_taken_in_one_pass(tmp_path):
+    """A checkout that deletes 5,000 notes and writes 5,000 within one window: each
+    deletion asks what came after it, in one pass (not one scan of the queue each)."""
+    folder, q = _queue(tmp_path)
+    for i in range(5000):
+        (tmp_path / f"new{i}.md").write_text("text\n")
+    for i in range(5000):
+        q.mark(folder, f"old{i}.md", now=10.0 + i * 1e-5)
+    for i in range(5000):
+        q.mark(folder, f"new{i}.md", now=10.1 + i * 1e-5)
+    scans, linked = [], q._linked
+    q._linked = lambda: scans.append(1) or linked()  # each reads the whole queue
+    assert q.take_settled(now=10.35) == {}  # the deletions wait for the creations
+    assert len(scans) <= 2  # not one per deletion
+    taken = q.take_settled(now=10.5)[folder]
+    assert len(taken) == 10_000 and not q

@@ -13,6 +13,7 @@ import os
 import stat
 import threading
 import time
+from collections import deque
 
 from ..notes.folders import Folder
 
@@ -96,6 +97,9 @@ class PendingPaths:
                 if key not in self._waited and not _exists(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
+            asking = [group for group in due if gone.intersection(group)]
+            group_arrival = dict(zip(map(id, asking), self._arrivals(asking))) if asking \
+                else {}
             for group in due:
                 if any(self._pending.get(key, (None, None))[1] != last
                        for key, last in group.items()):
@@ -104,7 +108,11 @@ class PendingPaths:
                     for key in empty.intersection(group):
                         self._held[key] = group[key] + self.empty_settle
                     continue
-                if gone.intersection(group) and self._wait_for_arrivals(group, now):
+                if group_arrival.get(id(group), 0.0) > now:
+                    until = group_arrival[id(group)]
+                    for key in group:  # it waits (once) for the paths marked just after it
+                        self._held[key] = max(self._held.get(key, 0.0), until)
+                        self._waited.add(key)
                     continue
                 for folder, rel in group:
                     scopes.setdefault(folder, set()).add(rel)
@@ -113,27 +121,28 @@ class PendingPaths:
 
     # -- under the lock ------------------------------------------------------------------
 
-    def _wait_for_arrivals(self, group: dict[Key, float], now: float) -> bool:
-        """A path whose file is gone waits (once) for the paths of its folder marked
-        within a settle window after it, until they settle: a rename that arrives as a
-        deletion and, a moment later, a creation (git, rsync, a script's rm and cp) is
-        then imported whole, as a move. True when it waits."""
-        last = max(group.values())
-        folders = {folder for folder, _ in group}
-        later = [key for key, (first, _) in self._pending.items()
-                 if key not in group and key[0] in folders and last <= first <= last + self.settle]
-        if not later:
-            return False
+    def _arrivals(self, groups: list[dict[Key, float]]) -> list[float]:
+        """For each group (holding a path whose file is gone), when the last of the paths
+        of its folders marked within a settle window after it settles (0 when none was):
+        what it waits for, so that a rename that arrives as a deletion and, a moment
+        later, a creation (git, rsync, a script's rm and cp) is imported whole, as a
+        move. One pass over the queue, however many groups ask (a checkout's burst)."""
         linked, seen = self._linked()
         settles = {key: deadline for keys, deadline in linked for key in keys}
         settles.update(self._alone(seen))
-        until = max(settles[key] for key in later)
-        if until <= now:
-            return False
-        for key in group:
-            self._held[key] = max(self._held.get(key, 0.0), until)
-            self._waited.add(key)
-        return True
+        by_folder: dict[Folder, list[tuple[float, float]]] = {}
+        for key, (first, _) in self._pending.items():
+            by_folder.setdefault(key[0], []).append((first, settles[key]))
+        asks = [(max(group.values()), folder, n) for n, group in enumerate(groups)
+                for folder in {f for f, _ in group}]
+        out = [0.0] * len(groups)
+        for folder in {folder for _, folder, _ in asks}:
+            marks = sorted(by_folder.get(folder, ()))
+            windows = sorted((last, n) for last, f, n in asks if f == folder)
+            for n, until in zip((n for _, n in windows), window_max(
+                    marks, [last for last, _ in windows], self.settle)):
+                out[n] = max(out[n], until)
+        return out
 
     def _alone(self, linked: set[Key]):
         """(path, when it settles) for each waiting path not in ``linked``: quiet for the
@@ -176,6 +185,27 @@ class PendingPaths:
         self._waited.discard(key)
         for other in self._links.pop(key, ()):
             self._links.get(other, set()).discard(key)
+
+
+def window_max(marks: list[tuple[float, float]], starts: list[float],
+               width: float) -> list[float]:
+    """For each of the sorted ``starts``, the largest second value of the ``marks``
+    (sorted (first mark, deadline) pairs) whose first mark lies in [start, start + width]
+    (0 when none does): a sliding window's maximum, in one pass over both."""
+    out, window = [], deque()  # indices into marks, their deadlines decreasing
+    lo = hi = 0
+    for start in starts:
+        while hi < len(marks) and marks[hi][0] <= start + width:
+            while window and marks[window[-1]][1] <= marks[hi][1]:
+                window.pop()
+            window.append(hi)
+            hi += 1
+        while lo < hi and marks[lo][0] < start:
+            lo += 1
+        while window and window[0] < lo:
+            window.popleft()
+        out.append(marks[window[0]][1] if window else 0.0)
+    return out
 
 
 def _exists(folder: Folder, rel: str) -> bool:

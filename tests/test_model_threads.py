@@ -109,22 +109,31 @@ def test_a_worker_forked_after_the_parent_embedded_embeds_too(tmp_path):
         assert done.stdout.strip() == "[1, 1]"
 
 
-def test_closing_the_last_store_ends_the_query_thread(tmp_path):
-    import threading
-    from personal_memory import MemoryStore
+CLOSING = r"""
+import sys, threading
+from personal_memory import MemoryStore
 
-    def encoders():
-        return [t for t in threading.enumerate() if t.name.startswith("query-encoder")]
-    with MemoryStore.open(tmp_path / "m.db", embedder="e5") as first:
-        first.remember("a", "the ferry leaves at noon", namespace="n")
-        first.embed_pending()
-        with MemoryStore.open(tmp_path / "m.db", embedder="e5", read_only=True) as second:
-            assert second.search("when does the ferry go", namespace="n")
-        assert first.search("the ferry at noon", namespace="n")  # the other still asks
-        assert encoders()
-    for t in encoders():
-        t.join(timeout=10)
-    assert not encoders()
+def encoders():
+    return [t for t in threading.enumerate() if t.name.startswith("query-encoder")]
+
+with MemoryStore.open(sys.argv[1], embedder="e5") as first:
+    first.remember("a", "the ferry leaves at noon", namespace="n")
+    first.embed_pending()
+    with MemoryStore.open(sys.argv[1], embedder="e5", read_only=True) as second:
+        assert second.search("when does the ferry go", namespace="n")
+    assert first.search("the ferry at noon", namespace="n")  # the other still asks
+    assert encoders()
+for t in encoders():
+    t.join(timeout=10)
+print(len(encoders()))
+"""
+
+
+def test_closing_the_last_store_ends_the_query_thread(tmp_path):
+    done = subprocess.run([sys.executable, "-c", CLOSING, str(tmp_path / "m.db")],
+                          capture_output=True, text=True, env=plain_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
 
 
 def test_a_users_omp_num_threads_stands(tmp_path):

@@ -79,10 +79,13 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
     last = db.last_sync_runs(1)
     ok = db.last_sync_runs(1, status="ok")
     imported = db.collection_roots(namespace)
-    # One namespace's view (an MCP token's) names no other's folders or files: the run's
-    # errors are every namespace's, its own are among its problems.
+    # One namespace's view (an MCP token's) names no other's folders or files: a run's
+    # errors are shown when it synced this namespace's folders alone (its own are among
+    # its problems in any case).
     watched = [r for r in (daemon.roots if daemon else [])
                if namespace is None or r in imported]
+    errors = last[0].errors if last and (namespace is None
+                                         or set(last[0].roots) <= set(imported)) else []
     return DaemonStatus(
         daemon_running=running,
         daemon_state=state,
@@ -96,7 +99,7 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
         # Imported by an older note model: the next sync gives them their new identities.
         notes_to_reidentify=db.files_to_reidentify(namespace, notes.CHUNKER_VERSION),
         note_model_version=notes.CHUNKER_VERSION,
-        last_sync_errors=last[0].errors if last and namespace is None else [],
+        last_sync_errors=errors,
         problems=db.problems(namespace),
         imported_folders=imported,
         warnings=db.front_matter_warnings(namespace))

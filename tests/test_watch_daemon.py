@@ -266,6 +266,9 @@ def test_sigkill_during_a_large_batch_then_restart(tmp_path, notes):
         wait_for(lambda: d.search_ids("vtwo", limit=5), timeout=60, what="first batch")
         d.proc.kill()
         d.proc.wait()
+        with d.store() as s:  # its row says watching; the process is gone
+            gone = s.status().daemon
+        assert not gone.daemon_running and gone.daemon_state.startswith("ended without")
         paths = [f"big/f{i:04d}.md" for i in range(n)]
         after_kill = d.versions(paths)
         assert all(len(v) == 1 for v in after_kill.values())  # no file is half-imported

@@ -63,6 +63,8 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     if holder is not None:
         running, pid = True, holder or None
         state = "not writing: no heartbeat lately (a full disk? see its log)"
+    elif not running and daemon is not None and daemon.state not in ("stopped", "failed"):
+        state = f"ended without stopping, last {daemon.state}"  # kill -9, a second signal
     return _status(db, namespace, daemon, running, state, pid)
 
 

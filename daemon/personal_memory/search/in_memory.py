@@ -371,10 +371,10 @@ class SearchIndex:
     def bm25(self, db: Database, winners: np.ndarray, terms: list[str]):
         """Positions and positive scores, computed as FTS5's bm25() would over an index
         holding exactly ``winners``: same formula, same order of floating-point operations;
-        and which of the terms some winner holds."""
+        and how many winners hold each term."""
         n = len(winners)
         if not terms or not n:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), set()
+            return np.zeros(0, dtype=np.int64), np.zeros(0), dict.fromkeys(terms, 0)
         size = self.rows.size
         is_visible = np.zeros(size, dtype=bool)
         is_visible[winners] = True
@@ -387,9 +387,9 @@ class SearchIndex:
             hits.append((pos[keep], tf[keep]))
             matched_mask[pos[keep]] = True
         matched = np.flatnonzero(matched_mask)
-        held = {term for term, (pos, _) in zip(terms, hits) if len(pos)}
+        docs = {term: len(pos) for term, (pos, _) in zip(terms, hits)}
         if not len(matched):
-            return matched, np.zeros(0), held
+            return matched, np.zeros(0), docs
         slot = np.zeros(size, dtype=np.int64)
         slot[matched] = np.arange(len(matched))
         doc_len = self.rows.length[matched].astype(np.float64)
@@ -403,7 +403,7 @@ class SearchIndex:
             freq = np.zeros(len(matched))
             freq[slot[pos]] = tf
             score = score + idf * ((freq * (K1 + 1.0)) / (freq + length_norm))
-        return matched, score, held
+        return matched, score, docs
 
     def held(self, db: Database, winners: np.ndarray, terms: list[str]) -> set[str]:
         """Which of ``terms`` some of ``winners`` holds."""
@@ -465,11 +465,12 @@ class SearchIndex:
             winners = np.sort(np.searchsorted(self.rows.ids,
                                               np.array(kept, dtype=np.int64)))
         terms = keyword_terms(db, query.words)
-        bm_pos, bm_score, held = self.bm25(db, winners, terms)
+        bm_pos, bm_score, docs = self.bm25(db, winners, terms)
+        held = {t for t, n in docs.items() if n}
         parts = word_parts(db, terms, held, lambda some: self.held(db, winners, some))
         ranked_by = with_parts(terms, parts)
         if parts:
-            bm_pos, bm_score, _ = self.bm25(db, winners, ranked_by)
+            bm_pos, bm_score, docs = self.bm25(db, winners, ranked_by)
             held |= set(parts)
         cos = self.cosine(winners, semantic)
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
@@ -484,7 +485,7 @@ class SearchIndex:
                         made_up=made_up)
         periods = query.periods
         dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
-        marks = marked(ranked_by, len(winners), self.documents(db, winners, ranked_by))
+        marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
                        missing_words(db, query.words, terms, held), marks)
 

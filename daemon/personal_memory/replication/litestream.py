@@ -145,12 +145,13 @@ def write_config(db: Path, dest: Destination, sync_interval: str = "1s") -> Path
     candidate = Path(f"{path}.new")
     _write_private(candidate, _config_text(db, dest, sync_interval))
     try:
+        found = None  # what the replica holds, once listed
         if dest.readable_here:
             check_writable(Path(dest.location))
         else:
-            check_reachable(db, candidate)
+            found = check_reachable(db, candidate)
         if not _continues(db, dest):
-            check_empty(db, dest, candidate)
+            check_empty(dest, ltx_files(db, candidate) if found is None else found)
         os.replace(candidate, path)
     finally:
         candidate.unlink(missing_ok=True)
@@ -185,10 +186,10 @@ def check_writable(folder: Path) -> None:
                                f"({exc.strerror}); nothing was changed") from None
 
 
-def check_reachable(db: Path, config: Path) -> None:
-    """Litestream can reach the replica ``config`` names (it lists its LTX files)."""
+def check_reachable(db: Path, config: Path) -> list[LtxFile]:
+    """Litestream can reach the replica ``config`` names: its LTX files, as listed."""
     try:
-        ltx_files(db, config)
+        return ltx_files(db, config)
     except ReplicationError as exc:
         hint = ("; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
                 if any(m in str(exc) for m in ("NoCredentialProviders", "get credentials",
@@ -206,11 +207,11 @@ def _continues(db: Path, dest: Destination) -> bool:
     return current is not None and current.url == dest.url and shadow_dir(db).is_dir()
 
 
-def check_empty(db: Path, dest: Destination, config: Path) -> None:
-    """A new replica goes to a place that holds none: Litestream would write this
-    database's transactions beside another sequence (an earlier setup's, another
-    database's), and restores refuse the mix while the replica looks current."""
-    found = ltx_files(db, config)
+def check_empty(dest: Destination, found: list[LtxFile]) -> None:
+    """A new replica goes to a place that holds none (``found``: its LTX files):
+    Litestream would write this database's transactions beside another sequence (an
+    earlier setup's, another database's), and restores refuse the mix while the replica
+    looks current."""
     if found:
         newest = max(found, key=lambda f: f.written)
         raise ReplicationError(

@@ -52,7 +52,8 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     daemon = db.daemon()
     running, state = False, daemon.state if daemon else "never started"
     pid = daemon.pid if daemon else None
-    if daemon is not None and daemon.state not in ("stopped", "failed"):
+    said_running = daemon is not None and daemon.state not in ("stopped", "failed")
+    if said_running:
         fresh = now_micros() - daemon.heartbeat_at < STALE_AFTER_US
         if db.follow is not None:
             # a replica, read on another machine: the daemon's pid means nothing here,
@@ -63,7 +64,7 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
     if holder is not None:
         running, pid = True, holder or None
         state = "not writing: no heartbeat lately (a full disk? see its log)"
-    elif not running and daemon is not None and daemon.state not in ("stopped", "failed"):
+    elif said_running and not running:
         state = f"ended without stopping, last {daemon.state}"  # kill -9, a second signal
     return _status(db, namespace, daemon, running, state, pid)
 

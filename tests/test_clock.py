@@ -119,10 +119,52 @@ def test_a_clock_far_in_the_future_writes_nothing_and_the_daemon_waits(tmp_path,
                 running(watcher):
             wait_for(lambda: "waiting for the system clock" in caplog.text,
                      what="the daemon to wait for the clock")
+            # status says what it waits for, not "watching"
+            wait_for(lambda: store.status().daemon.daemon_state
+                     == "waiting for the system clock to be set right", what="the state")
             wrong[0] = False  # set right: the retry imports
             wait_for(lambda: store.search("apple", namespace="notes"), timeout=30,
                      what="the retry")
+            wait_for(lambda: store.status().daemon.daemon_state == "watching",
+                     what="the state after the retry")
         assert all(r.known_at.startswith(("2026", "2027", "2028", "2029", "203"))
                    for r in store.export(namespace="notes"))
     doctor = run_memory("--db", tmp_path / "m.db", "doctor")
     assert "[fail] clock" not in doctor.stdout
+
+
+def test_a_clock_never_set_writes_nothing(tmp_path, monkeypatch):
+    """A board without a battery-backed clock boots in 1970: a revision stamped then would
+    be visible to every search at a cutoff before it was written."""
+    from personal_memory import times
+    from personal_memory.errors import ClockImplausible
+
+    monkeypatch.setattr(times, "now_micros", lambda: 31_536_000 * 10**6)  # 1971-01-01
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        try:
+            store.remember("x", "a fact", namespace="n")
+            raise AssertionError("written with a clock in 1971")
+        except ClockImplausible as exc:
+            assert "1971-01-01" in str(exc) and "nothing was written" in str(exc)
+        assert store.stats().counts.revisions == 0
+
+
+def test_stamps_after_the_newest_cannot_step_past_the_plausible_range(tmp_path, monkeypatch):
+    """The clock just before 2100 is accepted, but the microsecond steps after the newest
+    revision must not carry the store past 2100 either."""
+    from personal_memory import times
+    from personal_memory.errors import ClockImplausible
+    from personal_memory.limits import CLOCK_PLAUSIBLE_UNTIL_US
+
+    monkeypatch.setattr(times, "now_micros", lambda: CLOCK_PLAUSIBLE_UNTIL_US - 1)
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        for i in range(2):
+            store.remember(f"m{i}", f"fact {i}", namespace="n")
+        try:
+            store.remember("m2", "fact 2", namespace="n")
+            raise AssertionError("stamped after 2100")
+        except ClockImplausible as exc:
+            assert "2100-01-01T00:00:00.000001Z" in str(exc)
+        assert store.stats().counts.revisions == 2
+        assert max(r.known_at for r in store.export(namespace="n")) \
+            == "2100-01-01T00:00:00Z"

@@ -69,6 +69,10 @@ CLOCK_TOLERANCE_US = 5 * 60 * 1_000_000
 # A machine's clock past this (2100-01-01) is taken for a wrong one and nothing is
 # written: every later write would be stamped after it, for good.
 CLOCK_PLAUSIBLE_UNTIL_US = 4_102_444_800 * 1_000_000
+# A clock before this (2020-01-01, years before this program) is one that was never set (a
+# board without a battery-backed clock starts in 1970): a revision stamped then would be
+# "known" at a time before it was written, and every point-in-time search would see it.
+CLOCK_PLAUSIBLE_FROM_US = 1_577_836_800 * 1_000_000
 # A replica further behind the database's last write than this is lagging: `memory
 # doctor` fails (Litestream ships the WAL every second; minutes mean it is stuck).
 REPLICA_MAX_LAG_SECONDS = 300.0

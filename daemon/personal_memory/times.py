@@ -18,7 +18,7 @@ from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
 
 from .errors import ClockImplausible, InvalidTime
-from .limits import CLOCK_PLAUSIBLE_UNTIL_US
+from .limits import CLOCK_PLAUSIBLE_FROM_US, CLOCK_PLAUSIBLE_UNTIL_US
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -117,13 +117,23 @@ def now_micros() -> int:
 
 
 def plausible_now() -> int:
-    """The machine's clock, refused when it is far in the future (:class:`ClockImplausible`):
-    a write stamped then would put every later one after it, for good."""
+    """The machine's clock, refused when it is far in the future (a write stamped then would
+    put every later one after it, for good) or was never set (:class:`ClockImplausible`)."""
     now = now_micros()
-    if now > CLOCK_PLAUSIBLE_UNTIL_US:
+    if not CLOCK_PLAUSIBLE_FROM_US <= now <= CLOCK_PLAUSIBLE_UNTIL_US:
         raise ClockImplausible(f"the system clock says {format_time(now)}, which cannot be "
                                "right; nothing was written (set the clock, then try again)")
     return now
+
+
+def plausible_stamp(stamp: int) -> int:
+    """A transaction time about to be written, refused past the plausible range: steps of
+    a microsecond after the newest revision must not carry the store past it either."""
+    if stamp > CLOCK_PLAUSIBLE_UNTIL_US:
+        raise ClockImplausible(f"the next revision would be stamped {format_time(stamp)}, "
+                               f"after {format_time(CLOCK_PLAUSIBLE_UNTIL_US)}; nothing was "
+                               "written")
+    return stamp
 
 
 _RELATIVE = re.compile(r"(\d{1,9})\s*([smhdw])")

@@ -21,7 +21,7 @@ from ..limits import CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS, MA
 from ..notes.model import is_record
 from ..records import RevisionRecord, WriteResult
 from ..store import Database
-from ..times import format_time, plausible_now
+from ..times import format_time, plausible_now, plausible_stamp
 
 
 def content_hash(content: str) -> str:
@@ -40,7 +40,7 @@ def next_known_at(db: Database) -> int:
     """The clock: now, or just after the newest revision stored when that is later."""
     now = plausible_now()
     last = db.max_known_at()
-    return now if last is None or now > last else last + 1
+    return plausible_stamp(now if last is None or now > last else last + 1)
 
 
 def known_at_arg(db: Database, value: Any, field: str = "known_at") -> int | None:
@@ -60,7 +60,7 @@ def known_at_arg(db: Database, value: Any, field: str = "known_at") -> int | Non
         raise BackdatedWrite(f"{field}: {format_time(known)} is before the newest revision "
                              f"({format_time(last)}); transaction time only moves forward "
                              "(record when a fact was true with valid_from instead)")
-    return known
+    return plausible_stamp(known)
 
 
 def _interval(db: Database, known_at: Any, valid_from: Any, valid_to: Any,

@@ -93,6 +93,7 @@ class Watcher:
         self._last_sync: tuple[str, str, SyncReport] | None = None
         self._retry_at: float | None = None
         self._retry_reason = ""
+        self._waiting = ""  # what a back-off waits for, for the heartbeat's state
         self._importing = threading.Event()
         self.filter = EventFilter(store.path)
         self.observer = ObserverLifecycle(folders, self.filter, self.mark, self._limit_reached,
@@ -158,7 +159,7 @@ class Watcher:
                 self.embedder.start()
             self._full("startup")
             notify.notify("STATUS=" + self.status_line())  # also when the startup sync failed
-            self._heartbeat("watching")
+            self._heartbeat(self._state())
             return self._loop()
         finally:
             notify.notify("STOPPING=1")
@@ -224,7 +225,7 @@ class Watcher:
         sync. The watchdog is fed only while the file watches are alive."""
         now = time.monotonic()
         if now >= self._next_beat:
-            self._heartbeat("waiting for folder" if self._lost else "watching")
+            self._heartbeat(self._state())
             self._next_beat = now + HEARTBEAT_SECONDS
         if self._next_ping is not None and now >= self._next_ping:
             if self.observer.healthy():
@@ -270,11 +271,15 @@ class Watcher:
             # Nothing was written; a full rescan retries everything, after a back-off.
             delay = self._backoff.wait_after(exc, f"during {what}")
             self._retry_at = time.monotonic() + delay
-            self._retry_reason = WAITING[type(exc)][1]
+            self._waiting, self._retry_reason = WAITING[type(exc)]
+            self._heartbeat(self._state())  # status says what it waits for, not "watching"
             return
         finally:
             self._importing.clear()
         self._backoff.reset()
+        if self._waiting:
+            self._waiting = ""
+            self._heartbeat(self._state())
         if self.embedder is not None and (report.changed or what != "change"):
             self.embedder.nudge()  # new revisions, or a rescan: look again
         if report.changed or report.skipped or what != "change":
@@ -319,7 +324,7 @@ class Watcher:
                 if folder not in self._lost:
                     log.error("%s; waiting for it to come back", exc)
                     self._lost.add(folder)
-                    self._heartbeat("waiting for folder")
+                    self._heartbeat(self._state())
         self._wake.set()
 
     def _retry_lost_roots(self) -> None:
@@ -336,7 +341,13 @@ class Watcher:
                 log.info("%s is back; watching it again", folder.root)
             self.observer.start(self._lost)  # the old inotify watches died with the folder
             self.request_rescan("folder returned")
-            self._heartbeat("watching")
+            self._heartbeat(self._state())
+
+    def _state(self) -> str:
+        """The state the heartbeat records: what the daemon waits for, else watching."""
+        if self._waiting:
+            return self._waiting
+        return "waiting for folder" if self._lost else "watching"
 
     def _heartbeat(self, state: str) -> None:
         try:

@@ -90,14 +90,15 @@ def test_the_two_sides_of_a_move_settle_together(tmp_path):
 def test_a_chain_of_moves_settles_once_its_last_move_has(tmp_path):
     folder, q = _queue(tmp_path)
     (tmp_path / "c.md").write_text("text\n")
-    (tmp_path / "other.md").write_text("text\n")  # changed, not gone: it waits for none
+    (tmp_path / "other.md").write_text("text\n")
     q.mark(folder, "other.md", now=10.0)
     q.mark_together([(folder, "a.md"), (folder, "b.md")], now=10.0)
     q.mark_together([(folder, "b.md"), (folder, "c.md")], now=10.2)  # renamed again
     assert q.next_deadline() == 10.3
-    assert q.take_settled(now=10.3) == {folder: {"other.md"}}  # a.md waits for b and c
+    # a.md waits for b and c; other.md, for the paths marked just after it
+    assert q.take_settled(now=10.3) == {}
     assert q.next_deadline() == 10.5
-    assert q.take_settled(now=10.5) == {folder: {"a.md", "b.md", "c.md"}}
+    assert q.take_settled(now=10.5) == {folder: {"a.md", "b.md", "c.md", "other.md"}}
     q.mark(folder, "a.md", now=11.0)  # imported: no longer linked
     q.mark(folder, "c.md", now=11.35)  # (not within a window after a.md went)
     assert q.take_settled(now=11.3) == {folder: {"a.md"}}
@@ -132,15 +133,20 @@ class _Reference:
     """The debouncer's rule, from scratch at every call: a path waits from its first mark
     since it was last taken; two paths one event named together stay linked while both
     wait; linked paths settle as one, when the latest of them has been quiet for the
-    window (or the earliest has waited ``MAX_DELAY_FACTOR`` windows)."""
+    window (or the earliest has waited ``MAX_DELAY_FACTOR`` windows). A settled group
+    with a path that has not waited since its last mark waits, once, until every path of
+    the folder first marked within a window after the group's last mark has settled."""
 
     def __init__(self, settle):
         self.settle, self.marks, self.epoch, self.links = settle, {}, {}, []
+        self.held, self.waited = {}, set()
 
     def mark(self, keys, now):
         for k in keys:
             first = self.marks[k][0] if k in self.marks else now
             self.marks[k] = (first, now)
+            self.held.pop(k, None)
+            self.waited.discard(k)
         if len(keys) > 1:
             self.links.append([(k, self.epoch.get(k, 0)) for k in keys])
 
@@ -159,14 +165,31 @@ class _Reference:
         out = {}
         for k in self.marks:
             out.setdefault(root(k), []).append(k)
-        return [(g, min(max(self.marks[k][1] for k in g) + self.settle,
-                        min(self.marks[k][0] for k in g) + self.settle * MAX_DELAY_FACTOR))
+        return [(g, max([min(max(self.marks[k][1] for k in g) + self.settle,
+                             min(self.marks[k][0] for k in g) + self.settle * MAX_DELAY_FACTOR)]
+                        + [self.held[k] for k in g if k in self.held]))
                 for g in out.values()]
 
     def take(self, now):
-        taken = [k for g, d in self.groups() if d <= now for k in g]
+        groups = self.groups()
+        settles = {k: d for g, d in groups for k in g}
+        taken = []
+        for g, d in groups:
+            if d > now:
+                continue
+            last = max(self.marks[k][1] for k in g)
+            until = max((settles[k] for k, (first, _) in self.marks.items()
+                         if last <= first <= last + self.settle), default=0.0)
+            if not self.waited.issuperset(g) and until > now:
+                for k in g:
+                    self.held[k] = max(self.held.get(k, 0.0), until)
+                    self.waited.add(k)
+                continue
+            taken += g
         for k in taken:
             del self.marks[k]
+            self.held.pop(k, None)
+            self.waited.discard(k)
             self.epoch[k] = self.epoch.get(k, 0) + 1
         return set(taken)
 
@@ -215,6 +238,22 @@ def test_a_deletion_waits_for_the_creation_just_after_it(tmp_path):
     q.mark(folder, "old.md", now=30.0)
     q.mark(folder, "new.md", now=30.5)
     assert q.take_settled(now=30.3) == {folder: {"old.md"}}
+
+
+def test_a_creation_waits_for_the_deletion_just_after_it(tmp_path):
+    """git may write a renamed file before it deletes the old one: the creation waits
+    (once) for the deletion, and both are taken at once, as a move."""
+    folder, q = _queue(tmp_path)
+    (tmp_path / "new.md").write_text("text\n")
+    q.mark(folder, "new.md", now=10.0)
+    q.mark(folder, "old.md", now=10.1)  # gone
+    assert q.take_settled(now=10.3) == {}
+    assert abs(q.next_deadline() - 10.4) < 1e-9
+    assert q.take_settled(now=10.4) == {folder: {"old.md", "new.md"}}
+    # nothing marked after it within a window: no wait
+    q.mark(folder, "new.md", now=20.0)
+    q.mark(folder, "old.md", now=20.4)
+    assert q.take_settled(now=20.3) == {folder: {"new.md"}}
 
 
 def test_the_window_maximum_equals_its_rule_from_scratch():

@@ -1,8 +1,9 @@
 """The paths that changed and are not imported yet: a debouncer. Each path is imported
 once it has been quiet for the settle window, and at least every ``MAX_DELAY_FACTOR``
-windows while it keeps changing. A path whose file is gone waits for the paths of its
-folder marked within a window after it (a rename seen as a deletion, then a creation),
-so that both are imported at once, as a move. A note file found empty when it settles waits longer
+windows while it keeps changing. A settled path waits once for the paths of its folder
+marked within a window after it (a rename seen as a deletion and a creation, in either
+order), so that both are imported at once, as a move. A note file found empty when it
+settles waits longer
 (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file and write it a moment
 later would otherwise have the note recorded as deleted, then restored. Thread-safe: the
 observer's thread marks, the loop takes."""
@@ -34,7 +35,7 @@ class PendingPaths:
         self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
         self._held: dict[Key, float] = {}  # empty files: when they settle
         self._links: dict[Key, set[Key]] = {}  # paths one event named together
-        self._waited: set[Key] = set()  # gone paths that waited for what came after them
+        self._waited: set[Key] = set()  # paths that waited for what came after them
 
     def mark(self, folder: Folder, rel: str, now: float | None = None) -> None:
         self.mark_together([(folder, rel)], now)
@@ -93,11 +94,9 @@ class PendingPaths:
         # The file's size is asked outside the lock: the observer's thread must not wait.
         empty = {key for group in due for key in group
                  if key not in self._held and _empty_file(*key)}
-        gone = {key for group in due for key in group
-                if key not in self._waited and not _exists(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
-            asking = [group for group in due if gone.intersection(group)]
+            asking = [group for group in due if not self._waited.issuperset(group)]
             group_arrival = dict(zip(map(id, asking), self._arrivals(asking))) if asking \
                 else {}
             for group in due:
@@ -122,11 +121,11 @@ class PendingPaths:
     # -- under the lock ------------------------------------------------------------------
 
     def _arrivals(self, groups: list[dict[Key, float]]) -> list[float]:
-        """For each group (holding a path whose file is gone), when the last of the paths
-        of its folders marked within a settle window after it settles (0 when none was):
-        what it waits for, so that a rename that arrives as a deletion and, a moment
-        later, a creation (git, rsync, a script's rm and cp) is imported whole, as a
-        move. One pass over the queue, however many groups ask (a checkout's burst)."""
+        """For each group, when the last of the paths of its folders marked within a
+        settle window after it settles (0 when none was): what it waits for, so that a
+        rename that arrives as a deletion and a creation a moment apart, in either order
+        (git, rsync, a script's rm and cp), is imported whole, as a move. One pass over
+        the queue, however many groups ask (a checkout's burst)."""
         linked, seen = self._linked()
         settles = {key: deadline for keys, deadline in linked for key in keys}
         settles.update(self._alone(seen))
@@ -206,10 +205,6 @@ def window_max(marks: list[tuple[float, float]], starts: list[float],
             window.popleft()
         out.append(marks[window[0]][1] if window else 0.0)
     return out
-
-
-def _exists(folder: Folder, rel: str) -> bool:
-    return os.path.lexists(os.path.join(folder.root, rel))
 
 
 def _empty_file(folder: Folder, rel: str) -> bool:

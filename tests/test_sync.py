@@ -177,3 +177,47 @@ def test_a_file_that_fails_to_store_is_skipped_alone(store, tmp_path, monkeypatc
     assert ids(store, "kiwi") == ["v/short.md"] and ids(store, "lime") == []
     assert len(r.skipped) == 1 and r.skipped[0].reason.startswith("memory_id:")
     assert r.files_imported == 1 and store.status().daemon.files_indexed == 1
+
+
+def test_in_scope_equals_its_rule_from_scratch():
+    """The set lookup of a path and the folders above it answers as the plain rule: the
+    path is a scope path, lies under one, or the scope is the whole folder."""
+    from hypothesis import given, settings, strategies as st
+
+    from personal_memory.sync.scan import in_scope
+    part = st.sampled_from(["a", "b", "ab", "a.md", "b.md"])
+    path = st.lists(part, min_size=1, max_size=4).map("/".join)
+
+    @settings(max_examples=500, deadline=None)
+    @given(path, st.one_of(st.none(), st.lists(st.one_of(path, st.just("")), max_size=6)))
+    def run(rel, scope):
+        want = scope is None or any(p == "" or rel == p or rel.startswith(p + "/")
+                                    for p in scope)
+        assert in_scope(rel, scope) == want
+        assert in_scope(rel, None if scope is None else set(scope)) == want
+    run()
+
+
+def test_a_burst_in_one_folder_lists_it_a_few_times_not_once_per_file(store, tmp_path,
+                                                                      monkeypatch):
+    """A sync of 2,000 paths of one folder, then of their deletion: each pass lists the
+    folder a few times (a listing per file made a 5,000-file burst take 20 s and more)."""
+    from personal_memory.sync import scan
+
+    root = tmp_path / "burst"
+    (root / "in").mkdir(parents=True)
+    names = [f"in/n{i:04d}.md" for i in range(2000)]
+    for rel in names:
+        (root / rel).write_text(f"note {rel}\n")
+    listed = []
+    real = os.listdir
+    monkeypatch.setattr(scan.os, "listdir", lambda p=".": listed.append(p) or real(p))
+    folder = Folder.of(root)
+    report = store.sync_paths({folder: set(names)})
+    assert report.files_imported == 2000 and len(listed) <= 5, len(listed)
+    for rel in names[:1000]:
+        (root / rel).unlink()
+    listed.clear()
+    report = store.sync_paths({folder: set(names)})
+    assert report.files_removed == 1000 and len(listed) <= 10, len(listed)
+    assert store.sync_status().files_indexed == 1000

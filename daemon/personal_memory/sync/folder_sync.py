@@ -32,7 +32,7 @@ from ..store import Database
 from ..timeline import writes
 from ..timeline.reading import read_note
 from ..times import format_time, now_micros, parse_time
-from .scan import (Found, LoadedFile, check_root, in_scope, load, occupied, printable,
+from .scan import (Found, Listings, LoadedFile, check_root, in_scope, load, occupied, printable,
                    same_dir, scan)
 from .status import pid_alive
 
@@ -181,7 +181,8 @@ class FolderSync:
         self._claim_collection(folder, dry_run)
         known_all = self.db.file_states(folder.namespace, folder.collection)
         unlisted: list[str] = []
-        found = scan(folder, scope, report.skipped, unlisted)
+        listings = Listings()
+        found = scan(folder, scope, report.skipped, unlisted, listings)
         for path in self.hold.get(folder, ()):  # neither read nor removed this time
             if found.pop(path, None) is not None or path in known_all:
                 unlisted.append(path)
@@ -189,7 +190,8 @@ class FolderSync:
         root = os.path.realpath(folder.root)
         known = {p: s for p, s in known_all.items() if in_scope(p, scope)}
         # Notes in a folder that cannot be listed are kept: unreadable is not deleted.
-        removed = sorted(p for p in set(known) - set(found) if not in_scope(p, unlisted))
+        kept = set(unlisted)
+        removed = sorted(p for p in set(known) - set(found) if not in_scope(p, kept))
         if scope is None and not found and known_all and not unlisted:
             raise RootUnavailable(f"{folder.root}: folder is suddenly empty but "
                                   f"{len(known_all)} notes were indexed (unmounted drive or "
@@ -200,7 +202,7 @@ class FolderSync:
             wanted = {(found[p].stat.inode, found[p].stat.size) for p in arrivals}
             removed = sorted(set(removed) | {
                 p for p, s in known_all.items() if p not in known
-                and (s.inode, s.size) in wanted and not occupied(root, p)})
+                and (s.inode, s.size) in wanted and not occupied(root, p, listings)})
         moves, probable = _moves_by_inode(arrivals, found, removed, known_all)
         moved_from = set(moves.values())
         lost = [p for p in removed if p not in moved_from]
@@ -313,7 +315,8 @@ class FolderSync:
             p.collection == coll and p.path == "" for p in self.db.problems(ns))
         if held_back:
             root = os.path.realpath(folder.root)
-            missing = sum(1 for p in known_all if not occupied(root, p))
+            listed = Listings()
+            missing = sum(1 for p in known_all if not occupied(root, p, listed))
             held_back = missing * 2 > len(known_all)
         with self.db.transaction():
             self.db.replace_problems(ns, coll,
@@ -348,17 +351,18 @@ class FolderSync:
                 known_at = self.known_at or format_time(writes.next_known_at(self.db))
                 before = self.db.max_revision_id()
                 plain = [loaded[rel] for rel in step.changed if rel in loaded]
+                listed = Listings()  # listed now, in the transaction: what is back
                 for rel, old in step.moves:
                     if rel not in loaded:
                         continue
-                    if occupied(root, old):  # the old path is back: no move
+                    if occupied(root, old, listed):  # the old path is back: no move
                         plain.append(loaded[rel])
                         continue
                     self._move(folder, loaded[rel], old, known_at, batch)
                 for f in plain:
                     self._update(folder, f, known_at, batch, full)
                 for rel in step.removed:
-                    if occupied(root, rel):
+                    if occupied(root, rel, listed):
                         continue  # it is back (or was never gone): not a deletion
                     self._remove(folder, rel, known_at, batch)
                 if dry_run:
@@ -431,8 +435,9 @@ class FolderSync:
         them."""
         prefix = notes.note_id(folder.collection, "")
         rels = (n[len(prefix):] for n in self.db.live_notes(folder.namespace, prefix))
+        kept = set(unlisted)
         return {p for p in rels if p not in found and p not in known_all
-                and not in_scope(p, unlisted)}
+                and not in_scope(p, kept)}
 
     def _remove(self, folder: Folder, rel: str, known_at: str, batch: SyncReport) -> None:
         """Tombstone a deleted note; when that cannot be done, its record is kept (and the

@@ -25,9 +25,51 @@ class Found:
 
 
 def in_scope(relpath: str, scope: Iterable[str] | None) -> bool:
+    """Whether ``relpath`` is one of the paths of ``scope`` or lies under one ("" is the
+    whole folder). Its own path and each folder above it are looked up in a set: a scope
+    of thousands of paths (a burst) is not scanned once per path."""
     if scope is None:
         return True
-    return any(p == "" or relpath == p or relpath.startswith(p + "/") for p in scope)
+    if not isinstance(scope, (set, frozenset)):
+        scope = set(scope)
+    if "" in scope or relpath in scope:
+        return True
+    return any(parent in scope for parent in _parents(relpath))
+
+
+def _parents(relpath: str):
+    """The folders above ``relpath``, nearest first (``a/b/c``: ``a/b``, ``a``)."""
+    cut = relpath.rfind("/")
+    while cut > 0:
+        relpath = relpath[:cut]
+        yield relpath
+        cut = relpath.rfind("/")
+
+
+class Listings:
+    """One pass's listings of folders, by the NFC form of each name, each folder listed
+    once: the twins of a name and the NFD spelling of a path are found without listing a
+    folder of thousands once per file. A name made after its folder was listed is seen
+    by the next event or rescan."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, dict[str, list[str]] | None] = {}
+
+    def named(self, folder: str, nfc: str) -> list[str] | None:
+        """The names in ``folder`` whose NFC form is ``nfc``, in code point order; None
+        when the folder cannot be listed."""
+        if folder not in self._folders:
+            try:
+                listing = os.listdir(folder)
+            except OSError:
+                self._folders[folder] = None
+            else:
+                names: dict[str, list[str]] = {}
+                for n in listing:
+                    names.setdefault(markdown.normalise_path(n), []).append(n)
+                self._folders[folder] = names
+        names = self._folders[folder]
+        return None if names is None else sorted(names.get(nfc, ()))
 
 
 def printable(name: str) -> str:
@@ -74,22 +116,24 @@ NOT_REGULAR = "not a regular file (a FIFO, socket or device took its name)"
 
 def scan(folder: Folder, scope: Iterable[str] | None = None,
          skipped: list[SkippedFile] | None = None,
-         unlisted: list[str] | None = None) -> dict[str, Found]:
+         unlisted: list[str] | None = None,
+         listings: Listings | None = None) -> dict[str, Found]:
     """relpath (NFC) -> :class:`Found` for every note in scope. Folders that could not
     be listed are added to ``unlisted`` (their notes must not look deleted)."""
     found: dict[str, Found] = {}
     skipped = [] if skipped is None else skipped
     unlisted = [] if unlisted is None else unlisted
+    listings = Listings() if listings is None else listings
     root = os.path.realpath(folder.root)  # a symlinked root is followed, once
-    starts = [""] if scope is None or "" in scope else sorted(set(scope))
-    for start in starts:
-        covered = any(p != start and start.startswith(p + "/") for p in starts)
+    starts = {""} if scope is None or "" in scope else set(scope)
+    for start in sorted(starts):
+        covered = any(parent in starts for parent in _parents(start))
         if covered or (start and markdown.is_hidden(start)):
             continue
-        _walk(root, start, found, skipped, unlisted)
+        _walk(root, start, found, skipped, unlisted, listings)
     return found
 
-def os_path(root: str, rel: str) -> str | None:
+def os_path(root: str, rel: str, listings: Listings | None = None) -> str | None:
     """The OS path of the note whose NFC relative path is ``rel``, or None. Each
     component is taken as given when it exists, else matched by its NFC form (a name
     stored NFD, as macOS writes them)."""
@@ -97,22 +141,18 @@ def os_path(root: str, rel: str) -> str | None:
     for part in rel.split("/") if rel else []:
         candidate = os.path.join(current, part)
         if not os.path.lexists(candidate):
-            try:
-                names = os.listdir(current)
-            except OSError:
-                return None
-            matches = sorted(n for n in names if markdown.normalise_path(n) == part)
+            matches = (listings or Listings()).named(current, part)
             if not matches:
                 return None
             candidate = os.path.join(current, matches[0])
         current = candidate
     return current
 
-def occupied(root: str, rel: str) -> bool:
+def occupied(root: str, rel: str, listings: Listings | None = None) -> bool:
     """Whether a note's path holds a file: a note (back, or never gone), or a FIFO, socket
     or device that took its name (named as skipped, its note kept as it was). A folder
     that took its name, or nothing, is no note: the note is gone."""
-    path = os_path(root, rel)
+    path = os_path(root, rel, listings)
     if path is None:
         return False
     try:
@@ -122,8 +162,8 @@ def occupied(root: str, rel: str) -> bool:
 
 
 def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
-          unlisted: list[str]) -> None:
-    top = os_path(root, start) if start else root
+          unlisted: list[str], listings: Listings) -> None:
+    top = os_path(root, start, listings) if start else root
     if top is None:
         return
     try:
@@ -134,7 +174,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
         name = os.path.basename(top)
         if markdown.is_note_name(name):
             _add(found, skipped, os.path.relpath(top, root), top, st)
-            _twins(root, top, found, skipped)
+            _twins(root, top, found, skipped, listings)
         return
     if not stat.S_ISDIR(st.st_mode):
         if start and not stat.S_ISLNK(st.st_mode) and markdown.is_note_name(
@@ -172,17 +212,13 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
 
-def _twins(root: str, path: str, found: dict, skipped: list[SkippedFile]) -> None:
+def _twins(root: str, path: str, found: dict, skipped: list[SkippedFile],
+           listings: Listings) -> None:
     """The other spellings of one file's name in its folder (NFC beside NFD), so that a
     sync of that one path names the twin as a whole scan does."""
     folder, name = os.path.split(path)
-    key = markdown.normalise_path(name)
-    try:
-        names = [n for n in os.listdir(folder)
-                 if n != name and markdown.normalise_path(n) == key]
-    except OSError:
-        return
-    for other in names:
+    names = listings.named(folder, markdown.normalise_path(name)) or []
+    for other in (n for n in names if n != name):
         twin = os.path.join(folder, other)
         try:
             st = os.lstat(twin)

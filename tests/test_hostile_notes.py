@@ -279,3 +279,9 @@ def test_headings_past_the_limit_are_text_of_the_section_before(tmp_path):
         late = s.search(f"word{MAX_HEADINGS + 250}", namespace="notes", group=None)
         assert late and list(late[0].heading_path) == [f"h{MAX_HEADINGS - 1}"]
         assert [r.memory_id for r in s.search("walrus", namespace="notes")] == ["v/fine.md#Fine"]
+        # status names the note as long as it holds that many (not only the sync's report)
+        assert [(w.path, w.reason) for w in s.status("notes").daemon.warnings] \
+            == [("many.md", report.warnings[0].reason)]
+        (vault / "many.md").write_text("## h\nfew now\n")
+        s.sync([Folder.of(vault)])
+        assert s.status("notes").daemon.warnings == []

@@ -35,8 +35,9 @@ from .markdown import Piece
 # so that it is found by its name (only such notes get a new revision); version 8 reads
 # the headings after a note's first 2,000 (MAX_HEADINGS) as text of the section before
 # them and counts autolinks (<https://...>) among a note's links (only such notes get new
-# revisions).
-CHUNKER_VERSION = 8
+# revisions); version 9 keeps that notice in the note's record, so that `memory status`
+# names the note (only such notes get a new revision, of their record).
+CHUNKER_VERSION = 9
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -109,6 +110,8 @@ class Note:
             meta["dates"] = dict(self.dates)
         if self.front_matter_error:
             meta["front_matter_error"] = self.front_matter_error
+        if self.notice:
+            meta["notice"] = self.notice
         return meta
 
 

@@ -145,7 +145,8 @@ class DaemonStatus(Record):
     problems: list[Problem]
     # Every folder imported into the namespace, by the daemon or by 'memory sync'.
     imported_folders: list[str] = field(default_factory=list)
-    # Notes imported with a warning, as long as it holds: front matter read as text.
+    # Notes imported with a warning, as long as it holds: front matter read as text, or
+    # the headings past the limit read as text.
     warnings: list[Problem] = field(default_factory=list)
 
 

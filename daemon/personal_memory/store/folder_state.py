@@ -114,16 +114,18 @@ class FolderState:
                 for ns, coll, path, reason, since, stale in self.conn.execute(
                     sql + " ORDER BY collection, path", params)]
 
-    def front_matter_warnings(self, namespace: str | None = None) -> list[Problem]:
-        """Indexed notes whose front matter could not be read, as their newest record
-        says: imported with it as text, without its title, aliases and tags."""
+    def note_warnings(self, namespace: str | None = None) -> list[Problem]:
+        """Indexed notes imported, but not all as written, as their newest record says:
+        front matter that could not be read (imported as text, without its title, aliases
+        and tags), or a notice (the headings past the limit read as text)."""
         if not self.at_least(4):
             return []
         sql = ("SELECT f.namespace, f.collection, f.path, r.metadata, r.known_at FROM files f "
                "JOIN revisions r ON r.id = (SELECT id FROM revisions WHERE namespace = "
                "f.namespace AND memory_id = f.collection || '/' || f.path || '#' "
                "ORDER BY known_at DESC, id DESC LIMIT 1) "
-               "WHERE r.deleted = 0 AND r.metadata LIKE '%front_matter_error%'")
+               "WHERE r.deleted = 0 AND (r.metadata LIKE '%front_matter_error%' "
+               "OR r.metadata LIKE '%\"notice\"%')")
         params: list[Any] = []
         if namespace is not None:
             sql += " AND f.namespace = ?"
@@ -131,10 +133,13 @@ class FolderState:
         out = []
         for ns, coll, path, meta, known in self.conn.execute(
                 sql + " ORDER BY f.collection, f.path", params):
-            error = json.loads(meta).get("front_matter_error")
-            if error:
-                out.append(Problem(ns, coll, path, f"{error}; imported as text (no title, "
-                                   "aliases or tags from it)", format_time(known), False))
+            meta = json.loads(meta)
+            if meta.get("front_matter_error"):
+                out.append(Problem(ns, coll, path, f"{meta['front_matter_error']}; imported "
+                                   "as text (no title, aliases or tags from it)",
+                                   format_time(known), False))
+            if meta.get("notice"):
+                out.append(Problem(ns, coll, path, meta["notice"], format_time(known), False))
         return out
 
     # -- collections: one folder per name ------------------------------------------------

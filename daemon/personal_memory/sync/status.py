@@ -105,4 +105,4 @@ def _status(db: Database, namespace: str | None, daemon, running: bool,
         last_sync_errors=errors,
         problems=db.problems(namespace),
         imported_folders=imported,
-        warnings=db.front_matter_warnings(namespace))
+        warnings=db.note_warnings(namespace))

@@ -1,7 +1,7 @@
 """The daemon's debouncer (watch.pending) on real files, with its clock given."""
 
 from personal_memory.notes.folders import Folder
-from personal_memory.watch.pending import MAX_DELAY_FACTOR, PendingPaths
+from personal_memory.watch.pending import MAX_DELAY_FACTOR, WAIT_WINDOWS, PendingPaths
 
 
 def _queue(tmp_path):
@@ -135,7 +135,8 @@ class _Reference:
     wait; linked paths settle as one, when the latest of them has been quiet for the
     window (or the earliest has waited ``MAX_DELAY_FACTOR`` windows). A settled group
     with a path that has not waited since its last mark waits, once, until every path of
-    the folder first marked within a window after the group's last mark has settled."""
+    the folder first marked within a window after the group's last mark has settled, but
+    no longer than ``WAIT_WINDOWS`` windows after that mark."""
 
     def __init__(self, settle):
         self.settle, self.marks, self.epoch, self.links = settle, {}, {}, []
@@ -178,8 +179,9 @@ class _Reference:
             if d > now:
                 continue
             last = max(self.marks[k][1] for k in g)
-            until = max((settles[k] for k, (first, _) in self.marks.items()
-                         if last <= first <= last + self.settle), default=0.0)
+            until = min(max((settles[k] for k, (first, _) in self.marks.items()
+                             if last <= first <= last + self.settle), default=0.0),
+                        last + WAIT_WINDOWS * self.settle)
             if not self.waited.issuperset(g) and until > now:
                 for k in g:
                     self.held[k] = max(self.held.get(k, 0.0), until)

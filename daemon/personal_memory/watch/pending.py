@@ -20,6 +20,9 @@ from ..notes.folders import Folder
 
 # A path that keeps changing is still imported at least this often.
 MAX_DELAY_FACTOR = 10
+# A settled path waits for the paths marked just after it at most this many windows after
+# its own last mark.
+WAIT_WINDOWS = 2
 # How long an emptied note file must stay empty (and quiet) before it is imported.
 EMPTY_SETTLE_SECONDS = 5.0
 
@@ -124,8 +127,10 @@ class PendingPaths:
         """For each group, when the last of the paths of its folders marked within a
         settle window after it settles (0 when none was): what it waits for, so that a
         rename that arrives as a deletion and a creation a moment apart, in either order
-        (git, rsync, a script's rm and cp), is imported whole, as a move. One pass over
-        the queue, however many groups ask (a checkout's burst)."""
+        (git, rsync, a script's rm and cp), is imported whole, as a move. At most two
+        windows after the group's last mark: a path that keeps changing (a log written
+        every second) does not hold up a save beside it. One pass over the queue, however
+        many groups ask (a checkout's burst)."""
         linked, seen = self._linked()
         settles = {key: deadline for keys, deadline in linked for key in keys}
         settles.update(self._alone(seen))
@@ -141,7 +146,8 @@ class PendingPaths:
             for n, until in zip((n for _, n in windows), window_max(
                     marks, [last for last, _ in windows], self.settle)):
                 out[n] = max(out[n], until)
-        return out
+        return [min(until, max(group.values()) + WAIT_WINDOWS * self.settle)
+                for until, group in zip(out, groups)]
 
     def _alone(self, linked: set[Key]):
         """(path, when it settles) for each waiting path not in ``linked``: quiet for the

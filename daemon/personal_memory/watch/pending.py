@@ -3,10 +3,9 @@ once it has been quiet for the settle window, and at least every ``MAX_DELAY_FAC
 windows while it keeps changing. A settled path waits once for the paths of its folder
 marked within a window after it (a rename seen as a deletion and a creation, in either
 order), so that both are imported at once, as a move. A note file found empty when it
-settles waits longer
-(``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file and write it a moment
-later would otherwise have the note recorded as deleted, then restored. Thread-safe: the
-observer's thread marks, the loop takes."""
+settles waits longer (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file
+and write it a moment later would otherwise have the note recorded as deleted, then
+restored. Thread-safe: the observer's thread marks, the loop takes."""
 
 from __future__ import annotations
 
@@ -127,10 +126,10 @@ class PendingPaths:
         """For each group, when the last of the paths of its folders marked within a
         settle window after it settles (0 when none was): what it waits for, so that a
         rename that arrives as a deletion and a creation a moment apart, in either order
-        (git, rsync, a script's rm and cp), is imported whole, as a move. At most two
-        windows after the group's last mark: a path that keeps changing (a log written
-        every second) does not hold up a save beside it. One pass over the queue, however
-        many groups ask (a checkout's burst)."""
+        (git, rsync, a script's rm and cp), is imported whole, as a move. At most
+        ``WAIT_WINDOWS`` windows after the group's last mark: a path held longer (marked
+        again and again while the daemon was busy) does not hold up a save beside it.
+        One pass over the queue, however many groups ask (a checkout's burst)."""
         linked, seen = self._linked()
         settles = {key: deadline for keys, deadline in linked for key in keys}
         settles.update(self._alone(seen))

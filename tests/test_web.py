@@ -68,6 +68,22 @@ class Page:
         assert self.url.startswith("http://127.0.0.1:"), self.proc.stderr.read()
         self.base = self.url.split("/?")[0]
 
+    def enter(self) -> dict:
+        """Open the printed address as a browser would, without following the redirect: the
+        page answers with its cookie and the same address without the secret."""
+        class Stay(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+        with pytest.raises(urllib.error.HTTPError) as moved:
+            urllib.request.build_opener(Stay).open(self.url, timeout=10)
+        assert moved.value.code == 303 and moved.value.headers["Location"] == "/"
+        return {"Cookie": moved.value.headers["Set-Cookie"].split(";")[0]}
+
+    def open(self, where: str = "/"):
+        """A page, with the secret's cookie."""
+        return urllib.request.urlopen(urllib.request.Request(self.base + where,
+                                                             headers=self.enter()), timeout=10)
+
     def stop(self) -> int:
         self.proc.terminate()
         return self.proc.wait(timeout=20)
@@ -304,7 +320,7 @@ def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path)
     vault, db = vault_db
     for sig in (signal.SIGINT, signal.SIGTERM):
         page = Page(db)
-        assert "<svg class=\"activity\"" in urllib.request.urlopen(page.url, timeout=10).read().decode()
+        assert "<svg class=\"activity\"" in page.open().read().decode()
         page.proc.send_signal(sig)
         assert page.proc.wait(timeout=20) == 0
 
@@ -324,12 +340,34 @@ def test_without_the_secret_or_from_a_foreign_host_the_answer_is_403(vault_db):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10)
             assert refused.value.code == 403, (url, headers)
-        ok = urllib.request.urlopen(page.url, timeout=10)
+        ok = page.open()
         assert "script-src 'self'" in ok.headers["Content-Security-Policy"]
         assert ok.headers.get("Access-Control-Allow-Origin") is None
-        secret = ok.headers["Set-Cookie"].split(";")[0]
-        again = urllib.request.Request(page.base + "/status", headers={"Cookie": secret})
+        again = urllib.request.Request(page.base + "/status", headers=page.enter())
         assert urllib.request.urlopen(again, timeout=10).status == 200
+
+
+def test_the_secret_leaves_the_address_for_a_cookie(vault_db, browser):
+    """The printed address answers with a redirect to the same page without the secret
+    (the address bar and the history never keep it); the other words of the query stay."""
+    vault, db = vault_db
+    with Page(db) as page:
+        token = page.url.split("token=")[1]
+        browser.get(page.url + "&q=launch")
+        assert browser.current_url == page.base + "/?q=launch"
+        assert "Launch plan" in browser.page_source and token not in browser.current_url
+        browser.get(page.base + "/status")  # the cookie is enough from now on
+        assert "403" not in browser.title and token not in browser.page_source
+
+        class Stay(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+        for query, kept in ((f"?q=caf%C3%A9&token={token}&as_of=", "?q=caf%C3%A9&as_of="),
+                            (f"?tok%65n={token}", "")):  # the key as parse_qs reads it
+            with pytest.raises(urllib.error.HTTPError) as moved:
+                urllib.request.build_opener(Stay).open(page.base + "/note" + query, timeout=10)
+            assert moved.value.code == 303
+            assert moved.value.headers["Location"] == "/note" + kept
 
 
 def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_db, tmp_path):
@@ -338,8 +376,7 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
     with MemoryStore.open(source, embedder="none") as s:
         s.backup(str(db))
     with Page(db) as page:
-        ok = urllib.request.urlopen(page.url, timeout=10)
-        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        cookie = page.enter()
         away = tmp_path / "away"
         away.mkdir()
         for path in tmp_path.glob("m.db*"):
@@ -362,8 +399,7 @@ def test_a_database_deleted_under_the_page_gets_one_line_until_it_is_back(vault_
 def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
     vault, db = vault_db
     with Page(db) as page:
-        ok = urllib.request.urlopen(page.url, timeout=10)
-        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        cookie = page.enter()
         with pytest.raises(urllib.error.HTTPError) as failed:
             urllib.request.urlopen(urllib.request.Request(
                 page.base + "/?q=launch&as_of=yesterday", headers=cookie), timeout=10)
@@ -383,8 +419,7 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
 def test_a_search_page_names_the_words_no_result_holds(vault_db):
     vault, db = vault_db
     with Page(db) as page:
-        ok = urllib.request.urlopen(page.url, timeout=10)
-        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        cookie = page.enter()
         ask = urllib.request.Request(page.base + "/?q=vacation+launch+team", headers=cookie)
         body = urllib.request.urlopen(ask, timeout=10).read().decode()
         assert "Launch plan" in body and "none holding &#39;vacation&#39;" in body
@@ -729,8 +764,7 @@ def test_the_changes_page_names_each_property_that_changed(tmp_path):
                         "# Plan\n\nShip it.\n")
         s.sync([Folder.of(vault)], known_at="2025-02-01")
     with Page(db) as page:
-        ok = urllib.request.urlopen(page.url, timeout=10)
-        cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
+        cookie = page.enter()
         ask = urllib.request.Request(page.base + "/changes?since=2025-01-20", headers=cookie)
         body = urllib.request.urlopen(ask, timeout=10).read().decode()
         assert "status: <del>draft</del> <ins>done</ins>" in body
@@ -742,10 +776,7 @@ def test_the_changes_page_names_each_property_that_changed(tmp_path):
 
 def _get(page: Page, path: str) -> str:
     """A page's HTML as the browser that opened the printed address gets it."""
-    ok = urllib.request.urlopen(page.url, timeout=10)
-    cookie = {"Cookie": ok.headers["Set-Cookie"].split(";")[0]}
-    return urllib.request.urlopen(urllib.request.Request(page.base + path, headers=cookie),
-                                  timeout=10).read().decode()
+    return page.open(path).read().decode()
 
 
 def test_a_note_page_shows_its_properties_backlinks_and_tags(tmp_path):
@@ -795,10 +826,12 @@ def test_a_page_stopped_with_a_tab_open_can_start_again_on_its_port(tmp_path):
         port = int(first.base.rsplit(":", 1)[1])
         tab = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         tab.request("GET", first.url)  # keep-alive, as a browser tab
-        assert tab.getresponse().read()
+        answer = tab.getresponse()
+        answer.read()
+        assert answer.status == 303 and answer.getheader("Set-Cookie")
     tab.close()
     with Page(tmp_path / "m.db", "--port", str(port)) as again:
-        assert urllib.request.urlopen(again.url, timeout=10).status == 200
+        assert again.open().status == 200
 
 
 @needs_browser

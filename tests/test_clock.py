@@ -113,6 +113,7 @@ def test_a_clock_far_in_the_future_writes_nothing_and_the_daemon_waits(tmp_path,
             except ClockImplausible as exc:
                 assert "2200-01-01" in str(exc) and "nothing was written" in str(exc)
         assert store.stats().counts.revisions == 0
+        assert store.status().daemon.last_sync_started_at is None  # not even the run's row
         watcher = Watcher(store, [Folder.of(vault)], settle_ms=50, rescan_interval=0,
                           observer_factory=FakeObserver)
         with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), \

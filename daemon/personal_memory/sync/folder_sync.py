@@ -31,7 +31,7 @@ from ..records import Problem, SkippedFile, SyncReport
 from ..store import Database
 from ..timeline import writes
 from ..timeline.reading import read_note
-from ..times import format_time, now_micros, parse_time
+from ..times import format_time, now_micros, parse_time, plausible_now
 from .scan import (Found, Listings, LoadedFile, check_root, in_scope, load, occupied, printable,
                    same_dir, scan)
 from .status import pid_alive
@@ -132,7 +132,7 @@ class FolderSync:
 
     def _run(self, folders, scopes, *, dry_run, full, kind) -> SyncReport:
         report = SyncReport(dry_run=dry_run)
-        started = now_micros()
+        started = plausible_now()  # a wrong clock: not even the run's row is written
         run_id = None
         if not dry_run:
             self.close_stale_runs()

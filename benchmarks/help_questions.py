@@ -13,7 +13,8 @@ and nothing is left to embed: the first run embedded 1,540 sections in 18 minute
 2-core machine, a rerun takes about 2). Each question is searched as MCP memory_search
 searches (limit 5, snippets, one result per note), and again at limit 10 for MRR@10. A result
 is relevant when its note is one of the question's notes. Reported per split (dev, heldout;
-fresh: 60 more questions written after every ranking choice) and per kind:
+fresh and fresh2: 60 and 80 more questions written after every ranking choice; dev2) and
+per kind:
 
 - ``first``, ``top3``: share of questions whose first relevant result is at rank 1, in the
   top 3 (of the 5 an assistant gets); ``mrr10``: mean reciprocal rank at limit 10;
@@ -57,8 +58,9 @@ LIMIT = 5  # memory_search's default
 KINDS = ("howto", "where", "trouble", "paraphrase", "keywords", "question-form")
 SPLITS = ("dev", "heldout")
 # Questions also have a third set, written after every ranking choice and run once to
-# report, and a second development set (dev2), written later still.
-QUESTION_SPLITS = SPLITS + ("fresh", "dev2")
+# report, a second development set (dev2), written later still, and a fourth set (fresh2,
+# 80 questions) written after dev2's ranking choices, run once to report.
+QUESTION_SPLITS = SPLITS + ("fresh", "dev2", "fresh2")
 
 # Function words: a query word in this list is not a "content word" (paraphrase check,
 # filler results that share only these with the question).

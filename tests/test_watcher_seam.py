@@ -3,6 +3,7 @@ cannot be made to do on demand: an inotify queue overflow and a dying observer."
 
 import logging
 import threading
+import time
 from contextlib import contextmanager
 
 from personal_memory import MemoryStore
@@ -51,13 +52,13 @@ def running(watcher):
         assert not thread.is_alive()
 
 
-def start(tmp_path):
+def start(tmp_path, settle_ms=50):
     root = tmp_path / "notes"
     root.mkdir()
     (root / "a.md").write_text("first apple\n")
     store = MemoryStore.open(tmp_path / "m.db")
     FakeObserver.instances.clear()
-    watcher = Watcher(store, [Folder.of(root)], settle_ms=50, rescan_interval=0,
+    watcher = Watcher(store, [Folder.of(root)], settle_ms=settle_ms, rescan_interval=0,
                       observer_factory=FakeObserver)
     thread = threading.Thread(target=watcher.run)  # the store now belongs to this thread
     thread.start()
@@ -124,6 +125,42 @@ def test_a_folder_deleted_or_moved_away_rebuilds_the_watches_and_rescans(tmp_pat
         wait_for(lambda: len(FakeObserver.instances) == 2, what="watches made afresh")
         wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan")
         reader.close()
+    finally:
+        stop(watcher, thread, store)
+
+
+def test_the_rescan_after_a_folder_deletion_waits_for_the_burst_to_end(tmp_path):
+    """git empties and removes a folder early in a checkout and writes on for a while: the
+    rescan that follows the folder's deletion waits until marks have stopped for a settle
+    window (at most ten), so it does not read the checkout half done."""
+    from watchdog.events import DirDeletedEvent, FileModifiedEvent
+    root, store, watcher, thread = start(tmp_path, settle_ms=250)
+    try:
+        (root / "c.md").write_text("missed cherry\n")  # only the rescan reads it
+        handler = FakeObserver.instances[-1].handlers[0]
+        rescans = []
+        seen = logging.Handler()
+        seen.emit = lambda record: rescans.append(time.monotonic()) if record.getMessage(
+            ).startswith("folder moved:") else None
+        watch_log = logging.getLogger("personal_memory.watch")
+        level = watch_log.level
+        watch_log.setLevel(logging.INFO)
+        watch_log.addHandler(seen)
+        try:
+            handler.on_any_event(DirDeletedEvent(str(root / "old")))
+            burst = time.monotonic()
+            while time.monotonic() - burst < 1.0:  # four windows of marks 20 ms apart
+                handler.on_any_event(FileModifiedEvent(str(root / "busy.md")))
+                time.sleep(0.02)
+            ended = time.monotonic()
+            assert len(FakeObserver.instances) == 2  # the watches were made afresh at once
+            reader = MemoryStore.open(tmp_path / "m.db", read_only=True)
+            wait_for(lambda: ids(reader, "cherry") == ["notes/c.md"], what="rescan after it")
+            reader.close()
+        finally:
+            watch_log.removeHandler(seen)
+            watch_log.setLevel(level)
+        assert len(rescans) == 1 and rescans[0] >= ended, "rescanned during the burst"
     finally:
         stop(watcher, thread, store)
 

@@ -30,7 +30,7 @@ from .embedding import EmbeddingWorker
 from .lock import DaemonLock
 from .observer import (INOTIFY_WATCHES, OBSERVER_LOGGERS, EventFilter, ObserverLifecycle,
                        OverflowWatch, watchdog_observer)
-from .pending import PendingPaths
+from .pending import MAX_DELAY_FACTOR, PendingPaths
 
 log = logging.getLogger("personal_memory.watch")
 
@@ -94,6 +94,7 @@ class Watcher:
         self._retry_at: float | None = None
         self._retry_reason = ""
         self._waiting = ""  # what a back-off waits for, for the heartbeat's state
+        self._when_quiet: tuple[str, float] | None = None  # a rescan that waits, since when
         self._importing = threading.Event()
         self.filter = EventFilter(store.path)
         self.observer = ObserverLifecycle(folders, self.filter, self.mark, self._limit_reached,
@@ -190,7 +191,12 @@ class Watcher:
             if self.observer.stale():
                 log.info("a folder was deleted or moved away; watching the folders afresh")
                 self.observer.start(self._lost)
-                self.request_rescan("folder moved")
+                # rescanned once the burst that moved it is over (a checkout still
+                # writing would be read half done: its renames as deletions)
+                self._when_quiet = self._when_quiet or ("folder moved", now)
+            if self._when_quiet is not None and now >= self._quiet_deadline():
+                self.request_rescan(self._when_quiet[0])
+                self._when_quiet = None
             if not self.observer.healthy():
                 log.warning("a file watch stopped; checking the folders and restarting it")
                 self._retry_or_lose(self.folders)
@@ -214,11 +220,18 @@ class Watcher:
             self._progress(0, 0)
             deadlines = [self._next_beat, self._next_ping, next_rescan,
                          self.pending.next_deadline(), self._retry_at,
-                         next_root_check if self._lost else None]
+                         next_root_check if self._lost else None,
+                         self._quiet_deadline() if self._when_quiet else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
             self._wake.wait(timeout)
             self._wake.clear()
         return EXIT_OK
+
+    def _quiet_deadline(self) -> float:
+        """When a rescan that waits for quiet runs: a settle window after the last mark,
+        at most ``MAX_DELAY_FACTOR`` windows after it was asked for."""
+        _, since = self._when_quiet
+        return min(self.pending.quiet_at(), since + self.pending.settle * MAX_DELAY_FACTOR)
 
     def _progress(self, done: int, total: int) -> None:
         """Keep the heartbeat and systemd's watchdog fed, also between the batches of a long

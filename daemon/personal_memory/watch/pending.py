@@ -38,6 +38,7 @@ class PendingPaths:
         self._held: dict[Key, float] = {}  # empty files: when they settle
         self._links: dict[Key, set[Key]] = {}  # paths one event named together
         self._waited: set[Key] = set()  # paths that waited for what came after them
+        self._last_mark = float("-inf")  # when any path was last marked
 
     def mark(self, folder: Folder, rel: str, now: float | None = None) -> None:
         self.mark_together([(folder, rel)], now)
@@ -49,6 +50,7 @@ class PendingPaths:
         rather than deletions and new notes."""
         now = time.monotonic() if now is None else now
         with self._lock:
+            self._last_mark = max(self._last_mark, now)
             for key in keys:
                 first, _ = self._pending.get(key, (now, now))
                 self._pending[key] = (first, now)
@@ -56,6 +58,12 @@ class PendingPaths:
                 self._waited.discard(key)
                 if len(keys) > 1:
                     self._links.setdefault(key, set()).update(k for k in keys if k != key)
+
+    def quiet_at(self) -> float:
+        """When the queue will have had no mark for a settle window (monotonic seconds;
+        -inf when nothing was ever marked): the end of a burst."""
+        with self._lock:
+            return self._last_mark + self.settle
 
     def __bool__(self) -> bool:
         with self._lock:

@@ -136,11 +136,14 @@ class _Reference:
     window (or the earliest has waited ``MAX_DELAY_FACTOR`` windows). A settled group
     with a path that has not waited since its last mark waits, once, until every path of
     the folder first marked within a window after the group's last mark has settled, but
-    no longer than ``WAIT_WINDOWS`` windows after that mark."""
+    no longer than ``WAIT_WINDOWS`` windows after that mark. Before that, a settled group
+    whose folder holds at least ``burst`` paths first marked since its last mark, the
+    latest of the folder's marks within a window of now, waits until a window after that
+    latest mark (at most ``MAX_DELAY_FACTOR`` windows after its own last mark)."""
 
-    def __init__(self, settle):
+    def __init__(self, settle, burst):
         self.settle, self.marks, self.epoch, self.links = settle, {}, {}, []
-        self.held, self.waited = {}, set()
+        self.held, self.waited, self.burst = {}, set(), burst
 
     def mark(self, keys, now):
         for k in keys:
@@ -179,6 +182,14 @@ class _Reference:
             if d > now:
                 continue
             last = max(self.marks[k][1] for k in g)
+            latest = max(m[1] for m in self.marks.values())
+            if (sum(1 for first, _ in self.marks.values() if first >= last) >= self.burst
+                    and latest + self.settle > now):
+                end = min(latest + self.settle, last + self.settle * MAX_DELAY_FACTOR)
+                if end > now:
+                    for k in g:
+                        self.held[k] = max(self.held.get(k, 0.0), end)
+                    continue
             until = min(max((settles[k] for k, (first, _) in self.marks.items()
                              if last <= first <= last + self.settle), default=0.0),
                         last + WAIT_WINDOWS * self.settle)
@@ -210,7 +221,7 @@ def test_the_debouncer_equals_its_rule_from_scratch(tmp_path):
     @settings(max_examples=300, deadline=None)
     @given(st.lists(op, max_size=40))
     def run(ops):
-        q, ref, now = PendingPaths(0.3), _Reference(0.3), 10.0
+        q, ref, now = PendingPaths(0.3, burst_marks=3), _Reference(0.3, burst=3), 10.0
         for kind, keys, dt in ops:
             now += round(dt, 3)
             if kind == "mark":
@@ -256,6 +267,34 @@ def test_a_creation_waits_for_the_deletion_just_after_it(tmp_path):
     q.mark(folder, "new.md", now=20.0)
     q.mark(folder, "old.md", now=20.4)
     assert q.take_settled(now=20.3) == {folder: {"new.md"}}
+
+
+def test_a_deletion_waits_for_a_burst_to_end(tmp_path):
+    """git deletes a renamed note, then writes thousands of others before its new file,
+    half a second later: the deletion waits for the burst to end and goes with it."""
+    folder, q = _queue(tmp_path)
+    q.mark(folder, "a/old.md", now=10.0)  # gone
+    taken = {}
+    for i in range(300):  # 2 ms apart, 0.6 s in all
+        now = 10.0 + (i + 1) * 0.002
+        rel = "z/new.md" if i == 299 else f"m/n{i}.md"
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text("text\n")
+        q.mark(folder, rel, now=now)
+        for path in q.take_settled(now=now).get(folder, ()):
+            taken[path] = now
+    for step in range(1, 40):
+        for path in q.take_settled(now=10.6 + step * 0.05).get(folder, ()):
+            taken.setdefault(path, 10.6 + step * 0.05)
+    assert taken["a/old.md"] == taken["z/new.md"]  # one take: the sync sees the move
+    assert taken["a/old.md"] <= 10.6 + 0.3 + 0.05  # a window after the burst's end
+    # a trickle is no burst: a save beside a file written every 100 ms waits a window or two
+    q.mark(folder, "note.md", now=20.0)
+    for i in range(1, 20):
+        q.mark(folder, "m/n1.md", now=20.0 + i * 0.1)
+        if "note.md" in q.take_settled(now=20.0 + i * 0.1 + 0.05).get(folder, ()):
+            break
+    assert i <= 7
 
 
 def test_the_window_maximum_equals_its_rule_from_scratch():

@@ -219,7 +219,8 @@ class Watcher:
             self._flush_settled()
             self._progress(0, 0)
             deadlines = [self._next_beat, self._next_ping, next_rescan,
-                         self.pending.next_deadline(), self._retry_at,
+                         None if self._when_quiet else self.pending.next_deadline(),
+                         self._retry_at,
                          next_root_check if self._lost else None,
                          self._quiet_deadline() if self._when_quiet else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
@@ -248,6 +249,8 @@ class Watcher:
             notify.notify(f"STATUS=syncing: {done} of {total} changed files")
 
     def _flush_settled(self) -> None:
+        if self._when_quiet is not None:
+            return  # the rescan after the burst reads these paths too, whole
         scopes = self.pending.take_settled()
         if any("" in s for s in scopes.values()):  # something happened to a root itself
             self._retry_or_lose([f for f, s in scopes.items() if "" in s])

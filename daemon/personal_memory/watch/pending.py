@@ -9,6 +9,7 @@ restored. Thread-safe: the observer's thread marks, the loop takes."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import threading
@@ -22,6 +23,12 @@ MAX_DELAY_FACTOR = 10
 # A settled path waits for the paths marked just after it at most this many windows after
 # its own last mark.
 WAIT_WINDOWS = 2
+# A folder with at least this many waiting paths first marked after a settled one, the last
+# of them marked within a window, is in a burst (git checkout, rsync, an unzip): the settled
+# path waits until the burst has been quiet for a window, at most MAX_DELAY_FACTOR windows
+# after its own last mark. git writes in path order, so a renamed note's new file may come
+# half a second after the old one went, when thousands of others are written between.
+BURST_MARKS = 50
 # How long an emptied note file must stay empty (and quiet) before it is imported.
 EMPTY_SETTLE_SECONDS = 5.0
 
@@ -30,9 +37,11 @@ Key = tuple[Folder, str]
 
 
 class PendingPaths:
-    def __init__(self, settle_seconds: float, empty_settle_seconds: float = EMPTY_SETTLE_SECONDS):
+    def __init__(self, settle_seconds: float, empty_settle_seconds: float = EMPTY_SETTLE_SECONDS,
+                 burst_marks: int = BURST_MARKS):
         self.settle = settle_seconds
         self.empty_settle = max(empty_settle_seconds, settle_seconds)
+        self.burst_marks = burst_marks
         self._lock = threading.Lock()
         self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
         self._held: dict[Key, float] = {}  # empty files: when they settle
@@ -109,6 +118,7 @@ class PendingPaths:
             asking = [group for group in due if not self._waited.issuperset(group)]
             group_arrival = dict(zip(map(id, asking), self._arrivals(asking))) if asking \
                 else {}
+            burst_end = dict(zip(map(id, due), self._bursts(due, now)))
             for group in due:
                 if any(self._pending.get(key, (None, None))[1] != last
                        for key, last in group.items()):
@@ -116,6 +126,10 @@ class PendingPaths:
                 if empty.intersection(group):
                     for key in empty.intersection(group):
                         self._held[key] = group[key] + self.empty_settle
+                    continue
+                if burst_end[id(group)] > now:  # its folder is in a burst: wait it out
+                    for key in group:
+                        self._held[key] = max(self._held.get(key, 0.0), burst_end[id(group)])
                     continue
                 if group_arrival.get(id(group), 0.0) > now:
                     until = group_arrival[id(group)]
@@ -155,6 +169,34 @@ class PendingPaths:
                 out[n] = max(out[n], until)
         return [min(until, max(group.values()) + WAIT_WINDOWS * self.settle)
                 for until, group in zip(out, groups)]
+
+    def _bursts(self, groups: list[dict[Key, float]], now: float) -> list[float]:
+        """For each group, when the burst its folders are in ends (0 when none is): at
+        least ``burst_marks`` waiting paths first marked since the group's last mark, the
+        last of the folder's marks within a window of now; it ends a window after that
+        mark, at most ``MAX_DELAY_FACTOR`` windows after the group's last mark. One pass
+        over the queue."""
+        if not groups:
+            return []
+        firsts: dict[Folder, list[float]] = {}
+        latest: dict[Folder, float] = {}
+        for (folder, _), (first, last) in self._pending.items():
+            firsts.setdefault(folder, []).append(first)
+            latest[folder] = max(latest.get(folder, last), last)
+        for marks in firsts.values():
+            marks.sort()
+        out = []
+        for group in groups:
+            since = max(group.values())
+            end = 0.0
+            for folder in {f for f, _ in group}:
+                marks = firsts.get(folder, [])
+                after = len(marks) - bisect.bisect_left(marks, since)
+                if after >= self.burst_marks and latest[folder] + self.settle > now:
+                    end = max(end, min(latest[folder] + self.settle,
+                                       since + self.settle * MAX_DELAY_FACTOR))
+            out.append(end)
+        return out
 
     def _alone(self, linked: set[Key]):
         """(path, when it settles) for each waiting path not in ``linked``: quiet for the

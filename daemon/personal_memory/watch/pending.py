@@ -2,7 +2,8 @@
 once it has been quiet for the settle window, and at least every ``MAX_DELAY_FACTOR``
 windows while it keeps changing. A settled path waits once for the paths of its folder
 marked within a window after it (a rename seen as a deletion and a creation, in either
-order), so that both are imported at once, as a move. A note file found empty when it
+order), so that both are imported at once, as a move; in a burst (a checkout writing
+thousands of files), until the burst is over. A note file found empty when it
 settles waits longer (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file
 and write it a moment later would otherwise have the note recorded as deleted, then
 restored. Thread-safe: the observer's thread marks, the loop takes."""
@@ -44,7 +45,7 @@ class PendingPaths:
         self.burst_marks = burst_marks
         self._lock = threading.Lock()
         self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
-        self._held: dict[Key, float] = {}  # empty files: when they settle
+        self._held: dict[Key, float] = {}  # held back (emptied, or waiting): when they settle
         self._links: dict[Key, set[Key]] = {}  # paths one event named together
         self._waited: set[Key] = set()  # paths that waited for what came after them
         self._last_mark = float("-inf")  # when any path was last marked

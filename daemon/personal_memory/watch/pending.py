@@ -116,10 +116,10 @@ class PendingPaths:
                  if key not in self._held and _empty_file(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
+            marks, latest = self._by_folder() if due else ({}, {})
             asking = [group for group in due if not self._waited.issuperset(group)]
-            group_arrival = dict(zip(map(id, asking), self._arrivals(asking))) if asking \
-                else {}
-            burst_end = dict(zip(map(id, due), self._bursts(due, now)))
+            group_arrival = dict(zip(map(id, asking), self._arrivals(asking, marks)))
+            burst_end = dict(zip(map(id, due), self._bursts(due, marks, latest, now)))
             for group in due:
                 if any(self._pending.get(key, (None, None))[1] != last
                        for key, last in group.items()):
@@ -145,54 +145,55 @@ class PendingPaths:
 
     # -- under the lock ------------------------------------------------------------------
 
-    def _arrivals(self, groups: list[dict[Key, float]]) -> list[float]:
+    def _by_folder(self) -> tuple[dict[Folder, list[tuple[float, float]]], dict[Folder, float]]:
+        """Each folder's waiting paths as (first mark, when it settles), in order, and its
+        latest mark: one pass over the queue, for what the settled paths wait for."""
+        linked, seen = self._linked()
+        settles = {key: deadline for keys, deadline in linked for key in keys}
+        settles.update(self._alone(seen))
+        marks: dict[Folder, list[tuple[float, float]]] = {}
+        latest: dict[Folder, float] = {}
+        for key, (first, last) in self._pending.items():
+            marks.setdefault(key[0], []).append((first, settles[key]))
+            latest[key[0]] = max(latest.get(key[0], last), last)
+        for folder_marks in marks.values():
+            folder_marks.sort()
+        return marks, latest
+
+    def _arrivals(self, groups: list[dict[Key, float]],
+                  marks: dict[Folder, list[tuple[float, float]]]) -> list[float]:
         """For each group, when the last of the paths of its folders marked within a
         settle window after it settles (0 when none was): what it waits for, so that a
         rename that arrives as a deletion and a creation a moment apart, in either order
         (git, rsync, a script's rm and cp), is imported whole, as a move. At most
         ``WAIT_WINDOWS`` windows after the group's last mark: a path held longer (marked
         again and again while the daemon was busy) does not hold up a save beside it.
-        One pass over the queue, however many groups ask (a checkout's burst)."""
-        linked, seen = self._linked()
-        settles = {key: deadline for keys, deadline in linked for key in keys}
-        settles.update(self._alone(seen))
-        by_folder: dict[Folder, list[tuple[float, float]]] = {}
-        for key, (first, _) in self._pending.items():
-            by_folder.setdefault(key[0], []).append((first, settles[key]))
+        One pass over each folder's marks, however many groups ask (a checkout's burst)."""
         asks = [(max(group.values()), folder, n) for n, group in enumerate(groups)
                 for folder in {f for f, _ in group}]
         out = [0.0] * len(groups)
         for folder in {folder for _, folder, _ in asks}:
-            marks = sorted(by_folder.get(folder, ()))
             windows = sorted((last, n) for last, f, n in asks if f == folder)
             for n, until in zip((n for _, n in windows), window_max(
-                    marks, [last for last, _ in windows], self.settle)):
+                    marks.get(folder, []), [last for last, _ in windows], self.settle)):
                 out[n] = max(out[n], until)
         return [min(until, max(group.values()) + WAIT_WINDOWS * self.settle)
                 for until, group in zip(out, groups)]
 
-    def _bursts(self, groups: list[dict[Key, float]], now: float) -> list[float]:
+    def _bursts(self, groups: list[dict[Key, float]],
+                marks: dict[Folder, list[tuple[float, float]]], latest: dict[Folder, float],
+                now: float) -> list[float]:
         """For each group, when the burst its folders are in ends (0 when none is): at
         least ``burst_marks`` waiting paths first marked since the group's last mark, the
         last of the folder's marks within a window of now; it ends a window after that
-        mark, at most ``MAX_DELAY_FACTOR`` windows after the group's last mark. One pass
-        over the queue."""
-        if not groups:
-            return []
-        firsts: dict[Folder, list[float]] = {}
-        latest: dict[Folder, float] = {}
-        for (folder, _), (first, last) in self._pending.items():
-            firsts.setdefault(folder, []).append(first)
-            latest[folder] = max(latest.get(folder, last), last)
-        for marks in firsts.values():
-            marks.sort()
+        mark, at most ``MAX_DELAY_FACTOR`` windows after the group's last mark."""
         out = []
         for group in groups:
             since = max(group.values())
             end = 0.0
             for folder in {f for f, _ in group}:
-                marks = firsts.get(folder, [])
-                after = len(marks) - bisect.bisect_left(marks, since)
+                folder_marks = marks.get(folder, [])
+                after = len(folder_marks) - bisect.bisect_left(folder_marks, (since,))
                 if after >= self.burst_marks and latest[folder] + self.settle > now:
                     end = max(end, min(latest[folder] + self.settle,
                                        since + self.settle * MAX_DELAY_FACTOR))

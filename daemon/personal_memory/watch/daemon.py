@@ -94,7 +94,7 @@ class Watcher:
         self._retry_at: float | None = None
         self._retry_reason = ""
         self._waiting = ""  # what a back-off waits for, for the heartbeat's state
-        self._when_quiet: tuple[str, float] | None = None  # a rescan that waits, since when
+        self._quiet_since: float | None = None  # a folder went: rescan once quiet, since when
         self._importing = threading.Event()
         self.filter = EventFilter(store.path)
         self.observer = ObserverLifecycle(folders, self.filter, self.mark, self._limit_reached,
@@ -193,10 +193,11 @@ class Watcher:
                 self.observer.start(self._lost)
                 # rescanned once the burst that moved it is over (a checkout still
                 # writing would be read half done: its renames as deletions)
-                self._when_quiet = self._when_quiet or ("folder moved", now)
-            if self._when_quiet is not None and now >= self._quiet_deadline():
-                self.request_rescan(self._when_quiet[0])
-                self._when_quiet = None
+                if self._quiet_since is None:
+                    self._quiet_since = now
+            if self._quiet_since is not None and now >= self._quiet_deadline():
+                self.request_rescan("folder moved")
+                self._quiet_since = None
             if not self.observer.healthy():
                 log.warning("a file watch stopped; checking the folders and restarting it")
                 self._retry_or_lose(self.folders)
@@ -218,11 +219,11 @@ class Watcher:
                 next_rescan = time.monotonic() + self.rescan_interval
             self._flush_settled()
             self._progress(0, 0)
-            deadlines = [self._next_beat, self._next_ping, next_rescan,
-                         None if self._when_quiet else self.pending.next_deadline(),
-                         self._retry_at,
-                         next_root_check if self._lost else None,
-                         self._quiet_deadline() if self._when_quiet else None]
+            # while a rescan waits for quiet, it, not the settled paths, is what comes next
+            deadlines = [self._next_beat, self._next_ping, next_rescan, self._retry_at,
+                         self.pending.next_deadline() if self._quiet_since is None
+                         else self._quiet_deadline(),
+                         next_root_check if self._lost else None]
             timeout = max(0.0, min(d for d in deadlines if d is not None) - time.monotonic())
             self._wake.wait(timeout)
             self._wake.clear()
@@ -231,8 +232,8 @@ class Watcher:
     def _quiet_deadline(self) -> float:
         """When a rescan that waits for quiet runs: a settle window after the last mark,
         at most ``MAX_DELAY_FACTOR`` windows after it was asked for."""
-        _, since = self._when_quiet
-        return min(self.pending.quiet_at(), since + self.pending.settle * MAX_DELAY_FACTOR)
+        return min(self.pending.quiet_at(),
+                   self._quiet_since + self.pending.settle * MAX_DELAY_FACTOR)
 
     def _progress(self, done: int, total: int) -> None:
         """Keep the heartbeat and systemd's watchdog fed, also between the batches of a long
@@ -249,7 +250,7 @@ class Watcher:
             notify.notify(f"STATUS=syncing: {done} of {total} changed files")
 
     def _flush_settled(self) -> None:
-        if self._when_quiet is not None:
+        if self._quiet_since is not None:
             return  # the rescan after the burst reads these paths too, whole
         scopes = self.pending.take_settled()
         if any("" in s for s in scopes.values()):  # something happened to a root itself

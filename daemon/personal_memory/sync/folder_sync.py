@@ -228,7 +228,7 @@ class FolderSync:
         pending_removals = set(lost)  # under the guard, only a move may take one
         if full and scope is None:  # live in the store, yet neither a file nor a stat entry
             skipped = {k.path for k in report.skipped}  # unreadable is not deleted
-            pending_removals |= {p for p in self._orphans(folder, found, known_all, unlisted)
+            pending_removals |= {p for p in self._orphans(folder, found, known_all, kept)
                                  if printable(p) not in skipped}
         size = self.batch_files
         pairs = sorted(moves.items())
@@ -429,13 +429,12 @@ class FolderSync:
                 "imported text stays")))
 
     def _orphans(self, folder: Folder, found: dict, known_all: dict,
-                 unlisted: list[str]) -> set[str]:
+                 kept: set[str]) -> set[str]:
         """Notes the store holds live whose file is gone though no stat entry says so: a
         deletion an earlier version's clock kept from being recorded. A full sync removes
-        them."""
+        them (not those in ``kept``: folders that could not be listed, held paths)."""
         prefix = notes.note_id(folder.collection, "")
         rels = (n[len(prefix):] for n in self.db.live_notes(folder.namespace, prefix))
-        kept = set(unlisted)
         return {p for p in rels if p not in found and p not in known_all
                 and not in_scope(p, kept)}
 

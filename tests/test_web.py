@@ -57,6 +57,14 @@ def vault_db(tmp_path_factory):
     return vault, db
 
 
+class _Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the redirect itself is what is looked at
+
+
+STAYING = urllib.request.build_opener(_Stay)  # a client that does not follow redirects
+
+
 class Page:
     """`memory ui` running, and its address."""
 
@@ -71,11 +79,8 @@ class Page:
     def enter(self) -> dict:
         """Open the printed address as a browser would, without following the redirect: the
         page answers with its cookie and the same address without the secret."""
-        class Stay(urllib.request.HTTPRedirectHandler):
-            def redirect_request(self, *args, **kwargs):
-                return None
         with pytest.raises(urllib.error.HTTPError) as moved:
-            urllib.request.build_opener(Stay).open(self.url, timeout=10)
+            STAYING.open(self.url, timeout=10)
         assert moved.value.code == 303 and moved.value.headers["Location"] == "/"
         return {"Cookie": moved.value.headers["Set-Cookie"].split(";")[0]}
 
@@ -359,15 +364,12 @@ def test_the_secret_leaves_the_address_for_a_cookie(vault_db, browser):
         browser.get(page.base + "/status")  # the cookie is enough from now on
         assert "403" not in browser.title and token not in browser.page_source
 
-        class Stay(urllib.request.HTTPRedirectHandler):
-            def redirect_request(self, *args, **kwargs):
-                return None
         for path, kept in ((f"/note?q=caf%C3%A9&token={token}&as_of=",
                             "/note?q=caf%C3%A9&as_of="),
                            (f"/note?tok%65n={token}", "/note"),  # read as parse_qs reads it
                            (f"//elsewhere.example/?token={token}", "/elsewhere.example/")):
             with pytest.raises(urllib.error.HTTPError) as moved:
-                urllib.request.build_opener(Stay).open(page.base + path, timeout=10)
+                STAYING.open(page.base + path, timeout=10)
             assert moved.value.code == 303
             assert moved.value.headers["Location"] == kept
 

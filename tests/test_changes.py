@@ -17,6 +17,7 @@ from personal_memory import MemoryStore
 from personal_memory.timeline.diffs import word_diff
 from personal_memory.errors import InvalidArgument, InvalidTime
 from personal_memory.notes.folders import Folder
+from personal_memory.records import NoteCounts
 from personal_memory.times import format_time, parse_moment, parse_time
 from support import run_memory, vault_of
 from test_properties import DAY, T0, apply, event, revs_of, text
@@ -55,8 +56,8 @@ def test_changes_equal_a_brute_force_diff_and_two_reference_searches(events, a, 
             for s in sections.values():
                 if s.change == "revised":
                     assert s.diff == word_diff(s.before.content, s.after.content)
-            assert got.counts["memories"] == len(want) == len(got.notes)  # lone memories
-            assert got.counts["notes"] == 0  # none of them is a note
+            assert got.counts.memories == len(want) == len(got.notes)  # lone memories
+            assert got.counts.notes == 0  # none of them is a note
             # With a query: each side is exactly the reference search at that time.
             ranked = store.changes(namespace=ns, since=format_time(since),
                                    until=format_time(until), query=query, limit=50)
@@ -98,9 +99,8 @@ def test_notes_changed_in_a_week(tmp_path):
         week = store.changes(namespace="notes", since="2025-01-02", until="2025-01-08")
         # a day as a start is its first moment, as an end its last
         assert week.since == "2025-01-02T00:00:00Z" and week.until == "2025-01-08T23:59:59.999999Z"
-        assert week.counts == {"notes": 3, "memories": 0, "notes_added": 1,
-                               "notes_deleted": 1, "notes_moved": 0, "added": 2,
-                               "revised": 1, "retracted": 2}
+        assert week.counts == NoteCounts(notes=3, memories=0, notes_added=1, notes_deleted=1,
+                                          notes_moved=0, added=2, revised=1, retracted=2)
         by_note = {n.note: n for n in week.notes}
         assert by_note["v/old.md"].change == "deleted" and by_note["v/new.md"].change == "added"
         plan = by_note["v/plan.md"]
@@ -127,7 +127,7 @@ def test_notes_changed_in_a_week(tmp_path):
         # invisible at both ends, so not a change.)
         two = store.changes(namespace="notes", since="2024-12-01", until="2025-01-13",
                             limit=2)
-        assert len(two.notes) == 2 and two.counts["notes"] == 3
+        assert len(two.notes) == 2 and two.counts.notes == 3
         with pytest.raises(InvalidArgument, match="since: .* is not before until"):
             store.changes(namespace="notes", since="2025-01-08", until="2025-01-02")
 
@@ -240,7 +240,7 @@ def test_a_renamed_heading_is_one_revision_with_its_diff(tmp_path):
     # a section replaced by an unlike one stays an addition and a removal
     kinds = sorted((s.change, s.why) for s in note.sections if s.why != "heading renamed")
     assert kinds == [("added", None), ("retracted", "removed")]
-    assert found.counts["revised"] == 1 and found.counts["added"] == 1
+    assert found.counts.revised == 1 and found.counts.added == 1
 
 
 def test_unlike_checklists_are_not_a_renamed_heading(tmp_path):
@@ -324,7 +324,7 @@ def test_a_query_s_results_follow_a_moved_note(tmp_path):
             ("moved", "v/Papers/DiskANN paper.md#DiskANN", "v/Reading/DiskANN.md#DiskANN"),
             ("moved", "v/Papers/DiskANN paper.md#DiskANN#Costs",
              "v/Reading/DiskANN.md#DiskANN#Costs")]
-        assert found.counts["moved"] == 2 and found.counts["new"] == found.counts["gone"] == 0
+        assert found.counts.moved == 2 and found.counts.new == found.counts.gone == 0
     out = run_memory("--db", tmp_path / "m.db", "changes", "--since", "2025-01-02",
                      "--until", "2025-01-06", "vamana pruning").stdout
     assert "moved from v/Reading/DiskANN.md#DiskANN" in out and "retracted" not in out

@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import unicodedata
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Iterator
 
@@ -16,7 +17,7 @@ from .embedding import models as embedders
 from .errors import InvalidArgument, NotFound
 from .limits import FIRST_RESULT_MORE, MAX_ID_CHARS, MAX_LIMIT
 from .notes.folders import Folder
-from .records import (Activity, Appended, Capabilities, Changes, FolderEntry, FolderListing, Link,
+from .records import (Activity, AnswerCounts, Appended, Capabilities, Changes, FolderEntry, FolderListing, Link,
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
                       TagListing, WriteResult)
 from .search import grouping, reference, syntax
@@ -451,7 +452,7 @@ class MemoryStore(Upkeep):
             return Changes(namespace=namespace, since=format_time(start),
                            until=format_time(end), query=None, counts=counts,
                            notes=notes_changed, offset=offset,
-                           more=max(0, counts["notes"] + counts["memories"] - offset
+                           more=max(0, counts.notes + counts.memories - offset
                                         - len(notes_changed)))
         query = args.query_arg(query)
         # Two exact point-in-time searches: each side is what a search at that time gives.
@@ -474,9 +475,10 @@ class MemoryStore(Upkeep):
             moved = moves.moved_paths(self._db, namespace, start, end)
         results, unchanged = result_changes(list(before), list(after), visible,
                                             still_a_result, moved)
-        counts = {kind: sum(r.change == kind for r in results)
-                  for kind in ("new", "gone", "up", "down", "changed", "moved")}
-        counts["unchanged"] = len(unchanged)
+        kinds = Counter(r.change for r in results)
+        counts = AnswerCounts(new=kinds["new"], gone=kinds["gone"], up=kinds["up"],
+                              down=kinds["down"], changed=kinds["changed"],
+                              moved=kinds["moved"], unchanged=len(unchanged))
         return Changes(namespace=namespace, since=format_time(start), until=format_time(end),
                        query=query, counts=counts, results=results, unchanged=unchanged)
 

@@ -333,10 +333,10 @@ def changes(found: Changes) -> str:
     if found.query is None:
         if not found.notes:
             return f"Nothing changed {span}."
-        lines = [f"{counted(c['notes'], 'note')} changed {span} ({c['notes_added']} new, "
-                 f"{c['notes_deleted']} deleted, {c.get('notes_moved', 0)} moved); "
-                 f"sections {c['added']} added, {c['revised']} revised, "
-                 f"{c['retracted']} retracted:"]
+        lines = [f"{counted(c.notes, 'note')} changed {span} ({c.notes_added} new, "
+                 f"{c.notes_deleted} deleted, {c.notes_moved} moved); "
+                 f"sections {c.added} added, {c.revised} revised, "
+                 f"{c.retracted} retracted:"]
         for n in found.notes:
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
             lines.append(f"- {name(n.note or n.sections[0].memory_id)}"
@@ -349,7 +349,7 @@ def changes(found: Changes) -> str:
                 if s.diff:
                     lines.append(f"      {short(s.diff, 400)}")
         return "\n".join(lines)
-    lines = [f"{found.query!r} {span}: " + (", ".join(f"{v} {k}" for k, v in c.items() if v)
+    lines = [f"{found.query!r} {span}: " + (", ".join(f"{v} {k}" for k, v in c.to_dict().items() if v)
                                              or "no results either time")]
     for r in found.results:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"

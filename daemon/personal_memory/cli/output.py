@@ -69,13 +69,13 @@ def changes(found: Changes) -> str:
     if found.query is None:
         if not found.notes:
             return f"Nothing changed {span}."
-        notes = f"{c['notes']} note" + ("" if c["notes"] == 1 else "s")
-        moved = f", {c['notes_moved']} moved" if c.get("notes_moved") else ""
-        others = (f"; {c['memories']} other memor{'y' if c['memories'] == 1 else 'ies'}"
-                  if c.get("memories") else "")
-        lines = [f"Changes {span}: {notes} ({c['notes_added']} new, "
-                 f"{c['notes_deleted']} deleted{moved}){others}; sections {c['added']} "
-                 f"added, {c['revised']} revised, {c['retracted']} retracted"]
+        notes = f"{c.notes} note" + ("" if c.notes == 1 else "s")
+        moved = f", {c.notes_moved} moved" if c.notes_moved else ""
+        others = (f"; {c.memories} other memor{'y' if c.memories == 1 else 'ies'}"
+                  if c.memories else "")
+        lines = [f"Changes {span}: {notes} ({c.notes_added} new, "
+                 f"{c.notes_deleted} deleted{moved}){others}; sections {c.added} "
+                 f"added, {c.revised} revised, {c.retracted} retracted"]
         for n in found.notes:
             title = f" — {name(n.title)}" if n.title else ""
             what = f"moved from {name(n.moved_from)}" if n.moved_from else n.change
@@ -91,8 +91,9 @@ def changes(found: Changes) -> str:
         if found.more:
             lines.append(f"... and {found.more} more (--limit)")
         return "\n".join(lines)
-    head = (f"{found.query!r} {span}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v)
-            if any(c.values()) else f"{found.query!r} {span}: no results either time.")
+    counted = {k: v for k, v in c.to_dict().items() if v}
+    head = (f"{found.query!r} {span}: " + ", ".join(f"{v} {k}" for k, v in counted.items())
+            if counted else f"{found.query!r} {span}: no results either time.")
     lines = [head]
     for r in found.results:
         ranks = f"#{r.rank_before or '-'} -> #{r.rank_after or '-'}"

@@ -298,7 +298,7 @@ class ChangesOutput(Positioned):
         """``sections``: each note's sections with their diffs (one note asked for);
         else a page: each note's counts, first headings and an excerpt."""
         return cls(
-            since=c.since, until=c.until, query=c.query, counts=c.counts,
+            since=c.since, until=c.until, query=c.query, counts=c.counts.to_dict(),
             notes=[NoteChangeOut.of(n, sections) for n in c.notes],
             results=[ResultChangeOut(memory_id=r.memory_id, note=r.note, change=r.change,
                                      why=r.why, rank_before=r.rank_before,

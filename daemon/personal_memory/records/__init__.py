@@ -3,7 +3,7 @@
 MCP output models are built from these classes, so a renamed field changes every edge at
 once."""
 
-from .changes import Changes, NoteChange, ResultChange, SectionChange
+from .changes import AnswerCounts, Changes, NoteChange, NoteCounts, ResultChange, SectionChange
 from .embeds import Embed
 from .notes import (Activity, FolderEntry, FolderListing, Link, Links, Move, NoteTimeline,
                     NoteView, RecentNote, SectionView, TagListing)
@@ -15,7 +15,7 @@ from .replication import ReplicaPurge, Replication, Restored
 from .revisions import (MoreLines, PurgeMark, RevisionRecord, SearchResult, SearchResults, Snippet,
                         WriteResult)
 
-__all__ = ["Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
+__all__ = ["AnswerCounts", "NoteCounts", "Appended", "Capabilities", "Changes", "Checkpoint", "ClockAnomaly", "Counts", "DaemonStatus", "EmbeddingRun", "Health",
            "Activity", "Embed", "FolderEntry", "FolderListing", "Link", "Links", "Move", "NoteChange", "NoteTimeline",
            "RecentNote", "NoteView", "ReplicaPurge", "Replication", "Restored", "Problem", "PurgeAudit", "PurgeMark",
            "PurgeReport", "ResultChange", "RevisionRecord", "SearchResult", "SearchResults",

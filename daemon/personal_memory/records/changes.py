@@ -71,6 +71,33 @@ class ResultChange(Record):
 
 
 @dataclass(frozen=True)
+class NoteCounts(Record):
+    """How much changed between two cutoffs (without a query): notes (``memories``: those
+    written through the API, alone), by what happened to them, and their sections."""
+    notes: int = 0
+    memories: int = 0
+    notes_added: int = 0
+    notes_deleted: int = 0
+    notes_moved: int = 0
+    added: int = 0
+    revised: int = 0
+    retracted: int = 0
+
+
+@dataclass(frozen=True)
+class AnswerCounts(Record):
+    """How a query's results moved between two cutoffs, by kind of change
+    (:class:`ResultChange`), and how many stayed the same in text and rank."""
+    new: int = 0
+    gone: int = 0
+    up: int = 0
+    down: int = 0
+    changed: int = 0
+    moved: int = 0
+    unchanged: int = 0
+
+
+@dataclass(frozen=True)
 class Changes(Record):
     """What changed between two cutoffs (``since`` excluded, ``until`` included), as ISO
     times. Without a query: ``notes``, newest first, and ``counts``. With one: ``results``
@@ -79,7 +106,7 @@ class Changes(Record):
     since: str
     until: str
     query: str | None
-    counts: dict[str, int]
+    counts: NoteCounts | AnswerCounts
     notes: list[NoteChange] = field(default_factory=list)
     results: list[ResultChange] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)

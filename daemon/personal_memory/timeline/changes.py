@@ -6,13 +6,14 @@ result by result."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..notes.front_matter import property_values
 from ..notes.model import is_record, record_id
-from ..records import NoteChange, ResultChange, RevisionRecord, SearchResult, SectionChange
+from ..records import NoteChange, NoteCounts, ResultChange, RevisionRecord, SearchResult, SectionChange
 from ..search.text import marks
 from ..store import Database
 from ..times import parse_time
@@ -47,7 +48,7 @@ class _Group:
 
 def knowledge_changes(db: Database, namespace: str, since: int, until: int, limit: int,
                       offset: int = 0, notes: list[str] | None = None,
-                      ) -> tuple[list[NoteChange], dict[str, int]]:
+                      ) -> tuple[list[NoteChange], NoteCounts]:
     """The notes (and lone memories) whose visible text differs between ``since`` and
     ``until``, newest change first, at most ``limit`` of them after the first ``offset``,
     and the counts of all (of these ``notes`` only, when given: one note's diff, under
@@ -76,14 +77,13 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
                 g.order = {m: i for i, m in enumerate(ids)}
     notes = [_note_change(g) for g in ordered]
     of_notes = [n for n in notes if n.note is not None]  # the rest: memories of the API
-    counts = {"notes": len(of_notes), "memories": len(notes) - len(of_notes),
-              "notes_added": sum(n.change == "added" for n in of_notes),
-              "notes_deleted": sum(n.change == "deleted" for n in of_notes),
-              "notes_moved": sum(n.change == "moved" for n in of_notes),
-              "added": 0, "revised": 0, "retracted": 0}
-    for n in notes:
-        for s in n.sections:
-            counts[s.change] += 1
+    sections = Counter(s.change for n in notes for s in n.sections)
+    counts = NoteCounts(notes=len(of_notes), memories=len(notes) - len(of_notes),
+                        notes_added=sum(n.change == "added" for n in of_notes),
+                        notes_deleted=sum(n.change == "deleted" for n in of_notes),
+                        notes_moved=sum(n.change == "moved" for n in of_notes),
+                        added=sections["added"], revised=sections["revised"],
+                        retracted=sections["retracted"])
     return [_shown(n, g) for n, g in zip(notes[offset:offset + limit], page)], counts
 
 

@@ -20,6 +20,7 @@ from ..errors import NotFound, PersonalMemoryError
 from ..limits import PAGE_BACKLINKS
 from ..notes.model import record_id
 from ..readers import ReaderPool
+from ..records import AnswerCounts, NoteCounts
 from ..times import format_time, now_micros, parse_cutoff
 from . import pictures
 from .security import Guard
@@ -29,7 +30,7 @@ from .text import (Heading, anchor, diffed, field_value, markdown, marked, note_
 HERE = Path(__file__).resolve().parent
 
 
-def counts(found: dict[str, int]) -> str:
+def counts(found: NoteCounts | AnswerCounts) -> str:
     """A change's counts in words: "2 notes, 1 note added, 3 sections revised"."""
     names = {"notes": "note{s}", "memories": "memor{ies} written through the API",
              "notes_added": "note{s} added", "notes_deleted": "note{s} deleted",
@@ -38,7 +39,7 @@ def counts(found: dict[str, int]) -> str:
              "new": "new", "gone": "gone", "up": "up", "down": "down",
              "changed": "changed", "moved": "moved", "unchanged": "unchanged"}
     out = []
-    for key, n in found.items():
+    for key, n in found.to_dict().items():
         if n or key == "notes":
             name = names.get(key, key.replace("_", " "))
             one = n == 1

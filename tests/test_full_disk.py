@@ -26,9 +26,9 @@ def _fill(folder):
 
 
 @contextmanager
-def _synced_on_small_disk(tmp_path):
+def _synced_on_small_disk(tmp_path, size="900k"):
     """(database, notes): a note synced into a database on a small disk, not yet full."""
-    with small_disk(tmp_path / "small", "900k") as small:
+    with small_disk(tmp_path / "small", size) as small:
         notes = tmp_path / "notes"
         notes.mkdir()
         (notes / "a.md").write_text("# Plan\n\nthe zeppelin plan\n")
@@ -150,3 +150,26 @@ def test_doctor_fails_when_the_disk_beside_the_database_is_full(tmp_path):
         doctor = run_memory("--db", db, "doctor")
         assert doctor.returncode == 1, doctor.stdout
         assert "[fail] disk           0 MiB free beside the database" in doctor.stdout
+
+
+def test_status_says_at_once_when_a_running_daemon_has_no_room(tmp_path):
+    """The daemon's heartbeat stays fresh for a while after the disk fills under it (it
+    can write nothing, the heartbeat included): status names the lack of room at once
+    rather than "watching" alone."""
+    with _synced_on_small_disk(tmp_path, "24m") as (db, notes):  # room enough to say nothing
+        d = Daemon(db, notes)
+        try:
+            d.start()
+            state = json.loads(run_memory("--db", db, "status", "--json").stdout)
+            assert state["daemon"]["daemon_state"] == "watching", state["daemon"]
+            _fill(db.parent)
+            status = run_memory("--db", db, "status")
+            assert status.returncode == 0, status.stderr
+            assert ("watching (only 0.0 MiB free beside the database: nothing new is "
+                    "recorded once the disk is full)") in status.stdout, status.stdout
+            (db.parent / "filler").unlink()
+            state = json.loads(run_memory("--db", db, "status", "--json").stdout)
+            assert state["daemon"]["daemon_state"] == "watching", state["daemon"]
+            assert d.stop() == 0
+        finally:
+            d.close()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 
 from ..notes import model as notes
-from ..limits import HEARTBEAT_SECONDS
+from ..limits import DISK_FAIL_BYTES, HEARTBEAT_SECONDS
 from ..paths import lock_path, real_database
 from ..records import DaemonStatus
 from ..store import Database
@@ -66,7 +67,22 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
         state = "not writing: no heartbeat lately (a full disk? see its log)"
     elif said_running and not running:
         state = f"ended without stopping, last {daemon.state}"  # kill -9, a second signal
+    elif running:
+        state += _short_of_space(db.path)
     return _status(db, namespace, daemon, running, state, pid)
+
+
+def _short_of_space(db_path: str) -> str:
+    """A running daemon on a disk that is (nearly) full: its heartbeat, the last thing it
+    wrote, stays fresh for a while after it can write nothing, so say so at once."""
+    try:
+        free = shutil.disk_usage(os.path.dirname(real_database(db_path))).free
+    except OSError:
+        return ""
+    if free >= DISK_FAIL_BYTES:
+        return ""
+    return (f" (only {free / 2**20:,.1f} MiB free beside the database: nothing new is "
+            "recorded once the disk is full)")
 
 
 def _run_status(db: Database, run) -> str:

@@ -307,6 +307,32 @@ def test_a_collection_name_belongs_to_one_folder(store, tmp_path):
     assert keyword_ids(store, "wombat") == ["notes/n.md"]
 
 
+def test_a_folder_is_one_collection_not_two(store, tmp_path):
+    """The same folder (or one inside it) synced under a new collection name would hold a
+    second copy of its notes, which a daemon watching the first would leave stale: it is
+    refused, naming the collection it is, and nothing is written."""
+    from personal_memory.errors import CollectionTaken
+    vault = tmp_path / "vault"
+    (vault / "Projects").mkdir(parents=True)
+    (vault / "a.md").write_text("wombat\n")
+    (vault / "Projects" / "p.md").write_text("hamster\n")
+    (tmp_path / "vault2").mkdir()  # a name that starts alike is another folder
+    (tmp_path / "vault2" / "b.md").write_text("okapi\n")
+    store.sync([Folder.of(vault)])
+    for again in (Folder.of(vault, "other"), Folder.of(vault / "Projects"),
+                  Folder.of(tmp_path / "link-to-vault", "other")):
+        if again.root.name == "link-to-vault":
+            again.root.symlink_to(vault)
+        with pytest.raises(CollectionTaken, match="collection 'vault'"):
+            store.sync([again])
+    assert keyword_ids(store, "hamster") == ["vault/Projects/p.md"]
+    assert keyword_ids(store, "wombat") == ["vault/a.md"]
+    store.sync([Folder.of(tmp_path / "vault2")])
+    assert keyword_ids(store, "okapi") == ["vault2/b.md"]
+    store.sync([Folder.of(vault)])  # the folder itself, as before
+    assert store.status().daemon.files_indexed == 3
+
+
 def test_config_gives_two_folders_of_one_name_distinct_collections(tmp_path):
     from personal_memory import config
     cfg = tmp_path / "config.toml"

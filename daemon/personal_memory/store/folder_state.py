@@ -154,6 +154,13 @@ class FolderState:
             "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
             (prefix, prefix + "\U0010ffff"))})
 
+    def collection_bindings(self, namespace: str) -> list[tuple[str, str]]:
+        """(collection, folder) of each collection of ``namespace``, by name."""
+        prefix = f"collection-root:{namespace}/"
+        return [(key[len(prefix):], root) for key, root in self.conn.execute(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key",
+            (prefix, prefix + "\U0010ffff"))]
+
     def bind_collection(self, namespace: str, collection: str, root: str) -> None:
         with self.transaction():
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",

@@ -295,10 +295,27 @@ class FolderSync:
                 f"{root}: collection {folder.collection!r} (namespace {folder.namespace!r}) "
                 f"already holds the notes of {bound}; give this folder its own name with "
                 "--collection NAME (or a collection in config.toml)")
+        if bound is None:
+            self._refuse_twice(folder, root)
         if not dry_run:
             if bound is not None:
                 log.info("collection %s moved from %s to %s", folder.collection, bound, root)
             self.db.bind_collection(folder.namespace, folder.collection, root)
+
+    def _refuse_twice(self, folder: Folder, root: str) -> None:
+        """A new collection whose folder is another collection's, or inside it, would hold
+        a second copy of its notes (one the daemon may not keep current)."""
+        real = os.path.realpath(folder.root)
+        for name, other in self.db.collection_bindings(folder.namespace):
+            if not os.path.isdir(other):
+                continue
+            inside = real.startswith(os.path.join(os.path.realpath(other), ""))
+            if same_dir(other, root) or inside:
+                where = "is" if not inside else f"is inside {other}, the folder of"
+                raise CollectionTaken(
+                    f"{root}: this folder {where} collection {name!r} (namespace "
+                    f"{folder.namespace!r}); its notes are synced as {name!r} already "
+                    f"(sync {other} with --collection {name} or as config.toml names it)")
 
     def _record_problems(self, folder: Folder, scope: set[str] | None, report: SyncReport,
                          known_all: dict[str, FileState], guard: MassDelete | None) -> None:

@@ -100,6 +100,11 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
     assert "does not exist" in err("--db", db, "forget", "zzz", "-n", "p")
     assert "has no revisions" in err("--db", db, "history", "zzz", "-n", "p")
     assert "invalid choice" in err("--db", db, "nosuchcommand")
+    # an option a command does not take points to that command's help
+    assert err("--db", db, "stats", "--bogus").rstrip().endswith("(see 'memory stats --help')")
+    for bad in ("99999", "-1", "http"):  # said by the parser, never a traceback
+        assert f"--port: {bad} is not a port (0 to 65535)" in err("--db", db, "ui", "--no-open",
+                                                                  "--port", bad)
     assert "required" in err("--db", db, "remember")
     assert "query" in err("--db", db, "search", "")
     (tmp_path / "x.txt").write_text("not a database " * 300)

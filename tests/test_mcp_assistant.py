@@ -184,11 +184,14 @@ def test_an_argument_a_tool_does_not_take_is_refused_in_one_line(vault_db):
 
     async def work(c):
         return (await c.call_tool("memory_search", {"query": "backup", "cutoff": "2025-01-15"}),
-                await c.call_tool("memory_search", {"query": "backup", "as_of": "2025-01-15"}))
-    misnamed, named = session(db, work)
+                await c.call_tool("memory_search", {"query": "backup", "as_of": "2025-01-15"}),
+                await c.call_tool("memory_status", {"x": 1}))
+    misnamed, named, none = session(db, work)
     message = misnamed.content[0].text
     assert misnamed.is_error and "'cutoff'" in message and "as_of" in message
     assert "\n" not in message
+    assert none.is_error and none.content[0].text.endswith("takes no argument 'x'; it takes "
+                                                           "none"), none.content[0].text
     assert not named.is_error and named.structured_content["count"] > 0
 
 
@@ -205,6 +208,11 @@ def test_notes_are_resources_and_prompts_are_offered(vault_db):
         catch_up = await c.get_prompt("catch_up", {"since": "2w"})
         known = await c.get_prompt("known_on", {"topic": "backup", "date": "2025-01-15"})
         history = await c.get_prompt("note_history", {"note": "vault/backup.md"})
+        try:
+            await c.get_prompt("known_on", {"topic": "backup", "date": "yesterday"})
+            bad_date = None
+        except Exception as exc:  # the SDK raises the prompt's error
+            bad_date = exc
         folder = await c.read_resource("folder://vault")
         try:
             await c.read_resource("folder://vault/?as_of=2024-12-31")
@@ -212,9 +220,11 @@ def test_notes_are_resources_and_prompts_are_offered(vault_db):
         except Exception as exc:  # the SDK raises the resource's error
             then_folder = str(exc)
         return (templates, listed, now, then, recent, prompts, catch_up, known, history,
-                folder, then_folder)
+                folder, then_folder, bad_date)
     (templates, listed, now, then, recent, prompts, catch_up, known, history, folder,
-     then_folder) = session(db, work)
+     then_folder, bad_date) = session(db, work)
+    assert bad_date is not None and bad_date.error.code == -32602, bad_date  # invalid params
+    assert bad_date.error.message.startswith("date: 'yesterday' is not a date"), bad_date
     assert [t.uri_template for t in templates.resource_templates] == [
         "note://{collection}/{+path}{?as_of}", "folder://{+folder}{?as_of}"]
     lines = folder.contents[0].text.split("\n")

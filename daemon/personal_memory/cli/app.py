@@ -11,13 +11,16 @@ import sys
 from ..limits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE
 from . import access, commands, operations, replication  # noqa: F401  (they register the commands)
 from .context import COMMANDS, CommandError
-from .parser import build_parser, query_words_last
+from .parser import build_parser, command_parser, query_words_last
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(query_words_last(parser, sys.argv[1:] if argv is None
-                                              else list(argv)))
+    args, extra = parser.parse_known_args(query_words_last(
+        parser, sys.argv[1:] if argv is None else list(argv)))
+    if extra:  # said by the command's own parser, which names its own --help
+        command_parser(parser, getattr(args, "command", None)).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     for name, default in (("db", None), ("json", False), ("vector_backend", None),
                           ("embedder", None)):
         if not hasattr(args, name):

@@ -26,6 +26,26 @@ AS_OF_HELP = ("knowledge cutoff (default: everything known): a time with a zone,
               "(YYYY-MM-DD, UTC), which means through its end")
 
 
+def command_parser(parser: argparse.ArgumentParser, command: str | None
+                   ) -> argparse.ArgumentParser:
+    """The parser of ``command`` (the top one when there is none)."""
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if command in getattr(action, "choices", {}):
+            return action.choices[command]
+    return parser
+
+
+def port(text: str) -> int:
+    """A TCP port number (0: any free one)."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535)")
+    return number
+
+
 def _options(parser: argparse.ArgumentParser) -> dict[str, bool]:
     """Each option string of a parser, and whether it takes a value."""
     return {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
@@ -216,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     http.add_argument("--host", default="127.0.0.1",
                       help="address to listen on (default 127.0.0.1; any other needs TLS "
                       "or --behind-proxy)")
-    http.add_argument("--port", type=int, default=HTTP_PORT,
+    http.add_argument("--port", type=port, default=HTTP_PORT,
                       help=f"port (default {HTTP_PORT}; 0 picks a free one)")
     http.add_argument("--public-url", metavar="URL",
                       help="the https:// address clients reach the server at (needed "
@@ -252,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
             "a note through time, what changed, status")
     p.add_argument("--namespace", "-n", default=None,
                    help="namespace (default: $MEMORY_NAMESPACE, else 'notes')")
-    p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: free)")
+    p.add_argument("--port", type=port, default=None, help="port on 127.0.0.1 (default: free)")
     p.add_argument("--no-open", action="store_true", help="print the address only")
     add("demo", "store a fictional example and answer it at two cutoffs (in a temporary "
         "database unless --db or MEMORY_DB names one)")

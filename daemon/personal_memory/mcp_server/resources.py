@@ -16,6 +16,8 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 
 from .. import render
@@ -96,7 +98,10 @@ def register(server, tools: MemoryTools) -> None:
                    description="What my notes said about a topic on a date, and nothing "
                    "known later.")
     def known_on(topic: str, date: str) -> str:
-        optional_cutoff(date, "date")  # a date that is none is said now, in one line
+        try:  # a date that is none is said now, in one line (not "internal error")
+            optional_cutoff(date, "date")
+        except PersonalMemoryError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
         return (f"What did my notes say about {topic!r} as of {date}? Call memory_search "
                 f"with query={topic!r} and as_of={date!r}, read the best notes with "
                 f"memory_read at the same as_of if a section is not enough, and answer only "

@@ -74,7 +74,7 @@ def _refuse_unknown(name: str, arguments: dict[str, Any], tools) -> None:
     unknown = [key for key in arguments if key not in takes]
     if unknown:
         raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))}; "
-                        f"it takes {', '.join(takes)}")
+                        + (f"it takes {', '.join(takes)}" if takes else "it takes none"))
 
 
 # Where the HTTP guard leaves the namespace a request's token reads (guard.NAMESPACE_KEY;

@@ -20,7 +20,7 @@ from personal_memory.settings import resolve
 from personal_memory.errors import ConfigError, NotFound, BackendError
 
 from http_harness import remember_roles
-from support import run_memory, user_env
+from support import run_memory, user_env, wait_for
 
 READ_TOOLS = {"memory_search", "memory_read", "memory_links", "memory_changes", "memory_history",
               "memory_status"}
@@ -123,6 +123,17 @@ def test_write_tools_only_with_writes_enabled(notes_db):
     assert r.structured_content["deleted"] is True
     r = call(server, "memory_history", {"memory_id": "new"})
     assert [x["deleted"] for x in r.structured_content["revisions"]] == [False, True]
+
+
+def test_a_memory_written_through_mcp_gets_its_vector_without_the_daemon(notes_db):
+    """The CLI's remember embeds at once; the tool's reply does not wait for the model,
+    and the vector follows on a thread of the server's."""
+    server = build_server(config(db=notes_db, enable_writes=True, embedder="e5"))
+    r = call(server, "memory_remember", {"memory_id": "bike", "content": "a blue Brompton"})
+    assert r.structured_content["created"] is True
+    with MemoryStore.open(notes_db, embedder="e5", read_only=True) as store:
+        wait_for(lambda: store.status().vectors.pending_vectors == 0,
+                 what="the remembered memory's vector")
 
 
 @pytest.mark.parametrize("name, args, fragment", [

@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Annotated, Literal
 
@@ -140,6 +141,9 @@ class MemoryTools:
         self.config = config
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        # A memory written here gets its vector on a thread of its own: the daemon may not
+        # run, and the reply does not wait for the model.
+        self._embedding: ThreadPoolExecutor | None = None
         # Open once now, so a bad path, schema or backend stops the server at startup.
         self._first = self._open()
         self._first_fingerprint = self._first.fingerprint()
@@ -357,7 +361,19 @@ class MemoryTools:
             done = self._call(self._store().remember, memory_id, content,
                               namespace=self.namespace, title=title, source=source,
                               valid_from=valid_from, valid_to=valid_to)
+        if done.created and self._first.embedder is not None:
+            if self._embedding is None:
+                self._embedding = ThreadPoolExecutor(1, thread_name_prefix="memory-embed")
+            self._embedding.submit(self._embed, done.revision.revision_id)
         return self._written(done)
+
+    def _embed(self, revision_id: int) -> None:
+        """The vector of one memory written here (if it still lacks one)."""
+        try:
+            self._store().embed_pending(max_rows=1, below=revision_id + 1)
+        except PersonalMemoryError as exc:
+            log.warning("revision %s has no vector yet (%s): the daemon or 'memory "
+                        "reembed' gives it one", revision_id, exc)
 
     def forget(self, memory_id: MemoryId, valid_from: ValidAt = None,
                valid_to: ValidAt = None) -> Annotated[CallToolResult, WriteOutput]:

@@ -174,6 +174,27 @@ def test_a_word_of_the_models_vocabulary_the_notes_lack_is_not_taken_for_a_made_
                 assert ("de#Garten" if "Rosen" in query else "cabin#Wifi") in ids(fast)
 
 
+def test_a_word_of_a_language_is_no_made_up_word_however_the_model_cuts_it(tmp_path):
+    """The model cuts everyday words ("autumn", "reschedule", "Steuererklärung") into as
+    many pieces as made-up ones: a word of the word lists is real, and the held word
+    beside it answers; a made-up one still does not. Both paths agree."""
+    from personal_memory.search import lexicon
+
+    assert all(lexicon.known(w) for w in ("autumn", "Reschedule", "impôts", "fontanero"))
+    assert not any(lexicon.known(w) for w in ("plonkify", "snaxlo", "zanthrop", ""))
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        for query, answered in [("autumn wifi", True), ("reschedule train", True),
+                                ("Umbrella keys", True), ("plonkify wifi", False),
+                                ("wifi snaxlo", False)]:
+            fast = store.search(query, namespace="n")
+            ref = store.search_reference(query, namespace="n")
+            assert bool(fast) is answered, (query, fast.no_answer)
+            assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
+
+
 def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
     """"vacation wifi" is answered by its held word and by meaning, and says that no
     result holds "vacation" (as typed, once), on both paths; stop words, words found as

@@ -240,6 +240,11 @@ def test_a_made_up_word_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vaul
     found = json.loads(ok("--db", db, "search", "winter", "roadmap", "--json").stdout)
     assert found and found[0]["memory_id"] == "vault/team.md#Team"
     assert json.loads(ok("--db", db, "search", "blorvex", "roadmap", "--json").stdout) == []
+    # everyday words the model cuts into three pieces, as it does made-up ones ("autumn",
+    # "reschedule", "beverage"), are words of a language: the held word answers
+    for query in ("autumn roadmap", "reschedule team", "oat beverage"):
+        found = json.loads(ok("--db", db, "search", query, "--json").stdout)
+        assert found, query
     (vault / "vendor.md").write_text("# Vendor\n\nKwibblesoft sells us the roadmap tool.\n")
     ok("--db", db, "sync", vault)
     found = json.loads(ok("--db", db, *asked, "--json").stdout)

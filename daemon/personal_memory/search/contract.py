@@ -22,7 +22,7 @@ import numpy as np
 from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
-from . import ranking, syntax
+from . import lexicon, ranking, syntax
 from .dates import inside
 from .text import normalize_text, stop_words
 
@@ -214,16 +214,17 @@ def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
     # without spaces (what the index makes of 締め切り), which is no word to judge.
     real = {t for t in unheld if t.isdigit() or UNSPACED.search(t)}
     yield from real
-    rest: dict[str, None] = {}
+    rest: dict[str, str] = {}
     for word, term in _unheld_words(db, words, unheld - real):
         if term not in real and (not latin(word)
                                  or _pieces(semantic, word) <= VOCABULARY_PIECES):
             real.add(term)
             yield term
         else:
-            rest[term] = None
-    for term in rest:
-        if term not in real and _spelled_like_held(db, term, held_in):
+            rest[term] = word
+    for term, word in rest.items():
+        if term not in real and (_spelled_like_held(db, term, held_in)
+                                 or lexicon.known(word)):
             real.add(term)
             yield term
 
@@ -322,7 +323,7 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     for word, term in _unheld_words(db, words, unheld):
         if (term not in stop and not term.isdigit() and latin(word)
                 and _pieces(semantic, word) >= MADE_UP_PIECES
-                and not _spelled_like_held(db, term, held)):
+                and not _spelled_like_held(db, term, held) and not lexicon.known(word)):
             if not nothing_held:
                 return word  # beside words some row holds
             made_up[term] = word

@@ -106,6 +106,38 @@ def test_an_unlistable_folder_keeps_its_notes(store, root, monkeypatch):
     assert "cannot list folder" in report.skipped[0].reason
 
 
+def test_a_note_named_in_an_unlistable_folder_is_kept(store, root, monkeypatch):
+    """The daemon syncs the paths it was told of: a note touched or edited in a folder
+    that has just become unreadable cannot be seen there, and it is not gone either."""
+    (root / "sub").mkdir()
+    (root / "sub" / "kept.md").write_text("private persimmon\n")
+    for i in range(3):  # so that one deletion would not be a mass delete
+        (root / f"top{i}.md").write_text(f"top tangerine {i}\n")
+    folder = Folder.of(root)
+    store.sync([folder])
+    real = {"scandir": os.scandir, "listdir": os.listdir, "lexists": os.path.lexists}
+
+    def deny(name):
+        def listing(path="."):
+            if os.fspath(path).rstrip("/").endswith("/sub"):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real[name](path)
+        return listing
+
+    def unsearchable(path):  # lstat inside a folder without search permission fails
+        return "/sub/" not in os.fspath(path) and real["lexists"](path)
+    monkeypatch.setattr(os, "scandir", deny("scandir"))  # chmod 000 cannot stop root (CI)
+    monkeypatch.setattr(os, "listdir", deny("listdir"))
+    monkeypatch.setattr(os.path, "lexists", unsearchable)
+    report = store.sync_paths({folder: {"sub/kept.md"}})
+    assert report.chunks_tombstoned == 0 and report.files_removed == 0
+    assert keyword_ids(store, "persimmon") == ["notes/sub/kept.md"]
+    assert [s.path for s in report.skipped] == ["sub"]
+    (root / "top0.md").unlink()  # a note really gone beside it still goes
+    report = store.sync_paths({folder: {"top0.md", "sub/kept.md"}})
+    assert report.files_removed == 1 and keyword_ids(store, "persimmon") == ["notes/sub/kept.md"]
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 folder anyway")
 def test_an_unreadable_folder_keeps_its_notes_for_real(store, root):
     (root / "sub").mkdir()

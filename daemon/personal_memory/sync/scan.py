@@ -165,6 +165,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
           unlisted: list[str], listings: Listings) -> None:
     top = os_path(root, start, listings) if start else root
     if top is None:
+        _unlistable(root, start, skipped, unlisted)
         return
     try:
         st = os.lstat(top)
@@ -211,6 +212,26 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
                                                    NOT_REGULAR))
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
+
+def _unlistable(root: str, start: str, skipped: list[SkippedFile],
+                unlisted: list[str]) -> None:
+    """A path not found may lie in a folder that cannot be listed (``chmod 000``): then
+    nothing says it is gone, and that folder is unlisted, as a whole scan finds it. The
+    nearest folder above it that exists decides."""
+    parts = start.split("/")[:-1]
+    for depth in range(len(parts), 0, -1):
+        rel = "/".join(parts[:depth])
+        try:
+            with os.scandir(os.path.join(root, rel)):
+                return  # listed: the path is gone
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            unlisted.append(rel)
+            skipped.append(SkippedFile(printable(rel), f"cannot list folder: {exc.strerror}; "
+                                       "its notes are kept as they were"))
+            return
+
 
 def _twins(root: str, path: str, found: dict, skipped: list[SkippedFile],
            listings: Listings) -> None:

@@ -73,3 +73,24 @@ def test_the_daemon_never_creates_a_database_that_went_missing(tmp_path):
                        text=True, env=user_env(), timeout=60)
     assert p.returncode == 2 and "does not create" in p.stderr
     assert not db.exists() and not db.parent.exists()
+    db.parent.mkdir()
+    db.touch()  # an empty file (a failed create, a truncation) is no database either
+    p = subprocess.run(MEMORY + ["--db", str(db), "watch", str(notes)], capture_output=True,
+                       text=True, env=user_env(), timeout=60)
+    assert p.returncode == 2 and "(or is an empty file)" in p.stderr, p.stderr
+    assert db.stat().st_size == 0
+
+
+def test_a_create_that_fails_on_a_full_disk_leaves_no_empty_file(tmp_path):
+    from support import small_disk
+    with small_disk(tmp_path / "small", "64k") as small:
+        with open(small / "filler", "wb", buffering=0) as fh:  # not a byte left
+            for size in (65536, 4096, 512, 1):
+                try:
+                    while fh.write(b"\0" * size):
+                        pass
+                except OSError:
+                    pass
+        p = run_memory("--db", small / "m.db", "init")
+        assert p.returncode == 2 and "disk" in p.stderr, p.stderr
+        assert not (small / "m.db").exists()

@@ -15,7 +15,8 @@ import apsw
 
 from ..notes.model import file_title
 from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, indexes_names_and_properties, normalize_text
-from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly, DiskFull, NotFound, ReadOnlyError, SchemaError)
+from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly,
+                      DiskFull, NotFound, PersonalMemoryError, ReadOnlyError, SchemaError)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir, real_database
 from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION, TOKENIZER, fts_table)
@@ -203,8 +204,11 @@ class Connection:
             uri = "file:" + _uri_path(path)
         try:
             return cls._connect(uri, flags, path, read_only, vector_backend)
-        except DatabaseError as exc:
-            if not (read_only and isinstance(exc.__cause__, apsw.CantOpenError)):
+        except PersonalMemoryError as exc:
+            if not read_only and not exists:
+                _remove_if_empty(path)  # a full disk: no empty file left to pass for one
+            if not (read_only and isinstance(exc, DatabaseError)
+                    and isinstance(exc.__cause__, apsw.CantOpenError)):
                 raise
             # A WAL database in a folder nothing can write (a read-only mount): SQLite
             # cannot make its -shm file. Nothing can write the file either, so it can be
@@ -548,3 +552,12 @@ def _read_only_mount(folder: str) -> bool:
 def _uri_path(path: str) -> str:
     from urllib.parse import quote
     return quote(os.path.abspath(path))
+
+
+def _remove_if_empty(path: str) -> None:
+    """Remove a database file this process created and could not write a byte to."""
+    try:
+        if os.path.getsize(path) == 0:
+            os.unlink(path)
+    except OSError:
+        pass  # gone already, or not ours to remove: the error being raised says enough

@@ -408,6 +408,18 @@ def _identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _no_database(db_path: Path) -> bool:
+    """Missing, or an empty file with no WAL beside it (what a failed create leaves, or a
+    file truncated by mistake): a database would start a second history there too."""
+    try:
+        if os.path.getsize(db_path) > 0:
+            return False
+    except OSError:
+        return True
+    wal = f"{db_path}-wal"
+    return not (os.path.exists(wal) and os.path.getsize(wal) > 0)
+
+
 def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_interval: float,
                allow_mass_delete: bool, vector_backend: str = "auto",
                embedder: str = "auto", install_signals: bool = True,
@@ -415,8 +427,9 @@ def run_daemon(db_path: Path, folders: list[Folder], *, settle_ms: int, rescan_i
     """Open the database, lock it and watch until a signal. Returns the exit code. The
     daemon never creates a database unless told to (``new_database``): a missing one may
     be an unmounted drive or a deleted file, and a new one would start a second history."""
-    if not new_database and not os.path.exists(db_path):
-        raise NotFound(f"database {db_path} does not exist, and the daemon does not create "
+    if not new_database and _no_database(db_path):
+        raise NotFound(f"database {db_path} does not exist (or is an empty file), and the "
+                       "daemon does not create "
                        "one (a missing database may be an unmounted drive or a deleted "
                        "file); create it with 'memory init' or a first 'memory sync', restore "
                        "it, or start afresh with 'memory watch --new-database'")

@@ -373,3 +373,24 @@ def test_a_dry_run_creates_no_database(tmp_path):
     assert p.returncode == 0 and "dry run (nothing written)" in p.stdout
     assert "1 imported" in p.stdout
     assert not db.exists() and not db.parent.exists()
+
+
+def test_a_notes_terminal_controls_are_printed_escaped(tmp_path):
+    """A shared note can hold escape sequences a terminal obeys (write the clipboard,
+    clear the screen, set the title): what the command line prints for a person shows
+    them escaped, and a file name cannot forge a line of status."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ctrl.md").write_text("# C\n\nredword \x1b]52;c;cHduZWQ=\x07 \x1b[2J end\n")
+    (notes / "esc.md").write_text('---\ntags: ["\\e[31mred"]\n---\n# H\n\nbody words\n')
+    os.mkfifo(notes / "evil\nproblem       fake.md")  # named as a problem, never opened
+    db = tmp_path / "m.db"
+    run_memory("--db", db, "sync", notes)
+    for args in (["search", "redword"], ["read", "notes/ctrl.md"], ["read", "notes/esc.md"],
+                 ["history", "notes/ctrl.md#C"], ["status"]):
+        out = ok("--db", db, *args).stdout
+        assert not any(ord(c) < 32 and c not in "\n\t" or 0x7f <= ord(c) < 0xa0 for c in out)
+    assert "\\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J" in ok("--db", db, "search", "redword").stdout
+    assert "\\x1b[31mred" in ok("--db", db, "read", "notes/esc.md").stdout
+    status = ok("--db", db, "status").stdout
+    assert "\nproblem       fake.md" not in status and "evil\\nproblem" in status, status

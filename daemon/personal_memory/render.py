@@ -20,6 +20,18 @@ _BREAKS = str.maketrans({c: c.encode("unicode_escape").decode() for c in
                          + _BIDI})
 
 
+# The controls a note's text may hold that a terminal obeys (ESC begins sequences that set
+# the window's title, write the clipboard or clear the screen): all of C0 but the tab and
+# the line break, DEL and C1, shown escaped in what the command line prints for a person.
+_CONTROLS = str.maketrans({i: f"\\x{i:02x}" for i in
+                           [*range(0, 9), *range(11, 32), 0x7f, *range(0x80, 0xa0)]})
+
+
+def for_terminal(text: str) -> str:
+    """Text as a terminal may print it: its controls shown escaped (``\\x1b``)."""
+    return text.translate(_CONTROLS)
+
+
 def name(text: str | None) -> str:
     """A path, memory ID or title on the one line it is cited on: a file may be named with
     a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line, or with

@@ -62,14 +62,16 @@ def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> 
             data = [x.to_dict() if hasattr(x, "to_dict") else x for x in data]
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
+        from ..render import for_terminal
         text = human(record)
         if text:
-            print(text)
+            print(for_terminal(text))
 
 
 def note(args: argparse.Namespace, line: str) -> None:
     """A remark beside the output: on stdout for a person, stderr with ``--json``."""
-    print(line, file=sys.stderr if args.json else sys.stdout)
+    from ..render import for_terminal
+    print(for_terminal(line), file=sys.stderr if args.json else sys.stdout)
 
 
 def replica_note(args: argparse.Namespace, known_up_to: str | None,

@@ -305,13 +305,15 @@ def status(d: Status) -> str:
         if v.embedding_threads:
             lines.append(f"model         {v.embedding_threads}")
     problems = {(p.collection, p.path) for p in s.problems}
-    lines += [f"problem       {p.collection}/{p.path}: {p.reason} (since {when(p.since)}"
-              + ("; its last good version stays searchable)" if p.stale else ")")
+    said = {p.reason for p in s.problems}  # a refusal is the collection's problem too
+    lines += [f"problem       {name(p.collection)}/{name(p.path)}: {name(p.reason)} (since "
+              f"{when(p.since)}" + ("; its last good version stays searchable)" if p.stale
+                                    else ")")
               for p in s.problems]
-    lines += [f"warning       {p.collection}/{p.path}: {p.reason} (since {when(p.since)})"
-              for p in s.warnings]
-    lines += [f"error         {e.path}: {e.reason}" for e in s.last_sync_errors
-              if not any(e.path == path for _, path in problems)]
+    lines += [f"warning       {name(p.collection)}/{name(p.path)}: {name(p.reason)} (since "
+              f"{when(p.since)})" for p in s.warnings]
+    lines += [f"error         {name(e.path)}: {name(e.reason)}" for e in s.last_sync_errors
+              if not any(e.path == path for _, path in problems) and e.reason not in said]
     lines += [f"purge         {p.left}" for p in d.purges_unfinished]
     if d.clock is not None:
         lines += clock(d.clock)

@@ -59,7 +59,7 @@ def word_hits(search_json: str) -> list[dict]:
     """The results of ``memory search --json`` with a keyword match (with the model on,
     every visible row ranks by meaning too)."""
     import json
-    return [r for r in json.loads(search_json) if r["bm25"] is not None]
+    return [r for r in json.loads(search_json)["results"] if r["bm25"] is not None]
 
 
 def wait_for(predicate, timeout=20.0, interval=0.05, what="condition"):

@@ -37,14 +37,15 @@ def test_full_cycle(tmp_path):
              input="I prefer quantitative trading.").stdout
     assert "Remembered role as revision #2" in out
     out = ok("--db", db, "search", "prefer", "-n", "p", "--as-of", "2025-02-01", "--json").stdout
-    assert [r["content"] for r in json.loads(out)] == ["I prefer equity research."]
+    assert [r["content"] for r in json.loads(out)["results"]] == ["I prefer equity research."]
+    assert json.loads(out)["as_of"] == "2025-02-01T23:59:59.999999Z"  # the cutoff, echoed
     out = ok("--db", db, "search", "prefer", "-n", "p").stdout
     assert "quantitative trading" in out and "score" in out
     out = ok("--db", db, "history", "role", "-n", "p").stdout
     assert out.count("known 2025-") == 2
     out = ok("--db", db, "forget", "role", "-n", "p", "--json").stdout
     assert json.loads(out)["revision"]["deleted"] is True
-    assert json.loads(ok("--db", db, "search", "prefer", "-n", "p", "--json").stdout) == []
+    assert json.loads(ok("--db", db, "search", "prefer", "-n", "p", "--json").stdout)["results"] == []
     stats = json.loads(ok("--db", db, "stats", "--json").stdout)
     assert stats["counts"]["revisions"] == 3 and stats["counts"]["tombstones"] == 1
     assert "revisions" in ok("--db", db, "stats").stdout
@@ -119,7 +120,7 @@ def test_memory_db_environment_and_flag_precedence(tmp_path):
     ok("--db", flag_db, "remember", "b", "beta", env={"MEMORY_DB": str(env_db)})
     assert flag_db.exists()
     out = ok("search", "alpha", "--json", env={"MEMORY_DB": str(env_db)}).stdout
-    assert [r["memory_id"] for r in json.loads(out)] == ["a"]
+    assert [r["memory_id"] for r in json.loads(out)["results"]] == ["a"]
 
 
 def test_default_path_comes_from_platformdirs(tmp_path):
@@ -202,7 +203,7 @@ def test_backup_is_consistent_private_and_never_overwrites(tmp_path):
     out = tmp_path / "copy.db"
     ok("--db", db, "backup", out)
     assert oct(out.stat().st_mode & 0o777) == "0o600"
-    res = json.loads(ok("--db", out, "search", "alpha", "-n", "p", "--json").stdout)
+    res = json.loads(ok("--db", out, "search", "alpha", "-n", "p", "--json").stdout)["results"]
     assert [r["memory_id"] for r in res] == ["a"]
     assert "already exists" in err("--db", db, "backup", out)
     assert "does not exist" in err("--db", tmp_path / "none.db", "backup", tmp_path / "x.db")
@@ -239,7 +240,7 @@ def test_search_takes_several_words_without_quotes(tmp_path):
     p = run_memory("--db", db, "search", "embed", "pdf", "--json")
     assert p.returncode == 0, p.stderr
     import json
-    assert json.loads(p.stdout)[0]["memory_id"] == "pdf"
+    assert json.loads(p.stdout)["results"][0]["memory_id"] == "pdf"
 
 
 def test_remember_with_the_model_on_embeds_at_once(tmp_path):
@@ -247,7 +248,7 @@ def test_remember_with_the_model_on_embeds_at_once(tmp_path):
     model = {"MEMORY_EMBEDDER": "e5"}
     ok("--db", db, "remember", "role", "I prefer equity research.", "-n", "p", env=model)
     p = ok("--db", db, "search", "prefer", "-n", "p", "--json", env=model)
-    assert json.loads(p.stdout)[0]["cosine"] is not None
+    assert json.loads(p.stdout)["results"][0]["cosine"] is not None
     assert "no vector yet" not in p.stderr
     # Keyword-only, nothing is embedded (and nothing waits for a model).
     ok("--db", db, "remember", "plain", "kept by words", "-n", "p",
@@ -343,7 +344,7 @@ def test_search_says_when_a_folder_filter_names_no_folder(tmp_path):
     assert ('Note: folder:Obsidian names no folder known in namespace \'notes\'; the folder '
             '"Obsidian Sync" has a space: quote it, folder:"Obsidian Sync".') in out
     p = ok("--db", db, "search", 'folder:"Obsidian Sync"', "versions", "--json")
-    assert len(json.loads(p.stdout)) == 1 and "Note:" not in p.stderr
+    assert len(json.loads(p.stdout)["results"]) == 1 and "Note:" not in p.stderr
 
 
 def test_search_names_the_words_no_result_holds(tmp_path):
@@ -356,7 +357,8 @@ def test_search_names_the_words_no_result_holds(tmp_path):
     assert out.splitlines()[0] == ("1 result for 'zorbleflux sync versions' (everything "
                                    "known), none holding 'zorbleflux':")
     p = ok("--db", db, "--json", "search", "zorbleflux", "sync", "versions")
-    assert len(json.loads(p.stdout)) == 1
+    assert len(json.loads(p.stdout)["results"]) == 1
+    assert json.loads(p.stdout)["missing"] == ["zorbleflux"]
     assert "Note: no result holds 'zorbleflux'." in p.stderr
     p = ok("--db", db, "--json", "search", "sync", "versions")
     assert "no result holds" not in p.stderr

@@ -46,7 +46,7 @@ def test_a_stored_future_revision_keeps_transaction_time_forward_and_is_reported
     vault.mkdir()
     (vault / "note.md").write_text("# Note\n\nfresh kiwi\n")
     ok("--db", db, "sync", vault)
-    out = json.loads(ok("--db", db, "search", "kiwi", "--json").stdout)
+    out = json.loads(ok("--db", db, "search", "kiwi", "--json").stdout)["results"]
     assert [r["memory_id"] for r in out] == ["v/note.md#Note"]  # "now" is the newest stamp
     assert out[0]["known_at"] > "2030"  # stamped after the future revision
     recent = json.loads(ok("--db", db, "changes", "--since", "24h", "--json").stdout)

@@ -227,9 +227,10 @@ def test_answers_that_say_the_right_thing(tmp_path):
     found = run_memory("--db", db, "search", "launch", '"no such phrase"')
     assert 'the filter "no such phrase" left nothing' in found.stdout, found.stdout
     found = run_memory("--db", db, "search", "launch", "-date", "--json")
-    assert found.returncode == 0 and json.loads(found.stdout) == [], found.stderr
+    assert found.returncode == 0 and json.loads(found.stdout)["results"] == [], found.stderr
     found = run_memory("--db", db, "search", "launch", "--tag", "work/", "--json")
-    assert [r["memory_id"] for r in json.loads(found.stdout)] == ["vault/Launch.md#Launch"]
+    assert [r["memory_id"] for r in json.loads(found.stdout)["results"]] == [
+        "vault/Launch.md#Launch"]
     lines = run_memory("--db", db, "read", "vault/Launch.md", "--lines", "8-")
     assert lines.returncode == 0 and "third line" in lines.stdout, lines.stderr
     assert "launch on" not in lines.stdout

@@ -81,7 +81,7 @@ def test_a_bidi_control_in_a_file_name_is_shown_escaped(tmp_path):
     assert not any(c in cli.stdout for c in "\u202e\u2066\u2069")
     changes = run_memory("--db", db, "changes", "--since", "2000-01-01")
     assert shown in changes.stdout and "\u202e" not in changes.stdout
-    assert json.loads(run_memory("--db", db, "search", "quokka", "--json").stdout)[0][
+    assert json.loads(run_memory("--db", db, "search", "quokka", "--json").stdout)["results"][0][
         "note"] == f"vault/{real}"
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "personal_memory", "--db", str(db), "serve"],

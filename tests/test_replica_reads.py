@@ -231,7 +231,7 @@ def test_the_command_reads_a_replica_and_says_how_far_it_knows(tmp_path):
     listing = sorted(p.relative_to(replica) for p in replica.rglob("*"))
     done = run_memory("search", "quince", "--replica", replica, "--json", env=env())
     assert done.returncode == 0, done.stderr
-    assert [r["memory_id"] for r in json.loads(done.stdout)] == ["garden"]  # JSON intact
+    assert [r["memory_id"] for r in json.loads(done.stdout)["results"]] == ["garden"]  # JSON intact
     assert "knows only up to 2025-03-01 10:00:00 UTC" in done.stderr
     before = run_memory("search", "quince", "--replica", replica, "--as-of", "2025-03-01T10:00Z",
                         env=env())
@@ -477,7 +477,7 @@ def test_a_purge_reaches_readers_of_the_replica(tmp_path):
         assert done.returncode == 0 and report["replica"]["verified"], done.stdout
         wait_for(lambda: caught_up(db), 30, what="replication resumed")
         fresh = run_memory("search", "kestrel", "--replica", replica, "--json", env=env())
-        assert fresh.returncode == 0 and json.loads(fresh.stdout) == [], fresh.stderr
+        assert fresh.returncode == 0 and json.loads(fresh.stdout)["results"] == [], fresh.stderr
 
         def forgotten():
             try:

@@ -77,11 +77,11 @@ def test_the_cli_answers_by_note_and_by_section_on_request(crowded):
     assert p.stdout.startswith("3 results") and p.stdout.count("vault/big.md") == 1
     assert "(also line" in p.stdout and re.search(r"\n   lines? \d", p.stdout)  # two shown
     by_note = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
-                                    "--limit", "3").stdout)
+                                    "--limit", "3").stdout)["results"]
     assert len({r["note"] for r in by_note}) == 3 and len(by_note[0]["also"]) == 9
     assert len(by_note[0]["more"]) == 2
     by_section = json.loads(run_memory("--db", crowded, "--json", "search", "lighthouse",
-                                       "--limit", "3", "--sections").stdout)
+                                       "--limit", "3", "--sections").stdout)["results"]
     assert [r["note"] for r in by_section] == ["vault/big.md"] * 3
 
 

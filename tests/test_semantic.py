@@ -50,12 +50,12 @@ def test_sync_embeds_and_search_finds_by_meaning_or_says_nothing_fits(tmp_path, 
     vectors = status["vectors"]
     assert vectors["pending_vectors"] == 0 and vectors["embedder"].startswith("multilingual")
     # No word in common with the note: found by meaning alone, unquoted words.
-    found = json.loads(ok("--db", db, "search", "kitty", "snoozing", "sunlight", "--json").stdout)
+    found = json.loads(ok("--db", db, "search", "kitty", "snoozing", "sunlight", "--json").stdout)["results"]
     assert found[0]["memory_id"] == "vault/cat.md#Cat" and found[0]["bm25"] is None
     # Made-up words: no answer, and a line that says so (exit 0: not an error).
     p = ok("--db", db, "search", "xyzzyplugh")
     assert p.stdout.startswith("No results.") and "Nothing matched:" in p.stdout
-    assert json.loads(ok("--db", db, "search", "xyzzyplugh", "--json").stdout) == []
+    assert json.loads(ok("--db", db, "search", "xyzzyplugh", "--json").stdout)["results"] == []
 
 
 def test_unembedded_rows_are_searched_by_keywords_and_reembed_finishes(tmp_path, vault):
@@ -205,7 +205,7 @@ def test_a_rare_word_returns_only_what_fits(vault, tmp_path):
     (vault / "beacon.md").write_text("# Beacon\n\nThe quokkabeacon blinks twice at dusk.\n")
     db = tmp_path / "m.db"
     ok("--db", db, "sync", vault)
-    found = json.loads(ok("--db", db, "--json", "search", "quokkabeacon").stdout)
+    found = json.loads(ok("--db", db, "--json", "search", "quokkabeacon").stdout)["results"]
     assert [r["memory_id"] for r in found] == ["vault/beacon.md#Beacon"]
     p = ok("--db", db, "search", "quokkabeacon")
     assert "unrelated results left out" in p.stdout
@@ -233,24 +233,27 @@ def test_a_made_up_word_has_no_answer_a_typo_or_a_later_note_does(tmp_path, vaul
     p = ok("--db", db, "search", "where", "is", "the", "kwibblesoft", "roadmap?")  # any case
     assert p.stdout.startswith("No results.") and "'kwibblesoft'" in p.stdout, p.stdout
     for query in ("Tuesdys roadmap", "Roadmapping"):  # a typo, a longer form
-        found = json.loads(ok("--db", db, "search", query, "--json").stdout)
+        found = json.loads(ok("--db", db, "search", query, "--json").stdout)["results"]
         assert found and found[0]["memory_id"] == "vault/team.md#Team", query
     # a real word no note uses (the model reads it whole) leaves the answer to the other;
     # a made-up one beside it (cut into pieces) does not
-    found = json.loads(ok("--db", db, "search", "winter", "roadmap", "--json").stdout)
+    found = json.loads(ok("--db", db, "search", "winter", "roadmap",
+                          "--json").stdout)["results"]
     assert found and found[0]["memory_id"] == "vault/team.md#Team"
-    assert json.loads(ok("--db", db, "search", "blorvex", "roadmap", "--json").stdout) == []
+    assert json.loads(ok("--db", db, "search", "blorvex", "roadmap",
+                         "--json").stdout)["results"] == []
     # everyday words the model cuts into three pieces, as it does made-up ones ("autumn",
     # "reschedule", "beverage"), are words of a language: the held word answers
     for query in ("autumn roadmap", "reschedule team", "oat beverage"):
-        found = json.loads(ok("--db", db, "search", query, "--json").stdout)
+        found = json.loads(ok("--db", db, "search", query, "--json").stdout)["results"]
         assert found, query
     (vault / "vendor.md").write_text("# Vendor\n\nKwibblesoft sells us the roadmap tool.\n")
     ok("--db", db, "sync", vault)
-    found = json.loads(ok("--db", db, *asked, "--json").stdout)
+    found = json.loads(ok("--db", db, *asked, "--json").stdout)["results"]
     assert found[0]["memory_id"] == "vault/vendor.md#Vendor"
     past = json.loads(ok("--db", db, *asked, "--as-of", before, "--json").stdout)
-    assert past == []
+    assert past["results"] == [] and "'Kwibblesoft'" in past["no_answer"]
+    assert past["as_of"] == before  # the cutoff it answered at, echoed
 
 
 def test_a_row_waiting_for_its_vector_ranks_by_its_words(store):

@@ -240,7 +240,7 @@ def test_a_link_address_is_quoted_unmarked_by_the_cli_and_the_mcp_server(tmp_pat
     p = run_memory("--db", db, "search", "zeppelin")
     assert want in p.stdout, p.stdout
     assert json.loads(run_memory("--db", db, "search", "zeppelin", "--json").stdout
-                      )[0]["snippet"]["text"] == want
+                      )["results"][0]["snippet"]["text"] == want
 
     async def go():
         params = StdioServerParameters(command=sys.executable, env={
@@ -368,7 +368,7 @@ def test_a_question_marks_its_content_words_not_its_stop_words_in_the_cli_and_mc
     assert run_memory("--db", db, "sync", vault).returncode == 0
     query = "what is the shortcut to open the command palette?"
     want = "Ctrl+P **opens** the **palette**."
-    got = json.loads(run_memory("--db", db, "search", query, "--json").stdout)[0]
+    got = json.loads(run_memory("--db", db, "search", query, "--json").stdout)["results"][0]
     assert got["snippet"]["text"] == want, got["snippet"]
     assert got["snippet"]["line_start"] == got["snippet"]["line_end"] == 6
     p = run_memory("--db", db, "search", query)

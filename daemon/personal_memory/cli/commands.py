@@ -74,7 +74,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                              valid_at=args.valid_at, limit=args.limit, tags=args.tag,
                              snippets=not args.full,
                              group="section" if args.sections else "note")
-    emit(args, list(found), lambda _: output.results(found) if args.full or not found
+    emit(args, found, lambda _: output.results(found) if args.full or not found
          else render.hits(found, query))
     for line in found.warnings:
         note(args, f"Note: {line}.")

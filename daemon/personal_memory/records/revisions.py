@@ -177,3 +177,12 @@ class SearchResults(list):
         self.left_out = left_out
         self.earliest = earliest
         self.known_up_to = known_up_to
+
+    def to_dict(self) -> dict[str, Any]:
+        """For JSON: what the search resolved and said, and ``results``, each result's own
+        mapping (``memory search --json``)."""
+        return {"as_of": self.as_of, "valid_at": self.valid_at, "semantic": self.semantic,
+                "unembedded": self.unembedded, "no_answer": self.no_answer,
+                "left_out": self.left_out, "earliest": self.earliest,
+                "warnings": self.warnings, "missing": self.missing,
+                "known_up_to": self.known_up_to, "results": [r.to_dict() for r in self]}

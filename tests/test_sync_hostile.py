@@ -171,6 +171,11 @@ def test_nfd_names_from_events_and_twins(store, root, tmp_path):
         assert live(store)["notes/café.md"] == "twin two nfc"
         assert [s.path for s in report.skipped] == [nfd]
     assert live(store) == oracle(tmp_path, root)
+    assert [p.path for p in store.status().daemon.problems] == ["café.md"]
+    (root / "café.md").unlink()  # the twin gone, its problem goes with the path's sync
+    store.sync_paths({folder: {"café.md"}})
+    assert live(store)["notes/café.md"] == "twin one nfd"
+    assert store.status().daemon.problems == []
 
 
 def test_renaming_a_folder_with_most_notes_is_a_move(store, root, tmp_path):

@@ -322,8 +322,10 @@ class FolderSync:
         """Keep what could not be imported visible in ``memory status`` until it is fixed;
         a note imported before and now unreadable is stale: its last good text stays."""
         ns, coll = folder.namespace, folder.collection
-        problems = [Problem(ns, coll, s.path, s.reason, "", s.path in known_all)
-                    for s in report.skipped]
+        # Kept under the path's NFC spelling, as syncs of a path name it: a twin's NFD
+        # name would outlive the twin, never cleared by the path's next sync.
+        problems = [Problem(ns, coll, markdown.normalise_path(s.path), s.reason, "",
+                            s.path in known_all) for s in report.skipped]
         if guard is not None:
             problems.append(Problem(ns, coll, "", str(guard), "", False))
         # A deletion held back earlier (the collection's own problem) is over once the

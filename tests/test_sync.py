@@ -157,8 +157,10 @@ def test_cli_sync_json_and_errors(tmp_path, folder):
     assert p.returncode == 2 and "--collection" in p.stderr
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[folders]]\npath = "{folder}"\ncollection = "cfg"\n')
-    p = run_memory("--db", db, "sync", "--config", cfg, "--json")
+    p = run_memory("--db", tmp_path / "cfg.db", "sync", "--config", cfg, "--json")
     assert json.loads(p.stdout)["chunks_added"] == 2
+    p = run_memory("--db", db, "sync", "--config", cfg)  # the folder is collection 'folder'
+    assert p.returncode == 2 and "is collection" in p.stderr, p.stderr
     cfg.write_text("settle_ms = -1\n")
     p = run_memory("--db", db, "sync", "--config", cfg)
     assert p.returncode == 2 and "settle_ms" in p.stderr

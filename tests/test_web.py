@@ -815,10 +815,15 @@ def test_a_note_page_shows_its_properties_backlinks_and_tags(tmp_path):
         assert "(empty)" in _get(page, "/note?id=vault/Empty.md")
         assert "Beans" in _get(page, "/note?id=" + urlencode({"": "vault/Cafe\u0301.md"})[1:])
         assert '<p dir="auto">\u0645\u0631\u062d\u0628\u0627' in _get(page, "/note?id=vault/Arabic.md")
-        # two times that cannot be compared: said beside the form, the note still shown
-        same = _get(page, "/note?id=vault/Plan.md&from=2025-01-10T00:00:00Z"
-                          "&to=2025-01-10T00:00:00Z")
-        assert '<p class="error">' in same and "In June." in same
+        # two times that cannot be compared, or a time that is none: said beside the
+        # form, the note still shown, and a 400
+        for asked in ("from=2025-01-10T00:00:00Z&to=2025-01-10T00:00:00Z",
+                      "from=garbage&to=2025-01-10T00:00:00Z"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                page.open("/note?id=vault/Plan.md&" + asked)
+            same = refused.value.read().decode()
+            assert refused.value.code == 400 and '<p class="error">' in same, asked
+            assert "In June." in same
 
 
 def test_a_page_stopped_with_a_tab_open_can_start_again_on_its_port(tmp_path):

@@ -138,7 +138,9 @@ class Pages:
         headings = [Heading(s.line_start, s.line_end, s.heading_path[-1], a)
                     for s in view.sections if s.heading_path
                     and (a := anchor(s.memory_id, note)) is not None]
-        return self.page(request, "note.html", view=view, as_of=as_of, times=times,
+        # a comparison asked of times that are none: said beside the form, and as a 400
+        return self.page(request, "note.html", code=400 if diff_error else 200,
+                         view=view, as_of=as_of, times=times,
                          changed=view.changed_at, went=went,
                          text=note_markdown(view.text, view.title, resolve, as_of, headings),
                          properties=properties_table(view.properties, resolve, as_of),

@@ -179,6 +179,10 @@ def test_demo_prints_point_in_time_answers(tmp_path):
     env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
     assert "quantitative trading" in ok("demo", env=env).stdout
     assert not (tmp_path / "data").exists()  # the user's default database is untouched
+    mine = tmp_path / "mine.db"  # nor the one $MEMORY_DB names (with newer revisions)
+    ok("--db", mine, "remember", "a", "alpha")
+    assert "quantitative trading" in ok("demo", env={"MEMORY_DB": str(mine)}).stdout
+    assert ok("--db", mine, "stats", "--json").stdout.count('"demo"') == 0
 
 
 def test_vector_backend_flag(tmp_path):

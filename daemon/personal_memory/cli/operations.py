@@ -269,10 +269,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
     from ..memory import MemoryStore
     from .demo import run_demo
-    if args.db or os.environ.get("MEMORY_DB"):
+    if args.db:
         with open_store(args, read_only=False) as store:
             data = run_demo(store)
-    else:  # never put fictional notes into the user's real database
+    else:  # never put fictional notes into the user's real database ($MEMORY_DB too)
         s = settings(args)
         with tempfile.TemporaryDirectory() as tmp, \
                 MemoryStore.open(os.path.join(tmp, "demo.db"), vector_backend=s.vector_backend,

@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=port, default=None, help="port on 127.0.0.1 (default: free)")
     p.add_argument("--no-open", action="store_true", help="print the address only")
     add("demo", "store a fictional example and answer it at two cutoffs (in a temporary "
-        "database unless --db or MEMORY_DB names one)")
+        "database unless --db names one; never $MEMORY_DB's)")
 
     def folder_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("folders", nargs="*", metavar="FOLDER",

@@ -155,6 +155,15 @@ def test_cli_sync_json_and_errors(tmp_path, folder):
     assert p.returncode == 2 and "not a folder" in p.stderr
     p = run_memory("--db", db, "sync", folder, folder, "--collection", "x")
     assert p.returncode == 2 and "--collection" in p.stderr
+    (tmp_path / "a" / "notes").mkdir(parents=True)  # two folders of one name: the first
+    (tmp_path / "b" / "notes").mkdir(parents=True)  # is synced, and the output says so
+    (tmp_path / "a" / "notes" / "n.md").write_text("alpha\n")
+    (tmp_path / "b" / "notes" / "n.md").write_text("beta\n")
+    p = run_memory("--db", tmp_path / "two.db", "sync", tmp_path / "a" / "notes",
+                   tmp_path / "b" / "notes", "--no-embed")
+    assert p.returncode == 2 and "already holds the notes of" in p.stderr, p.stderr
+    assert p.stdout.startswith("1 file scanned, 1 imported"), p.stdout
+    assert "The other folders were synced; one was refused:" in p.stdout
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[folders]]\npath = "{folder}"\ncollection = "cfg"\n')
     p = run_memory("--db", tmp_path / "cfg.db", "sync", "--config", cfg, "--json")

@@ -39,7 +39,10 @@ class LockedError(PersonalMemoryError):
 
 
 class SyncError(PersonalMemoryError):
-    """A folder sync refused to proceed (missing root, mass delete...)."""
+    """A folder sync refused to proceed (missing root, mass delete...). ``report``: what
+    the sync did all the same (the other folders of the run), when it ran."""
+
+    report = None
 
 
 class ClockImplausible(PersonalMemoryError):

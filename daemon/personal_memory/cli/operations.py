@@ -12,7 +12,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import DiskFull
+from ..errors import DiskFull, SyncError
 from ..limits import EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
 from . import output
 from .context import (CommandError, Interrupt, command, emit, open_store, progress_bar,
@@ -40,10 +40,18 @@ def cmd_sync(args: argparse.Namespace) -> int:
                                      namespace=args.namespace)
     with _sync_store(args) as store, Interrupt() as interrupt:
         bar, update = progress_bar("file", "importing")
-        with bar:
-            report = store.sync(folders, dry_run=args.dry_run, full=args.full,
-                                allow_mass_delete=args.allow_mass_delete,
-                                known_at=args.known_at, progress=update, cancel=interrupt)
+        try:
+            with bar:
+                report = store.sync(folders, dry_run=args.dry_run, full=args.full,
+                                    allow_mass_delete=args.allow_mass_delete,
+                                    known_at=args.known_at, progress=update,
+                                    cancel=interrupt)
+        except SyncError as exc:  # one folder refused: say what the others' sync did
+            done = exc.report
+            if done is not None and len(folders) > 1 and not args.json:
+                print(output.sync(done, None, "The other folders were synced; one was "
+                                  "refused:"), flush=True)
+            raise
         embedded, remark, shown, failed = None, None, False, False
         if interrupt.requested:
             remark = "Import interrupted; the next sync (or the daemon) continues."

@@ -169,6 +169,7 @@ class FolderSync:
                                         tombstoned=report.chunks_tombstoned,
                                         errors=report.skipped, status=status)
         if refusals:
+            refusals[0].report = report  # the other folders' work stands
             raise refusals[0]
         return report
 

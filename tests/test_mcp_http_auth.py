@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import apsw
 import httpx2
@@ -107,6 +107,16 @@ def _register(base: str, **extra) -> httpx2.Response:
     return httpx2.post(base + "/register", json={
         "client_name": "Probe", "redirect_uris": [CALLBACK],
         "grant_types": ["authorization_code", "refresh_token"]} | extra)
+
+
+def test_the_consent_page_names_the_command_that_revokes_the_client(server):
+    client = _register(server.base).json()
+    verifier, challenge = _pkce()
+    r = httpx2.get(server.base + "/authorize", params={
+        "response_type": "code", "client_id": client["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK, "state": "s"})
+    page = httpx2.get(urljoin(server.base, r.headers["location"])).text
+    assert "<code>memory tokens revoke 'Probe'</code>" in page, page
 
 
 def _basic(client: dict) -> dict:

@@ -49,7 +49,8 @@ input{font-size:1rem;width:100%;box-sizing:border-box;margin:.3rem 0 1rem}</styl
 <p><strong>{{ client }}</strong> asks to read your notes in
 {% for n in namespaces %}<code>{{ n }}</code>{% if not loop.last %}, {% endif %}{% endfor %},
 as of any time, through <code>{{ resource }}</code>. It can search and read them; it can
-never change them. You can revoke it at any time with <code>memory tokens revoke</code>.</p>
+never change them. You can revoke it at any time with
+<code>memory tokens revoke '{{ client }}'</code> (<code>memory tokens list</code> names every client).</p>
 <p>It will come back to <code>{{ redirect }}</code>.</p>
 {% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
 {% if no_passphrase %}<p class="error">No passphrase is set for this memory yet: run

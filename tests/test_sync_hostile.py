@@ -253,7 +253,12 @@ def test_a_sync_that_read_stale_state_leaves_no_chunk_behind(store, root, db_pat
 
 def _sync_signalled(db_path, root, signum: int) -> subprocess.CompletedProcess:
     """A full sync in its own process that sends itself ``signum`` at its first file."""
-    code = ("import os, sys\nfrom personal_memory import MemoryStore\n"
+    # SIGINT as a terminal's Ctrl-C finds it, whatever the test process left ignored or
+    # blocked for its children (both are inherited across exec)
+    code = ("import os, signal, sys\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])\n"
+            "from personal_memory import MemoryStore\n"
             "from personal_memory.notes.folders import Folder\n"
             "s = MemoryStore.open(sys.argv[1])\n"
             f"s.sync([Folder.of(sys.argv[2])], progress=lambda d, t: os.kill(os.getpid(), "

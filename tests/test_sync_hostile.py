@@ -266,6 +266,25 @@ def _sync_signalled(db_path, root, signum: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, db_path, root], capture_output=True)
 
 
+def test_a_stop_waits_for_one_note_not_a_whole_batch(store, root):
+    """A stop asked for in the middle of a batch (a first import of large notes) is heard
+    before the next note is read or written: the batch rolls back whole and the next sync
+    imports it."""
+    for i in range(10):
+        (root / f"n{i}.md").write_text(f"# N{i}\n\nnote number{i}\n")
+    for stop_at in (4, 13):  # while the batch's notes are read; while they are written
+        asked = []
+
+        def cancel():
+            asked.append(1)
+            return len(asked) >= stop_at
+        report = store.sync([Folder.of(root)], cancel=cancel)
+        assert len(asked) == stop_at + (stop_at < 12) and report.files_imported == 0
+    assert store.sync_runs(1)[0].status == "interrupted"
+    assert keyword_ids(store, "number3") == []  # nothing of the batch was kept
+    assert store.sync([Folder.of(root)]).files_imported == 10
+
+
 def test_interrupted_and_killed_runs_are_recorded_as_interrupted(store, root, db_path):
     for i in range(1500):
         (root / f"n{i:04d}.md").write_text(f"note number{i}\n")

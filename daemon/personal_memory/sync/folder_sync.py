@@ -57,6 +57,10 @@ class _DryRun(Exception):
     """Raised to roll back a dry-run batch after counting."""
 
 
+class _Cancelled(Exception):
+    """Raised to roll back a batch cut short by a stop (the next sync does it again)."""
+
+
 @dataclass
 class _Step:
     """One batch: files to import, moves (new path, old path), files to tombstone."""
@@ -250,6 +254,9 @@ class FolderSync:
                 return report
             loaded = self._load_all(folder, found, step.changed + [n for n, _ in step.moves],
                                     report)
+            if self.cancel():  # asked while the batch's files were read
+                self.cancelled = True
+                return report
             for rel in list(step.changed):  # a move found once the new file is read
                 if rel not in loaded or rel not in arriving:
                     continue
@@ -263,6 +270,8 @@ class FolderSync:
                     step.changed.remove(rel)
                     step.moves.append((rel, old))
             self._write(folder, root, step, loaded, report, dry_run, full)
+            if self.cancelled:
+                return report
             done += step.size
             if self.progress:
                 self.progress(done, total)
@@ -278,6 +287,8 @@ class FolderSync:
                   report: SyncReport) -> dict[str, LoadedFile]:
         out = {}
         for rel in rels:
+            if self.cancel():  # the caller stops before writing any of them
+                break
             got = load(found[rel].path, rel, now_micros())
             if isinstance(got, SkippedFile):
                 self._skip(folder, report, got)
@@ -380,6 +391,8 @@ class FolderSync:
                         continue
                     self._move(folder, loaded[rel], old, known_at, batch)
                 for f in plain:
+                    if self.cancel():  # a stop waits for one note, not a whole batch
+                        raise _Cancelled
                     self._update(folder, f, known_at, batch, full)
                 for rel in step.removed:
                     if occupied(root, rel, listed):
@@ -390,6 +403,9 @@ class FolderSync:
                 carry_vectors(self.db, before)
         except _DryRun:
             pass
+        except _Cancelled:
+            self.cancelled = True
+            return
         batch.transactions = 0 if dry_run else 1
         report.merge(batch)
 

@@ -621,7 +621,8 @@ def test_a_client_is_not_refused_for_how_it_spells_what_it_sends(server):
     bare = httpx2.post(server.url, json={})
     assert bare.status_code == 401
     assert "error=" not in bare.headers["www-authenticate"]
-    assert bare.headers["www-authenticate"].startswith("Bearer resource_metadata=")
+    assert bare.headers["www-authenticate"].startswith('Bearer scope="notes", '
+                                                       'resource_metadata=')
 
 
 def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes_db,

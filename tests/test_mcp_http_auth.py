@@ -109,6 +109,28 @@ def _register(base: str, **extra) -> httpx2.Response:
         "grant_types": ["authorization_code", "refresh_token"]} | extra)
 
 
+def test_the_scopes_offered_are_the_namespaces_and_others_are_ignored(server):
+    """A client that asks for no scope of ours asks for its own defaults (mcp-remote:
+    "openid email profile"): the metadata and the 401 name the namespaces, a scope that
+    names none is ignored (the grant reads the default namespace, not an empty one), and
+    a client registered for one namespace may ask for another when a 403 names it."""
+    for path in ("/.well-known/oauth-protected-resource/mcp",
+                 "/.well-known/oauth-authorization-server"):
+        assert httpx2.get(server.base + path).json()["scopes_supported"] == [
+            "notes", "private"]  # the default first, then those that hold memories
+    assert 'scope="notes"' in httpx2.post(server.url, json={}).headers["www-authenticate"]
+    assert 'scope="private"' in httpx2.post(server.url + "?namespace=private", json={}
+                                            ).headers["www-authenticate"]
+    client = _register(server.base, scope="openid email profile").json()
+    pair = _tokens(server.base, client, scope="openid email profile")
+    assert pair["scope"] == "notes"
+    bearer = {"Authorization": f"Bearer {pair['access_token']}"}
+    assert httpx2.post(server.url, json={}, headers=bearer).status_code != 401
+    client = _register(server.base).json()  # registered for the default namespace
+    assert _tokens(server.base, client, scope="private")["scope"] == "private"
+    assert _tokens(server.base, client, scope="private notes")["scope"] == "private notes"
+
+
 def test_the_consent_page_names_the_command_that_revokes_the_client(server):
     client = _register(server.base).json()
     verifier, challenge = _pkce()
@@ -124,13 +146,15 @@ def _basic(client: dict) -> dict:
     return {"Authorization": "Basic " + base64.b64encode(pair).decode()}
 
 
-def _tokens(base: str, client: dict, redirect: str = CALLBACK, basic: bool = False) -> dict:
+def _tokens(base: str, client: dict, redirect: str = CALLBACK, basic: bool = False,
+            scope: str | None = None) -> dict:
     """Authorize, consent and exchange the code: the token response. ``basic``: the
     client names itself in the Authorization header alone (RFC 6749 2.3.1)."""
     verifier, challenge = _pkce()
     r = httpx2.get(base + "/authorize", params={
         "response_type": "code", "client_id": client["client_id"], "code_challenge":
-        challenge, "code_challenge_method": "S256", "redirect_uri": redirect, "state": "s"})
+        challenge, "code_challenge_method": "S256", "redirect_uri": redirect, "state": "s"}
+        | ({"scope": scope} if scope else {}))
     key = parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
     r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
                                               "decision": "allow"})

@@ -159,6 +159,7 @@ class Policy(NamedTuple):
     per_address: Rate
     max_form_bytes: int  # bodies outside /mcp (the SDK bounds /mcp's)
     mcp_path: str = "/mcp"
+    namespace: str = "notes"  # the namespace an address without ?namespace= reads
 
 
 async def _send_json(send: Send, status: int, body: dict,
@@ -256,6 +257,12 @@ class Guard:
         resource_url = base + self.policy.mcp_path
         www = [f'resource_metadata="{base}/.well-known/oauth-protected-resource'
                f'{self.policy.mcp_path}"']
+        # The scope to ask for: the namespace the address names (?namespace=), else the
+        # default one. A client that asks for none may otherwise ask for its own defaults
+        # ("openid email profile"), which name no notes.
+        asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(
+            "namespace", [self.policy.namespace])[0]
+        challenge = [f'scope="{asked}"'] if NAMESPACE_NAME.fullmatch(asked) else []
 
         async def unauthorized(description: str, given: bool = True) -> None:
             wait = self.addresses.wait(rate_source(address))  # failed tries: per address
@@ -266,7 +273,7 @@ class Guard:
             # no credentials at all: no error code in the challenge (RFC 6750 3.1)
             value = ", ".join([*(['Bearer error="invalid_token"',
                                   f'error_description="{description}"'] if given
-                                 else ["Bearer"]), *www])
+                                 else ["Bearer"]), *challenge, *www])
             if not given:
                 value = value.replace("Bearer, ", "Bearer ", 1)
             await refuse(401, "invalid_token", description,

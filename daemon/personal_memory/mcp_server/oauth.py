@@ -16,7 +16,7 @@ import re
 import secrets
 import time
 from contextvars import ContextVar
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import (AccessToken, AuthorizationCode, AuthorizationParams,
@@ -94,6 +94,13 @@ class Client(OAuthClientInformationFull):
     (RFC 8252 7.3, OAuth 2.1): a native app listens on whichever port is free, and one
     that keeps its registration gets another port the next time it starts."""
 
+    def validate_scope(self, requested_scope: str | None) -> list[str] | None:
+        """Any scope may be asked for: the owner's consent decides, and scopes that name
+        no namespace are ignored (RFC 6749 3.3), so that a client registered for one
+        namespace (or with its own defaults, "openid email profile") can ask for another
+        when a 403 names it."""
+        return requested_scope.split() if requested_scope else None
+
     def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
         registered = self.redirect_uris or ()
         if redirect_uri is not None and any(
@@ -121,6 +128,8 @@ class OwnerAuthorization:
         self.resources = frozenset(b.rstrip("/").lower() + mcp_path
                                    for b in (self.base_url, *bases))
         self.default_namespace = default_namespace
+        # The namespaces the memory holds (set by the server that reads it).
+        self.namespaces: Callable[[], Iterable[str]] = lambda: ()
         self._pending: dict[str, Pending] = {}
         self.tries: dict[str, int] = {}
 
@@ -166,8 +175,7 @@ class OwnerAuthorization:
         resource = self.here() + self.mcp_path
         if params.resource is not None and not same_url(params.resource, resource):
             raise AuthorizeError("invalid_target", f"this server is {resource}")
-        namespaces = tuple(dict.fromkeys(params.scopes or (client.scope or "").split()
-                                         or [self.default_namespace]))
+        namespaces = self.granted(params.scopes or (client.scope or "").split())
         now = time.monotonic()
         for key, held in list(self._pending.items()):
             if now - held.started > PENDING_SECONDS:
@@ -178,6 +186,18 @@ class OwnerAuthorization:
         self._pending[key] = Pending(client, params, namespaces, now,
                                      params.resource or resource)
         return f"{self.here()}/consent?request={key}"
+
+    def known(self) -> list[str]:
+        """The scopes this server offers: the default namespace and those that hold
+        memories."""
+        return list(dict.fromkeys([self.default_namespace, *sorted(self.namespaces())]))
+
+    def granted(self, asked: Iterable[str]) -> tuple[str, ...]:
+        """The namespaces a grant asked with these scopes reads: those known, in the order
+        asked; the default one when none is (scopes that name no namespace are ignored)."""
+        known = set(self.known())
+        return tuple(dict.fromkeys(s for s in asked if s in known)) or (
+            self.default_namespace,)
 
     def pending(self, key: str) -> Pending | None:
         held = self._pending.get(key)

@@ -14,6 +14,7 @@ import logging
 import time
 from urllib.parse import unquote, urlencode
 
+import anyio
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.json_response import PydanticJSONResponse
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
@@ -127,12 +128,16 @@ class Routes:
         return self.owner.here()
 
     async def authorization_metadata(self, request: Request) -> Response:
-        return PydanticJSONResponse(self._authorization[self._base()],
-                                    headers={"Cache-Control": "no-store"})
+        scopes = await anyio.to_thread.run_sync(self.owner.known)
+        return PydanticJSONResponse(self._authorization[self._base()].model_copy(
+            update={"scopes_supported": scopes}), headers={"Cache-Control": "no-store"})
 
     async def resource_metadata(self, request: Request) -> Response:
-        return PydanticJSONResponse(self._resource[self._base()],
-                                    headers={"Cache-Control": "no-store"})
+        """RFC 9728, with the namespaces as ``scopes_supported``: a client that asks for
+        none of its own then asks for these, not for its defaults."""
+        scopes = await anyio.to_thread.run_sync(self.owner.known)
+        return PydanticJSONResponse(self._resource[self._base()].model_copy(
+            update={"scopes_supported": scopes}), headers={"Cache-Control": "no-store"})
 
     async def token(self, request: Request) -> Response:
         """The SDK's ``/token``, which reads the client ID from the form alone: a client

@@ -128,6 +128,8 @@ def build_server(config: Settings, *, warm: bool = False, restart_on_change: boo
     authorization server and change announcements cover every namespace (each session
     listens to the notes its token reads)."""
     tools = MemoryTools(config)
+    if provider is not None:  # the scopes it offers are the namespaces this memory holds
+        provider.namespaces = tools.namespaces
     if warm:
         tools.warm_in_background()
     if restart_on_change:

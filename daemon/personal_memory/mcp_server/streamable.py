@@ -144,8 +144,8 @@ def bases(endpoint: Endpoint) -> dict[str, str]:
     return found
 
 
-def policy(endpoint: Endpoint):
-    """Hosts and origins accepted, and the rates."""
+def policy(endpoint: Endpoint, namespace: str = "notes"):
+    """Hosts and origins accepted, the rates, and the namespace read by default."""
     from .guard import Policy, Rate
     accepted = bases(endpoint)
     origins = {_origin(endpoint.base_url), *endpoint.allow_origins,
@@ -155,7 +155,7 @@ def policy(endpoint: Endpoint):
                                  max(1, endpoint.rate_limit * HTTP_BURST
                                      // HTTP_REQUESTS_PER_MINUTE)),
                   per_address=Rate(HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_ADDRESS_BURST),
-                  max_form_bytes=HTTP_MAX_FORM_BYTES, mcp_path=MCP_PATH)
+                  max_form_bytes=HTTP_MAX_FORM_BYTES, mcp_path=MCP_PATH, namespace=namespace)
 
 
 def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=False):
@@ -171,7 +171,7 @@ def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=
     from .oauth import OwnerAuthorization
     from .server import build_server
 
-    rules = policy(endpoint)
+    rules = policy(endpoint, config.namespace)
     owner = OwnerAuthorization(store, endpoint.base_url, config.namespace,
                                bases=rules.bases.values(), mcp_path=MCP_PATH)
     auth = AuthSettings(

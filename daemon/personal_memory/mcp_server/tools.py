@@ -333,6 +333,10 @@ class MemoryTools:
                            "\n".join(render.revision(r) for r in revs),
                            out, compact=detail == "full")
 
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold memories (the OAuth scopes this server offers)."""
+        return list(self._store().stats().namespaces)
+
     def status(self) -> Annotated[CallToolResult, StatusOutput]:
         """Counts for this namespace, semantic or keyword-only search and how many
         memories wait for a vector (with an ETA), whether writes are enabled, and the sync

@@ -86,6 +86,15 @@ class Sessions:
             del self._held[sid]
         return sum(1 for g, _, _ in self._held.values() if g == grant)
 
+    def idlest(self, grant: str) -> str | None:
+        """The grant's session with no request under way that was used least recently."""
+        idle = [(last, sid) for sid, (g, busy, last) in self._held.items()
+                if g == grant and not busy]
+        return min(idle)[1] if idle else None
+
+    def drop(self, sid: str) -> None:
+        self._held.pop(sid, None)
+
     def opened(self, sid: str, grant: str) -> None:
         self._held[sid] = [grant, 0, time.monotonic()]
 
@@ -310,10 +319,19 @@ class Guard:
         grant, sid = f"grant:{held.grant.id}", headers.get("mcp-session-id")
         if sid is None and scope.get("method") == "POST" \
                 and self.sessions.held_by(grant) >= HTTP_SESSIONS_PER_GRANT:
-            await refuse(429, "too_many_sessions", f"{held.grant.name!r} holds "
-                         f"{HTTP_SESSIONS_PER_GRANT} open sessions: end one (DELETE) or let "
-                         "it go idle", [(b"retry-after", b"60")])
-            return
+            # Clients that never end their sessions (a one-shot command line: DELETE is
+            # only a SHOULD) would be locked out until the idle timeout: the grant's least
+            # recently used idle session ends (its client gets 404 and starts another).
+            oldest = self.sessions.idlest(grant)
+            if oldest is None:
+                await refuse(429, "too_many_sessions", f"{held.grant.name!r} holds "
+                             f"{HTTP_SESSIONS_PER_GRANT} sessions, each with a request "
+                             "under way: end one (DELETE)", [(b"retry-after", b"60")])
+                return
+            await self._end_session(scope, oldest)
+            self.sessions.drop(oldest)
+            self._log(f"sessions of {held.grant.name!r}", f"{HTTP_SESSIONS_PER_GRANT} open: "
+                      "the least recently used idle one ended for a new one")
         # the SDK reads the token after one space: give it so, however it was written
         scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
                             ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
@@ -376,6 +394,21 @@ class Guard:
         finally:
             if sid is not None:
                 self.sessions.end(sid, status, scope.get("method") == "DELETE")
+
+    async def _end_session(self, scope, sid: str) -> None:
+        """End one session as its client would (DELETE, with the same token): the SDK
+        frees it at once."""
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (
+            b"content-type", b"content-length", b"mcp-session-id")]
+        ending = dict(scope, method="DELETE", headers=headers + [
+            (b"mcp-session-id", sid.encode("latin-1"))], state=dict(scope.get("state", {})))
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            pass  # the answer is the SDK's to itself
+        await self.app(ending, receive, send)
 
     @staticmethod
     def _logged(send: Send, where: str, say) -> Send:

@@ -436,12 +436,16 @@ def test_a_flood_of_requests_pushes_out_a_guessers_request_before_the_owners(tmp
 
 
 @needs_browser
-def test_the_owner_allows_a_client_in_a_real_browser(server, browser):
+@pytest.mark.parametrize("callback", [CALLBACK, "http://[::1]:9/cb"])
+def test_the_owner_allows_a_client_in_a_real_browser(server, browser, callback):
     """The consent page as the owner meets it: a real browser posts the form (its Origin
     header as the browser sets it), and Allow sends it on to the client with a code that
-    the client exchanges; Deny says no to the client."""
+    the client exchanges; Deny says no to the client. An IPv6 loopback callback too (RFC
+    8252 7.3), which a page's Content-Security-Policy cannot name by its address."""
     from selenium.webdriver.common.by import By
-    client = _register(server.base, token_endpoint_auth_method="none").json()
+    CALLBACK = callback  # noqa: N806  (the module's, or the IPv6 one)
+    client = _register(server.base, token_endpoint_auth_method="none",
+                       redirect_uris=[callback]).json()
     verifier, challenge = _pkce()
     for decision in ("deny", "allow"):
         r = httpx2.get(server.base + "/authorize", params={

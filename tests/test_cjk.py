@@ -60,3 +60,20 @@ def test_a_chinese_word_is_marked_where_the_snippet_shows_it(tmp_path):
         store.sync([Folder.of(vault)])
         found = store.search("备份", namespace="notes", snippets=True)
         assert "定期**备份**你的笔记，**备份**很重要。" in found[0].snippet.text
+
+
+def test_a_katakana_word_is_marked_whole_though_its_last_pair_is_common(tmp_path):
+    """テンプレート is searched as テン ンプ プレ レー ート; ート (of every ノート) holds no
+    weight of its own, yet the mark covers the whole word, and a common pair is not
+    marked where the word is not (ショート)."""
+    vault = tmp_path / "ja"
+    vault.mkdir()
+    (vault / "テンプレート.md").write_text(
+        "# 使い方\n\nテンプレートを挿入する前に、ショートカットを確認します。\n")
+    for i in range(6):  # ート and ット in most notes: too common to mark by themselves
+        (vault / f"n{i}.md").write_text(f"# ノート{i}\n\nノートのショートカット{i}。\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("テンプレート", namespace="notes", snippets=True)
+        assert found[0].snippet.text == (
+            "**テンプレート**を挿入する前に、ショートカットを確認します。"), found[0].snippet

@@ -24,7 +24,7 @@ from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
 from .dates import inside
-from .text import normalize_text, stop_words
+from .text import normalize_text, paired, stop_words
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -142,7 +142,30 @@ def marked(terms: list[str], total: int, docs: dict[str, int]) -> list[str]:
         return terms
     idf = {t: math.log((total - docs.get(t, 0) + 0.5) / (docs.get(t, 0) + 0.5)) for t in terms}
     keep = [t for t in terms if idf[t] >= MARK_IDF]
-    return keep or [t for t in terms if idf[t] == max(idf.values())]
+    keep = keep or [t for t in terms if idf[t] == max(idf.values())]
+    # A word of a script without spaces is searched as its pairs of characters: where one
+    # of them is worth marking, the whole word is, as the query wrote it (a common pair,
+    # the "ート" of テンプレート, alone would stop the mark a character short of the word,
+    # and marked alone it would mark every ショート).
+    kept = set(keep)
+    return keep + [word for word, pairs in _unspaced_words(terms)
+                   if len(pairs) > 1 and kept.intersection(pairs)]
+
+
+def _unspaced_words(terms: list[str]) -> list[tuple[str, list[str]]]:
+    """The query's words of a script without spaces, from its terms in the query's order:
+    each with its pairs of characters (one overlaps the next by a character)."""
+    words: list[tuple[str, list[str]]] = []
+    previous = None
+    for term in terms:
+        if paired(term) and previous is not None and paired(previous) \
+                and words and words[-1][1][-1] == previous and previous[-1] == term[0]:
+            word, pairs = words[-1]
+            words[-1] = (word + term[1:], pairs + [term])
+        elif paired(term):
+            words.append((term, [term]))
+        previous = term
+    return words
 
 
 NO_WORDS = ("the query has no letters or digits, so nothing can match it; ask with words")

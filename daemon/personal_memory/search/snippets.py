@@ -12,7 +12,7 @@ from ..notes.front_matter import read_scalar
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
-from .text import paired, without_optional
+from .text import paired, unspaced_word, without_optional
 
 # The lines shown around the best one: 300 characters (220 before) show the answer's lines
 # for one or two more questions in each set, and over MCP one question fewer needs a
@@ -101,9 +101,10 @@ def _spans(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     if ascii_only:
         return spans
     # Chinese, Japanese, Thai...: the index holds pairs of characters, which the line as
-    # written has inside longer runs; where they are, overlapping pairs make one word.
+    # written has inside longer runs; where they are, overlapping pairs make one word (and
+    # a query's whole word, search/contract.py's marked, is marked where it is written).
     for term in terms:
-        if paired(term):
+        if paired(term) or unspaced_word(term):
             at = line.find(term)
             while at >= 0:
                 spans.append((at, at + len(term)))

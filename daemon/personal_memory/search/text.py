@@ -237,6 +237,13 @@ def without_optional(text: str,
     return "".join(text[i] for i in where), where
 
 
+def unspaced_word(term: str) -> bool:
+    """Whether a term is a run of more than two characters of a script written without
+    spaces (a query's word, whose pairs the index holds)."""
+    return (_SPLIT.match(term) is not None and " " not in term
+            and sum(unicodedata.category(ch)[0] != "M" for ch in term) > 2)
+
+
 def paired(term: str) -> bool:
     """Whether an index term is a pair of characters of a script written without spaces
     (what :func:`normalize_text` makes of its runs)."""

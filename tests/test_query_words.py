@@ -81,6 +81,10 @@ def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp
         assert ids(store.search("how much is the bread?", namespace="n")) == ["recipes#Bread"]
         assert ids(store.search("how many degrees for bread?", namespace="n")) == [
             "recipes#Bread"]
+        store.remember("ru#Вкладки", "Сколько вкладок можно открыть? Сколько угодно.",
+                       namespace="n")
+        store.remember("ru#Планы", "Хранилище в облаке: 10 ГБ места на плане.", namespace="n")
+        assert ids(store.search("сколько места в облаке?", namespace="n")) == ["ru#Планы"]
 
 
 def test_names_and_english_words_that_are_function_words_elsewhere_still_count(tmp_path):

@@ -476,3 +476,10 @@ def test_japanese_endings_in_hiragana_are_read_like_function_words(tmp_path):
         assert ids(store.search("消したノートを元に戻したい", namespace="n")) == ["restore"]
         # A query of hiragana alone still searches for it.
         assert ids(store.search("すし", namespace="n")) == ["food"]
+
+
+def test_a_no_answer_says_the_similarity_and_the_bar_apart():
+    """A similarity a hair below the bar is not said as "0.877 is below 0.877"."""
+    from personal_memory.search.contract import _below
+    assert _below(0.87691, 0.877) == "(similarity 0.8769) is below 0.8770"
+    assert _below(0.849, 0.877) == "(similarity 0.849) is below 0.877"

@@ -372,8 +372,7 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
         # With no word of the query held, a row below the plain bar is the reason below.
         if best_cosine < bar and (keyword_matches or best_cosine >= plain):
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "
-                    f"it, and the closest in meaning (similarity {best_cosine:.3f}) is "
-                    f"below {bar:.3f}")
+                    f"it, and the closest in meaning {_below(best_cosine, bar)}")
     if keyword_matches and not (unknown and semantic is not None):
         return None
     if not visible and unfiltered and query is not None and query.filters():
@@ -390,9 +389,17 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     if best_cosine < threshold:
         what = ("most words of the query are in no visible memory" if keyword_matches
                 else "no visible memory contains a word of the query")
-        return (f"{what}, and the closest in meaning (similarity {best_cosine:.3f}) is "
-                f"below {threshold:.3f}")
+        return f"{what}, and the closest in meaning {_below(best_cosine, threshold)}"
     return None
+
+
+def _below(similarity: float, bar: float) -> str:
+    """"(similarity 0.849) is below 0.877", with as many digits as tell them apart (0.8769
+    is not "0.877 below 0.877")."""
+    digits = 3
+    while digits < 6 and f"{similarity:.{digits}f}" == f"{bar:.{digits}f}":
+        digits += 1
+    return f"(similarity {similarity:.{digits}f}) is below {bar:.{digits}f}"
 
 
 def padding_floor(semantic: Semantic | None, embedded: int) -> float | None:

@@ -213,6 +213,10 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
     r = httpx2.post(server.base + "/token", data=refresh, headers=_basic(client))
     assert r.status_code == 200, r.text
+    # A client that named no method (RFC 7591's default is Basic) may use either too.
+    unnamed = _register(server.base).json()
+    assert _tokens(server.base, unnamed, basic=True)["access_token"]
+    assert _tokens(server.base, unnamed)["access_token"]  # its secret in the form
     fresh = r.json()["access_token"]
     r = httpx2.post(server.base + "/revoke", data={"token": fresh}, headers=_basic(client))
     assert r.status_code == 200, r.text

@@ -53,15 +53,16 @@ class HashedSecrets(ClientAuthenticator):
             raise AuthenticationError("Invalid client_id")
         given: str | None = None
         method = client.token_endpoint_auth_method
-        if method == "client_secret_basic":
-            if basic is None:
-                raise AuthenticationError("Missing or invalid Basic authentication")
-            if basic[0] != client_id:
-                raise AuthenticationError("Client ID mismatch in Basic auth")
-            given = basic[1]
-        elif method == "client_secret_post":
+        if method in ("client_secret_basic", "client_secret_post"):
+            # either way, whichever it registered: RFC 7591 makes Basic the default, the
+            # SDK registers a client that names none for the form
             secret = form.get("client_secret")
-            given = secret if isinstance(secret, str) else None
+            if basic is not None:
+                if basic[0] != client_id:
+                    raise AuthenticationError("Client ID mismatch in Basic auth")
+                given = basic[1]
+            elif isinstance(secret, str):
+                given = secret
         elif method != "none":
             raise AuthenticationError(f"Unsupported auth method: {method}")
         if method != "none" and not client.client_secret:

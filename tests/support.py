@@ -82,6 +82,19 @@ def _mount_small_disk(folder, size: str) -> str | None:
     return None if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr.strip()}"
 
 
+def fill_disk(folder: Path) -> None:
+    """Fill the disk that holds ``folder`` with a file named filler: not a byte left."""
+    # Unbuffered: a buffered file that holds the bytes a full disk refused raises again
+    # when it is closed. Smaller writes take what the larger ones left.
+    with open(folder / "filler", "wb", buffering=0) as fh:
+        for size in (65536, 4096, 512, 1):
+            try:
+                while fh.write(b"\0" * size):
+                    pass
+            except OSError:
+                pass
+
+
 @contextlib.contextmanager
 def small_disk(folder: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` at ``folder`` (made if missing), a real disk to fill, for the

@@ -72,8 +72,9 @@ def test_a_cancelled_sync_stops_between_batches_and_resumes(store, tmp_path):
     root.mkdir()
     for i in range(1500):
         (root / f"n{i:04d}.md").write_text(f"note number{i}\n")
-    checks = iter([False, True])  # go for the first batch, stop before the second
-    report = store.sync([Folder.of(root)], cancel=lambda: next(checks, True))
+    done = []  # a stop asked once the first batch is written, before the second
+    report = store.sync([Folder.of(root)], progress=lambda d, t: done.append(d),
+                        cancel=lambda: bool(done))
     assert report.files_imported == 1000 and report.transactions == 1
     assert store.status().daemon.files_indexed == 1000
     rest = store.sync([Folder.of(root)])

@@ -82,15 +82,9 @@ def test_the_daemon_never_creates_a_database_that_went_missing(tmp_path):
 
 
 def test_a_create_that_fails_on_a_full_disk_leaves_no_empty_file(tmp_path):
-    from support import small_disk
+    from support import fill_disk, small_disk
     with small_disk(tmp_path / "small", "64k") as small:
-        with open(small / "filler", "wb", buffering=0) as fh:  # not a byte left
-            for size in (65536, 4096, 512, 1):
-                try:
-                    while fh.write(b"\0" * size):
-                        pass
-                except OSError:
-                    pass
+        fill_disk(small)
         p = run_memory("--db", small / "m.db", "init")
         assert p.returncode == 2 and "disk" in p.stderr, p.stderr
         assert not (small / "m.db").exists()

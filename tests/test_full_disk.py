@@ -10,19 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 from daemon_harness import Daemon
-from support import run_memory, small_disk, wait_for
-
-
-def _fill(folder):
-    # Unbuffered: a buffered file that holds the bytes a full disk refused raises again
-    # when it is closed. Smaller writes take what the larger ones left.
-    with open(folder / "filler", "wb", buffering=0) as fh:  # not a byte left
-        for size in (65536, 4096, 512, 1):
-            try:
-                while fh.write(b"\0" * size):
-                    pass
-            except OSError:
-                pass
+from support import fill_disk, run_memory, small_disk, wait_for
 
 
 @contextmanager
@@ -42,7 +30,7 @@ def full_disk(tmp_path):
     """(database, notes): the database synced onto a small disk, then the disk filled."""
     with _synced_on_small_disk(tmp_path) as (db, notes):
         assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm")
-        _fill(db.parent)
+        fill_disk(db.parent)
         assert os.statvfs(db.parent).f_bavail == 0
         yield db, notes
 
@@ -146,7 +134,7 @@ def test_a_daemon_that_holds_its_lock_but_writes_nothing_is_named_stuck(tmp_path
 def test_doctor_fails_when_the_disk_beside_the_database_is_full(tmp_path):
     with _synced_on_small_disk(tmp_path) as (db, _):
         assert run_memory("--db", db, "search", "zeppelin").returncode == 0  # WAL made
-        _fill(db.parent)
+        fill_disk(db.parent)
         doctor = run_memory("--db", db, "doctor")
         assert doctor.returncode == 1, doctor.stdout
         assert "[fail] disk           0 MiB free beside the database" in doctor.stdout
@@ -162,7 +150,7 @@ def test_status_says_at_once_when_a_running_daemon_has_no_room(tmp_path):
             d.start()
             state = json.loads(run_memory("--db", db, "status", "--json").stdout)
             assert state["daemon"]["daemon_state"] == "watching", state["daemon"]
-            _fill(db.parent)
+            fill_disk(db.parent)
             status = run_memory("--db", db, "status")
             assert status.returncode == 0, status.stderr
             assert ("watching (only 0.0 MiB free beside the database: nothing new is "

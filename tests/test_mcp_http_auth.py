@@ -115,9 +115,8 @@ def test_the_scopes_offered_are_the_namespaces_and_others_are_ignored(server):
     names none is ignored (the grant reads the default namespace, not an empty one), and
     a client registered for one namespace may ask for another when a 403 names it."""
     for path in ("/.well-known/oauth-protected-resource/mcp",
-                 "/.well-known/oauth-authorization-server"):
-        assert httpx2.get(server.base + path).json()["scopes_supported"] == [
-            "notes", "private"]  # the default first, then those that hold memories
+                 "/.well-known/oauth-authorization-server"):  # public: no other's name
+        assert httpx2.get(server.base + path).json()["scopes_supported"] == ["notes"]
     assert 'scope="notes"' in httpx2.post(server.url, json={}).headers["www-authenticate"]
     assert 'scope="private"' in httpx2.post(server.url + "?namespace=private", json={}
                                             ).headers["www-authenticate"]

@@ -188,7 +188,7 @@ class OwnerAuthorization:
         return f"{self.here()}/consent?request={key}"
 
     def known(self) -> list[str]:
-        """The scopes this server offers: the default namespace and those that hold
+        """The namespaces a grant may read: the default one and those that hold
         memories."""
         return list(dict.fromkeys([self.default_namespace, *sorted(self.namespaces())]))
 

@@ -14,7 +14,6 @@ import logging
 import time
 from urllib.parse import unquote, urlencode
 
-import anyio
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.json_response import PydanticJSONResponse
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
@@ -116,29 +115,30 @@ class Routes:
         self.token_handler = TokenHandler(owner, self.authenticator)
         each = {b: AuthSettings(issuer_url=b, resource_server_url=b + owner.mcp_path,
                                 validate_token_resource=True) for b in bases}
+        # The scope offered is the server's namespace: a client that asks for none of its
+        # own then asks for it, not for its defaults ("openid email profile"). The other
+        # namespaces are not listed: the metadata is public, and their names are not.
+        scopes = [owner.default_namespace]
         self._authorization = {b: build_metadata(
             s.issuer_url, None, auth.client_registration_options, auth.revocation_options
         ).model_copy(update={"token_endpoint_auth_methods_supported": AUTH_METHODS,
-                             "revocation_endpoint_auth_methods_supported": AUTH_METHODS})
+                             "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
+                             "scopes_supported": scopes})
             for b, s in each.items()}
         self._resource = {b: ProtectedResourceMetadata(
-            resource=s.resource_server_url, authorization_servers=[s.issuer_url])
-            for b, s in each.items()}
+            resource=s.resource_server_url, authorization_servers=[s.issuer_url],
+            scopes_supported=scopes) for b, s in each.items()}
 
     def _base(self) -> str:
         return self.owner.here()
 
     async def authorization_metadata(self, request: Request) -> Response:
-        scopes = await anyio.to_thread.run_sync(self.owner.known)
-        return PydanticJSONResponse(self._authorization[self._base()].model_copy(
-            update={"scopes_supported": scopes}), headers={"Cache-Control": "no-store"})
+        return PydanticJSONResponse(self._authorization[self._base()],
+                                    headers={"Cache-Control": "no-store"})
 
     async def resource_metadata(self, request: Request) -> Response:
-        """RFC 9728, with the namespaces as ``scopes_supported``: a client that asks for
-        none of its own then asks for these, not for its defaults."""
-        scopes = await anyio.to_thread.run_sync(self.owner.known)
-        return PydanticJSONResponse(self._resource[self._base()].model_copy(
-            update={"scopes_supported": scopes}), headers={"Cache-Control": "no-store"})
+        return PydanticJSONResponse(self._resource[self._base()],
+                                    headers={"Cache-Control": "no-store"})
 
     async def token(self, request: Request) -> Response:
         """The SDK's ``/token``, which reads the client ID from the form alone: a client

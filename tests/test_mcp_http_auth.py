@@ -137,7 +137,13 @@ def test_the_consent_page_names_the_command_that_revokes_the_client(server):
         "response_type": "code", "client_id": client["client_id"], "code_challenge":
         challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK, "state": "s"})
     page = httpx2.get(urljoin(server.base, r.headers["location"])).text
-    assert "<code>memory tokens revoke 'Probe'</code>" in page, page
+    assert "<code>memory tokens revoke Probe</code>" in page, page
+    spaced = _register(server.base, client_name="My Desk Assistant").json()
+    r = httpx2.get(server.base + "/authorize", params={
+        "response_type": "code", "client_id": spaced["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": CALLBACK, "state": "s"})
+    page = httpx2.get(urljoin(server.base, r.headers["location"])).text
+    assert "<code>memory tokens revoke My-Desk-Assistant</code>" in page, page  # as listed
 
 
 def _basic(client: dict) -> dict:

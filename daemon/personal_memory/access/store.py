@@ -141,6 +141,12 @@ def _hash_kept_client_secrets(conn: apsw.Connection) -> int:
     return hashed
 
 
+def grant_name(client_name: str) -> str:
+    """The name a client's grant is listed and revoked by (``memory tokens``): its own name,
+    in letters, digits, dots, dashes and underscores."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", client_name).strip("-._")[:40] or "client"
+
+
 class AccessStore:
     """The access file. Safe to share between threads; the command line and the server
     may have it open at once (SQLite's locking, a busy timeout)."""
@@ -298,7 +304,7 @@ class AccessStore:
                    resource: str | None) -> str:
         """After the owner approved on the consent page: a new grant for the client and a
         single-use code for it."""
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", client_name).strip("-._")[:40] or "client"
+        name = grant_name(client_name)
         with self._lock, self._conn:
             grant_id = self._new_grant(name, "oauth", client_id, namespaces, None)
             return self._token(grant_id, "code", resource, int(time.time()) + CODE_SECONDS,

@@ -20,6 +20,7 @@ from mcp.server.auth.provider import construct_redirect_uri
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from ..access.store import grant_name
 from .guard import rate_source
 from .oauth import MAX_CONSENT_TRIES, OwnerAuthorization
 
@@ -50,7 +51,7 @@ input{font-size:1rem;width:100%;box-sizing:border-box;margin:.3rem 0 1rem}</styl
 {% for n in namespaces %}<code>{{ n }}</code>{% if not loop.last %}, {% endif %}{% endfor %},
 as of any time, through <code>{{ resource }}</code>. It can search and read them; it can
 never change them. You can revoke it at any time with
-<code>memory tokens revoke '{{ client }}'</code> (<code>memory tokens list</code> names every client).</p>
+<code>memory tokens revoke {{ grant }}</code> (<code>memory tokens list</code> names every client).</p>
 <p>It will come back to <code>{{ redirect }}</code>.</p>
 {% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
 {% if no_passphrase %}<p class="error">No passphrase is set for this memory yet: run
@@ -118,6 +119,7 @@ class Consent:
         context = {"gone": gone, "error": error, "key": key}
         if held is not None:
             context |= {"client": held.client.client_name or held.client.client_id,
+                        "grant": grant_name(held.client.client_name or "client"),
                         "namespaces": held.namespaces,
                         "resource": held.resource,
                         "redirect": str(held.params.redirect_uri),

@@ -757,6 +757,29 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
     assert str(note_markdown(long, None, resolve)).startswith('<p dir="auto">[[[[')
 
 
+def test_obsidian_callouts_render_as_titled_boxes():
+    """``> [!warning] Careful`` is a callout: a box of its type with its title (the type's
+    name when none is written), not a quote that starts with "[!warning]"; a quote that
+    only holds such a marker later stays a quote, and hostile markers stay text."""
+    from hypothesis import given, settings, strategies as st
+    from personal_memory.web.text import note_markdown
+    html = str(note_markdown("> [!warning] Careful <b>now</b>\n> Body\n\n> [!TIP]\n"
+                             "> Only body\n\n> a quote [!note] inside\n", None))
+    assert ('<blockquote class="callout" data-callout="warning" dir="auto">\n<p dir="auto">'
+            '<strong class="callout-title">Careful &lt;b&gt;now&lt;/b&gt;</strong><br />\n'
+            'Body</p>') in html
+    assert '<strong class="callout-title">Tip</strong><br />\nOnly body' in html
+    assert "<blockquote dir=\"auto\">\n<p dir=\"auto\">a quote [!note] inside" in html
+    assert "[!warning]" not in html and "[!TIP]" not in html
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet="[]!>-+ \nab<\"", max_size=120))
+    def check(noise):
+        out = str(note_markdown("> [!" + noise, None))
+        assert "<script" not in out and out.count("<blockquote") == out.count("</blockquote>")
+    check()
+
+
 def test_the_changes_page_names_each_property_that_changed(tmp_path):
     vault = vault_of(tmp_path, {
         "Plan.md": "---\nstatus: draft\nreviewer: Bo\ntags: [a]\n---\n# Plan\n\nShip it.\n"})

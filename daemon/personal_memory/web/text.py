@@ -23,6 +23,9 @@ from ..records import Link
 
 _MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
 _DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
+# An Obsidian callout: a block quote whose first line is "[!type]" (folded with + or -),
+# then its title.
+_CALLOUT = re.compile(r"\[!([A-Za-z][\w-]{0,40})\]([+-]?)[ \t]*")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")  # an address elsewhere, not a path
 
 Resolver = Callable[[list[tuple[str, bool]]], list[Link]]
@@ -120,6 +123,34 @@ _BLOCKS = {"paragraph_open", "heading_open", "list_item_open", "blockquote_open"
            "td_open"}
 
 
+def _callouts(tokens: list[Token]) -> None:
+    """Obsidian's callouts (``> [!warning] Careful``) as a titled box: the block quote gets
+    the class ``callout`` and the type, its marker goes, and its title (the type's name
+    when none is written) is shown strong on a line of its own."""
+    for i, tok in enumerate(tokens[:-2]):
+        inline = tokens[i + 2]
+        if (tok.type != "blockquote_open" or tokens[i + 1].type != "paragraph_open"
+                or inline.type != "inline" or not inline.children
+                or inline.children[0].type != "text"):
+            continue
+        first = inline.children[0]
+        m = _CALLOUT.match(first.content)
+        if m is None:
+            continue
+        kind = m.group(1).lower()
+        tok.attrSet("class", "callout")
+        tok.attrSet("data-callout", kind)
+        first.content = first.content[m.end():] or kind.capitalize()
+        end = next((k for k, c in enumerate(inline.children)
+                    if c.type in ("softbreak", "hardbreak")), len(inline.children))
+        if end < len(inline.children):
+            inline.children[end] = Token("hardbreak", "br", 0)  # the text under the title
+        strong = Token("strong_open", "strong", 1)
+        strong.attrSet("class", "callout-title")
+        inline.children[end:end] = [Token("strong_close", "strong", -1)]
+        inline.children[0:0] = [strong]
+
+
 def anchor(memory_id: str, note: str) -> str | None:
     """The id a section's heading has on its note's page (None for the text before the
     first heading): its part of the memory ID, so a link to ``Note#Heading`` finds it."""
@@ -132,6 +163,7 @@ def markdown(text: str) -> Markup:
     are not resolved for it, so they are shown as text."""
     tokens = _MARKDOWN.parse(text)
     _link(tokens, None, None)
+    _callouts(tokens)
     _directed(tokens, [])
     return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
 
@@ -159,6 +191,7 @@ def note_markdown(text: str, title: str | None, resolve: Resolver | None = None,
                 _MARKDOWN.parseInline(title)[0].children)):
         del tokens[first:first + 3]
     _link(tokens, resolve, as_of)
+    _callouts(tokens)
     _directed(tokens, headings)
     return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
 

@@ -218,6 +218,10 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
     r = httpx2.post(server.base + "/token", data=refresh, headers=_basic(client))
     assert r.status_code == 200, r.text
+    other = httpx2.post(server.base + "/token", headers=_basic(client),
+                        data={"grant_type": "client_credentials"})
+    assert other.status_code == 400, other.text
+    assert other.json()["error"] == "unsupported_grant_type", other.text
     # A client that named no method (RFC 7591's default is Basic) may use either too.
     unnamed = _register(server.base).json()
     assert _tokens(server.base, unnamed, basic=True)["access_token"]

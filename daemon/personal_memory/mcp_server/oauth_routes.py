@@ -145,6 +145,12 @@ class Routes:
         that names itself in its Basic header only (RFC 6749 2.3.1) has it added there.
         A token for another server (``resource``, RFC 8707) is refused first."""
         form = await request.form()
+        grant = form.get("grant_type")
+        if grant not in (None, "authorization_code", "refresh_token"):
+            return JSONResponse({"error": "unsupported_grant_type", "error_description":
+                                 f"grant_type {str(grant)[:100]!r}: this server grants "
+                                 "authorization_code and refresh_token"},
+                                status_code=400, headers=_NO_STORE)  # RFC 6749 5.2
         resource = form.get("resource")
         if resource is not None and not self.owner.ours(str(resource)):
             return JSONResponse({"error": "invalid_target", "error_description":

@@ -213,6 +213,11 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
     r = httpx2.post(server.base + "/token", headers=_basic(client),
                     data=refresh | {"resource": "https://evil.example/mcp"})
     assert r.status_code == 400 and r.json()["error"] == "invalid_target", r.text
+    # this server's other loopback name is not the one the grant is for (RFC 8707 2.2)
+    r = httpx2.post(server.base + "/token", headers=_basic(client),
+                    data=refresh | {"resource": server.url.replace("127.0.0.1", "localhost")})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_target", r.text
+    assert "this grant is for " + server.url in r.json()["error_description"]
     wrong = _basic(client | {"client_secret": "not-it"})
     r = httpx2.post(server.base + "/token", data=refresh, headers=wrong)
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text

@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..access import hashing
-from .oauth import OwnerAuthorization
+from .oauth import OwnerAuthorization, same_url
 
 log = logging.getLogger("personal_memory.http")
 
@@ -157,11 +157,29 @@ class Routes:
                                  f"resource {str(resource)[:200]!r} is not this server"},
                                 status_code=400, headers=_NO_STORE)  # RFC 8707
         basic = _basic(request.headers.get("Authorization", ""))
+        bound = self._bound_to(form, basic) if resource is not None else None
+        if bound is not None and not same_url(bound, str(resource)):
+            return JSONResponse({"error": "invalid_target", "error_description":
+                                 f"this grant is for {bound}, not {str(resource)[:200]}"},
+                                status_code=400, headers=_NO_STORE)  # RFC 8707 2.2
         if basic and not form.get("client_id"):
             body = urlencode([*((k, str(v)) for k, v in form.multi_items()),
                               ("client_id", basic[0])]).encode()
             request = _with_form(request, body)
         return await self.token_handler.handle(request)
+
+    def _bound_to(self, form, basic: tuple[str, str] | None) -> str | None:
+        """The server address the code or refresh token of a token request was issued for
+        (the other loopback name of this server is not it: its token would be refused
+        there)."""
+        client_id = form.get("client_id") or (basic[0] if basic else None)
+        if not isinstance(client_id, str):
+            return None
+        if form.get("grant_type") == "refresh_token":
+            held = self.owner.store.load_refresh(str(form.get("refresh_token", "")), client_id)
+            return held.resource if held else None
+        code = self.owner.store.load_code(str(form.get("code", "")), client_id)
+        return code.resource if code else None
 
     async def revoke(self, request: Request) -> Response:
         """RFC 7009: the client authenticates as it registered (a public client by its

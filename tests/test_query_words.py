@@ -483,3 +483,19 @@ def test_a_no_answer_says_the_similarity_and_the_bar_apart():
     from personal_memory.search.contract import _below
     assert _below(0.87691, 0.877) == "(similarity 0.8769) is below 0.8770"
     assert _below(0.849, 0.877) == "(similarity 0.849) is below 0.877"
+
+
+def test_german_umlauts_and_sharp_s_spelled_out_find_the_word(tmp_path):
+    """On a keyboard without them, ä ö ü are written ae oe ue and ß ss (Tastenkuerzel,
+    Fussnoten): a word no note holds is searched as the held word it spells out, on both
+    paths; a held word is never read so, nor a short one."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.remember("de#Tasten", "Die Tastenkürzel stehen in den Einstellungen.",
+                       namespace="n")
+        store.remember("de#Fuss", "Die Fußnoten-Ansicht listet alle Fußnoten auf.",
+                       namespace="n")
+        store.remember("en#Queue", "The queue is long; blue skies ahead.", namespace="n")
+        for query, answer in [("Tastenkuerzel", ["de#Tasten"]), ("fussnoten", ["de#Fuss"]),
+                              ("queue", ["en#Queue"]), ("bluess", [])]:
+            assert ids(store.search(query, namespace="n")) == answer, query
+            assert ids(store.search_reference(query, namespace="n")) == answer, query

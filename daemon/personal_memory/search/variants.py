@@ -1,6 +1,7 @@
 """Forms of a query word that no visible row holds, searched as the held words they are
-made of: two words written as one (German compounds) and a word with a prefix written
-onto it (Arabic's article and conjunctions, Hebrew's). docs/data-model.md#ranking"""
+made of: two words written as one (German compounds), a word with a prefix written onto
+it (Arabic's article and conjunctions, Hebrew's), and German's umlauts and ß spelled out
+on a keyboard without them (Tastenkuerzel, Fussnoten). docs/data-model.md#ranking"""
 
 from __future__ import annotations
 
@@ -57,6 +58,24 @@ def _prefixed(term: str) -> list[str]:
     return bare + ([p + term for p in prefixes] if len(term) >= PREFIXED_REST else [])
 
 
+# German written without its letters: ä ö ü as ae oe ue (the index reads ä as a), ß as ss;
+# in a word of at least this many letters (a short one, "sue", is more often another word).
+_UMLAUTS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+SPELLED_OUT_LETTERS = 6
+
+
+def _spelled_out(term: str) -> list[str]:
+    """``term`` with ae, oe, ue read as the umlauts the index folds to a, o, u, with ss
+    read as ß, and with both."""
+    if not term.isascii() or not term.isalpha() or len(term) < SPELLED_OUT_LETTERS:
+        return []
+    folded = term
+    for written, letter in _UMLAUTS:
+        folded = folded.replace(written, letter)
+    forms = [folded, term.replace("ss", "ß"), folded.replace("ss", "ß")]
+    return [f for f in dict.fromkeys(forms) if f != term]
+
+
 def word_parts(db, terms: list[str], held: set[str],
                held_in: Callable[[list[str]], set[str]]) -> dict[str, tuple[str, ...]]:
     """Each of the query's ``terms`` that no row it ranks holds (``held``: those some row
@@ -69,7 +88,7 @@ def word_parts(db, terms: list[str], held: set[str],
     for term in terms:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)
-            forms[term] = [f for f in _prefixed(term) if f not in stop]
+            forms[term] = [f for f in _prefixed(term) + _spelled_out(term) if f not in stop]
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
     have = held_in(sorted(asked)) if asked else set()

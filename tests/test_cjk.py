@@ -77,3 +77,22 @@ def test_a_katakana_word_is_marked_whole_though_its_last_pair_is_common(tmp_path
         found = store.search("テンプレート", namespace="notes", snippets=True)
         assert found[0].snippet.text == (
             "**テンプレート**を挿入する前に、ショートカットを確認します。"), found[0].snippet
+
+
+def test_one_character_is_searched_as_the_pairs_that_hold_it(tmp_path):
+    """The index holds Chinese and Japanese in pairs of characters: 税 alone is searched as
+    the pairs that hold it (关税, 税率) among the rows the search sees, on both paths; the
+    character is marked, not the pairs; a pair known only later does not answer at an
+    earlier cutoff."""
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.remember("zh#关税", "进口商品需要缴纳关税，税率由海关决定。", namespace="n",
+                       known_at="2025-01-01")
+        store.remember("zh#天气", "今天天气很好。", namespace="n", known_at="2025-01-01")
+        store.remember("zh#仓库", "仓库列表在左下角。", namespace="n", known_at="2025-03-01")
+        for search in (store.search, store.search_reference):
+            assert [r.memory_id for r in search("税", namespace="n")] == ["zh#关税"]
+            assert [r.memory_id for r in search("库", namespace="n")] == ["zh#仓库"]
+            early = search("库", namespace="n", as_of="2025-02-01")
+            assert [r.memory_id for r in early] == [] and early.no_answer
+        found = store.search("税", namespace="n", snippets=True)
+        assert found[0].snippet.text == "进口商品需要缴纳关**税**，**税**率由海关决定。"

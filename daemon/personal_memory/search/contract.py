@@ -148,8 +148,14 @@ def marked(terms: list[str], total: int, docs: dict[str, int]) -> list[str]:
     # the "ート" of テンプレート, alone would stop the mark a character short of the word,
     # and marked alone it would mark every ショート).
     kept = set(keep)
-    return keep + [word for word, pairs in _unspaced_words(terms)
-                   if len(pairs) > 1 and kept.intersection(pairs)]
+    words = [word for word, pairs in _unspaced_words(terms)
+             if len(pairs) > 1 and kept.intersection(pairs)]
+    # A lone character (税) is searched as the pairs that hold it (税金, 关税): the character
+    # is marked, not the pairs, which reach past it.
+    alone = {t for t in terms if len(t) == 1 and UNSPACED.search(t)}
+    if alone:
+        keep = [t for t in keep if not (paired(t) and alone.intersection(t))]
+    return keep + words
 
 
 def _unspaced_words(terms: list[str]) -> list[tuple[str, list[str]]]:

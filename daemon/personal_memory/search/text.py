@@ -238,10 +238,10 @@ def without_optional(text: str,
 
 
 def unspaced_word(term: str) -> bool:
-    """Whether a term is a run of more than two characters of a script written without
-    spaces (a query's word, whose pairs the index holds)."""
+    """Whether a term is a run of one character, or of more than two, of a script written
+    without spaces (a query's word, whose pairs the index holds)."""
     return (_SPLIT.match(term) is not None and " " not in term
-            and sum(unicodedata.category(ch)[0] != "M" for ch in term) > 2)
+            and sum(unicodedata.category(ch)[0] != "M" for ch in term) != 2)
 
 
 def paired(term: str) -> bool:

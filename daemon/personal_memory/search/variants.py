@@ -1,7 +1,9 @@
 """Forms of a query word that no visible row holds, searched as the held words they are
 made of: two words written as one (German compounds), a word with a prefix written onto
-it (Arabic's article and conjunctions, Hebrew's), and German's umlauts and ß spelled out
-on a keyboard without them (Tastenkuerzel, Fussnoten). docs/data-model.md#ranking"""
+it (Arabic's article and conjunctions, Hebrew's), German's umlauts and ß spelled out on
+a keyboard without them (Tastenkuerzel, Fussnoten), and one character of a script
+written without spaces (税), which the index holds in pairs (税金, 关税).
+docs/data-model.md#ranking"""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ _PREFIXES = {
 }
 PREFIXED_REST = 3
 PREFIXED_FORMS = 3  # at most this many held forms searched for one word
+# A lone character is searched as the held pairs that hold it, at most this many (in code
+# point order, so that the choice depends on the rows the search sees alone).
+PAIRS_OF_ONE = 64
 
 
 def _script(term: str) -> str | None:
@@ -84,18 +89,22 @@ def word_parts(db, terms: list[str], held: set[str],
     without a prefix written onto it (up to :data:`PREFIXED_FORMS`, in the order
     tried). ``held_in(terms)``: which of these terms a row it ranks holds."""
     stop = stop_terms(db)
-    splits, forms = {}, {}
+    splits, forms, alone = {}, {}, set()
     for term in terms:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)
             forms[term] = [f for f in _prefixed(term) + _spelled_out(term) if f not in stop]
+            if len(term) == 1 and UNSPACED.search(term):
+                alone.add(term)
+                forms[term] = db.pairs_holding(term)
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
     have = held_in(sorted(asked)) if asked else set()
     out: dict[str, tuple[str, ...]] = {}
     for term in splits:
         pick = next((pair for pair in splits[term] if set(pair) <= have), None)
-        kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[:PREFIXED_FORMS]
+        kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[
+            :PAIRS_OF_ONE if term in alone else PREFIXED_FORMS]
         if pick or kept:
             out[term] = pick or kept
     return out

@@ -167,6 +167,15 @@ class Retrieval:
                 (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
         return list(found)
 
+    def pairs_holding(self, char: str) -> list[str]:
+        """The pairs of characters the index has ever held that hold ``char`` (a
+        character of a script written without spaces, which the index holds in pairs),
+        in code point order."""
+        self._terms_table()
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms WHERE length(term) = 2 AND "
+            "instr(term, ?) > 0 ORDER BY term", (char,))]
+
     def terms_starting(self, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` terms the index has ever held that start with ``prefix``."""
         self._terms_table()

@@ -152,7 +152,7 @@ def marked(terms: list[str], total: int, docs: dict[str, int]) -> list[str]:
              if len(pairs) > 1 and kept.intersection(pairs)]
     # A lone character (税) is searched as the pairs that hold it (税金, 关税): the character
     # is marked, not the pairs, which reach past it.
-    alone = {t for t in terms if len(t) == 1 and UNSPACED.search(t)}
+    alone = {t for t in terms if lone_character(t)}
     if alone:
         keep = [t for t in keep if not (paired(t) and alone.intersection(t))]
     return keep + words
@@ -162,13 +162,14 @@ def _unspaced_words(terms: list[str]) -> list[tuple[str, list[str]]]:
     """The query's words of a script without spaces, from its terms in the query's order:
     each with its pairs of characters (one overlaps the next by a character)."""
     words: list[tuple[str, list[str]]] = []
-    previous = None
+    previous = ""
     for term in terms:
-        if paired(term) and previous is not None and paired(previous) \
-                and words and words[-1][1][-1] == previous and previous[-1] == term[0]:
+        if not paired(term):
+            pass
+        elif paired(previous) and previous[-1] == term[0]:  # the word's last pair
             word, pairs = words[-1]
             words[-1] = (word + term[1:], pairs + [term])
-        elif paired(term):
+        else:
             words.append((term, [term]))
         previous = term
     return words
@@ -279,6 +280,12 @@ MADE_UP_QUERY_TERMS = 4
 # Scripts written without spaces between words (Chinese, Japanese, Korean, Thai, Lao,
 # Tibetan, Myanmar, Khmer): a run of them is no one word, and never a made-up word.
 UNSPACED = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]")
+
+
+def lone_character(term: str) -> bool:
+    """Whether a query's term is one character of a script written without spaces (which
+    the index holds in pairs)."""
+    return len(term) == 1 and UNSPACED.search(term) is not None
 
 
 def latin(word: str) -> bool:

@@ -12,7 +12,7 @@ from ..notes.front_matter import read_scalar
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
-from .text import paired, unspaced_word, without_optional
+from .text import unspaced, without_optional
 
 # The lines shown around the best one: 300 characters (220 before) show the answer's lines
 # for one or two more questions in each set, and over MCP one question fewer needs a
@@ -104,7 +104,7 @@ def _spans(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     # written has inside longer runs; where they are, overlapping pairs make one word (and
     # a query's whole word, search/contract.py's marked, is marked where it is written).
     for term in terms:
-        if paired(term) or unspaced_word(term):
+        if unspaced(term):
             at = line.find(term)
             while at >= 0:
                 spans.append((at, at + len(term)))

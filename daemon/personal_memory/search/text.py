@@ -237,18 +237,24 @@ def without_optional(text: str,
     return "".join(text[i] for i in where), where
 
 
-def unspaced_word(term: str) -> bool:
-    """Whether a term is a run of one character, or of more than two, of a script written
-    without spaces (a query's word, whose pairs the index holds)."""
-    return (_SPLIT.match(term) is not None and " " not in term
-            and sum(unicodedata.category(ch)[0] != "M" for ch in term) != 2)
+def _unspaced_letters(term: str) -> int:
+    """How many characters (marks aside) a run of a script written without spaces has; 0
+    for any other term."""
+    if _SPLIT.match(term) is None or " " in term:
+        return 0
+    return sum(unicodedata.category(ch)[0] != "M" for ch in term)
+
+
+def unspaced(term: str) -> bool:
+    """Whether a term is a run of a script written without spaces: a pair the index holds,
+    or a query's word of one character or more, whose pairs it holds."""
+    return _unspaced_letters(term) > 0
 
 
 def paired(term: str) -> bool:
     """Whether an index term is a pair of characters of a script written without spaces
     (what :func:`normalize_text` makes of its runs)."""
-    return (_SPLIT.match(term) is not None and " " not in term
-            and sum(unicodedata.category(ch)[0] != "M" for ch in term) == 2)
+    return _unspaced_letters(term) == 2
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .contract import UNSPACED, stop_terms
+from .contract import UNSPACED, lone_character, stop_terms
 
 # Two words some row holds written as one ("Dateiwiederherstellung", "Studentenrabatt":
 # Student-en-Rabatt): each of at least COMPOUND_PART letters, the first maybe followed by
@@ -93,10 +93,12 @@ def word_parts(db, terms: list[str], held: set[str],
     for term in terms:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)
-            forms[term] = [f for f in _prefixed(term) + _spelled_out(term) if f not in stop]
-            if len(term) == 1 and UNSPACED.search(term):
+            if lone_character(term):
                 alone.add(term)
                 forms[term] = db.pairs_holding(term)
+            else:
+                forms[term] = [f for f in _prefixed(term) + _spelled_out(term)
+                               if f not in stop]
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
     have = held_in(sorted(asked)) if asked else set()

@@ -165,7 +165,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
           unlisted: list[str], listings: Listings) -> None:
     top = os_path(root, start, listings) if start else root
     if top is None:
-        _unlistable(root, start, skipped, unlisted)
+        _parent_unlisted(root, start, skipped, unlisted)
         return
     try:
         st = os.lstat(top)
@@ -189,11 +189,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
             entries = list(os.scandir(current))
         except OSError as exc:
             rel = markdown.normalise_path(os.path.relpath(current, root))
-            rel = "" if rel == "." else rel
-            unlisted.append(rel)
-            skipped.append(SkippedFile(printable(rel or "."),
-                                       f"cannot list folder: {exc.strerror}; its notes "
-                                       "are kept as they were"))
+            _unlisted("" if rel == "." else rel, exc, skipped, unlisted)
             continue
         for entry in entries:
             try:
@@ -213,7 +209,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
 
-def _unlistable(root: str, start: str, skipped: list[SkippedFile],
+def _parent_unlisted(root: str, start: str, skipped: list[SkippedFile],
                 unlisted: list[str]) -> None:
     """A path not found may lie in a folder that cannot be listed (``chmod 000``): then
     nothing says it is gone, and that folder is unlisted, as a whole scan finds it. The
@@ -227,10 +223,16 @@ def _unlistable(root: str, start: str, skipped: list[SkippedFile],
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            unlisted.append(rel)
-            skipped.append(SkippedFile(printable(rel), f"cannot list folder: {exc.strerror}; "
-                                       "its notes are kept as they were"))
+            _unlisted(rel, exc, skipped, unlisted)
             return
+
+
+def _unlisted(rel: str, exc: OSError, skipped: list[SkippedFile],
+              unlisted: list[str]) -> None:
+    """A folder that cannot be listed: its notes are kept, and it is named."""
+    unlisted.append(rel)
+    skipped.append(SkippedFile(printable(rel or "."), f"cannot list folder: {exc.strerror}; "
+                               "its notes are kept as they were"))
 
 
 def _twins(root: str, path: str, found: dict, skipped: list[SkippedFile],

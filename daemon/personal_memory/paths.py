@@ -35,6 +35,11 @@ def real_database(path: str | os.PathLike) -> Path:
     return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
 
 
+def free_beside(db_path: str | os.PathLike) -> int:
+    """Bytes free on the disk that holds the database's real file (its WAL, its locks)."""
+    return shutil.disk_usage(real_database(db_path).parent).free
+
+
 def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 

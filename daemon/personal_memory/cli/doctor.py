@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import sys
 from dataclasses import asdict, dataclass
 
@@ -14,6 +13,7 @@ from ..embedding import models as embedders
 from ..errors import ClockImplausible, PersonalMemoryError
 from ..limits import DISK_FAIL_BYTES, DISK_WARN_BYTES, REPLICA_MAX_LAG_SECONDS
 from ..memory import MemoryStore
+from ..paths import free_beside
 from ..times import plausible_now
 
 
@@ -93,7 +93,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
 
 def _disk(db_path: str, daemon) -> Check:
     """Room beside the database: without it nothing new is recorded (the daemon waits)."""
-    free = shutil.disk_usage(os.path.dirname(os.path.realpath(db_path))).free
+    free = free_beside(db_path)
     said = f"{free / 2**20:,.0f} MiB free beside the database"
     if daemon.daemon_state.startswith("not writing"):
         return Check("disk", "fail", f"{said}; the daemon is running but has not written "

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 
 from ..notes import model as notes
 from ..limits import DISK_FAIL_BYTES, HEARTBEAT_SECONDS
-from ..paths import lock_path, real_database
+from ..paths import free_beside, lock_path, real_database
 from ..records import DaemonStatus
 from ..store import Database
 from ..times import format_time, now_micros
@@ -76,7 +75,7 @@ def _short_of_space(db_path: str) -> str:
     """A running daemon on a disk that is (nearly) full: its heartbeat, the last thing it
     wrote, stays fresh for a while after it can write nothing, so say so at once."""
     try:
-        free = shutil.disk_usage(os.path.dirname(real_database(db_path))).free
+        free = free_beside(db_path)
     except OSError:
         return ""
     if free >= DISK_FAIL_BYTES:

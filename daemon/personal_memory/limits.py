@@ -35,6 +35,7 @@ MAX_TOOL_SOURCE_CHARS = 2000
 
 # `memory serve --http`: its port, and what one client may ask of it.
 HTTP_PORT = 8767
+MAX_PORT = 65535  # a TCP port is 0 (any free one) to this
 HTTP_MAX_BODY_BYTES = 1024 * 1024  # a JSON-RPC message at /mcp
 HTTP_MAX_FORM_BYTES = 64 * 1024  # registration, token and consent requests
 HTTP_REQUESTS_PER_MINUTE = 600  # per token, with bursts of HTTP_BURST

@@ -6,7 +6,7 @@ import argparse
 import re
 
 from ..limits import (EMBEDDER_CHOICES, EXIT_USAGE, HTTP_PORT, HTTP_REQUESTS_PER_MINUTE,
-                      VECTOR_BACKENDS)
+                      MAX_PORT, VECTOR_BACKENDS)
 from ..version import __version__
 
 
@@ -41,8 +41,8 @@ def port(text: str) -> int:
         number = int(text)
     except ValueError:
         number = -1
-    if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535)")
+    if not 0 <= number <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to {MAX_PORT})")
     return number
 
 

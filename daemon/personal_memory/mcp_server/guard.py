@@ -167,8 +167,8 @@ class Policy(NamedTuple):
     per_token: Rate
     per_address: Rate
     max_form_bytes: int  # bodies outside /mcp (the SDK bounds /mcp's)
+    namespace: str  # the namespace an address without ?namespace= reads
     mcp_path: str = "/mcp"
-    namespace: str = "notes"  # the namespace an address without ?namespace= reads
 
 
 async def _send_json(send: Send, status: int, body: dict,
@@ -269,8 +269,8 @@ class Guard:
         # The scope to ask for: the namespace the address names (?namespace=), else the
         # default one. A client that asks for none may otherwise ask for its own defaults
         # ("openid email profile"), which name no notes.
-        asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(
-            "namespace", [self.policy.namespace])[0]
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        asked = query.get("namespace", [self.policy.namespace])[0]
         challenge = [f'scope="{asked}"'] if NAMESPACE_NAME.fullmatch(asked) else []
 
         async def unauthorized(description: str, given: bool = True) -> None:
@@ -306,7 +306,6 @@ class Guard:
             await refuse(429, "rate_limited", f"too many requests for {held.grant.name!r}",
                          [(b"retry-after", str(math.ceil(wait)).encode())])
             return
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         wanted = query.get("namespace", [held.grant.namespaces[0]])[0]
         if wanted not in held.grant.namespaces:
             scope_hint = f', scope="{wanted}"' if NAMESPACE_NAME.fullmatch(wanted) else ""

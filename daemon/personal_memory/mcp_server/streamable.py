@@ -27,7 +27,8 @@ from ..errors import ConfigError
 from ..limits import (EXIT_OK, EXIT_RESTART, HTTP_ADDRESS_BURST,
                       HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_BURST,
                       HTTP_MAX_BODY_BYTES, HTTP_MAX_FORM_BYTES, HTTP_MAX_SESSIONS,
-                      HTTP_PORT, HTTP_REQUESTS_PER_MINUTE, HTTP_SESSION_IDLE_SECONDS)
+                      HTTP_PORT, HTTP_REQUESTS_PER_MINUTE, HTTP_SESSION_IDLE_SECONDS,
+                      MAX_PORT)
 from ..settings import Settings
 
 log = logging.getLogger("personal_memory.http")
@@ -81,8 +82,8 @@ def _origin(url: str) -> str:
 def check(options: HttpOptions, port: int | None = None) -> Endpoint:
     """The options validated (``port``: the one actually bound, for --port 0)."""
     o = options
-    if not 0 <= o.port <= 65535:
-        raise ConfigError(f"--port: {o.port} is not a port (0 to 65535)")
+    if not 0 <= o.port <= MAX_PORT:
+        raise ConfigError(f"--port: {o.port} is not a port (0 to {MAX_PORT})")
     if not 1 <= o.rate_limit <= 1_000_000:
         raise ConfigError(f"--rate-limit: {o.rate_limit} is not a number of requests a "
                           "minute (1 to 1,000,000)")
@@ -144,7 +145,7 @@ def bases(endpoint: Endpoint) -> dict[str, str]:
     return found
 
 
-def policy(endpoint: Endpoint, namespace: str = "notes"):
+def policy(endpoint: Endpoint, namespace: str):
     """Hosts and origins accepted, the rates, and the namespace read by default."""
     from .guard import Policy, Rate
     accepted = bases(endpoint)

@@ -60,6 +60,23 @@ def ids(found):
     return [r.memory_id for r in found]
 
 
+def embedded_notes(tmp_path, embedder) -> MemoryStore:
+    """A store of NOTES, each given its vector by ``embedder``."""
+    store = MemoryStore.open(tmp_path / "m.db", embedder=embedder)
+    for mid, text in NOTES.items():
+        store.remember(mid, text, namespace="n")
+    store.embed_pending()
+    return store
+
+
+def answered_alike(store, query: str):
+    """The search's answer, the reference path's the same (results and whether any)."""
+    fast = store.search(query, namespace="n")
+    ref = store.search_reference(query, namespace="n")
+    assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
+    return fast
+
+
 def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp_path):
     with keyword_store(tmp_path) as store:
         assert ids(store.search("what is the wifi password at the cabin?", namespace="n")) \
@@ -134,10 +151,7 @@ def test_a_made_up_name_beside_a_common_word_is_answered_only_by_meaning(tmp_pat
     """With a model, a query at least half of whose words no visible memory holds is not
     answered by the rest alone: only something close enough in meaning answers it."""
     from ground_truth import ToyEmbedder
-    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
-        for mid, text in NOTES.items():
-            store.remember(mid, text, namespace="n")
-        store.embed_pending()
+    with embedded_notes(tmp_path, ToyEmbedder()) as store:
         found = store.search("plonkify wifi", namespace="n")
         best = max(r.cosine for r in store.search("wifi", namespace="n", limit=20))
         assert best < ToyEmbedder.no_answer_below(len(NOTES))  # nothing close in meaning
@@ -162,41 +176,31 @@ def test_a_word_of_the_models_vocabulary_the_notes_lack_is_not_taken_for_a_made_
         def word_pieces(word: str) -> int:  # lower case only
             return {"vacation": 1, "wifi": 1, "password": 1, "tooltip": 2}.get(word, 3)
 
-    with MemoryStore.open(tmp_path / "m.db", embedder=Vocabulary()) as store:
-        for mid, text in NOTES.items():
-            store.remember(mid, text, namespace="n")
-        store.embed_pending()
+    with embedded_notes(tmp_path, Vocabulary()) as store:
         for query, answered in [("vacation wifi", True), ("Vacation wifi", True),
                                 ("tooltip wifi", True), ("Gartenhaus Rosen", True),
                                 ("plonkify wifi", False), ("plonkify Rosen", False),
                                 ("vacation plonkify", False), ("wifi 1987", True)]:
-            fast = store.search(query, namespace="n")
-            ref = store.search_reference(query, namespace="n")
+            fast = answered_alike(store, query)
             assert bool(fast) is answered, (query, fast.no_answer)
-            assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
             if answered:  # the held word's row (the toy model's meaning decides the rest)
                 assert ("de#Garten" if "Rosen" in query else "cabin#Wifi") in ids(fast)
 
 
 def test_a_word_of_a_language_is_no_made_up_word_however_the_model_cuts_it(tmp_path):
-    """The model cuts everyday words ("autumn", "reschedule", "Steuererklärung") into as
-    many pieces as made-up ones: a word of the word lists is real, and the held word
+    """The model cuts everyday words ("autumn", "reschedule", "beverage") into as many
+    pieces as made-up ones: a word of the word lists is real, and the held word
     beside it answers; a made-up one still does not. Both paths agree."""
     from personal_memory.search import lexicon
 
     assert all(lexicon.known(w) for w in ("autumn", "Reschedule", "impôts", "fontanero"))
     assert not any(lexicon.known(w) for w in ("plonkify", "snaxlo", "zanthrop", ""))
-    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
-        for mid, text in NOTES.items():
-            store.remember(mid, text, namespace="n")
-        store.embed_pending()
+    with embedded_notes(tmp_path, WordsDecide()) as store:
         for query, answered in [("autumn wifi", True), ("reschedule train", True),
                                 ("Umbrella keys", True), ("plonkify wifi", False),
                                 ("wifi snaxlo", False)]:
-            fast = store.search(query, namespace="n")
-            ref = store.search_reference(query, namespace="n")
+            fast = answered_alike(store, query)
             assert bool(fast) is answered, (query, fast.no_answer)
-            assert ids(fast) == ids(ref) and (fast.no_answer is None) == (ref.no_answer is None)
 
 
 def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
@@ -290,10 +294,7 @@ def test_a_made_up_word_alone_needs_the_margin_above_the_bar_a_real_word_does_no
             return 1 if word.lower() == "vacation" else 4
 
     model = Movable()
-    with MemoryStore.open(tmp_path / "m.db", embedder=model) as store:
-        for mid, text in NOTES.items():
-            store.remember(mid, text, namespace="n")
-        store.embed_pending()
+    with embedded_notes(tmp_path, model) as store:
         for query, answered in [("yvapxrxcqshk", False), ("vacation", True),
                                 ("yvapxrxcqshk vacation", True)]:  # a real word in it
             model.bar = -1.0
@@ -315,10 +316,7 @@ def test_a_word_written_after_a_search_counts_at_the_next_one(tmp_path):
     """The typo candidates a search reads are kept until the file changes: a note that
     brings a word spelled like the made-up one (two letters swapped) makes it a known
     word's typo at once."""
-    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
-        for mid, text in NOTES.items():
-            store.remember(mid, text, namespace="n")
-        store.embed_pending()
+    with embedded_notes(tmp_path, WordsDecide()) as store:
         assert not store.search("Kwibblesoft wifi password", namespace="n")
         store.remember("apps#Kwibbel", "The kwibbelsoft app syncs the cabin.", namespace="n")
         store.embed_pending()

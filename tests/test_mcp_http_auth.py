@@ -155,16 +155,7 @@ def _tokens(base: str, client: dict, redirect: str = CALLBACK, basic: bool = Fal
             scope: str | None = None) -> dict:
     """Authorize, consent and exchange the code: the token response. ``basic``: the
     client names itself in the Authorization header alone (RFC 6749 2.3.1)."""
-    verifier, challenge = _pkce()
-    r = httpx2.get(base + "/authorize", params={
-        "response_type": "code", "client_id": client["client_id"], "code_challenge":
-        challenge, "code_challenge_method": "S256", "redirect_uri": redirect, "state": "s"}
-        | ({"scope": scope} if scope else {}))
-    key = parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
-    r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
-                                              "decision": "allow"})
-    assert r.headers["location"].startswith(redirect + "?")
-    code = parse_qs(urlsplit(r.headers["location"]).query)["code"][0]
+    code, verifier = _code(base, client, redirect, scope)
     form = {"grant_type": "authorization_code", "code": code, "client_id":
             client["client_id"], "redirect_uri": redirect, "code_verifier": verifier}
     headers = {}
@@ -176,6 +167,43 @@ def _tokens(base: str, client: dict, redirect: str = CALLBACK, basic: bool = Fal
     r = httpx2.post(base + "/token", data=form, headers=headers)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def _code(base: str, client: dict, redirect: str = CALLBACK,
+          scope: str | None = None) -> tuple[str, str]:
+    """Authorize and consent: the code and its PKCE verifier."""
+    verifier, challenge = _pkce()
+    r = httpx2.get(base + "/authorize", params={
+        "response_type": "code", "client_id": client["client_id"], "code_challenge":
+        challenge, "code_challenge_method": "S256", "redirect_uri": redirect, "state": "s"}
+        | ({"scope": scope} if scope else {}))
+    key = parse_qs(urlsplit(r.headers["location"]).query)["request"][0]
+    r = httpx2.post(base + "/consent", data={"request": key, "passphrase": PASSPHRASE,
+                                              "decision": "allow"})
+    assert r.headers["location"].startswith(redirect + "?")
+    return parse_qs(urlsplit(r.headers["location"]).query)["code"][0], verifier
+
+
+def test_token_errors_are_those_of_rfc_6749(server):
+    """5.2: a redirect URI other than the authorization request's is invalid_grant, a
+    missing one invalid_request; 5.1: a client that did not register the refresh_token
+    grant gets no refresh token."""
+    client = _register(server.base, token_endpoint_auth_method="none",
+                       grant_types=["authorization_code"]).json()
+    code, verifier = _code(server.base, client)
+    form = {"grant_type": "authorization_code", "code": code,
+            "client_id": client["client_id"], "code_verifier": verifier}
+    r = httpx2.post(server.base + "/token", data=form | {
+        "redirect_uri": "http://127.0.0.1:9/elsewhere"})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
+    assert "not the one the code was issued for" in r.json()["error_description"]
+    r = httpx2.post(server.base + "/token", data=form)
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request", r.text
+    r = httpx2.post(server.base + "/token", data=form | {"redirect_uri": CALLBACK})
+    assert r.status_code == 200, r.text
+    assert r.json()["access_token"] and "refresh_token" not in r.json(), r.text
+    both = _register(server.base, token_endpoint_auth_method="none").json()
+    assert _tokens(server.base, both)["refresh_token"]
 
 
 def test_a_loopback_redirect_may_name_any_port(server):

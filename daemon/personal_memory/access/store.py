@@ -103,7 +103,7 @@ class Code(NamedTuple):
 
 class Pair(NamedTuple):
     access: str
-    refresh: str
+    refresh: str | None  # None for a client that may not refresh
     expires_in: int
 
 
@@ -343,7 +343,8 @@ class AccessStore:
         return Code(grant, code, data["redirect_uri"], data["explicit"],
                     data["code_challenge"], row[1], row[2])
 
-    def _spend(self, secret: str, grant_id: int, resource: str | None) -> Pair:
+    def _spend(self, secret: str, grant_id: int, resource: str | None,
+               refresh: bool = True) -> Pair:
         """A new pair for a code or refresh token, which is used up: a second use, even
         at the same moment, ends the grant and gets nothing."""
         with self._lock:
@@ -352,18 +353,21 @@ class AccessStore:
                                    "spent_at IS NULL", (int(time.time()),
                                                         hashing.digest(secret)))
                 if self._conn.changes() == 1:
-                    return self._pair(grant_id, resource)
+                    return self._pair(grant_id, resource, refresh)
             with self._conn:
                 self._revoke_grant(grant_id)
         raise TokenRefused("already used")
 
-    def exchange_code(self, code: Code) -> Pair:
-        return self._spend(code.code, code.grant.id, code.resource)
+    def exchange_code(self, code: Code, refresh: bool = True) -> Pair:
+        """The pair for a code; no refresh token for a client that did not register the
+        refresh_token grant (RFC 6749 5.1: it could not use one)."""
+        return self._spend(code.code, code.grant.id, code.resource, refresh)
 
-    def _pair(self, grant_id: int, resource: str | None) -> Pair:
+    def _pair(self, grant_id: int, resource: str | None, refresh: bool = True) -> Pair:
         now = int(time.time())
         return Pair(self._token(grant_id, "access", resource, now + ACCESS_TOKEN_SECONDS),
-                    self._token(grant_id, "refresh", resource, now + REFRESH_TOKEN_SECONDS),
+                    self._token(grant_id, "refresh", resource, now + REFRESH_TOKEN_SECONDS)
+                    if refresh else None,
                     ACCESS_TOKEN_SECONDS)
 
     def load_refresh(self, token: str, client_id: str) -> TokenGrant | None:

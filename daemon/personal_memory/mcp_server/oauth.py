@@ -240,7 +240,9 @@ class OwnerAuthorization:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: AuthorizationCode) -> OAuthToken:
         code = self.store.load_code(authorization_code.code, client.client_id)
-        pair = _spent(self.store.exchange_code, code, "the code was already used")
+        refresh = "refresh_token" in (client.grant_types or ())
+        pair = _spent(lambda c: self.store.exchange_code(c, refresh), code,
+                      "the code was already used")
         log.info("issued tokens to %r (grant %s)", client.client_name, code.grant.name)
         return OAuthToken(access_token=pair.access, refresh_token=pair.refresh,
                           expires_in=pair.expires_in, scope=" ".join(code.grant.namespaces))

@@ -20,6 +20,7 @@ from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAu
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.shared.auth import OAuthClientInformationFull, ProtectedResourceMetadata
+from pydantic import AnyUrl, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -162,11 +163,35 @@ class Routes:
             return JSONResponse({"error": "invalid_target", "error_description":
                                  f"this grant is for {bound}, not {str(resource)[:200]}"},
                                 status_code=400, headers=_NO_STORE)  # RFC 8707 2.2
+        if grant == "authorization_code" and (other := await self._other_redirect(
+                request, form)) is not None:
+            return JSONResponse({"error": "invalid_grant", "error_description":
+                                 f"redirect_uri {other[:200]!r} is not the one the code "
+                                 "was issued for"},
+                                status_code=400, headers=_NO_STORE)  # RFC 6749 5.2
         if basic and not form.get("client_id"):
             body = urlencode([*((k, str(v)) for k, v in form.multi_items()),
                               ("client_id", basic[0])]).encode()
             request = _with_form(request, body)
         return await self.token_handler.handle(request)
+
+    async def _other_redirect(self, request: Request, form) -> str | None:
+        """The redirect URI of an authenticated client's code request when it is not the
+        one its authorization request named (the SDK calls that invalid_request; RFC 6749
+        5.2 invalid_grant). None for anything else, which the SDK's handler answers: a
+        missing one stays invalid_request (a required parameter)."""
+        given = form.get("redirect_uri")
+        if not isinstance(given, str) or not given:
+            return None
+        try:
+            client = await self.authenticator.authenticate_request(request)
+            given_url = str(AnyUrl(given))
+        except (AuthenticationError, ValidationError):
+            return None
+        code = self.owner.store.load_code(str(form.get("code", "")), client.client_id)
+        if code is None or not code.redirect_uri_explicit or code.redirect_uri == given_url:
+            return None
+        return given
 
     def _bound_to(self, form, basic: tuple[str, str] | None) -> str | None:
         """The server address the code or refresh token of a token request was issued for

@@ -72,6 +72,21 @@ def test_malformed_front_matter_is_kept_as_text_and_named():
     assert rebuilt(n) == text
 
 
+def test_a_key_written_twice_is_named_and_the_block_kept_as_text():
+    """YAML's keys are unique (Obsidian refuses such a block too): the last value is not
+    taken silently. A merge (<<) and keys differing in case or type are not repeats."""
+    text = "---\ntags: [a]\ntitle: T\ntags: [b]\n---\nbody words\n"
+    n = note(text)
+    assert n.front_matter_error == ("front matter is not valid YAML (line 4: the key "
+                                    "'tags' is written twice)")
+    assert n.tags == () and "tags: [b]" in n.sections[0].text and rebuilt(n) == text
+    nested = note("---\nm:\n  k: 1\n  k: 2\n---\nx\n")
+    assert "(line 4: the key 'k' is written twice)" in nested.front_matter_error
+    fine = note("---\nbase: &b {k: 1}\nm:\n  <<: *b\n  k: 2\nTags: x\ntags: y\n"
+                "1: one\n'1': two\n---\nx\n")
+    assert fine.front_matter_error is None and fine.tags == ("y",)
+
+
 def test_front_matter_is_never_executed():
     n = note("---\ntitle: !!python/object/apply:os.system ['echo pwned']\n---\nbody\n")
     assert n.front_matter_error and "pwned" not in n.title

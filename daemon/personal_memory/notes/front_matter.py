@@ -101,6 +101,20 @@ class _Loader(_BASE):
         except (ValueError, OverflowError, AttributeError):  # AttributeError: !!timestamp x
             return self.construct_scalar(node)
 
+    def construct_mapping(self, node, deep=False):
+        # YAML says a mapping's keys are unique, and Obsidian refuses a block that
+        # repeats one; PyYAML would keep the last value without a word.
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key.value[:60]!r} is written twice",
+                            key.start_mark)
+                    seen.add((key.tag, key.value))
+        return super().construct_mapping(node, deep)
+
     def construct_yaml_int(self, node):
         if len(node.value) > FRONT_MATTER_MAX_DIGITS:
             raise TooLarge(f"holds a number {len(node.value):,} characters long (the limit "

@@ -55,6 +55,26 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_named(store, root, tmp_path
     assert p.returncode == 0 and "bad-\\xff-name.md" in p.stdout, p.stderr
 
 
+def test_a_file_named_as_another_note_s_section_is_skipped_not_mixed_in(store, root):
+    """``a.md#X.md`` would have the memory ID of the heading ``X.md`` of ``a.md``, and
+    each would hide the other: it is named and skipped, by a whole scan and a path's sync
+    alike, and a folder so named too."""
+    (root / "a.md").write_text("# X.md\n\nalpha gooseberry\n")
+    (root / "a.md#X.md").write_text("beta damson\n")
+    (root / "C#.md").write_text("gamma sharp\n")  # no note before its '#'
+    (root / "b.md#sub").mkdir()
+    (root / "b.md#sub" / "c.md").write_text("delta damson\n")
+    report = store.sync([Folder.of(root)])
+    assert sorted(s.path for s in report.skipped) == ["a.md#X.md", "b.md#sub/c.md"]
+    assert "reads as a section of a.md" in report.skipped[0].reason
+    assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
+    assert keyword_ids(store, "damson") == [] and keyword_ids(store, "sharp") == ["notes/C#.md"]
+    (root / "a.md#X.md").write_text("beta damson edited\n")
+    again = store.sync_paths({Folder.of(root): {"a.md#X.md"}})
+    assert [s.path for s in again.skipped] == ["a.md#X.md"]
+    assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
+
+
 def test_a_symlinked_root_is_followed(store, tmp_path):
     real = tmp_path / "real"
     real.mkdir()

@@ -373,6 +373,18 @@ def is_note_name(name: str) -> bool:
     return name.lower().endswith(NOTE_SUFFIXES)
 
 
+def shadowed_note(relpath: str) -> str | None:
+    """The note whose sections' IDs this path's note ID could be (``a.md#X.md`` is the
+    ID of the heading ``X.md`` of ``a.md``), or None: the first part before a ``#`` that
+    is a note's path."""
+    at = relpath.find("#")
+    while at > 0:
+        if relpath[:at].lower().endswith(NOTE_SUFFIXES):
+            return relpath[:at]
+        at = relpath.find("#", at + 1)
+    return None
+
+
 def is_watched_dir(name: str) -> bool:
     """Hidden folders (.git, .obsidian, .trash...) are never walked."""
     return not name.startswith(".")

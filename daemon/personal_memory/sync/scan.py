@@ -260,6 +260,11 @@ def _add(found: dict, skipped: list[SkippedFile], rel: str, path: str,
                                    "the file to import it"))
         return
     key = markdown.normalise_path(rel)
+    if (shadowed := markdown.shadowed_note(key)) is not None:
+        skipped.append(SkippedFile(printable(rel), f"its name reads as a section of "
+                                   f"{printable(shadowed)} ('#' after the note's name); "
+                                   "rename it to import it"))
+        return
     other = found.get(key)
     if other is not None:
         # Twins (NFC and NFD spellings of one name): keep the NFC one, else the first

@@ -75,6 +75,25 @@ def test_a_file_named_as_another_note_s_section_is_skipped_not_mixed_in(store, r
     assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
 
 
+def test_a_file_an_earlier_version_imported_as_a_section_s_id_leaves_it_alone(
+        store, root, monkeypatch):
+    """What an earlier version stored under both (the file's note and the section share
+    a memory ID): renaming the file away tombstones its note, not the section a.md holds."""
+    from personal_memory.notes import markdown
+    (root / "a.md").write_text("# X.md\n\nalpha gooseberry\n")
+    (root / "a.md#X.md").write_text("beta damson\n")
+    with monkeypatch.context() as m:
+        m.setattr(markdown, "shadowed_note", lambda relpath: None)  # as it was
+        store.sync([Folder.of(root)])
+    (root / "a.md").write_text("# X.md\n\nalpha gooseberry edited\n")
+    store.sync([Folder.of(root)])
+    assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
+    (root / "a.md#X.md").rename(root / "b.md")
+    store.sync([Folder.of(root)])
+    assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
+    assert keyword_ids(store, "damson") == ["notes/b.md"]
+
+
 def test_a_symlinked_root_is_followed(store, tmp_path):
     real = tmp_path / "real"
     real.mkdir()

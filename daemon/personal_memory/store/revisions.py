@@ -313,7 +313,16 @@ class RevisionLog:
         revision is live, False when it is a tombstone."""
         if not self.at_least(4):
             return {}
-        return self._latest_states("note = ?", (namespace, note))
+        # A memory ID whose newest revision is another note's is not this note's (a file
+        # an earlier version imported as a.md#X.md shares the ID of a section of a.md).
+        return {m: not hidden for m, hidden, owner in self.conn.execute(
+            f"""SELECT memory_id, hidden, note FROM (
+                 SELECT memory_id, note, {visibility.hidden(self.purged)} AS hidden,
+                   ROW_NUMBER() OVER (PARTITION BY memory_id
+                                      ORDER BY {visibility.NEWEST_FIRST}) AS rn
+                 FROM revisions WHERE namespace = ? AND memory_id IN (
+                   SELECT memory_id FROM revisions WHERE namespace = ? AND note = ?))
+               WHERE rn = 1""", (namespace, namespace, note)) if owner == note}
 
     def legacy_chunk_states(self, namespace: str, note: str) -> dict[str, bool]:
         """:meth:`memory_states` of the numbered chunks the previous note model stored for

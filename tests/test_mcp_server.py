@@ -105,6 +105,18 @@ def test_tools_are_described_and_annotated(notes_db):
     assert props["limit"]["default"] == 5
 
 
+def test_input_schemas_give_one_type_per_argument_and_null_is_still_taken(notes_db):
+    """Function-calling APIs that take one type per field (Gemini's) refuse the whole
+    list over a ``type: [string, null]``; an optional argument left out means none."""
+    server = build_server(config(db=notes_db, enable_writes=True))
+    for t in list_tools(server):
+        for name, prop in t.input_schema.get("properties", {}).items():
+            assert isinstance(prop.get("type"), str) and "anyOf" not in prop, (t.name, name)
+    assert list_tools(server)[0].output_schema  # outputs keep their nulls
+    r = call(server, "memory_search", {"query": "prefer", "as_of": None, "tags": None})
+    assert not r.is_error and r.structured_content["as_of"] is None
+
+
 def test_write_tools_only_with_writes_enabled(notes_db):
     server = build_server(config(db=notes_db, enable_writes=True))
     tools = {t.name: t for t in list_tools(server)}

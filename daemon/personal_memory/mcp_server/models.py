@@ -49,6 +49,23 @@ def compact_schema(schema):
     return out
 
 
+def plain_optionals(schema: dict) -> dict:
+    """A tool's compact input schema with its optional arguments' ``null`` left out:
+    leaving one out means none already, and function-calling APIs that take one type per
+    field (Gemini's) refuse a whole tool list over ``type: [string, null]``. A client that
+    sends null anyway is still answered: the arguments are validated by the tool's own
+    signature."""
+    required = set(schema.get("required", ()))
+    props = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if name not in required and isinstance(kind, list) and "null" in kind:
+            rest = [k for k in kind if k != "null"]
+            prop = {**prop, "type": rest[0] if len(rest) == 1 else rest}
+        props[name] = prop
+    return {**schema, "properties": props} if "properties" in schema else schema
+
+
 class Out(BaseModel):
     model_config = ConfigDict(json_schema_extra=_untitled)
 

@@ -23,7 +23,7 @@ from ..limits import EXIT_OK, EXIT_USAGE
 from ..settings import Settings
 from ..version import __version__
 from . import resources
-from .models import compact_schema
+from .models import compact_schema, plain_optionals
 from .stdio import ANNOUNCE_AFTER_ENV, ANNOUNCED_FD_ENV, Relay, is_worker
 from .tools import INSTRUCTIONS, REQUEST_NAMESPACE, MemoryTools
 
@@ -96,7 +96,7 @@ class Server(MCPServer):
 
     async def list_tools(self):
         return [tool.model_copy(update={
-            "input_schema": compact_schema(tool.input_schema),
+            "input_schema": plain_optionals(compact_schema(tool.input_schema)),
             "output_schema": compact_schema(tool.output_schema)})
             for tool in await super().list_tools()]
 

@@ -96,8 +96,15 @@ def test_a_token_reads_only_its_namespaces(server):
     refused = httpx2.post(server.url + "?namespace=notes", json={},
                           headers={"Authorization": f"Bearer {private}"})
     assert refused.status_code == 403
-    assert "does not read the namespace 'notes'" in refused.json()["error_description"]
+    assert "does not read the namespace 'notes'" in refused.json()["error"]["message"]
     assert 'scope="notes"' in refused.headers["www-authenticate"]
+
+    async def other(url):  # a real client says why, not "Server returned an error"
+        async with with_token(url + "?namespace=notes", private) as c:
+            await c.call_tool("memory_search", {"query": "prefer"})
+    with pytest.raises(Exception) as refusal:
+        asyncio.run(other(server.url))
+    assert "does not read the namespace 'notes'" in repr(refusal.value), refusal.value
     odd = httpx2.post(server.url + "?namespace=a%0d%0aX-Evil:%201", json={},
                       headers={"Authorization": f"Bearer {private}"})
     assert odd.status_code == 403 and "x-evil" not in odd.headers
@@ -148,7 +155,7 @@ def test_the_whole_oauth_flow_with_the_sdk_client(server, notes_db):
     late = httpx2.post(server.url, json={}, headers={
         "Authorization": f"Bearer {pair['access_token']}"})
     assert late.status_code == 401
-    assert "revoked" in late.json()["error_description"]
+    assert "revoked" in late.json()["error"]["message"]
 
 
 def test_revoking_a_client_by_name_stops_it_at_the_next_request(server, notes_db):
@@ -175,7 +182,7 @@ def _refusal(response) -> str:
     assert response.status_code == 401, response.text
     header = response.headers["www-authenticate"]
     assert header.startswith("Bearer ") and 'resource_metadata="' in header
-    return response.json()["error_description"]
+    return response.json()["error"]["message"]
 
 
 def test_each_bad_token_is_refused_with_its_reason(server, notes_db):
@@ -222,7 +229,7 @@ def test_host_origin_body_and_json_rpc_refusals(server):
     r = httpx2.post(server.url, json={}, headers=auth | {"Host": "evil.example"})
     assert r.status_code == 421
     r = httpx2.post(server.url, json={}, headers=auth | {"Origin": "http://evil.example"})
-    assert r.status_code == 403 and "may not call" in r.json()["error_description"]
+    assert r.status_code == 403 and "may not call" in r.json()["error"]["message"]
     r = httpx2.get(server.base + "/.well-known/oauth-authorization-server",
                    headers={"Host": "evil.example"})
     assert r.status_code == 421
@@ -234,7 +241,7 @@ def test_host_origin_body_and_json_rpc_refusals(server):
     big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * 2_000_000 + b'"}}'
     r = httpx2.post(server.url, content=big, headers=auth | {
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-    assert r.status_code == 413
+    assert r.status_code == 413 and "larger than" in r.json()["error"]["message"]
     r = httpx2.post(server.base + "/register", content=b"{" + b" " * 100_000 + b"}",
                     headers={"Content-Type": "application/json"})
     assert r.status_code == 413

@@ -58,7 +58,7 @@ def _oauth_search(url: str):
 def _refusal(response) -> str:
     assert response.status_code == 401, response.text
     assert 'resource_metadata="' in response.headers["www-authenticate"]
-    return response.json()["error_description"]
+    return response.json()["error"]["message"]
 
 
 def test_oauth_through_localhost_and_bound_to_that_address(server):

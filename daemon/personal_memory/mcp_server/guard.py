@@ -26,6 +26,7 @@ from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
 log = logging.getLogger("personal_memory.http")
 
 NAMESPACE_KEY = "memory_namespace"
+REFUSED = -32001  # JSON-RPC's implementation-defined server errors: a request refused
 MAX_TRACKED = 10_000  # rate buckets kept; the least recently used go first
 
 
@@ -216,10 +217,17 @@ class Guard:
         address = (scope.get("client") or ("?", 0))[0]
         where = f"{scope.get('method')} {path} from {address}"
 
+        rpc = path == self.policy.mcp_path
+
         def refuse(status: int, error: str, description: str, extra=()):
             self._log(where, description)
-            return _send_json(send, status, {"error": error, "error_description":
-                                             description}, list(extra))
+            # MCP clients show a refusal's reason when it is a JSON-RPC error (the SDK's
+            # otherwise says "Server returned an error response"); the OAuth endpoints
+            # answer as OAuth does. The headers (WWW-Authenticate) are the same either way.
+            body = {"jsonrpc": "2.0", "id": None, "error": {
+                "code": REFUSED, "message": description, "data": {"error": error}}} if rpc \
+                else {"error": error, "error_description": description}
+            return _send_json(send, status, body, list(extra))
 
         host = headers.get("host", "").lower()
         base = self.policy.bases.get(host)
@@ -379,7 +387,11 @@ class Guard:
 
         if scope.get("method") == "POST":
             taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
-            problem = envelope_problem(body) if body is not None else None
+            if body is None:
+                await refuse(413, "body_too_large", f"the body is larger than "
+                             f"{HTTP_MAX_BODY_BYTES} bytes")
+                return
+            problem = envelope_problem(body)
             if problem is not None:  # one line, where the SDK prints a validation dump
                 self._log(f"POST {self.policy.mcp_path} from {address}", problem)
                 await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {

@@ -105,10 +105,15 @@ def test_a_token_reads_only_its_namespaces(server):
     with pytest.raises(Exception) as refusal:
         asyncio.run(other(server.url))
     assert "does not read the namespace 'notes'" in repr(refusal.value), refusal.value
+    # A namespace the memory does not hold: no consent could grant it, so it is said.
+    typo = httpx2.post(server.url + "?namespace=privat", json={},
+                       headers={"Authorization": f"Bearer {private}"})
+    assert typo.status_code == 404, typo.text
+    assert typo.json()["error"]["message"] == "this memory has no namespace 'privat'"
+    assert "www-authenticate" not in typo.headers
     odd = httpx2.post(server.url + "?namespace=a%0d%0aX-Evil:%201", json={},
                       headers={"Authorization": f"Bearer {private}"})
-    assert odd.status_code == 403 and "x-evil" not in odd.headers
-    assert "scope=" not in odd.headers["www-authenticate"]
+    assert odd.status_code == 404 and "x-evil" not in odd.headers
 
 
 

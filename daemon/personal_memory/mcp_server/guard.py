@@ -12,7 +12,7 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from typing import Mapping, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 from urllib.parse import parse_qs
 
 import anyio
@@ -183,10 +183,12 @@ async def _send_json(send: Send, status: int, body: dict,
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, store: AccessStore, policy: Policy):
+    def __init__(self, app: ASGIApp, store: AccessStore, policy: Policy,
+                 known: Callable[[], Iterable[str]] = lambda: ()):
         self.app = app
         self.store = store
         self.policy = policy
+        self.known = known  # the namespaces a grant may read (see OwnerAuthorization)
         self.tokens = Buckets(policy.per_token)
         self.addresses = Buckets(policy.per_address)
         self.sessions = Sessions()
@@ -315,6 +317,11 @@ class Guard:
                          [(b"retry-after", str(math.ceil(wait)).encode())])
             return
         wanted = query.get("namespace", [held.grant.namespaces[0]])[0]
+        if wanted not in held.grant.namespaces and wanted not in self.known():
+            # no consent can grant it: a typo in ?namespace= is said, not re-authorized
+            await refuse(404, "unknown_namespace", f"this memory has no namespace "
+                         f"{wanted[:MAX_NAMESPACE_CHARS]!r}")
+            return
         if wanted not in held.grant.namespaces:
             scope_hint = f', scope="{wanted}"' if NAMESPACE_NAME.fullmatch(wanted) else ""
             await refuse(403, "insufficient_scope", f"this token does not read the "

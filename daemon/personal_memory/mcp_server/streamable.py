@@ -194,7 +194,7 @@ def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=
             enable_dns_rebinding_protection=True, allowed_hosts=sorted(rules.bases),
             allowed_origins=sorted(rules.origins)))
     oauth_routes.install(app, owner, auth, sorted(set(rules.bases.values())))
-    guarded = Guard(app, store, rules)
+    guarded = Guard(app, store, rules, owner.known)
     if not endpoint.allow_origins:
         return guarded
     from starlette.middleware.cors import CORSMiddleware

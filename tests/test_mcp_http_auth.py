@@ -249,6 +249,9 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
     wrong = _basic(client | {"client_secret": "not-it"})
     r = httpx2.post(server.base + "/token", data=refresh, headers=wrong)
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
+    assert r.headers["www-authenticate"].startswith("Basic ")  # RFC 6749 5.2
+    r = httpx2.post(server.base + "/revoke", data={"token": "x"}, headers=wrong)
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Basic ")
     r = httpx2.post(server.base + "/token", data=refresh, headers=_basic(client))
     assert r.status_code == 200, r.text
     other = httpx2.post(server.base + "/token", headers=_basic(client),
@@ -297,6 +300,12 @@ def test_registration_refuses_dangerous_redirect_uris(server, uri):
     r = _register(server.base, redirect_uris=[uri])
     assert r.status_code == 400, r.text
     assert r.json()["error"] == "invalid_redirect_uri"
+
+
+def test_registration_refuses_a_grant_type_the_server_does_not_grant(server):
+    r = _register(server.base, grant_types=["authorization_code", "client_credentials"])
+    assert r.status_code == 400 and r.json()["error"] == "invalid_client_metadata", r.text
+    assert "'client_credentials'" in r.json()["error_description"]
 
 
 def test_registration_keeps_the_redirect_uris_apps_use(server):

@@ -43,6 +43,9 @@ UNSAFE_SCHEMES = frozenset({"javascript", "vbscript", "data", "file", "blob", "a
 REQUEST_BASE: ContextVar[str | None] = ContextVar("request_base", default=None)
 
 
+GRANT_TYPES = ("authorization_code", "refresh_token")
+
+
 def _spent(exchange, held, used: str):
     """A new token pair for a code or refresh token still held, or invalid_grant."""
     try:
@@ -160,6 +163,10 @@ class OwnerAuthorization:
             refusal = redirect_refusal(str(uri))
             if refusal:
                 raise RegistrationError("invalid_redirect_uri", refusal)
+        other = [g for g in client_info.grant_types or () if g not in GRANT_TYPES]
+        if other:  # RFC 7591 2: what the token endpoint would refuse is not registered
+            raise RegistrationError("invalid_client_metadata", f"grant_types {other!r}: "
+                                    f"this server grants {' and '.join(GRANT_TYPES)}")
         for scope in (client_info.scope or "").split():
             if not NAMESPACE_NAME.fullmatch(scope):
                 raise RegistrationError("invalid_client_metadata", f"scope {scope!r} is "

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..access import hashing
-from .oauth import OwnerAuthorization, same_url
+from .oauth import GRANT_TYPES, OwnerAuthorization, same_url
 
 log = logging.getLogger("personal_memory.http")
 
@@ -147,10 +147,10 @@ class Routes:
         A token for another server (``resource``, RFC 8707) is refused first."""
         form = await request.form()
         grant = form.get("grant_type")
-        if grant not in (None, "authorization_code", "refresh_token"):
+        if grant is not None and grant not in GRANT_TYPES:
             return JSONResponse({"error": "unsupported_grant_type", "error_description":
                                  f"grant_type {str(grant)[:100]!r}: this server grants "
-                                 "authorization_code and refresh_token"},
+                                 f"{' and '.join(GRANT_TYPES)}"},
                                 status_code=400, headers=_NO_STORE)  # RFC 6749 5.2
         resource = form.get("resource")
         if resource is not None and not self.owner.ours(str(resource)):
@@ -173,7 +173,7 @@ class Routes:
             body = urlencode([*((k, str(v)) for k, v in form.multi_items()),
                               ("client_id", basic[0])]).encode()
             request = _with_form(request, body)
-        return await self.token_handler.handle(request)
+        return _challenged(await self.token_handler.handle(request), basic)
 
     async def _other_redirect(self, request: Request, form) -> str | None:
         """The redirect URI of an authenticated client's code request when it is not the
@@ -213,8 +213,10 @@ class Routes:
         try:
             client = await self.authenticator.authenticate_request(request)
         except AuthenticationError as exc:
-            return JSONResponse({"error": "invalid_client", "error_description":
-                                 exc.message}, status_code=401, headers=_NO_STORE)
+            return _challenged(JSONResponse(
+                {"error": "invalid_client", "error_description": exc.message},
+                status_code=401, headers=_NO_STORE),
+                _basic(request.headers.get("Authorization", "")))
         token = (await request.form()).get("token")
         if not isinstance(token, str) or not token:
             return JSONResponse({"error": "invalid_request", "error_description":
@@ -223,6 +225,14 @@ class Routes:
         if self.owner.store.revoke_token(token, client.client_id):
             log.info("client %s revoked its grant", client.client_id)
         return Response(status_code=200, headers=_NO_STORE)
+
+
+def _challenged(response: Response, basic: tuple[str, str] | None) -> Response:
+    """RFC 6749 5.2: a client refused after authenticating with a Basic header is told
+    the scheme to use again."""
+    if basic is not None and response.status_code == 401:
+        response.headers["WWW-Authenticate"] = 'Basic realm="personal-memory"'
+    return response
 
 
 def install(app: Starlette, owner: OwnerAuthorization, auth: AuthSettings,

@@ -673,7 +673,7 @@ def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes
 
 @pytest.mark.parametrize("body, says", [
     (b"[]", "one JSON-RPC message, an object"),
-    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', "batches are not part of MCP"),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', "this server takes no batches"),
     (b"42", "an object"),
     (b'{"id": 1, "method": "ping"}', '"jsonrpc" must be "2.0"'),
     (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', '"method" must be a string'),

@@ -122,8 +122,8 @@ def envelope_problem(body: bytes) -> str | None:
     except RecursionError:
         return "the body nests its arrays or objects too deep to be read"
     if not isinstance(message, dict):
-        return ("the body must be one JSON-RPC message, an object (batches are not part "
-                "of MCP)")
+        return ("the body must be one JSON-RPC message, an object (this server takes no "
+                "batches, which MCP dropped in 2025-06-18: send one message per request)")
     if message.get("jsonrpc") != "2.0":
         return 'its "jsonrpc" must be "2.0"'
     if "method" in message:

@@ -258,6 +258,10 @@ def test_a_client_may_name_itself_in_the_basic_header_alone(server):
                         data={"grant_type": "client_credentials"})
     assert other.status_code == 400, other.text
     assert other.json()["error"] == "unsupported_grant_type", other.text
+    bare = httpx2.post(server.base + "/token", headers=_basic(client), data={"scope": "notes"})
+    assert bare.json()["error_description"] == "grant_type is required", bare.text
+    as_json = httpx2.post(server.base + "/token", headers=_basic(client), json=refresh)
+    assert as_json.status_code == 400 and "x-www-form-urlencoded" in as_json.text
     # A client that named no method (RFC 7591's default is Basic) may use either too.
     unnamed = _register(server.base).json()
     assert _tokens(server.base, unnamed, basic=True)["access_token"]

@@ -145,9 +145,18 @@ class Routes:
         """The SDK's ``/token``, which reads the client ID from the form alone: a client
         that names itself in its Basic header only (RFC 6749 2.3.1) has it added there.
         A token for another server (``resource``, RFC 8707) is refused first."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/x-www-form-urlencoded":  # RFC 6749 3.2
+            return JSONResponse({"error": "invalid_request", "error_description":
+                                 "the body must be application/x-www-form-urlencoded"},
+                                status_code=400, headers=_NO_STORE)
         form = await request.form()
         grant = form.get("grant_type")
-        if grant is not None and grant not in GRANT_TYPES:
+        if grant is None:
+            return JSONResponse({"error": "invalid_request", "error_description":
+                                 "grant_type is required"}, status_code=400,
+                                headers=_NO_STORE)
+        if grant not in GRANT_TYPES:
             return JSONResponse({"error": "unsupported_grant_type", "error_description":
                                  f"grant_type {str(grant)[:100]!r}: this server grants "
                                  f"{' and '.join(GRANT_TYPES)}"},

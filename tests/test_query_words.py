@@ -226,7 +226,9 @@ def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
                 ("vacation wifi", None, []),
                 ("what is the wifi password?", None, []),
                 ("Passwortgarten", None, []),  # Passwort + Garten, both held
-                ("wifi zorbleflux quintessa", None, ["zorbleflux", "quintessa"])]:
+                ("wifi zorbleflux quintessa", None, ["zorbleflux", "quintessa"]),
+                ("wifi paramı", None, ["paramı"]),  # as typed, not as the index folds ı
+                ("wifi الفلترات", None, ["الفلترات"])]:
             fast = store.search(query, namespace="n", as_of=as_of)
             ref = store.search_reference(query, namespace="n", as_of=as_of)
             assert fast and fast.missing == ref.missing == missing, query

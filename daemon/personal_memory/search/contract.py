@@ -24,7 +24,7 @@ from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
 from .dates import inside
-from .text import normalize_text, paired, stop_words
+from .text import find_folded, normalize_text, paired, stop_words
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -226,7 +226,14 @@ def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]
     then rests on its other words and on meaning, and says so. Stop words and pairs of
     characters of a script written without spaces are no such word."""
     unheld = set(terms) - held - stop_terms(db)
-    return [word for word, _ in _unheld_words(db, words, unheld)] if unheld else []
+    return [as_typed(words, word) for word, _ in _unheld_words(db, words, unheld)] \
+        if unheld else []
+
+
+def as_typed(words: str, word: str) -> str:
+    """A query's word as the query spells it: the index's reading folds letters (Turkish
+    ı, the forms of Arabic's letters) that an echo of the query should not."""
+    return next(iter(find_folded(words, word)), word)
 
 
 def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
@@ -361,10 +368,10 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
                 and _pieces(semantic, word) >= MADE_UP_PIECES
                 and not _spelled_like_held(db, term, held) and not lexicon.known(word)):
             if not nothing_held:
-                return word  # beside words some row holds
+                return as_typed(words, word)  # beside words some row holds
             made_up[term] = word
     if made_up and all(t in made_up for t in asked if t not in stop):
-        return next(iter(made_up.values()))
+        return as_typed(words, next(iter(made_up.values())))
     return None
 
 

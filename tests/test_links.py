@@ -95,6 +95,35 @@ def test_a_reader_sees_the_first_embed_written_by_another_connection(tmp_path):
         assert early[0].embedded_in == ()
 
 
+def test_html_tags_are_no_words_and_what_they_hold_is(tmp_path):
+    """A video's <div style="..."> is markup a reader never sees: its attribute words find
+    nothing, the words between tags are found, and a placeholder in prose (<path>) and
+    code stay as written."""
+    from personal_memory.notes.links import reading_text
+    assert reading_text('Press <kbd>Ctrl</kbd> in <span class="flair">Catalyst</span>') == \
+        "Press  Ctrl  in  Catalyst "
+    assert reading_text("obsidian open <path>, a < b > c, `<div>x</div>`") == \
+        "obsidian open <path>, a < b > c, `<div>x</div>`"
+    v = tmp_path / "v"
+    v.mkdir()
+    (v / "Video.md").write_text('# Video\n\n<div class="interface" style="position:relative;">'
+                                '<iframe src="https://example.com/v" title="Demo"></iframe>'
+                                '</div>\n\nA <b>guided</b> tour.\n')
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(v)])
+        assert store.search("interface position", namespace="notes") == []
+        assert [r.memory_id for r in store.search("guided tour", namespace="notes")] == \
+            ["v/Video.md#Video"]
+
+
+@given(st.lists(st.sampled_from(["<div ", "<b", ">", '"', "'", "\n", "x", "</span>", "<"]),
+                max_size=400))
+def test_reading_text_of_any_run_of_tag_pieces_ends(pieces):
+    from personal_memory.notes.links import reading_text
+    text = "".join(pieces)
+    assert len(reading_text(text)) <= len(text)
+
+
 def test_link_forms_obsidian_writes(tmp_path):
     """A table's escaped pipe, code in a link's text, and Markdown links by vault-root path
     or by the shortest name all resolve as Obsidian resolves them."""

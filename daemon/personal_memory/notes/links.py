@@ -31,6 +31,17 @@ _SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*+:(?![\w:])")
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W_\d]|[\w/-]*[^\W\d][\w/-]*)(?![\w/-])", re.M)
 _SIZE = re.compile(r"\d+(?:x\d+)?")
 # Obsidian block IDs ("... end of a paragraph ^abc123"): link targets, not words.
+# HTML tags a reader never sees (a video's <div class="interface" style="...">, a <span>
+# around a word): the tag goes, the words between tags stay. Only HTML's own element
+# names, so that a placeholder in prose (<path>, <name>) stays a word. A tag ends at the
+# first ">" (or gives up at a "<" or a line's end): linear on any text.
+_HTML_TAG = re.compile(
+    r"</?(?:a|abbr|article|aside|audio|b|blockquote|br|button|canvas|caption|center|cite|"
+    r"code|dd|del|details|div|dl|dt|em|embed|figcaption|figure|font|footer|form|h[1-6]|"
+    r"header|hr|i|iframe|img|input|ins|kbd|label|li|mark|nav|object|ol|option|p|picture|"
+    r"pre|q|s|script|section|select|small|source|span|strong|style|sub|summary|sup|svg|"
+    r"table|tbody|td|textarea|tfoot|th|thead|time|tr|u|ul|video|wbr)(?=[\s/>])[^<>\n]*+>",
+    re.I)
 _BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]++[ \t]*+$", re.M)
 
 
@@ -148,7 +159,7 @@ def _transform(piece: str) -> str:
         piece = _MDLINK.sub(_mdlink_words, piece)
         piece = _REFDEF.sub(" ", piece)
     if "<" in piece:
-        piece = _AUTOLINK.sub(" ", piece)
+        piece = _HTML_TAG.sub(" ", _AUTOLINK.sub(" ", piece))
     if ":" in piece:
         piece = _SHORTCODE.sub(" ", piece)
     if "^" in piece:
@@ -159,7 +170,8 @@ def _transform(piece: str) -> str:
 def reading_text(text: str) -> str:
     """The words a reader sees: links as their text (``[[Target#Heading|Alias]]`` reads
     "Alias", without an alias "Target Heading"), embeds by the file's name, no URL of link
-    syntax, no icon shortcodes, no block IDs (``^abc123``). Code is left as written."""
+    syntax, no HTML tags, no icon shortcodes, no block IDs (``^abc123``). Code is left as
+    written."""
     return read(text)[0]
 
 

@@ -36,8 +36,10 @@ from .markdown import Piece
 # the headings after a note's first 2,000 (MAX_HEADINGS) as text of the section before
 # them and counts autolinks (<https://...>) among a note's links (only such notes get new
 # revisions); version 9 keeps that notice in the note's record, so that `memory status`
-# names the note (only such notes get a new revision, of their record).
-CHUNKER_VERSION = 9
+# names the note (only such notes get a new revision, of their record); version 10 indexes
+# a section without its HTML tags (a video's <div style="...">: its attributes are no words
+# of the note; only sections with such tags get a new revision, their text unchanged).
+CHUNKER_VERSION = 10
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")

@@ -30,18 +30,30 @@ _SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z][\w+-]*+:(?![\w:])")
 # Obsidian tags: '#' after a space or line start, at least one non-digit, may nest with '/'.
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W_\d]|[\w/-]*[^\W\d][\w/-]*)(?![\w/-])", re.M)
 _SIZE = re.compile(r"\d+(?:x\d+)?")
-# Obsidian block IDs ("... end of a paragraph ^abc123"): link targets, not words.
 # HTML tags a reader never sees (a video's <div class="interface" style="...">, a <span>
-# around a word): the tag goes, the words between tags stay. Only HTML's own element
-# names, so that a placeholder in prose (<path>, <name>) stays a word. A tag ends at the
-# first ">" (or gives up at a "<" or a line's end): linear on any text.
-_HTML_TAG = re.compile(
-    r"</?(?:a|abbr|article|aside|audio|b|blockquote|br|button|canvas|caption|center|cite|"
-    r"code|dd|del|details|div|dl|dt|em|embed|figcaption|figure|font|footer|form|h[1-6]|"
-    r"header|hr|i|iframe|img|input|ins|kbd|label|li|mark|nav|object|ol|option|p|picture|"
-    r"pre|q|s|script|section|select|small|source|span|strong|style|sub|summary|sup|svg|"
-    r"table|tbody|td|textarea|tfoot|th|thead|time|tr|u|ul|video|wbr)(?=[\s/>])[^<>\n]*+>",
-    re.I)
+# around a word): the tag goes, the words between tags stay. Only HTML's own elements, and
+# one without attributes only when it is no word in angle brackets a note writes (<b>,
+# <br>, <kbd>, not <time> or <section>, which may be placeholders in prose). A tag ends at
+# its first ">" (or gives up at a "<" or a line's end): linear on any text.
+_HTML_FORMAT = frozenset(
+    "b i u em strong small br hr wbr p div span kbd sup sub del ins center font ul ol li "
+    "table thead tbody tr td th details summary blockquote pre code figure figcaption "
+    "iframe video audio".split())
+_HTML_NAMES = _HTML_FORMAT | frozenset(
+    "a abbr article aside button canvas caption cite dd dl dt embed footer form h1 h2 h3 "
+    "h4 h5 h6 header img input label mark nav object option picture q s script section "
+    "select source style svg textarea tfoot time".split())
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]{0,15}+)(\s[^<>\n]*+)?/?>")
+
+
+def _html_tag(m: re.Match) -> str:
+    name = m.group(2).lower()
+    if name in _HTML_NAMES and (m.group(1) or m.group(3) or name in _HTML_FORMAT):
+        return " "
+    return m.group(0)
+
+
+# Obsidian block IDs ("... end of a paragraph ^abc123"): link targets, not words.
 _BLOCK_ID = re.compile(r"(?<=\s)\^[A-Za-z0-9-]++[ \t]*+$", re.M)
 
 
@@ -159,7 +171,7 @@ def _transform(piece: str) -> str:
         piece = _MDLINK.sub(_mdlink_words, piece)
         piece = _REFDEF.sub(" ", piece)
     if "<" in piece:
-        piece = _HTML_TAG.sub(" ", _AUTOLINK.sub(" ", piece))
+        piece = _HTML_TAG.sub(_html_tag, _AUTOLINK.sub(" ", piece))
     if ":" in piece:
         piece = _SHORTCODE.sub(" ", piece)
     if "^" in piece:

@@ -116,17 +116,19 @@ def test_a_clock_far_in_the_future_writes_nothing_and_the_daemon_waits(tmp_path,
         assert store.status().daemon.last_sync_started_at is None  # not even the run's row
         watcher = Watcher(store, [Folder.of(vault)], settle_ms=50, rescan_interval=0,
                           observer_factory=FakeObserver)
+        # the watcher's store is its thread's (docs/api.md): this one reads beside it
         with caplog.at_level(logging.WARNING, logger="personal_memory.watch"), \
-                running(watcher):
+                running(watcher), MemoryStore.open(tmp_path / "m.db", embedder="none",
+                                                   read_only=True) as reader:
             wait_for(lambda: "waiting for the system clock" in caplog.text,
                      what="the daemon to wait for the clock")
             # status says what it waits for, not "watching"
-            wait_for(lambda: store.status().daemon.daemon_state
+            wait_for(lambda: reader.status().daemon.daemon_state
                      == "waiting for the system clock to be set right", what="the state")
             wrong[0] = False  # set right: the retry imports
-            wait_for(lambda: store.search("apple", namespace="notes"), timeout=30,
+            wait_for(lambda: reader.search("apple", namespace="notes"), timeout=30,
                      what="the retry")
-            wait_for(lambda: store.status().daemon.daemon_state == "watching",
+            wait_for(lambda: reader.status().daemon.daemon_state == "watching",
                      what="the state after the retry")
         assert all(r.known_at.startswith(("2026", "2027", "2028", "2029", "203"))
                    for r in store.export(namespace="notes"))

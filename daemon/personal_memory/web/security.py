@@ -83,8 +83,10 @@ class Guard:
 
 def _without_token(scope) -> bytes:
     """The request's path and query as they came, without ``token``; always a path of this
-    page (``//host/`` would send the browser elsewhere)."""
-    path = b"/" + (scope.get("raw_path") or quote(scope.get("path") or "/").encode()).lstrip(b"/")
+    page (``//host/`` would send the browser elsewhere, and so would ``/\\host/``: browsers
+    read a backslash as a slash)."""
+    raw_path = scope.get("raw_path") or quote(scope.get("path") or "/").encode()
+    path = b"/" + raw_path.replace(b"\\", b"%5C").lstrip(b"/")
     raw = scope.get("query_string", b"").split(b"&")
     rest = b"&".join(p for p in raw if p and unquote_plus(
         p.split(b"=", 1)[0].decode("latin-1")) != "token")  # as parse_qs reads the key

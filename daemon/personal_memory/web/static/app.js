@@ -32,5 +32,14 @@ document.addEventListener("DOMContentLoaded", () => {
         : `as of the end of ${days[i]} (UTC)` + (labels[i] !== days[i] ? ` · ${labels[i]}` : "");
     }
   });
-  slider.addEventListener("change", () => form.submit());
+  // A step by keyboard submits too: the page it loads gives the slider the focus back
+  // (not the search box), so the next arrow key steps again.
+  slider.addEventListener("change", () => {
+    sessionStorage.setItem("focus", "when");
+    form.submit();
+  });
+  if (sessionStorage.getItem("focus") === "when") {
+    sessionStorage.removeItem("focus");
+    slider.focus();
+  }
 });

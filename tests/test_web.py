@@ -759,6 +759,17 @@ def test_wikilinks_in_hostile_text_render_escaped_and_each_once():
     assert str(note_markdown(long, None, resolve)).startswith('<p dir="auto">[[[[')
 
 
+def test_an_image_on_another_server_is_a_link_not_a_load():
+    """The page's policy refuses images from elsewhere (and a load would tell that server
+    who reads the note): such an image is a link with its alt text."""
+    from personal_memory.web.text import note_markdown
+    html = str(note_markdown('![chart](https://elsewhere.example/c.png) ![](//cdn.example/'
+                             'x.png "t") ![q"](https://e.example/"><script>)', None))
+    assert "<img" not in html and "<script" not in html
+    assert '<a class="image" href="https://elsewhere.example/c.png" rel="noreferrer">chart ' \
+           '(image)</a>' in html and ">//cdn.example/x.png (image)</a>" in html
+
+
 def test_obsidian_callouts_render_as_titled_boxes():
     """``> [!warning] Careful`` is a callout: a box of its type with its title (the type's
     name when none is written), not a quote that starts with "[!warning]"; a quote that

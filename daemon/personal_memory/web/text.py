@@ -79,8 +79,21 @@ def _link_close(self, tokens, idx, options, env) -> str:
     return self.renderToken(tokens, idx, options, env)
 
 
+def _image(self, tokens, idx, options, env) -> str:
+    """An image on another server is a link to it: the page loads nothing from elsewhere
+    (its policy would refuse it, and a note's reader would be seen by that server)."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    if not _SCHEME.match(src) or src.lower().startswith("data:"):
+        return self.image(tokens, idx, options, env)
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    return (f'<a class="image" href="{escape(src)}" rel="noreferrer">'
+            f'{escape(alt or src)} (image)</a>')
+
+
 _MARKDOWN.add_render_rule("link_open", _link_open)
 _MARKDOWN.add_render_rule("link_close", _link_close)
+_MARKDOWN.add_render_rule("image", _image)
 
 
 def marked(text: str) -> Markup:

@@ -306,6 +306,29 @@ def test_a_note_added_then_moved_inside_the_span_is_new(tmp_path):
     assert "moved from v/n0.md" not in p.stdout
 
 
+def test_a_renamed_file_s_new_title_is_the_note_s_change_not_each_section_s(tmp_path):
+    """A note titled by its file name carries that title in every section: renamed, the
+    note says its title changed once; sections whose text did not change are not
+    'revised'. A section edited as well still is."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    db = tmp_path / "m.db"
+    (vault / "Ribbon.md").write_text("Intro.\n\n## Pin\n\nPin it.\n\n## Hide\n\nHide it.\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01").returncode == 0
+    (vault / "Ribbon.md").rename(vault / "Ribbon bar.md")
+    (vault / "Ribbon bar.md").write_text("Intro.\n\n## Pin\n\nPin it.\n\n## Hide\n\n"
+                                         "Hide it now.\n")
+    assert run_memory("--db", db, "sync", vault, "--known-at", "2025-01-03").returncode == 0
+    data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-02",
+                                 "--json").stdout)
+    note, = data["notes"]
+    assert (note["change"], note["moved_from"]) == ("moved", "v/Ribbon.md")
+    assert [(s["memory_id"], s["change"]) for s in note["sections"]] == [
+        ("v/Ribbon bar.md#Hide", "revised")]
+    p = run_memory("--db", db, "changes", "--since", "2025-01-02")
+    assert "title: 'Ribbon' -> 'Ribbon bar'" in p.stdout and "1 revised" in p.stdout
+
+
 def test_a_query_s_results_follow_a_moved_note(tmp_path):
     vault = vault_of(tmp_path, name="v", files={
         "Reading/DiskANN.md": "# DiskANN\n\nvamana graph pruning\n\n## Costs\n\n"

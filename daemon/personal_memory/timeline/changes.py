@@ -26,9 +26,12 @@ TEXT_CHANGE_WEIGHT = 0.5
 RENAMED_SIMILARITY = 0.6
 
 
-def _same_text(a: RevisionRecord, b: RevisionRecord) -> bool:
-    return (a.content == b.content and a.title == b.title
-            and a.heading_path == b.heading_path)
+def _same_text(a: RevisionRecord, b: RevisionRecord, of_note: bool = False) -> bool:
+    """Whether two revisions say the same. A note's section carries its note's title, and
+    a new title (a renamed file's) is the note's change, said once by its record: not a
+    revision of each section (``of_note``)."""
+    return (a.content == b.content and a.heading_path == b.heading_path
+            and (of_note or a.title == b.title))
 
 
 @dataclass
@@ -109,7 +112,8 @@ def _collect(rows, recs: dict[int, RevisionRecord]) -> dict[str, _Group]:
             continue
         if before is None and after is None:
             continue
-        if before is not None and after is not None and _same_text(before, after):
+        if before is not None and after is not None and _same_text(before, after,
+                                                                   note is not None):
             continue
         why = None
         if before is None:
@@ -154,7 +158,7 @@ def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
         was = retracted.pop(s.memory_id[len(new):], None) if s.change == "added" else None
         if was is None:
             sections.append(s)
-        elif not _same_text(was.before, s.after):
+        elif not _same_text(was.before, s.after, of_note=True):
             sections.append(SectionChange(memory_id=s.memory_id, change="revised",
                                           heading_path=s.heading_path, known_at=s.known_at,
                                           before=was.before, after=s.after,

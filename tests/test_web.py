@@ -848,6 +848,12 @@ def test_a_note_page_shows_its_properties_backlinks_and_tags(tmp_path):
         tagged = _get(page, "/?tag=work")
         assert "1 note tagged #work" in tagged and "vault/Plan.md" in tagged
         assert "vault/Mei.md" not in tagged
+        typed = _get(page, "/?q=tag%3Awork")  # typed in the box, as its placeholder offers
+        assert "1 note tagged #work" in typed and "vault/Plan.md" in typed
+        with pytest.raises(urllib.error.HTTPError) as long_query:
+            page.open("/?q=" + "w" * 5000)
+        body = long_query.value.read().decode()
+        assert long_query.value.code == 400 and body.count("w" * 5000) == 2  # title, box
         assert "(empty)" in _get(page, "/note?id=vault/Empty.md")
         assert "Beans" in _get(page, "/note?id=" + urlencode({"": "vault/Cafe\u0301.md"})[1:])
         assert '<p dir="auto">\u0645\u0631\u062d\u0628\u0627' in _get(page, "/note?id=vault/Arabic.md")

@@ -591,6 +591,12 @@ class MemoryStore(Upkeep):
             return max([r.known_at, *times], key=parse_time)
         return [FolderEntry(note=r.note, title=r.title, known_at=changed(r)) for r in records]
 
+    @staticmethod
+    def tags_alone(query: str) -> tuple[str, ...]:
+        """The tags of a query that is ``tag:`` filters alone (nothing to rank by, so no
+        search: :meth:`tagged` lists what it asks for), else ()."""
+        return syntax.tags_alone(query)
+
     def tagged(self, tags: list[str], *, namespace: str, as_of: Any = None,
                limit: int = 200) -> TagListing:
         """The notes with any of ``tags`` (or a tag nested under one: ``project`` lists

@@ -115,6 +115,15 @@ def parse(text: str, tags: tuple[str, ...] | None = None) -> Query:
                  sections=tuple(found["section"]), tags=all_tags)
 
 
+def tags_alone(text: str) -> tuple[str, ...]:
+    """The tags of a query that holds ``tag:`` filters and nothing else (no word to rank
+    by: such a query lists the notes that have them), else ()."""
+    parts = text.split()
+    if parts and all(p[:4].casefold() == "tag:" and len(p) > 4 for p in parts):
+        return tuple(p[4:] for p in parts)
+    return ()
+
+
 def section_of(memory_id: str, note: str | None) -> str:
     """The part of a memory ID that names its section (its heading path), as the section
     filter reads it; the whole ID for a memory that is not part of a note."""

@@ -91,15 +91,18 @@ class Pages:
         cutoff = _cutoff(as_of)
         shown = pictures.position(periods, cutoff)
         found, tagged, error = None, None, None
+        alone = store.tags_alone(q)  # "tag:x" typed in the box: as a tag clicked
         try:
-            if q:
+            if q and not alone:
                 found = store.search(q, namespace=self.namespace, as_of=as_of, tags=tags,
                                      limit=20, snippets=True, group="note")
-            elif tags:  # a tag alone (a note's tag clicked): the notes that have it
-                tagged = store.tagged(tags, namespace=self.namespace, as_of=as_of)
+            elif tags or alone:  # a tag alone (a note's tag clicked): the notes that have it
+                tagged = store.tagged([*(tags or ()), *alone], namespace=self.namespace,
+                                      as_of=as_of)
         except PersonalMemoryError as exc:
             error = str(exc)
-        link = {"q": q} | ({"tag": tags[0]} if tags else {})
+        # the chart's bars search again at their time: not with a query refused
+        link = ({} if error else {"q": q}) | ({"tag": tags[0]} if tags else {})
         # bad input is said on the page, with the form to mend it, and as a 400
         return self.page(request, "search.html", code=400 if error else 200,
                          q=q, as_of=as_of, tags=tags or [], tagged=tagged,

@@ -235,6 +235,9 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     out.append(f'<line x1="{left + pad}" x2="{width - pad}" y1="{axis_y - 8}" '
                f'y2="{axis_y - 8}" class="lane"/>')
     ticks = _ticks(first, last)
+    # ticks closer than their labels tell apart (two on one day) name it once
+    ticks = [t for i, t in enumerate(ticks) if i == 0 or _tick_label(t, last - first)
+             != _tick_label(ticks[i - 1], last - first)]
     for i, t in enumerate(ticks):
         x = x_of(t)
         anchor = ("start" if i == 0 and len(ticks) > 1 else

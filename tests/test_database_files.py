@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from daemon_harness import Daemon
-from support import MEMORY, run_memory, user_env
+from support import MEMORY, run_memory, user_env, wait_for
 
 
 def test_a_symlink_to_the_database_cannot_start_a_second_daemon(tmp_path):
@@ -88,3 +88,35 @@ def test_a_create_that_fails_on_a_full_disk_leaves_no_empty_file(tmp_path):
         p = run_memory("--db", small / "m.db", "init")
         assert p.returncode == 2 and "disk" in p.stderr, p.stderr
         assert not (small / "m.db").exists()
+
+
+def test_a_database_moved_under_the_daemon_keeps_its_writes_and_its_log_is_not_lost(
+        tmp_path):
+    """The daemon's writes sit in the WAL beside the old name: on finding the file gone
+    it writes them into the file it opened (wherever that went). A log left without its
+    database (a writer killed before it could) is never taken by a new file: init, a
+    sync and the daemon refuse, naming it."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\napple\n")
+    db, moved = tmp_path / "m.db", tmp_path / "elsewhere.db"
+    daemon = Daemon(db, notes, env={"MEMORY_EMBEDDER": "none"}).start()
+    try:
+        (notes / "a.md").write_text("# A\n\napple banana\n")
+        wait_for(lambda: daemon.search_ids("banana"), what="the edit")
+        os.rename(db, moved)
+        assert daemon.proc.wait(timeout=60) == 1
+    finally:
+        daemon.close()
+    p = run_memory("--db", moved, "search", "banana")
+    assert "notes/a.md" in p.stdout, p.stdout + p.stderr
+    assert not os.path.exists(f"{db}-wal") or os.path.getsize(f"{db}-wal") == 0
+
+    # A log that holds writes, without its database: nothing takes it over.
+    with open(f"{db}-wal", "wb") as wal:
+        wal.write(b"\x37\x7f\x06\x82" + b"\0" * 4096)  # a WAL header's magic, and more
+    for command in (["init"], ["sync", str(notes)], ["watch", str(notes), "--new-database"]):
+        p = run_memory("--db", db, *command)
+        assert p.returncode == 2 and "its write-ahead log" in p.stderr, (command, p.stderr)
+        assert "moved or deleted while it was open" in p.stderr and not db.exists()
+    assert os.path.getsize(f"{db}-wal") == 4100

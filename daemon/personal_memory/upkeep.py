@@ -154,6 +154,14 @@ class Upkeep:
         with self._db.errors():
             return repair_clock(self._db)
 
+    def checkpoint(self) -> None:
+        """Write what the write-ahead log holds into the database file. Through an open
+        connection this reaches the file it opened, wherever it is now: a database moved
+        or replaced under a daemon keeps its writes, and no log is left beside a new file
+        at its old name."""
+        with self._db.errors():
+            self._db.checkpoint()
+
     def backup(self, dest: str) -> None:
         """A consistent copy to a new file (0600), safe while the daemon writes."""
         with self._db.errors():

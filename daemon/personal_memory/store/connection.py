@@ -104,6 +104,24 @@ def create_private_file(path: str) -> None:
     os.close(fd)
 
 
+def orphaned_log(path: str) -> str | None:
+    """Why ``path`` must not be created afresh: it is missing, yet its write-ahead log
+    holds writes (the file was moved or deleted while a process had it open). A new file
+    there would take that log for its own, and SQLite removes a log it cannot use: the
+    history it holds would be lost. None when there is no such log."""
+    wal = path + "-wal"
+    try:
+        size = os.path.getsize(wal)
+    except OSError:
+        return None
+    if size == 0 or os.path.exists(path):
+        return None
+    return (f"database {path} does not exist, but its write-ahead log {wal} holds {size:,} "
+            "bytes of writes: the database was moved or deleted while it was open. Move it "
+            "back beside its log (or, to start over, remove the log first); nothing was "
+            "created")
+
+
 class Connection:
     """One apsw connection to a personal-memory file. Belongs to one thread."""
 
@@ -177,6 +195,8 @@ class Connection:
             raise BackendError(f"vector backend {vector_backend!r} is unknown; "
                                f"choose one of {', '.join(VECTOR_BACKENDS)}")
         exists = os.path.exists(path)
+        if not exists and (orphaned := orphaned_log(path)) is not None:
+            raise NotFound(orphaned)
         if not exists and (read_only or not create):
             raise NotFound(f"database {path} does not exist; run 'memory init' or a sync first")
         if exists and os.path.isdir(path):

@@ -58,6 +58,11 @@ class Maintenance:
     def schema_version(self) -> int:
         return self.scalar("PRAGMA user_version")
 
+    def checkpoint(self) -> None:
+        """Write the write-ahead log into the database file and empty it (as far as
+        readers let it: what is left stays in the log)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
     def backup_to(self, dest: str) -> None:
         """A consistent copy through SQLite's online backup into a new file that only the
         user can read; an existing file is never overwritten."""

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import (ClockImplausible, DatabaseBusy, DiskFull, NotFound, RootUnavailable,
-                      SyncError)
+from ..errors import (ClockImplausible, DatabaseBusy, DiskFull, NotFound,
+                      PersonalMemoryError, RootUnavailable, SyncError)
 from ..limits import EXIT_OK, EXIT_PROBLEM, HEARTBEAT_SECONDS
 from ..memory import MemoryStore
 from ..notes.folders import Folder
@@ -173,6 +173,11 @@ class Watcher:
                 self._heartbeat("stopped")
             except Exception as exc:
                 log.warning("could not record the stop: %s", exc)
+            if self._database_replaced():
+                try:  # its writes go into the file it opened, wherever it went now
+                    self.store.checkpoint()
+                except PersonalMemoryError as exc:
+                    log.warning("could not write the log into the moved file: %s", exc)
 
     def _loop(self) -> int:
         now = time.monotonic()
@@ -181,8 +186,8 @@ class Watcher:
         while not self.stop_event.is_set():
             now = time.monotonic()
             if self._database_replaced():
-                log.error("the database %s was deleted or replaced while the daemon ran; "
-                          "exiting so that the service restarts on the current file",
+                log.error("the database %s was deleted, moved or replaced while the daemon "
+                          "ran; exiting so that the service restarts on the current file",
                           self.store.path)
                 return EXIT_PROBLEM
             if self._retry_at is not None and now >= self._retry_at:
@@ -409,13 +414,15 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 
 def _no_database(db_path: Path) -> bool:
-    """Missing, or an empty file with no WAL beside it (what a failed create leaves, or a
-    file truncated by mistake): a database would start a second history there too."""
+    """Missing, or an empty file, with no WAL beside it (what a failed create leaves, or a
+    file truncated by mistake): a database would start a second history there too. A
+    missing file whose WAL holds writes was moved or deleted while open: opening it says
+    so (and creates nothing)."""
     try:
         if os.path.getsize(db_path) > 0:
             return False
     except OSError:
-        return True
+        pass
     wal = f"{db_path}-wal"
     return not (os.path.exists(wal) and os.path.getsize(wal) > 0)
 

@@ -405,7 +405,7 @@ def test_a_deleted_database_stops_the_daemon_for_a_restart(tmp_path, notes):
                 os.unlink(f"{d.db}{suffix}")
         (notes / "wake.md").write_text("an event wakes the loop\n")
         assert d.proc.wait(timeout=60) == 1  # the service restarts it onto a new file
-        assert "deleted or replaced" in d.log()
+        assert "deleted, moved or replaced" in d.log()
     finally:
         d.close()
 

@@ -191,6 +191,31 @@ def test_history_says_where_a_moved_section_went(tmp_path):
     assert "moved to vault/b.md#Plan" in out
 
 
+def test_a_note_renamed_back_and_forth_lists_each_revision_once(tmp_path):
+    """A to B and back, three times: ID A is the memory's twice or more, and each of its
+    revisions is listed once, in time order, at any cutoff; B's follow the same way."""
+    vault = vault_of(tmp_path, {"A.md": "intro line\n\n# Sec\n\nbody\n"})
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        day = 2
+        for _ in range(3):
+            for old, new in (("A.md", "B.md"), ("B.md", "A.md")):
+                os.rename(vault / old, vault / new)
+                store.sync([Folder.of(vault)], known_at=f"2025-01-{day:02d}")
+                day += 1
+        every = {r.revision_id for r in store.export(namespace="notes")
+                 if r.memory_id in ("vault/A.md#Sec", "vault/B.md#Sec")}
+        for cutoff in (None, "2025-01-01", "2025-01-03", "2025-01-05T12:00:00Z"):
+            listed = store.history("vault/A.md#Sec", namespace="notes", as_of=cutoff)
+            ids = [h.revision_id for h in listed]
+            assert len(ids) == len(set(ids)), (cutoff, ids)
+            assert [h.known_at for h in listed] == sorted(h.known_at for h in listed)
+            if cutoff is None:
+                assert set(ids) == every
+        assert len(store.history("vault/A.md#Sec", namespace="notes")) == 13
+
+
 def test_a_new_note_in_a_deleted_note_s_inode_is_no_move(tmp_path):
     """File systems give a freed inode again at once: a note deleted and another written
     just after, of the same size, may get its inode. It is a deletion and a new note

@@ -123,11 +123,17 @@ def _history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
     note = next((r.note for r in reversed(named) if r.note), None)
     if note is None or not (memory_id == note or memory_id.startswith(record_id(note))):
         return revisions
-    era = {memory_id: 0}  # at the instant of a move, the old ID's tombstone comes first
-    earlier = []
-    for n, (old_id, left_at) in enumerate(former_ids(db, namespace, memory_id, note), 1):
+    # Each ID the memory had, in its own span of time: a note renamed A to B and back to A
+    # holds ID A twice, and A's revisions are listed once, each in the span it was written
+    # in. At the instant of a move, the old ID's tombstone comes first (its era is older).
+    formers = former_ids(db, namespace, memory_id, note)
+    since = [left_at for _, left_at in formers[1:]] + [None]  # when each became the ID
+    current = formers[0][1] if formers else None
+    spans: list[tuple[int, RevisionRecord]] = [
+        (0, r) for r in revisions if current is None or parse_time(r.known_at) >= current]
+    for n, ((old_id, left_at), start) in enumerate(zip(formers, since), 1):
         bound = left_at if cutoff is None else min(cutoff, left_at)
-        era[old_id] = -n
-        earlier.extend(db.history(namespace, old_id, bound))
-    return sorted(earlier + revisions,
-                  key=lambda r: (parse_time(r.known_at), era[r.memory_id], r.revision_id))
+        spans.extend((-n, r) for r in db.history(namespace, old_id, bound)
+                     if start is None or parse_time(r.known_at) >= start)
+    return [r for _, r in sorted(spans, key=lambda e: (parse_time(e[1].known_at), e[0],
+                                                       e[1].revision_id))]

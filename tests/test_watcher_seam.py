@@ -292,3 +292,31 @@ def test_the_daemon_lock_is_taken_on_a_full_disk(tmp_path, monkeypatch):
     with DaemonLock(tmp_path / "m.db"):
         with pytest.raises(LockedError, match="another 'memory watch' already uses"):
             DaemonLock(tmp_path / "m.db").acquire()
+
+
+def test_an_embedding_fault_is_logged_and_the_worker_tries_again(tmp_path, monkeypatch,
+                                                                 caplog):
+    """A fault the worker does not expect (an I/O error, the model's) is said with its
+    traceback, and the worker goes on: new notes still get their vectors."""
+    from ground_truth import ToyEmbedder
+    from personal_memory.watch import embedding
+    monkeypatch.setattr(embedding, "RETRY_SECONDS", 0.2)
+    real, calls = MemoryStore.embed_pending, []
+
+    def faulty(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(22, "Invalid argument")
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(MemoryStore, "embed_pending", faulty)
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
+        store.remember("x", "a fact to embed", namespace="n")
+        worker = embedding.EmbeddingWorker(store, busy=lambda: False)
+        with caplog.at_level(logging.ERROR, logger="personal_memory.watch"):
+            worker.start()
+            worker.nudge()
+            wait_for(lambda: store.pending_vectors() == 0, timeout=30,
+                     what="the vector after the fault")
+            worker.stop()
+    assert "embedding stopped: [Errno 22] Invalid argument; retrying" in caplog.text
+    assert "Traceback" in caplog.text and len(calls) >= 2

@@ -80,7 +80,15 @@ class EmbeddingWorker:
             while not self._stopping.is_set():
                 self._wake.wait(RETRY_SECONDS)
                 self._wake.clear()
-                self._work(store)
+                try:
+                    self._work(store)
+                except Exception as exc:  # noqa: BLE001 (said, then tried again)
+                    # A fault here (an I/O error, the model's) must not end the worker
+                    # while the daemon imports on: new notes would never get a vector.
+                    log.exception("embedding stopped: %s; retrying in %d s", exc,
+                                  RETRY_SECONDS)
+                    self._below = None
+                    self.progress = f"embedding stopped: {exc}; retrying"
 
     def _work(self, store: MemoryStore) -> None:
         """Embed until nothing is left, stepping aside while a change is waiting."""

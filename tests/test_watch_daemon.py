@@ -287,6 +287,12 @@ def test_second_instance_is_refused(daemon, tmp_path, notes):
     assert "already uses this database" in p.stderr
 
 
+def test_sighup_from_a_closed_terminal_is_a_clean_stop(daemon):
+    assert daemon.signal(signal.SIGHUP) == 0
+    with daemon.store() as s:
+        assert s.status().daemon.daemon_state == "stopped"
+
+
 def test_sigterm_exits_zero_and_records_the_stop(daemon):
     assert daemon.signal(signal.SIGTERM) == 0
     daemon.wait_message("STOPPING=1")

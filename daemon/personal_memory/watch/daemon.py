@@ -501,3 +501,5 @@ def _install_signals(stop: threading.Event, running: list[Watcher]) -> None:
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
+    if hasattr(signal, "SIGHUP"):  # its terminal closed: a clean stop, not a kill
+        signal.signal(signal.SIGHUP, handle)

@@ -400,3 +400,9 @@ def test_a_notes_terminal_controls_are_printed_escaped(tmp_path):
     assert "\\x1b[31mred" in ok("--db", db, "read", "notes/esc.md").stdout
     status = ok("--db", db, "status").stdout
     assert "\nproblem       fake.md" not in status and "evil\\nproblem" in status, status
+
+
+def test_a_long_span_is_said_in_days_or_years_not_thousands_of_hours():
+    from personal_memory.render import duration
+    assert [duration(s) for s in (30, 600, 7200, 3 * 86400, 73 * 365.25 * 86400)] == [
+        "30 s", "10 min", "2.0 h", "3.0 days", "73.0 years"]

@@ -191,12 +191,16 @@ def folders(s: DaemonStatus) -> str:
 
 
 def duration(seconds: float) -> str:
-    """A time span as people say it: 40 s, 12 min, 1.5 h."""
+    """A time span as people say it: 40 s, 12 min, 1.5 h, 3.2 days, 73.1 years."""
     if seconds < 90:
         return f"{max(seconds, 1):.0f} s"
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    if seconds < 2 * 365.25 * 86400:
+        return f"{seconds / 86400:.1f} days"
+    return f"{seconds / (365.25 * 86400):.1f} years"
 
 
 OPEN_END = 2**31  # "12-": to the note's last line, whatever its length

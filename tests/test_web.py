@@ -908,20 +908,12 @@ def test_back_shows_the_controls_of_the_results_it_shows(vault_db, browser):
         browser.back()
         wait_for(lambda: "q=launch" in browser.current_url, what="Back")
         assert browser.find_element(By.NAME, "q").get_attribute("value") == "launch"
-
-
-@needs_browser
-def test_the_slider_steps_back_by_keyboard_one_key_after_another(vault_db, browser):
-    """Each step submits the search; the page it loads gives the slider the focus back,
-    so the next arrow key steps again (not the search box's autofocus)."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    vault, db = vault_db
-    with Page(db) as page:
-        browser.get(page.url)
+        # Each keyboard step submits; the page it loads gives the slider the focus back
+        # (not the search box's autofocus), so the next arrow key steps again.
         browser.get(page.base + "/?q=launch")
         browser.find_element(By.ID, "when").send_keys(Keys.ARROW_LEFT)
         wait_for(lambda: "as_of=2025-03-05" in browser.current_url, what="the last day")
         assert browser.switch_to.active_element.get_attribute("id") == "when"
         browser.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
         wait_for(lambda: "as_of=2025-02-20" in browser.current_url, what="the day before")
+

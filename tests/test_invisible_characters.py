@@ -96,6 +96,25 @@ def test_a_bidi_control_in_a_file_name_is_shown_escaped(tmp_path):
     assert found.structured_content["results"][0]["note"] == f"vault/{real}"
 
 
+def test_a_name_cited_escaped_can_be_pasted_back(tmp_path):
+    """A line break or a bidi control in a file name is printed escaped; read, links and
+    history take the name as printed too (the name as given is tried first)."""
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "new\nline \u202e.md").write_text("# Odd\n\nquokka facts\n")
+    (vault / "back\\nslash.md").write_text("a backslash and an n\n")  # a real "\\n"
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    cited = "vault/new\\nline \\u202e.md"
+    assert cited in run_memory("--db", db, "search", "quokka").stdout
+    read = run_memory("--db", db, "read", cited)
+    assert read.returncode == 0 and "quokka facts" in read.stdout, read.stderr
+    assert run_memory("--db", db, "links", cited).returncode == 0
+    history = run_memory("--db", db, "history", cited + "#Odd")
+    assert history.stdout.startswith("#") and "source " + cited in history.stdout, history.stdout
+    literal = run_memory("--db", db, "read", "vault/back\\nslash.md")
+    assert literal.returncode == 0 and "a backslash" in literal.stdout, literal.stderr
+
+
 def test_folding_finds_each_occurrence_as_written():
     """find_folded returns, for every place fold(needle) occurs in fold(text), the span
     of text as written that folds to it; linear in the text (format runs included)."""

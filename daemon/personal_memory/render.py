@@ -4,6 +4,8 @@ with line numbers, a change as what happened and the words that moved. Pure func
 
 from __future__ import annotations
 
+import re
+
 from .errors import InvalidArgument
 from .times import parse_cutoff, parse_time
 from .notes.model import under
@@ -37,6 +39,19 @@ def name(text: str | None) -> str:
     a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line, or with
     a bidi control, shown escaped (``\\u202e``) so it cannot reorder what the line says."""
     return (text or "").translate(_BREAKS)
+
+
+_ESCAPED = re.compile(r"\\(?:x([0-9a-f]{2})|u([0-9a-f]{4})|([ntr]))")
+
+
+def unname(text: str) -> str:
+    """A name as :func:`name` cited it, back as written (``new\\nline.md`` is the file
+    whose name holds a line break); a backslash :func:`name` would not write stays."""
+    def back(m: re.Match) -> str:
+        code = m.group(1) or m.group(2)
+        ch = chr(int(code, 16)) if code else {"n": "\n", "t": "\t", "r": "\r"}[m.group(3)]
+        return ch if ord(ch) in _BREAKS else m.group(0)
+    return _ESCAPED.sub(back, text) if "\\" in text else text
 
 
 def when(iso: str | None) -> str:
@@ -433,7 +448,7 @@ def revision(r: RevisionRecord, *, source: bool = False) -> str:
     if r.deleted:
         return f"{head} · {'deleted' if r.note else 'forgotten'} (hides #{r.hides_revision})"
     title = f" — {name(r.title)}" if r.title else ""
-    src = f" · source {r.source}" if source and r.source else ""
+    src = f" · source {name(r.source)}" if source and r.source else ""
     # A note's first section carries its properties: an edit of one alone is told apart.
     properties = (r.metadata or {}).get("properties")
     told = f"\n    property values: {short('; '.join(properties.split(chr(10))))}" \

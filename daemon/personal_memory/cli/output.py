@@ -28,7 +28,7 @@ def results(found: SearchResults) -> str:
             lines.append(f"    in {' › '.join(r.heading_path)}")
         lines.append(f"    {short(r.content)}")
         valid = when(r.valid_from) + (f" to {when(r.valid_to)}" if r.valid_to else " on")
-        src = f" · source {r.source}" if r.source else ""
+        src = f" · source {render.name(r.source)}" if r.source else ""
         lines.append(f"    score {r.score:.5f} ({bm25}, {cos}) · known {when(r.known_at)}"
                      f" · valid {valid}{src}")
     return "\n".join(lines)

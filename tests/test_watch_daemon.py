@@ -551,3 +551,31 @@ def test_a_twin_name_written_under_the_daemon_is_named(tmp_path):
         assert d.stop() == 0
     finally:
         d.close()
+
+
+def test_a_file_system_mounted_on_the_notes_folder_is_watched(tmp_path):
+    """A drive mounted on the notes' folder (or taken away) takes the folder's watches
+    with it, and nothing says so: the daemon sees its root become another directory,
+    watches afresh and rescans, so an edit there is seen at once, not at the periodic
+    rescan (10 minutes)."""
+    import shutil
+    if os.geteuid() != 0:
+        pytest.skip("mounting a folder on the notes' folder needs root")
+    notes, db, drive = tmp_path / "notes", tmp_path / "m.db", tmp_path / "drive"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\napple\n")
+    shutil.copytree(notes, drive)
+    d = Daemon(db, notes, "--rescan-interval", "600", env={"MEMORY_EMBEDDER": "none"}).start()
+    try:
+        assert subprocess.run(["mount", "--bind", str(drive), str(notes)]).returncode == 0
+        try:
+            wait_for(lambda: "mounted or unmounted" in d.log(), timeout=90,
+                     what="the daemon to see the folder mounted")
+            time.sleep(1)  # its new watches are made by the observer's own threads
+            (notes / "a.md").write_text("# A\n\napple banana\n")
+            wait_for(lambda: d.search_ids("banana") == ["notes/a.md#A"], timeout=20,
+                     what="the edit on the mounted folder")
+        finally:
+            subprocess.run(["umount", "-l", str(notes)])
+    finally:
+        d.close()

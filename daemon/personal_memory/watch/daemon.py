@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -101,6 +102,7 @@ class Watcher:
                                           observer_factory)
         # A database deleted or replaced under us is detected by its device and inode.
         self._db_identity = _identity(os.path.abspath(store.path))
+        self._roots: dict[Folder, tuple] = {}  # see _remounted
         self._overflow = OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
         self.last_status = ""
         self.embedder = (EmbeddingWorker(store, busy=self.busy,
@@ -193,8 +195,14 @@ class Watcher:
             if self._retry_at is not None and now >= self._retry_at:
                 self._retry_at = None
                 self.request_rescan(self._retry_reason)
-            if self.observer.stale():
-                log.info("a folder was deleted or moved away; watching the folders afresh")
+            remounted = self._remounted()
+            if remounted:  # inotify's watches went with the file system they were on
+                log.info("%s was mounted or unmounted; watching the folders afresh",
+                         ", ".join(str(f.root) for f in remounted))
+            if self.observer.stale() or remounted:
+                if not remounted:
+                    log.info("a folder was deleted or moved away; watching the folders "
+                             "afresh")
                 self.observer.start(self._lost)
                 # rescanned once the burst that moved it is over (a checkout still
                 # writing would be read half done: its renames as deletions)
@@ -378,6 +386,17 @@ class Watcher:
         except (DatabaseBusy, DiskFull) as exc:  # the next beat tries again
             log.warning("could not record the heartbeat: %s", exc)
 
+    def _remounted(self) -> list[Folder]:
+        """The folders whose root is now another directory (a file system mounted on it or
+        taken away: its watches are gone, and nothing said so), since last asked."""
+        mounts = _mounts()
+        now = {f: (_mount_of(f.root, mounts), _identity(os.path.abspath(f.root)))
+               for f in self.folders}
+        changed = [f for f, seen in now.items()
+                   if f in self._roots and self._roots[f] != seen]
+        self._roots = now
+        return changed
+
     def _database_replaced(self) -> bool:
         return _identity(os.path.abspath(self.store.path)) != self._db_identity
 
@@ -411,6 +430,38 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+_MOUNTINFO = Path("/proc/self/mountinfo")
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _mounts() -> list[tuple[str, str]]:
+    """(mount ID, mount point) of each mount, in the kernel's order (a mount over another
+    comes later); none where the system does not list them. A file system mounted again
+    on the same folder has a new ID, though its device number and root inode may be the
+    old one's."""
+    try:
+        lines = _MOUNTINFO.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            out.append((fields[0], _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])))
+    return out
+
+
+def _mount_of(root: Path | str, mounts: list[tuple[str, str]]) -> str | None:
+    """The ID of the mount a folder lies on: the last of the longest mount points above
+    it."""
+    real = os.path.realpath(root)
+    best, found = -1, None
+    for mount_id, point in mounts:
+        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= best:
+            best, found = len(point), mount_id
+    return found
 
 
 def _no_database(db_path: Path) -> bool:

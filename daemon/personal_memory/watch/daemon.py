@@ -103,6 +103,7 @@ class Watcher:
         # A database deleted or replaced under us is detected by its device and inode.
         self._db_identity = _identity(os.path.abspath(store.path))
         self._roots: dict[Folder, tuple] = {}  # see _remounted
+        self._next_mount_check = 0.0
         self._overflow = OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
         self.last_status = ""
         self.embedder = (EmbeddingWorker(store, busy=self.busy,
@@ -388,7 +389,12 @@ class Watcher:
 
     def _remounted(self) -> list[Folder]:
         """The folders whose root is now another directory (a file system mounted on it or
-        taken away: its watches are gone, and nothing said so), since last asked."""
+        taken away: its watches are gone, and nothing said so), since last asked; asked
+        at most once a heartbeat (the mount table is read each time)."""
+        now_s = time.monotonic()
+        if now_s < self._next_mount_check:
+            return []
+        self._next_mount_check = now_s + HEARTBEAT_SECONDS
         mounts = _mounts()
         now = {f: (_mount_of(f.root, mounts), _identity(os.path.abspath(f.root)))
                for f in self.folders}

@@ -156,6 +156,7 @@ class Watcher:
         self._check_watch_limit()
         try:
             self._heartbeat("starting")
+            self._roots = self._root_identities()  # before the watches are made
             self.observer.start(self._lost)
             # Ready once watching: a long first sync is progress, not a slow start.
             notify.notify("READY=1\nSTATUS=initial sync")
@@ -391,17 +392,21 @@ class Watcher:
         """The folders whose root is now another directory (a file system mounted on it or
         taken away: its watches are gone, and nothing said so), since last asked; asked
         at most once a heartbeat (the mount table is read each time)."""
-        now_s = time.monotonic()
-        if now_s < self._next_mount_check:
+        if time.monotonic() < self._next_mount_check:
             return []
-        self._next_mount_check = now_s + HEARTBEAT_SECONDS
-        mounts = _mounts()
-        now = {f: (_mount_of(f.root, mounts), _identity(os.path.abspath(f.root)))
-               for f in self.folders}
+        now = self._root_identities()
         changed = [f for f, seen in now.items()
                    if f in self._roots and self._roots[f] != seen]
         self._roots = now
         return changed
+
+    def _root_identities(self) -> dict[Folder, tuple]:
+        """Each folder's mount and directory now (what its watches are on, when they are
+        made), and when to look again."""
+        self._next_mount_check = time.monotonic() + HEARTBEAT_SECONDS
+        mounts = _mounts()
+        return {f: (_mount_of(f.root, mounts), _identity(os.path.abspath(f.root)))
+                for f in self.folders}
 
     def _database_replaced(self) -> bool:
         return _identity(os.path.abspath(self.store.path)) != self._db_identity

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import time
 from urllib.parse import unquote, urlencode
@@ -172,32 +173,34 @@ class Routes:
             return JSONResponse({"error": "invalid_target", "error_description":
                                  f"this grant is for {bound}, not {str(resource)[:200]}"},
                                 status_code=400, headers=_NO_STORE)  # RFC 8707 2.2
-        if grant == "authorization_code" and (other := await self._other_redirect(
-                request, form)) is not None:
-            return JSONResponse({"error": "invalid_grant", "error_description":
-                                 f"redirect_uri {other[:200]!r} is not the one the code "
-                                 "was issued for"},
-                                status_code=400, headers=_NO_STORE)  # RFC 6749 5.2
         if basic and not form.get("client_id"):
             body = urlencode([*((k, str(v)) for k, v in form.multi_items()),
                               ("client_id", basic[0])]).encode()
             request = _with_form(request, body)
-        return _challenged(await self.token_handler.handle(request), basic)
+        answer = await self.token_handler.handle(request)
+        if answer.status_code == 400 and grant == "authorization_code" and (
+                other := self._other_redirect(answer, form, basic)) is not None:
+            return JSONResponse({"error": "invalid_grant", "error_description":
+                                 f"redirect_uri {other[:200]!r} is not the one the code "
+                                 "was issued for"},
+                                status_code=400, headers=_NO_STORE)  # RFC 6749 5.2
+        return _challenged(answer, basic)
 
-    async def _other_redirect(self, request: Request, form) -> str | None:
-        """The redirect URI of an authenticated client's code request when it is not the
-        one its authorization request named (the SDK calls that invalid_request; RFC 6749
-        5.2 invalid_grant). None for anything else, which the SDK's handler answers: a
-        missing one stays invalid_request (a required parameter)."""
-        given = form.get("redirect_uri")
-        if not isinstance(given, str) or not given:
+    def _other_redirect(self, answer: Response, form,
+                        basic: tuple[str, str] | None) -> str | None:
+        """The redirect URI of a code request the SDK refused as ``invalid_request`` (its
+        client authenticated) when it is not the one the authorization request named:
+        RFC 6749 5.2 calls that invalid_grant. None for anything else: a missing one
+        stays invalid_request (a required parameter). Looked up on this refusal only."""
+        given, client_id = form.get("redirect_uri"), _client_id(form, basic)
+        if not isinstance(given, str) or not given or client_id is None \
+                or json.loads(answer.body).get("error") != "invalid_request":
             return None
         try:
-            client = await self.authenticator.authenticate_request(request)
             given_url = str(AnyUrl(given))
-        except (AuthenticationError, ValidationError):
+        except ValidationError:
             return None
-        code = self.owner.store.load_code(str(form.get("code", "")), client.client_id)
+        code = self.owner.store.load_code(str(form.get("code", "")), client_id)
         if code is None or not code.redirect_uri_explicit or code.redirect_uri == given_url:
             return None
         return given
@@ -206,8 +209,8 @@ class Routes:
         """The server address the code or refresh token of a token request was issued for
         (the other loopback name of this server is not it: its token would be refused
         there)."""
-        client_id = form.get("client_id") or (basic[0] if basic else None)
-        if not isinstance(client_id, str):
+        client_id = _client_id(form, basic)
+        if client_id is None:
             return None
         if form.get("grant_type") == "refresh_token":
             held = self.owner.store.load_refresh(str(form.get("refresh_token", "")), client_id)
@@ -234,6 +237,12 @@ class Routes:
         if self.owner.store.revoke_token(token, client.client_id):
             log.info("client %s revoked its grant", client.client_id)
         return Response(status_code=200, headers=_NO_STORE)
+
+
+def _client_id(form, basic: tuple[str, str] | None) -> str | None:
+    """The client a token request names, in its form or its Basic header alone."""
+    client_id = form.get("client_id") or (basic[0] if basic else None)
+    return client_id if isinstance(client_id, str) else None
 
 
 def _challenged(response: Response, basic: tuple[str, str] | None) -> Response:

@@ -210,7 +210,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
                 continue  # vanished while listing: the next event or rescan sees it
 
 def _parent_unlisted(root: str, start: str, skipped: list[SkippedFile],
-                unlisted: list[str]) -> None:
+                     unlisted: list[str]) -> None:
     """A path not found may lie in a folder that cannot be listed (``chmod 000``): then
     nothing says it is gone, and that folder is unlisted, as a whole scan finds it. The
     nearest folder above it that exists decides."""

@@ -209,6 +209,35 @@ def test_a_title_the_file_name_says_is_not_repeated(tmp_path):
     assert "vault/b.md:3 — Other regions" in found.content[0].text
 
 
+def test_a_query_of_tags_alone_lists_the_tagged_notes(tmp_path):
+    """'tag:work' has no word to rank by: the notes that have the tag, by path, in a
+    result the tool's output schema accepts (through the SDK, which checks it)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "b.md").write_text("---\ntags: [project/alpha]\n---\n# Beta\n\nplans\n")
+    (vault / "a.md").write_text("# Alpha\n\n#project today\n")
+    (vault / "c.md").write_text("# Gamma\n\nuntagged\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    server = build_server(config(db=str(tmp_path / "m.db"), embedder="none"))
+    r = call(server, "memory_search", {"query": "tag:project"})
+    out = r.structured_content
+    assert not r.is_error, r.content[0].text
+    assert [h["note"] for h in out["results"]] == ["vault/a.md", "vault/b.md"]
+    assert out["count"] == 2 and "tagged #project" in out["hint"]
+    assert "2 notes tagged #project" in r.content[0].text
+    before = call(server, "memory_search", {"query": "tag:project", "as_of": "2024-12-31"})
+    assert before.structured_content["results"] == []
+    mixed = call(server, "memory_search", {"query": "tag:project plans"})
+    assert [h["note"] for h in mixed.structured_content["results"]] == ["vault/b.md"]
+    cli = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "search", "tag:project/alpha")
+    assert cli.returncode == 0 and cli.stdout.startswith("1 note tagged #project/alpha")
+    assert "vault/b.md — Beta" in cli.stdout
+    cli = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "search", "--tag",
+                     "project", "")
+    assert cli.returncode == 0 and "vault/a.md — Alpha" in cli.stdout
+
+
 def test_a_file_named_with_a_newline_is_cited_on_one_line(tmp_path):
     """Linux lets a note be named 'a\\nb.md'; cited raw, its second half would read as the
     next line of the answer (a forged result). Structured content keeps the real name."""

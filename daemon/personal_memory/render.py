@@ -10,7 +10,7 @@ from .errors import InvalidArgument
 from .times import parse_cutoff, parse_time
 from .notes.model import under
 from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
-                      SearchResult, SearchResults)
+                      SearchResult, SearchResults, TagListing)
 
 SHORT = 300
 # Line breaks, and the bidi controls that reorder what follows them on screen (a name
@@ -290,6 +290,19 @@ def folder(found: FolderListing) -> str:
     lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
               + f" (changed {when(e.known_at)})"
               for e in found.notes]
+    if found.more:
+        lines.append(f"… and {found.more} more notes")
+    return "\n".join(lines)
+
+
+def tagged(found: TagListing) -> str:
+    """The notes with some tags as known at a cutoff: one line per note."""
+    shown = f"as of {moment(found.as_of)}" if found.as_of else "everything known"
+    total = len(found.notes) + found.more
+    lines = [f"{counted(total, 'note')} tagged "
+             + " or ".join(f"#{name(t)}" for t in found.tags) + f" ({shown})"]
+    lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
+              + f" (changed {when(e.known_at)})" for e in found.notes]
     if found.more:
         lines.append(f"… and {found.more} more notes")
     return "\n".join(lines)

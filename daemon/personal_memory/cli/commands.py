@@ -69,8 +69,19 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 @command
 def cmd_search(args: argparse.Namespace) -> int:
+    query = " ".join(args.query)
+    from ..search.syntax import tags_alone
+    alone = tags_alone(query)
+    if alone or (args.tag and not query.strip()):  # no word to rank by: the tagged notes
+        with open_store(args, read_only=True, embedder="none") as store:
+            listing = store.tagged([*(args.tag or ()), *alone],
+                                   namespace=settings(args).namespace, as_of=args.as_of,
+                                   limit=args.limit)
+            up_to = store.known_up_to()
+        emit(args, listing, render.tagged)
+        replica_note(args, up_to, listing.as_of)
+        return EXIT_OK
     with open_store(args, read_only=True) as store:
-        query = " ".join(args.query)
         found = store.search(query, namespace=settings(args).namespace, as_of=args.as_of,
                              valid_at=args.valid_at, limit=args.limit, tags=args.tag,
                              snippets=not args.full,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import render
 from ..records import (Changes, Embed, Link, NoteView, RevisionRecord, SearchResult,
-                       SearchResults, Status)
+                       SearchResults, Status, TagListing)
 
 def _untitled(schema: dict, cls=None) -> None:
     """No generated titles in the schemas: they repeat each field's name (a third of
@@ -158,6 +158,18 @@ class SearchOutput(Positioned):
                    results=[Hit.of(r) for r in found],
                    known_up_to=found.known_up_to,
                    full=[r.to_dict() for r in found] if full else None)
+
+    @classmethod
+    def tagged(cls, query: str, listing: TagListing, now: str) -> "SearchOutput":
+        """A query of tags alone: the notes that have them, by path, unranked."""
+        tags = ", ".join(f"#{t}" for t in listing.tags)
+        return cls(query=query, as_of=listing.as_of, valid_at=listing.as_of or now,
+                   count=len(listing.notes),
+                   hint=(f"No words to rank by: the notes tagged {tags}, by path"
+                         + (f" ({listing.more} more not shown)" if listing.more else "")
+                         + ". Add words to the query to rank them."),
+                   results=[Hit(note=e.note, title=e.title, snippet="", known_at=e.known_at,
+                                score=0.0) for e in listing.notes])
 
 
 class Section(Out):

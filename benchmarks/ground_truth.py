@@ -18,6 +18,7 @@ import functools
 import hashlib
 import math
 import re
+from datetime import datetime, timezone
 from dataclasses import dataclass
 
 import apsw
@@ -248,7 +249,14 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     # as one word of its vocabulary) is answered by meaning alone.
     known = (len(held) + _vocabulary(query, set(kept) - held, embedder)) if embedder else 0
     unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
-    if not bm or unknown:
+    # A row about a day or month the query names gains 0.3 (a memory valid from then) or
+    # 0.5 (a note whose file name is a day then); such a row answers the query, as a
+    # word would, and is never left out (reading the dates is input preparation, like
+    # the stop words: the package's parser).
+    periods = named_periods(query)
+    gain = {r.memory_id: (0.3 if r.note is None else 0.5) for r in rows
+            if (t := _about(r)) is not None and any(a <= t < b for a, b in periods)}
+    if (not bm or unknown) and not gain:
         if not co:
             if not bm:
                 return []
@@ -265,13 +273,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     median = (sims[n // 2] if n % 2 else (sims[n // 2 - 1] + sims[n // 2]) / 2) if n else 0.0
     above = [c for c in sims[::-1][:3] if c > median]
     top_co = sum(above) / len(above) if above else median
-    # A row valid from a day or month the query names with its year gains 0.3 (reading
-    # the dates is input preparation, like the stop words: the package's parser).
-    periods = named_periods(query)
-    starts = {r.memory_id: r.valid_from for r in rows}
     fused = {}
     for m in set(bm) | set(co):
-        f = 0.3 if any(a <= starts[m] < b for a, b in periods) else 0.0
+        f = gain.get(m, 0.0)
         f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:
             f += 0.6 * ((co[m] - median) / (top_co - median))
@@ -281,7 +285,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     order = _by_score(list(fused), fused)
     if embedder is not None:  # no word of the query and below the bar: noise, left out
         bar = embedder.no_answer_below(len(co))
-        order = [m for m in order if m in bm or co.get(m, bar) >= bar]
+        order = [m for m in order if m in bm or m in gain or co.get(m, bar) >= bar]
     # The first 50 again, each row that is no note's section with 0.1 of the score (if
     # positive) of the one such row remembered just before it (0.6 when that one's text
     # ends with a question mark) and 0.1 of the one just after it (in id order), when
@@ -305,6 +309,23 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     order = _by_score(first, fused) + order[50:]
     return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
+
+
+def _about(r: Rev) -> int | None:
+    """When a row is about: a memory outside notes, its valid time; a note, the day its
+    file name names (YYYY-MM-DD, the separator -, _, . or none, used twice alike; the
+    first date found, between non-digits), or none."""
+    if r.note is None:
+        return r.valid_from
+    name = r.note.rsplit("/", 1)[-1]
+    for m in re.finditer(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)", name):
+        try:
+            day = datetime(int(m.group(1)), int(m.group(3)), int(m.group(4)),
+                           tzinfo=timezone.utc)
+        except ValueError:
+            return None
+        return int(day.timestamp()) * 1_000_000
+    return None
 
 
 def _by_score(keys: list[str], scores: dict[str, float]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Days and months a query names with their year favour the memories valid from then."""
+"""Days and months a query names favour the memories about then: a note whose file name
+names such a day, a memory outside notes valid from one."""
 
 import subprocess
 import sys
@@ -7,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from personal_memory import MemoryStore
 from personal_memory.search import ranking
-from personal_memory.search.dates import named_periods
+from personal_memory.notes.folders import Folder
+from personal_memory.search.dates import NO_DAY, YEARS, about, named_periods, note_day
 from personal_memory.times import format_time
 
 
@@ -43,9 +45,20 @@ def test_dates_written_in_other_orders_and_scripts():
 
 
 def test_no_year_or_no_such_day_names_nothing():
-    for text in ("May I export my notes?", "in March", "June 12", "31 February 2023",
-                 "2023-13-01", "route 2023", "12 Mayday 2020", "0000-01-01"):
+    for text in ("May I export my notes?", "in March", "31 February 2023",
+                 "2023-13-01", "route 2023", "12 Mayday 2020", "0000-01-01", "may 3",
+                 "version 3.1 march 1.5", "March 14:30", "2/14 march", "30 February"):
         assert named_periods(text) == (), text
+
+
+def test_a_day_without_its_year_is_that_day_of_every_year():
+    for text in ("what did I do on March 14?", "the 14th of March", "le 14 mars",
+                 "am 14. März", "Mar 14th"):
+        days = spans(text)
+        assert len(days) == len(YEARS) and ("2026-03-14", "2026-03-15") in days, text
+        assert {d[0][5:] for d in days} == {"03-14"}, text
+    assert len(spans("29 February")) == sum(y % 4 == 0 for y in YEARS) - 1  # not 2100
+    assert spans("June 12, 2023") == [("2023-06-12", "2023-06-13")]  # the year, when given
 
 
 @settings(max_examples=300, deadline=None)
@@ -85,6 +98,45 @@ def test_a_dated_question_ranks_what_was_valid_then_first(tmp_path):
             assert abs(found[0].score - found[1].score - ranking.DATED) < 1e-12
             day = search("what did Maria donate on 2 May 2023", namespace="c")
             assert [r.memory_id for r in day][0] == "c"
+
+
+def test_a_note_is_about_the_day_its_file_name_names():
+    def day(note):
+        at = note_day(note)
+        return None if at is None else format_time(at)[:10]
+    assert day("v/Daily/2026-03-14.md") == "2026-03-14"
+    assert day("v/Meetings/2026-03-03 Budget review.md") == "2026-03-03"
+    assert day("v/2026_03_14.md") == day("v/20260314 notes.md") == "2026-03-14"
+    assert day("v/Journal/2025/Sunday 2025.10.12.md") == "2025-10-12"
+    for name in ("v/2026-03-14/plan.md", "v/202603141230 zettel.md", "v/2026-13-01.md",
+                 "v/2026-02-30.md", "v/1234-05-06.md", "v/2026-03_14.md", "v/notes.md"):
+        assert day(name) is None, name
+    assert about("v/notes.md", 5) == NO_DAY and about(None, 5) == 5
+    assert about("v/2026-03-14.md", 5) == note_day("v/2026-03-14.md")
+
+
+def test_a_dated_question_ranks_the_daily_note_of_that_day_first(tmp_path):
+    """A vault synced today is valid from today: naming today favours none of its notes,
+    naming a day favours the note whose file name is that day."""
+    vault = tmp_path / "v"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Daily" / "2026-03-14.md").write_text("- bought running shoes\n- called Anna\n")
+    (vault / "Daily" / "2026-02-14.md").write_text("- bought flowers\n- called the bank\n")
+    (vault / "Shopping.md").write_text("# Shopping\n\nWhat I bought and where.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what did I buy on 14 March 2026", namespace="notes")
+            assert found[0].note == "v/Daily/2026-03-14.md"
+            found = search("what did I buy in February 2026", namespace="notes")
+            assert found[0].note == "v/Daily/2026-02-14.md"
+            found = search("what did I buy on 14 March", namespace="notes")
+            assert found[0].note == "v/Daily/2026-03-14.md"
+            # the sync's day (every note's valid time) against a day before anything
+            synced = search("bought on 1 January 2025", namespace="notes")
+            before = search("bought on 1 January 2024", namespace="notes")
+            assert len(synced) == 3 and [(r.memory_id, r.score) for r in synced] == \
+                [(r.memory_id, r.score) for r in before]
 
 
 @settings(max_examples=200, deadline=None)

@@ -64,6 +64,39 @@ def test_a_query_naming_one_note_answers_with_its_sections(crowded):
         assert len({r.note for r in rows}) == 5
 
 
+def test_a_note_named_by_its_filters_answers_whatever_the_words(tmp_path):
+    """'file:big what happened': the user named the note, so its sections are the answer
+    however far they are in meaning, none left out; filters that keep several notes, or a
+    search without a model (nothing ranks a row holding no word), still say no answer."""
+    class Distant(ToyEmbedder):
+        @staticmethod
+        def no_answer_below(rows: int) -> float:
+            return 1.01  # every row is too far in meaning
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "big.md").write_text("".join(f"## Part {k}\n\nLighthouse {k}.\n\n"
+                                          for k in range(12)))
+    for i in range(3):
+        (vault / f"other{i}.md").write_text(f"# Other {i}\n\nHarbour nets {i}.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=Distant()) as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        s.embed_pending()
+        for search in (s.search, s.search_reference):
+            for query in ("file:big zzqx", "path:vault/big.md zzqx", 'section:"Part 3" zzqx',
+                          "file:big lighthouse"):
+                found = search(query, namespace="notes", limit=20)
+                assert found.no_answer is None and found.left_out == 0, query
+                assert {r.note for r in found} == {"vault/big.md"}, query
+                assert len(found) == (1 if "Part" in query else 12), query
+            found = search("file:other zzqx", namespace="notes", limit=20)
+            assert not found and "below 1.01" in found.no_answer
+            found = search("lighthouse", namespace="notes", limit=20)
+            assert found.left_out == 3 and len(found) == 12  # the bar leaves out the rest
+    with MemoryStore.open(tmp_path / "m.db", read_only=True, embedder="none") as s:
+        assert "contains a word" in s.search("file:big zzqx", namespace="notes").no_answer
+
+
 def test_the_api_ranks_sections_unless_asked_and_refuses_an_unknown_group(crowded):
     with MemoryStore.open(crowded, read_only=True, embedder="none") as s:
         assert len(s.search("lighthouse", namespace="notes", limit=3)) == 3

@@ -123,6 +123,51 @@ def test_every_form_equals_a_brute_force_reference(notes, queries):
                 assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == want, text
 
 
+DAYS = ["2026-03-14", "2026-02-14", "2025-03-14", "2026_03_15", "20260316", "2026-13-01"]
+daily = st.tuples(st.sampled_from(DAYS + ["plan", "ideas"]),
+                  st.sampled_from(["", " Sunday", " call"]),
+                  st.lists(st.sampled_from(WORDS[:6]), min_size=1, max_size=6).map(" ".join))
+dated_query = st.tuples(st.lists(st.sampled_from(WORDS[:6] + ["did", "I"]), max_size=3),
+                        st.sampled_from(["", "on 14 March", "on March 14 2026", "in March 2026",
+                                         "on 2026-03-15", "on the 16th of March", "in 2026"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notes=st.lists(daily, min_size=1, max_size=8), queries=st.lists(dated_query,
+                                                                       min_size=1, max_size=4))
+def test_a_day_named_favours_the_notes_named_by_it_on_every_path(notes, queries):
+    """Daily notes and dates named in queries: the fast path, the reference path and the
+    brute-force model agree (keyword-only), and so do both paths with a model."""
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = os.path.join(tmp, "v")
+        os.makedirs(vault)
+        for n, (day, suffix, body) in enumerate(notes):
+            with open(os.path.join(vault, f"{day}{suffix} {n}.md"), "w") as fh:
+                fh.write(f"- {body}\n")
+        db = os.path.join(tmp, "m.db")
+        with MemoryStore.open(db, embedder="none") as store:
+            store.sync([Folder.of(vault)])
+            revs, _ = indexed_revs(db)
+            now = parse_time(store.export().__next__().known_at) + 1
+            for words, date in queries:
+                text = " ".join([*words, date]).strip() or "did"
+                want = gt.expected(revs, text, "notes", now, now)[:50]
+                fast = store.search(text, namespace="notes", limit=50)
+                ref = store.search_reference(text, namespace="notes", limit=50)
+                assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == \
+                    [w[0] for w in want], text
+                assert all(abs(r.score - w[1]) <= 1e-9 for r, w in zip(fast, want)), text
+        with MemoryStore.open(db, embedder=gt.ToyEmbedder()) as store:
+            store.embed_pending()
+            for words, date in queries:
+                text = " ".join([*words, date]).strip() or "did"
+                fast = store.search(text, namespace="notes", limit=50)
+                ref = store.search_reference(text, namespace="notes", limit=50)
+                assert [r.memory_id for r in fast] == [r.memory_id for r in ref], text
+                assert all(abs(a.score - b.score) <= 1e-9 for a, b in zip(fast, ref)), text
+                assert fast.no_answer == ref.no_answer, text
+
+
 NOTES = ["notes/Obsidian/About Obsidian.md", "notes/Obsidian Sync/Set up Obsidian Sync.md",
          "notes/Obsidian Sync/Sync limitations.md", "notes/Projects/2025/plan.md"]
 

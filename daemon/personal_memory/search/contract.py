@@ -23,7 +23,7 @@ from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import inside
+from .dates import about, inside
 from .text import find_folded, normalize_text, paired, stop_words
 
 
@@ -375,17 +375,33 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     return None
 
 
+def filters_one_note(query: syntax.Query, notes) -> bool:
+    """Whether the query's path, file or section filters left the rows of one note alone
+    (``notes``: the rows' notes, None for a memory outside notes). The user named that
+    note: its sections are the answer however weakly they match the words, so the
+    no-answer bar does not apply and no row is left out as unrelated."""
+    if not (query.paths or query.files or query.sections):
+        return False
+    found = set(notes)
+    return len(found) == 1 and None not in found
+
+
 def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               semantic: Semantic | None, visible: int = 1, unfiltered: int = 1,
               query: syntax.Query | None = None, unknown: bool = False,
-              made_up: str | None = None) -> str | None:
+              made_up: str | None = None, one_note: bool = False,
+              dated: int = 0) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
     ``made_up`` word (:func:`made_up_word`: beside words some row holds, or among words
     that all look made up), and no row is :data:`MADE_UP_MARGIN` above the bar in
     meaning; or no row it ranks holds a query word (or, with a model, at least half of
     its words are held by none: ``unknown``), and none is semantically closer than the
-    embedder's calibrated threshold for ``embedded`` rows with a vector."""
+    embedder's calibrated threshold for ``embedded`` rows with a vector. A query whose
+    filters name ``one_note`` is not held to that threshold (:func:`filters_one_note`),
+    and one with ``dated`` rows (about a day it names) has an answer."""
+    if one_note and semantic is not None and best_cosine is not None:
+        return None  # every embedded row of the note is ranked by meaning
     if made_up is not None and semantic is not None and best_cosine is not None:
         plain = semantic.no_answer_below(embedded)
         bar = plain + MADE_UP_MARGIN
@@ -393,8 +409,8 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
         if best_cosine < bar and (keyword_matches or best_cosine >= plain):
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "
                     f"it, and the closest in meaning {_below(best_cosine, bar)}")
-    if keyword_matches and not (unknown and semantic is not None):
-        return None
+    if dated or (keyword_matches and not (unknown and semantic is not None)):
+        return None  # (a row about a day the query names answers it, as a word would)
     if not visible and unfiltered and query is not None and query.filters():
         return (f"the filter{'s' if len(query.filters()) > 1 else ''} "
                 f"{' '.join(query.filters())} left nothing of what was visible then")
@@ -422,10 +438,13 @@ def _below(similarity: float, bar: float) -> str:
     return f"(similarity {similarity:.{digits}f}) is below {bar:.{digits}f}"
 
 
-def padding_floor(semantic: Semantic | None, embedded: int) -> float | None:
+def padding_floor(semantic: Semantic | None, embedded: int,
+                  one_note: bool = False) -> float | None:
     """The similarity below which a row holding no query word is left out of the results:
-    the no-answer bar (the same line that decides there is no answer at all)."""
-    return semantic.no_answer_below(embedded) if semantic is not None else None
+    the no-answer bar (the same line that decides there is no answer at all); none when
+    the filters name one note (:func:`filters_one_note`)."""
+    return semantic.no_answer_below(embedded) if semantic is not None and not one_note \
+        else None
 
 
 def unrelated(has_keyword: bool, cosine: float | None, floor: float | None) -> bool:
@@ -467,6 +486,14 @@ def piece_lines(db, semantic: "Semantic | None"):
     return lines
 
 
+def dated_row(row: RevisionRecord, periods: tuple[tuple[int, int], ...]) -> float:
+    """What a row gains for being about a moment in one of the periods a query names
+    (:func:`dates.about`, :func:`ranking.dated_bonus`), or 0."""
+    if periods and inside(about(row.note, parse_time(row.valid_from)), periods):
+        return ranking.dated_bonus(row.note is not None)
+    return 0.0
+
+
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
          lines=None, periods: tuple[tuple[int, int], ...] = ()) -> list[SearchResult]:
@@ -482,14 +509,16 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     ordered = sorted(cos_m.values())
     median = ranking.median(ordered) if ordered else 0.0
     top_cos = ranking.arm_scale(ordered[::-1], median)
+    dated = {m: bonus for m, rid in by_memory.items()
+             if (bonus := dated_row(rows[rid], periods))}
     fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos,
-                                    dated=bool(periods) and inside(
-                                        parse_time(rows[rid].valid_from), periods))
+                                    dated=dated.get(m, 0.0))
              for m, rid in by_memory.items()}
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
-    kept = [m for m in ranking.fused_order(fused) if not unrelated(m in bm25_m,
-                                                                     cos_m.get(m), floor)]
+    # a row about a day the query names is related to it, whatever its words
+    kept = [m for m in ranking.fused_order(fused)
+            if not unrelated(m in bm25_m or m in dated, cos_m.get(m), floor)]
     free = sorted(rid for rid, r in rows.items() if r.note is None)  # not notes' sections
     at = {rid: i for i, rid in enumerate(free)}
     before: dict[str, str] = {}

@@ -1,13 +1,15 @@
-"""Days and months a query names with their year ("on 13 October 2023", "in December
-2023", "2023-10-13", "2023年10月13日", "2023년 10월", "13.10.2023"): the periods whose
-memories the ranking favours (``ranking.DATED``).
+"""Days and months a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
+"2023年10月13日", "2023년 10월", "13.10.2023", and a day without its year: "on March 14"):
+the periods whose memories the ranking favours (``ranking.DATED``): a note whose file
+name names a day in one, or a memory outside notes valid from one (:func:`about`).
 
-Only dates that carry their year are read, so "May I export?" or "in March" name no
-period; month names are English (full, or the usual three-letter abbreviations), German,
-French, Spanish, Italian, Portuguese or Dutch (full), read in NFKC ("März" typed with a
-combining mark is März). A period is half-open, in UTC microseconds, like every stored
-time. Each pattern is a plain alternation with bounded repeats (linear time on any
-input), and a date that does not exist (31 February) names nothing.
+A month needs its year, so "May I export?" or "in March" name no period; a day without
+its year is that day of every year in :data:`YEARS`. Month names are English (full, or
+the usual three-letter abbreviations), German, French, Spanish, Italian, Portuguese or
+Dutch (full), read in NFKC ("März" typed with a combining mark is März). A period is
+half-open, in UTC microseconds, like every stored time. Each pattern is a plain
+alternation with bounded repeats (linear time on any input), and a date that does not
+exist (31 February) names nothing.
 """
 
 from __future__ import annotations
@@ -59,17 +61,31 @@ _PATTERNS = re.compile("|".join([
     r"(?:\s?(?P<d5>\d{1,2})\s?[日일])?",
     # 13.10.2023 (day first, as written from Germany to Russia)
     r"(?<![\d.])(?P<d6>\d{1,2})\.(?P<m6>\d{1,2})\.(?P<y6>\d{4})(?!\d|\.\d)",
+    # without the year (tried after the forms with it): 14 March, the 14th of March
+    rf"(?<![\w.,:/-]){_DAY.format('d7')}\s+{_OF}{_MONTH.format('m7')}(?!\w)",
+    # March 14, Mar 14th
+    rf"\b{_MONTH.format('m8')}\s+{_DAY.format('d8')}(?![\w.,:]\d)(?!\w)",
 ]), re.IGNORECASE)
+# A day named without its year is that day of every year in this span (a daily note of
+# any year); "may 3" in lower case is a verb and a number, not a day.
+YEARS = range(1970, 2101)
 
 
 def named_periods(text: str) -> tuple[tuple[int, int], ...]:
     """The days and months ``text`` names with their year, as [start, end) in UTC
     microseconds, in the order named, each once."""
     found: dict[tuple[int, int], None] = {}
+    yearless: set[tuple[int, int]] = set()
     for m in _PATTERNS.finditer(unicodedata.normalize("NFKC", text)):
-        slot = next(i for i in "123456" if m.group("y" + i))
-        year = int(m.group("y" + slot))
+        slot = next(i for i in "12345678" if m.group("m" + i))
         month = m.group("m" + slot)
+        if slot in "78":  # no year: the day in every year
+            day = (_NUMBER[month.lower()], int(m.group("d" + slot)))
+            if month != "may" and day not in yearless:
+                yearless.add(day)
+                found.update(dict.fromkeys(p for y in YEARS if (p := _period(y, *day))))
+            continue
+        year = int(m.group("y" + slot))
         month = int(month) if month.isdigit() else _NUMBER[month.lower()]
         day = m.group("d" + slot) if slot != "3" else None
         period = _period(year, month, int(day) if day else None)
@@ -88,6 +104,32 @@ def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
     except ValueError:  # no such day, month or year (31 February, month 13, year 0)
         return None
     return to_micros(start), to_micros(after)
+
+
+# A day in a file name: 2026-03-14.md (Obsidian's daily notes), "2026-03-03 Budget
+# review.md", 2026_03_14, 20260314; not inside a longer number (a Zettelkasten ID)
+_FILE_DAY = re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")
+NO_DAY = np.iinfo(np.int64).min  # a memory about no day: inside no period
+
+
+def note_day(note: str) -> int | None:
+    """The start of the day a note's file name names (its first date), or None."""
+    m = _FILE_DAY.search(note.rsplit("/", 1)[-1])
+    if m is None:
+        return None
+    period = _period(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+    return period[0] if period else None
+
+
+def about(note: str | None, valid_from: int) -> int:
+    """The moment a memory is about, which a period the query names favours: a note's
+    day, when its file name names one (a daily note), else none for a note (when its text
+    was imported says nothing of what it is about: a first sync stamps a whole vault with
+    one day); a memory that is no note's is about its valid time."""
+    if note is None:
+        return valid_from
+    day = note_day(note)
+    return NO_DAY if day is None else day
 
 
 def inside(moment: int, periods: tuple[tuple[int, int], ...]) -> bool:

@@ -27,12 +27,12 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import (Ranked, Semantic, has_tag, keyword_terms, left_out, made_up_word,
-                       marked, missing_words, mostly_unknown, no_answer, padding_floor,
-                       piece_lines, query_terms, text_filtered)
-from .dates import periods_mask
+from .contract import (Ranked, Semantic, filters_one_note, has_tag, keyword_terms,
+                       left_out, made_up_word, marked, missing_words, mostly_unknown,
+                       no_answer, padding_floor, piece_lines, query_terms, text_filtered)
+from .dates import about, periods_mask
 from .syntax import Query, note_matches, section_matches
-from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT
+from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
 
@@ -93,7 +93,7 @@ class SearchIndex:
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
-            "hidden": (np.bool_, ()), "length": (np.int64, ()),
+            "about": (np.int64, ()), "hidden": (np.bool_, ()), "length": (np.int64, ()),
             "vpos": (np.int64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
         # Vectors of one embedder's pieces, in the order they were stored; rows.vpos is a
         # row's group of pieces (see _group_pieces).
@@ -108,6 +108,7 @@ class SearchIndex:
         self._mem_code: dict[str, int] = {}
         self._ns_code: dict[str, int] = {}
         self._note_code: dict[str, int] = {}
+        self._note_days: dict[str, int] = {}  # note -> the day its name names (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
         self._sorted: dict[str, np.ndarray] = {}
@@ -249,6 +250,9 @@ class SearchIndex:
         note_code = self._note_code
         cols["note"][at] = [-1 if x is None else note_code.setdefault(x, len(note_code))
                             for x in note]
+        days = self._note_days
+        cols["about"][at] = [v if x is None else days[x] if x in days
+                             else days.setdefault(x, about(x, v)) for x, v in zip(note, vfrom)]
         cols["record"][at] = record
         for i, meta in enumerate(record_meta):
             if meta:  # a purged record has none (and is hidden like a tombstone)
@@ -476,18 +480,25 @@ class SearchIndex:
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: self.held(db, winners, some)) if cos else None
+        one_note = filters_one_note(query, (None if c < 0 else int(c) for c in
+                                            np.unique(self.rows.note[winners])))
+        periods = query.periods
+        dated = None  # per winner: what it gains for being about a period named, or 0
+        if periods:
+            dated = np.where(self.rows.note[winners] >= 0, dated_bonus(True),
+                             dated_bonus(False)) * \
+                periods_mask(self.rows.about[winners], periods)
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),
                         unfiltered=len(everything), query=query,
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
-                        made_up=made_up)
-        periods = query.periods
-        dated = (periods_mask(self.rows.vfrom[winners], periods) if periods else None)
+                        made_up=made_up, one_note=one_note,
+                        dated=int(np.count_nonzero(dated)) if dated is not None else 0)
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing_words(db, query.words, terms, held), marks)
+                       missing_words(db, query.words, terms, held), marks, one_note)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -498,7 +509,7 @@ class SearchIndex:
             memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
             note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
             limit=limit, load=db.revisions_by_id,
-            floor=padding_floor(semantic, len(cos.pos) if cos else 0),
+            floor=padding_floor(semantic, len(cos.pos) if cos else 0, s.one_note),
             lines=piece_lines(db, semantic), dated=s.dated)
         # rows either arm scored: every row with a vector, and keyword hits without one
         # (a count, not a union of two long arrays: both arms are among the winners)
@@ -516,7 +527,8 @@ class _Scored(NamedTuple):
     cosine: CosineScreen | None
     unembedded: int
     no_answer: str | None
-    dated: np.ndarray | None  # per winner: valid from a period the query names
+    dated: np.ndarray | None  # per winner: its gain for a period the query names, or 0
     terms: list[str]  # the keyword terms ranked by
     missing: list[str]  # the query's words no row holds (contract.missing_words)
     marks: list[str]  # the terms worth marking (contract.marked)
+    one_note: bool  # the filters name one note (contract.filters_one_note)

@@ -40,6 +40,16 @@ SCALE_TOP = 3
 # LoCoMo, where 12% of the questions name one: R@5 +0.022 on the development conversations
 # at 0.3, flat to 0.5; +0.017 on the other three (docs/data-model.md#ranking).
 DATED = 0.3
+# A note whose file name names a day the query names ("what did I do on 14 March?":
+# Daily/2026-03-14.md) gains this much: the user filed it under that day. Chosen on a
+# personal vault's date questions (the smallest share that put all 5 first; 0.3 put 4),
+# and reported on two more (docs/data-model.md#ranking).
+DATED_NOTE = 0.5
+
+
+def dated_bonus(is_note: bool) -> float:
+    """What a row about a period the query names gains (search/dates.py: about)."""
+    return DATED_NOTE if is_note else DATED
 # Results report their rank in the semantic arm down to this rank (None below it).
 SEMANTIC_RANKS = 100
 # A memory that is not a section of a note (a conversation's turn, a fact remembered through
@@ -99,11 +109,11 @@ def arm_scale(best_first: Sequence[float], above: float = 0.0) -> float:
 
 
 def fused_score(bm25: float | None, top_bm25: float, cosine: float | None,
-                median_cosine: float, top_cosine: float, dated: bool = False) -> float:
+                median_cosine: float, top_cosine: float, dated: float = 0.0) -> float:
     """One row's fused score from its two arms and the visible rows' statistics
-    (``top_*``: :func:`arm_scale`), with :data:`DATED` when its valid time begins in a
-    period the query names."""
-    score = DATED if dated else 0.0
+    (``top_*``: :func:`arm_scale`), plus ``dated``: what it gains for being about a period
+    the query names (:func:`dated_bonus`), or 0."""
+    score = dated
     if bm25 is not None and top_bm25 > 0.0:
         score += KEYWORD_WEIGHT * (bm25 / top_bm25)
     spread = top_cosine - median_cosine

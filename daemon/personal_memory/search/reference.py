@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, fuse, keyword_terms, left_out,
-                       made_up_word, marked, missing_words, mostly_unknown, no_answer,
-                       padding_floor, piece_lines, rankable, text_filtered)
+from .contract import (Ranked, Semantic, cosines, dated_row, filters_one_note, fuse,
+                       keyword_terms,
+                       left_out, made_up_word, marked, missing_words, mostly_unknown,
+                       no_answer, padding_floor, piece_lines, rankable, text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -67,15 +68,17 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
+        one_note = filters_one_note(query, (r.note for r in rows.values()))
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cosine else None,
                                                lambda some: db.terms_held(list(rows), some)),
-                        made_up=made_up)
+                        made_up=made_up, one_note=one_note,
+                        dated=sum(bool(dated_row(r, query.periods)) for r in rows.values()))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
-        found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine)),
+        found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine), one_note),
                      pieces, piece_lines(db, semantic), query.periods)
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,

@@ -107,7 +107,7 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     exactly by the same rule as the reference path. Loads only the rows it returns.
     ``winners`` are the sorted positions of the rankable rows; both arms' positions are
     among them. ``lines(revision id, piece)``: the lines of a result's best piece.
-    ``dated``: per winner, whether it is valid from a period the query names."""
+    ``dated``: per winner, what it gains for being about a period the query names."""
     bm_pos, bm_score = bm25
     n = len(winners)
     if not n:
@@ -135,9 +135,9 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
             approx[bi[held]] += ranking.SEMANTIC_WEIGHT * np.minimum(
                 1.0, bm_score[held] / top_bm)
     if dated is not None:
-        approx[dated] += ranking.DATED
+        approx += dated
     if floor is not None and cosine is not None and len(ci):
-        _leave_out_unrelated(approx, bi, ci, cosine, floor, n)
+        _leave_out_unrelated(approx, bi, ci, cosine, floor, n, dated)
     scored = np.isfinite(approx)
     depth = max(limit, ranking.CONTEXT_DEPTH)  # the first results lend each other context
     if np.count_nonzero(scored) <= depth:
@@ -159,7 +159,7 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         name = memory_ids[mem[winners[w]]]
         fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, top_bm,
                                           exact[c] if c >= 0 else None, median, top_cos,
-                                          dated is not None and bool(dated[w]))
+                                          float(dated[w]) if dated is not None else 0.0)
         parts[name] = (int(winners[w]), b, c)
     kept = ranking.fused_order(fused)
     before, after, earlier = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
@@ -218,10 +218,12 @@ def _neighbours(top: list[str], parts: dict[str, tuple[int, int, int]], winners:
 
 
 def _leave_out_unrelated(approx: np.ndarray, bi: np.ndarray, ci: np.ndarray,
-                         cosine: CosineScreen, floor: float, n: int) -> None:
-    """:func:`contract.unrelated` on the screen: rows with no keyword score whose cosine is
-    below ``floor`` are no result; near the floor the exact value decides."""
-    keyword = np.zeros(n, dtype=bool)
+                         cosine: CosineScreen, floor: float, n: int,
+                         dated: np.ndarray | None) -> None:
+    """:func:`contract.unrelated` on the screen: rows with no keyword score (nor about a
+    day the query names: ``dated``) whose cosine is below ``floor`` are no result; near
+    the floor the exact value decides."""
+    keyword = np.zeros(n, dtype=bool) if dated is None else dated > 0
     keyword[bi] = True
     only = ~keyword[ci]  # per cosine row: scored by meaning alone
     a = cosine.approx

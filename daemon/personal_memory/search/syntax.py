@@ -9,8 +9,9 @@
     section:TEXT           the section's heading path contains TEXT
     tag:NAME               the note has the tag (or a tag nested under it)
 
-A day or month named with its year among the words ("in December 2023", "2023-10-13")
-also favours the memories valid from then (:mod:`dates`, ``ranking.DATED``).
+A day or month named with its year among the words ("in December 2023", "2023-10-13"),
+or a day without it ("on March 14"), also favours the memories about then (a daily
+note of that day; :mod:`dates`, ``ranking.DATED``).
 
 A value with spaces is quoted (``path:"Team docs"``); filters of the same kind widen
 (any of them), of different kinds narrow (all of them); matching ignores case. Filters are
@@ -56,7 +57,7 @@ class Query:
 
     @property
     def periods(self) -> tuple[tuple[int, int], ...]:
-        """The days and months the words name with their year (:mod:`dates`)."""
+        """The days and months the words name (:mod:`dates`)."""
         return named_periods(self.words)
 
     @property

@@ -257,6 +257,28 @@ def test_a_file_named_with_a_newline_is_cited_on_one_line(tmp_path):
     assert cli.returncode == 0 and "vault/Fake\\n2. vault\\tx.md — " in cli.stdout
 
 
+def test_a_server_that_cannot_start_says_why_in_one_line_while_the_client_waits(tmp_path):
+    """An MCP client keeps the server's stdin open: a setup error is one line and exit 2,
+    never the interpreter's abort (a thread blocked on sys.stdin's buffer at exit made it
+    "Fatal Python error: _enter_buffered_busy", exit 134)."""
+    env = user_env({"MEMORY_DB": str(tmp_path / "missing.db")})
+    server = subprocess.Popen([sys.executable, "-m", "personal_memory", "serve"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    try:
+        server.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+        server.stdin.flush()
+        code = server.wait(timeout=60)
+        err = server.stderr.read().decode()
+    finally:
+        server.kill()
+        server.stdin.close()
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        f"memory serve: error: database {tmp_path / 'missing.db'} does not exist; run "
+        "'memory init' or a sync first"], err
+
+
 def test_configuration_precedence_and_startup_errors(notes_db, tmp_path):
     env = {"MEMORY_DB": notes_db, "MEMORY_NAMESPACE": "private", "MEMORY_ENABLE_WRITES": "true"}
     c = resolve(environ=env)

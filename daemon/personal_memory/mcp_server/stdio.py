@@ -26,7 +26,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 
 from ..limits import EXIT_OK, EXIT_RESTART
@@ -226,7 +225,7 @@ class Relay:
     # -- the client -------------------------------------------------------------------------
 
     def _client(self) -> None:
-        for line in sys.stdin.buffer:
+        for line in _lines(0):
             reply, id_ = check_line(line)
             if reply is not None:
                 if reply:
@@ -263,6 +262,29 @@ class Relay:
         threading.Thread(target=self._track_announced, name="announced", daemon=True).start()
         code = self._children()
         return EXIT_OK if code in (EXIT_OK, -signal.SIGTERM) else code
+
+
+def _lines(fd: int):
+    """The lines read from ``fd``, each with its newline (the last may lack one). Read raw,
+    not through ``sys.stdin``: a daemon thread blocked inside its buffer holds the
+    buffer's lock, and the interpreter aborts on it at exit ("Fatal Python error:
+    _enter_buffered_busy") when the relay ends first, as it does when the server cannot
+    start."""
+    buf = bytearray()
+    while chunk := os.read(fd, 1 << 16):
+        start = len(buf)
+        buf += chunk
+        end = buf.find(b"\n", start)
+        if end < 0:
+            continue
+        begin = 0
+        while end >= 0:
+            yield bytes(buf[begin:end + 1])
+            begin = end + 1
+            end = buf.find(b"\n", begin)
+        del buf[:begin]
+    if buf:
+        yield bytes(buf)
 
 
 def _method(line: bytes) -> tuple[str | None, bool]:

@@ -89,5 +89,9 @@ def test_a_cutoff_before_anything_was_known_says_when_knowledge_begins(tmp_path)
         assert "nothing was known yet at 2025-02-13T23:59:59.999999Z" in early.no_answer
         later = store.search("wombat", namespace="n", as_of="2025-03-01")
         assert not later and later.earliest is None  # known things, none of them fits
-        empty = store.search("quokka", namespace="other", as_of="2025-03-01")
-        assert empty.no_answer == "nothing is known in namespace 'other'"
+        # a namespace that holds nothing (a misspelt one) names those that hold something
+        for search in (store.search, store.search_reference):
+            for as_of in ("2025-03-01", None):
+                empty = search("quokka", namespace="N", as_of=as_of)
+                assert empty.no_answer == "nothing is known in namespace 'N'; this " \
+                    "database holds 'n'", as_of

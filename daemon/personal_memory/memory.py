@@ -279,7 +279,7 @@ class MemoryStore(Upkeep):
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
                                               found.results)
-            if not found.results and cutoff is not None:
+            if not found.results:
                 return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)
 
@@ -300,15 +300,20 @@ class MemoryStore(Upkeep):
                 return found, rows
             window = min(2 * window, MAX_LIMIT)
 
-    def _before_anything(self, found: Ranked, namespace: str, cutoff: int,
+    def _before_anything(self, found: Ranked, namespace: str, cutoff: int | None,
                          at: int) -> SearchResults:
         """An empty answer whose cutoff precedes everything the namespace holds says so,
-        and when its first knowledge arrived, instead of "nothing fits"."""
-        first = self._db.first_known(namespace)
+        and when its first knowledge arrived, instead of "nothing fits"; one in a namespace
+        that holds nothing at all names those that hold something (a misspelt name)."""
         out = self._results(found, cutoff, at)
-        if first is None:
-            out.no_answer = f"nothing is known in namespace {namespace!r}"
-        elif cutoff < first:
+        held = self._db.holds_namespace(namespace)
+        first = self._db.first_known(namespace) if held and cutoff is not None else None
+        if not held:
+            others = [n for n in self._db.namespaces() if n != namespace]
+            out.no_answer = f"nothing is known in namespace {namespace!r}" + (
+                "; this database holds " + ", ".join(repr(n) for n in others[:10])
+                + (" and more" if len(others) > 10 else "") if others else "")
+        elif first is not None and cutoff < first:
             out.earliest = format_time(first)
             out.no_answer = (f"nothing was known yet at {format_time(cutoff)}: the earliest "
                              f"knowledge in namespace {namespace!r} is from {out.earliest}")
@@ -359,7 +364,7 @@ class MemoryStore(Upkeep):
             found = reference.search_reference(self._db, parsed, namespace=namespace,
                                                as_of=cutoff, valid_at=at, limit=limit,
                                                semantic=self._semantic(parsed.words))
-            if not found.results and cutoff is not None:  # the same words as search's
+            if not found.results:  # the same words as search's
                 return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)
 

@@ -177,8 +177,13 @@ class MemoryTools:
                 store = self._open()
                 store.share_search_index(self._first)
                 store.warm()
+                held = list(store.stats().namespaces)
                 store.close()
                 log.info("search index ready")
+                if held and self.config.namespace not in held:  # a misspelt name?
+                    log.warning("namespace %r holds nothing; this database holds %s (set "
+                                "MEMORY_NAMESPACE or --namespace)", self.config.namespace,
+                                ", ".join(repr(n) for n in held))
             except Exception as exc:  # searches still work: they build the index themselves
                 log.warning("warming the search index failed: %s", exc)
         thread = threading.Thread(target=work, name="warm-search-index", daemon=True)

@@ -153,6 +153,11 @@ class RevisionLog:
             f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND note = ? "
             "ORDER BY known_at, id", (namespace, note))]
 
+    def holds_namespace(self, namespace: str) -> bool:
+        """Whether the namespace holds any revision (one index probe)."""
+        return bool(self.execute("SELECT EXISTS (SELECT 1 FROM revisions WHERE namespace = ?)",
+                                 (namespace,))[0][0])
+
     def first_known(self, namespace: str) -> int | None:
         """When the namespace's earliest revision became known (None: it holds none)."""
         return self.execute("SELECT min(known_at) FROM revisions WHERE namespace = ?",

@@ -165,7 +165,12 @@ def test_doctor(tmp_path):
     vault.mkdir()
     (vault / "a.md").write_text("one note\n")
     assert "1 file scanned" in ok("--db", db, "sync", vault).stdout
-    assert "[  ok] search index" in ok("--db", db, "doctor").stdout
+    human = ok("--db", db, "doctor").stdout
+    assert "[  ok] search index" in human and "[  ok] notes          every file" in human
+    (vault / "b.md").write_bytes(b"binary\x00note")  # a file the sync cannot import
+    ok("--db", db, "sync", vault)
+    human = ok("--db", db, "doctor").stdout
+    assert "[warn] notes          1 file not imported (v/b.md: contains a NUL byte" in human
     bad = tmp_path / "bad.db"
     bad.write_text("garbage " * 500)
     p = run_memory("--db", bad, "doctor", "--json")

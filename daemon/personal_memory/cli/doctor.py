@@ -85,6 +85,7 @@ def run_checks(db_path: str, vector_backend: str = "auto", embedder: str = "auto
                             f"{health.vectors.get(model.key, 0)} stored, {pending} pending"
                             + (" (the daemon embeds them; or run 'memory reembed')"
                                if pending else "")))
+    checks.append(_problems(daemon))
     checks.append(_replication(replica))
     checks.append(Check("purges", "fail", "; ".join(p.left for p in unfinished))
                   if unfinished else Check("purges", "ok", "none unfinished"))
@@ -104,6 +105,19 @@ def _disk(db_path: str, daemon) -> Check:
     if free < DISK_WARN_BYTES:
         return Check("disk", "warn", f"{said}: little room left")
     return Check("disk", "ok", said)
+
+
+def _problems(daemon) -> Check:
+    """Files the last syncs could not import (their last imported text stays): a warning
+    naming the first few, as 'memory status' lists them all."""
+    problems = daemon.problems
+    if not problems:
+        return Check("notes", "ok", "every file imported")
+    some = "; ".join(f"{render.name(p.collection)}/{render.name(p.path)}: {p.reason}"
+                     for p in problems[:3])
+    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    return Check("notes", "warn", f"{render.counted(len(problems), 'file')} not imported "
+                 f"({some}{more}); 'memory status' lists them")
 
 
 def _replication(r) -> Check:

@@ -197,8 +197,11 @@ def test_root_removed_writes_no_tombstones_and_recovers(daemon, notes, tmp_path)
     notes.rename(moved)  # like an unmounted drive: the whole folder disappears
     # The barrier: the daemon has seen the loss and recorded that it waits for the folder.
     with daemon.store() as s:
-        wait_for(lambda: s.status().daemon.daemon_state == "waiting for folder",
+        wait_for(lambda: s.status().daemon.daemon_state.startswith("waiting for folder"),
                  what="waiting for the folder")
+        d = s.status().daemon
+        assert d.daemon_state == "waiting for folder (missing; its notes stay as they were)"
+        assert d.watched_folders == [] and str(notes) in d.imported_folders  # not "watched"
     assert "missing" in daemon.log()
     assert daemon.search_ids("anchor") == ["notes/keep.md#Keep"]
     assert not tombstones(daemon, "notes/keep.md#Keep")

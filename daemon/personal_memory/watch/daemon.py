@@ -379,12 +379,15 @@ class Watcher:
         """The state the heartbeat records: what the daemon waits for, else watching."""
         if self._waiting:
             return self._waiting
-        return "waiting for folder" if self._lost else "watching"
+        if self._lost:  # (not named: a namespace's status shows its own folders only)
+            return "waiting for folder (missing; its notes stay as they were)"
+        return "watching"
 
     def _heartbeat(self, state: str) -> None:
         try:
             self.store.record_daemon(state=state, started_at=self._started_at,
-                                     roots=[str(f.root) for f in self.folders])
+                                     roots=[str(f.root) for f in self.folders
+                                            if f not in self._lost])
         except (DatabaseBusy, DiskFull) as exc:  # the next beat tries again
             log.warning("could not record the heartbeat: %s", exc)
 

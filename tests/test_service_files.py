@@ -6,6 +6,7 @@ import plistlib
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,21 @@ def test_launchd_plist(tmp_path):
     assert doc["ProcessType"] == "Background" and doc["LowPriorityIO"] is True
     assert all(os.path.isabs(doc[k]) for k in ("StandardOutPath", "StandardErrorPath"))
     assert os.path.isabs(doc["ProgramArguments"][0]) and "watch" in doc["ProgramArguments"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="on macOS launchd is the native kind")
+def test_a_launchd_install_off_macos_writes_nothing(tmp_path):
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    vault = tmp_path / "v"
+    vault.mkdir()
+    for extra in ([vault], ["--http"]):
+        p = run_memory("--db", tmp_path / "d" / "m.db", "service", "install", *extra,
+                       "--launchd", env=env)
+        assert p.returncode == 2 and p.stderr.startswith(
+            "memory: error: --launchd: launchd services are for macOS, and this is linux; "
+            "nothing was written"), p.stderr
+    assert not (tmp_path / "home").exists() and not (tmp_path / "cfg").exists()
+    assert not (tmp_path / "d").exists()
 
 
 def test_install_and_uninstall_write_the_unit(tmp_path):

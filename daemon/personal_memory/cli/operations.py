@@ -150,6 +150,8 @@ def cmd_service(args: argparse.Namespace) -> int:
     from ..service import units as service
     s = settings(args)
     kind = "launchd" if args.launchd else "systemd" if args.systemd else service.default_kind()
+    if args.action == "install":  # before any folder is added to the config
+        service.refuse_foreign(kind)
     if args.http:
         return _http_service(args, kind, s.db, s.replica)
     if args.system:

@@ -64,6 +64,7 @@ def render(kind: str, db: Path, replica: str | None = None) -> str:
 
 def install(kind: str, db: Path, replica: str | None = None) -> Outcome:
     messages: list[str] = []
+    units.refuse_foreign(kind)
     if kind == "systemd":
         path = unit_path(name=UNIT_NAME)
         steps = [["systemctl", "--user", "daemon-reload"],

@@ -61,6 +61,7 @@ def launchd_plist(db: Path) -> str:
 
 
 def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outcome:
+    units.refuse_foreign(kind)
     if kind == "systemd":
         path = unit_path(name=UNIT_NAME)
         text = systemd_unit(db, dest)

@@ -229,10 +229,21 @@ def _create_database(spec: ServiceSpec) -> list[str]:
     return [f"created {spec.db}"]
 
 
+def refuse_foreign(kind: str) -> None:
+    """A launchd service installed off macOS, or a systemd one on it, writes nothing
+    ('service print' still shows the file)."""
+    if (kind == "launchd") != (sys.platform == "darwin"):
+        where = "macOS" if kind == "launchd" else "Linux"
+        raise ServiceError(f"--{kind}: {kind} services are for {where}, and this is "
+                           f"{sys.platform}; nothing was written ('memory service print "
+                           f"--{kind}' shows the file)")
+
+
 def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> Outcome:
     """Write the service file and start it; on failure, the outcome says what failed and
     what to do next. ``messages``: steps already done (printed first)."""
     messages = list(messages or [])
+    refuse_foreign(kind)
     # The sandbox makes only this folder writable; it must exist before the service starts.
     ensure_private_dir(spec.db.parent)
     if kind == "systemd":

@@ -250,11 +250,11 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     known = (len(held) + _vocabulary(query, set(kept) - held, embedder)) if embedder else 0
     unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
     # A row about a day or month the query names gains 0.3 (a memory valid from then) or
-    # 0.5 (a note whose file name is a day then); such a row answers the query, as a
+    # 1.0 (a note whose file name is a day then); such a row answers the query, as a
     # word would, and is never left out (reading the dates is input preparation, like
     # the stop words: the package's parser).
     periods = named_periods(query)
-    gain = {r.memory_id: (0.3 if r.note is None else 0.5) for r in rows
+    gain = {r.memory_id: (0.3 if r.note is None else 1.0) for r in rows
             if (t := _about(r)) is not None and any(a <= t < b for a, b in periods)}
     if (not bm or unknown) and not gain:
         if not co:

@@ -11,9 +11,9 @@ question is run as MCP memory_search runs it (one result per note, snippets). Re
 set and per kind: the right note first, in the top 3, MRR@10, and whether the first
 result, when it is the right note, shows the answer's line (its snippet or the sections
 shown under it); for questions the notes cannot answer, how many got no result and how
-many results the others got. ``hamburg`` is the development set (the share a daily note
-gains when a question names its day was chosen on it); ``lyon`` and ``manchester`` are
-held out. ``--source DIR`` runs another checkout (its daemon/ imported instead of this
+many results the others got. ``hamburg`` and ``lyon`` are the development sets (the
+share a daily note gains when a question names its day was chosen on them);
+``manchester`` is held out. ``--source DIR`` runs another checkout (its daemon/ imported instead of this
 tree's) for a before and after; the databases hold nothing version-specific but the
 note model, so give each checkout its own ``--db-dir``.
 """

@@ -41,10 +41,11 @@ SCALE_TOP = 3
 # at 0.3, flat to 0.5; +0.017 on the other three (docs/data-model.md#ranking).
 DATED = 0.3
 # A note whose file name names a day the query names ("what did I do on 14 March?":
-# Daily/2026-03-14.md) gains this much: the user filed it under that day. Chosen on a
-# personal vault's date questions (the smallest share that put all 5 first; 0.3 put 4),
-# and reported on two more (docs/data-model.md#ranking).
-DATED_NOTE = 0.5
+# Daily/2026-03-14.md) gains this much: the user filed it under that day. Chosen on two
+# personal vaults' 15 date questions (the smallest share at which they stop rising: 0.3
+# puts 8 first, 0.5 11, 1.0 to 2.0 13), held out on a third's 16 (16 first at 1.0, 11 at
+# 0.5; benchmarks/personal_vaults.py, docs/data-model.md#ranking).
+DATED_NOTE = 1.0
 
 
 def dated_bonus(is_note: bool) -> float:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 import re
 import shlex
 import sqlite3
@@ -315,12 +316,25 @@ def test_status_calls_the_embedding_run_in_progress_the_current_run(tmp_path):
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         found = store.status()
     busy = replace(found.vectors, embedder="e5", pending_vectors=40,
-                   embedding_per_second=8.0, eta_seconds=5.0)
+                   embedding_per_second=8.0, eta_seconds=5.0, rate_current=True)
     assert "8.0 per second in the current run, about" in output.status(
         replace(found, vectors=busy))
-    done = replace(busy, pending_vectors=0, eta_seconds=None)
+    # a daemon just restarted: the rate is the earlier run's until its first batch
+    restarted = replace(busy, rate_current=False)
+    assert "8.0 per second in the last run, about" in output.status(
+        replace(found, vectors=restarted))
+    done = replace(busy, pending_vectors=0, eta_seconds=None, rate_current=False)
     assert "all embedded, 8.0 per second in the last run" in output.status(
         replace(found, vectors=done))
+    # the rate is a current run's only while the process that wrote it lives
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        for pid, current in ((os.getpid(), True), (int(dead), False)):
+            with store._db.transaction():
+                store._db.set_meta("embedding_rate", "8.00")
+                store._db.set_meta("embedding_by", f"{pid} {time.time():.0f}")
+            assert store.status().vectors.rate_current is current
 
 
 def test_ctrl_c_while_remember_embeds_keeps_the_memory(tmp_path):

@@ -58,7 +58,9 @@ class Upkeep:
             daemon = daemon_status(self._db, namespace)
             vectors = self._vector_status(namespace)
             embedder = embedder_pid(self._db)
-            if not daemon.daemon_running and not (embedder and pid_alive(embedder)):
+            live = bool(embedder and pid_alive(embedder))
+            vectors = replace(vectors, rate_current=live)
+            if not daemon.daemon_running and not live:
                 vectors = replace(vectors, eta_seconds=None)  # nothing embeds: no estimate
             found = Status(namespace=namespace, counts=self._db.counts(namespace),
                            vector_backend=self.vector_backend, vectors=vectors,

@@ -292,8 +292,7 @@ def status(d: Status) -> str:
              f"{c.notes} notes, {c.tombstones} tombstones)",
              f"search        {v.semantic}"]
     if v.embedder:
-        # the estimate is given only while something embeds: then the rate is its run's
-        run = "the current run" if v.pending_vectors and v.eta_seconds else "the last run"
+        run = "the current run" if v.rate_current else "the last run"
         rate = (f", {v.embedding_per_second:.1f} per second in {run}"
                 if v.embedding_per_second else "")
         waiting = (f", about {render.duration(v.eta_seconds)} to go" if v.eta_seconds

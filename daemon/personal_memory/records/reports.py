@@ -125,6 +125,9 @@ class VectorStatus(Record):
     eta_seconds: float | None = None
     # The threads the model last read passages with, and the rates that choice rests on.
     embedding_threads: str | None = None
+    # Whether embedding_per_second is a run's that goes on (a live process wrote it), not
+    # an earlier run's (a daemon restarted shows that until its first batch)
+    rate_current: bool = False
 
 
 @dataclass(frozen=True)

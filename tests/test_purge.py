@@ -128,7 +128,7 @@ def test_cli_purge_asks_then_proves(tmp_path, vault, db):
     (vault / "keys.md").write_text("# Keys\n\nrotated\n")
     assert run_memory("--db", db, "sync", vault).returncode == 0
     p = run_memory("--db", db, "purge", "--matching", SECRET, "--dry-run")
-    assert p.returncode == 0 and "Would purge 1 revisions of 1 memories" in p.stdout
+    assert p.returncode == 0 and "Would purge 1 revision of 1 memory" in p.stdout
     p = run_memory("--db", db, "purge", "--matching", SECRET)  # no terminal, no --yes
     assert p.returncode == 2 and "--yes" in p.stderr
     p = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
@@ -253,7 +253,7 @@ def test_purge_finds_every_form_a_search_finds(tmp_path, db, written, asked):
     (vault / "A.md").write_text("# A\n\nthe value is gone\n")
     assert run_memory("--db", db, "sync", vault).returncode == 0
     p = run_memory("--db", db, "purge", "--matching", asked, "--yes")
-    assert p.returncode == 0 and "Purged 1 revisions" in p.stdout, p.stdout + p.stderr
+    assert p.returncode == 0 and "Purged 1 revision of 1 memory" in p.stdout, p.stdout + p.stderr
     assert "Proof: 0 occurrences" in p.stdout
     data = every_byte(db.parent)
     assert written.encode() not in data and asked.encode() not in data

@@ -310,7 +310,10 @@ def test_restore_from_a_backup_file(tmp_path):
     at = run_memory("restore", backup, "--to", tmp_path / "x.db", "--at", "2025-01-01")
     assert at.returncode == 2 and "--at needs a replica" in at.stderr
     nothing = run_memory("restore", tmp_path / "no-such", "--to", tmp_path / "y.db")
-    assert nothing.returncode == 2 and "neither a replica folder" in nothing.stderr
+    assert nothing.returncode == 2 and "no-such: no such file or folder" in nothing.stderr
+    (tmp_path / "plain.txt").write_text("not a database")
+    other = run_memory("restore", tmp_path / "plain.txt", "--to", tmp_path / "y.db")
+    assert other.returncode == 2 and "neither a replica folder" in other.stderr
     assert not (tmp_path / "x.db").exists() and not (tmp_path / "y.db").exists()
 
 

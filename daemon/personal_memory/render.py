@@ -366,9 +366,9 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 
-def counted(n: int, noun: str) -> str:
-    """``1 note``, ``2 notes``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 note``, ``2 notes`` (``plural`` for a noun that takes another form)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def changes(found: Changes) -> str:

@@ -169,8 +169,8 @@ def purge(d: PurgeReport) -> str:
             return nothing
         return f"{nothing}\n{earlier}: a purge (or 'memory purge --resume') finishes it."
     if n:
-        head = (f"{'Would purge' if d.dry_run else 'Purged'} {n} revisions of {m} memories "
-                f"({d.selector}):")
+        head = (f"{'Would purge' if d.dry_run else 'Purged'} {render.counted(n, 'revision')} "
+                f"of {render.counted(m, 'memory', 'memories')} ({d.selector}):")
         lines = [head] + [f"  {mid}" for mid in d.memory_ids[:50]]
         if len(d.memory_ids) > 50:
             lines.append(f"  … and {len(d.memory_ids) - 50} more")

@@ -156,6 +156,10 @@ def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = 
         litestream.restore_from_config(real_database(src), to, at)
     else:
         dest = litestream.Destination.parse(source, ssh_key)
+        if dest.scheme == "file" and not src.exists():
+            raise InvalidArgument(f"{source}: no such file or folder (give a replica folder, "
+                                  "a replica URL, a database with a replica set up, or a "
+                                  "backup file)")
         if dest.scheme == "file" and not src.is_dir():
             raise InvalidArgument(f"{source}: neither a replica folder, a replica URL, a "
                                   "database with a replica set up, nor a backup file")

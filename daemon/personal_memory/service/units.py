@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import ConfigError, ServiceError
+from ..errors import ConfigError, PersonalMemoryError, ServiceError
 from ..paths import APP_NAME, data_dir, ensure_private_dir, memory_executable, real_database
 
 LABEL = "io.github.personal-memory.watch"
@@ -229,6 +229,25 @@ def _create_database(spec: ServiceSpec) -> list[str]:
     return [f"created {spec.db}"]
 
 
+PRIVATE_TMP = ("/tmp", "/var/tmp")  # the unit's own (PrivateTmp=yes): the host's are hidden
+
+
+def unseen_in_private_tmp(spec: ServiceSpec) -> list[str]:
+    """A warning for each path the unit needs that lies in a temporary folder, which the
+    service sees empty (its /tmp is private): the program, the database, the folders."""
+    from ..config import load
+    paths = [spec.executable, spec.db]
+    try:
+        paths += [f.root for f in load(spec.config).folders] if spec.config.exists() else []
+    except PersonalMemoryError:
+        pass  # the daemon says what is wrong with its config when it starts
+    hidden = [p for p in paths
+              if any(os.path.realpath(p).startswith(t + "/") for t in PRIVATE_TMP)]
+    return [f"warning: {p} is in a temporary folder, which the service does not see (its "
+            "/tmp is private); keep the program, the database and the notes elsewhere"
+            for p in hidden]
+
+
 def refuse_foreign(kind: str) -> None:
     """A launchd service installed off macOS, or a systemd one on it, writes nothing
     ('service print' still shows the file)."""
@@ -262,6 +281,7 @@ def install(kind: str, spec: ServiceSpec, messages: list[str] | None = None) -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(systemd_unit(spec))
         messages.append(f"wrote {path}")
+        messages += unseen_in_private_tmp(spec)
         ctl = ["systemctl"] if system else ["systemctl", "--user"]
         steps = [ctl + ["daemon-reload"], ctl + ["enable", "--now", UNIT_NAME]]
         logs = f"journalctl {'' if system else '--user '}-u {UNIT_NAME} -f"

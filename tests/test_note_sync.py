@@ -97,6 +97,25 @@ def test_history_of_a_note_path_that_is_no_memory_names_its_sections(store, vaul
         "vault/trip.md#Trip"]
 
 
+def test_history_says_a_revision_repeats_the_text_rather_than_repeating_it(store, vault):
+    """A section whose span in the file changed (blank lines after it) is a revision of
+    the same text: the history says so instead of printing the text twice."""
+    from personal_memory import render
+    note = vault / "r.md"
+    note.write_text("# R\n\n## Toast\n\nBread.\n\n## Eggs\n\nEggs in sauce.\n\n## End\n\nx\n")
+    store.sync([Folder.of(vault)])
+    note.write_text("# R\n\n## Toast\n\nBread.\n\n## Eggs\n\nEggs in sauce.\n\n\n\n## End\n\nx\n")
+    store.sync([Folder.of(vault)])
+    note.write_text("# R\n\n## Toast\n\nBread.\n\n## Eggs\n\nEggs in a spicy sauce.\n")
+    store.sync([Folder.of(vault)])
+    revs = store.history("vault/r.md#R#Eggs", namespace="notes")
+    assert [r.content for r in revs][:2] == ["## Eggs\n\nEggs in sauce."] * 2
+    text = render.history(revs).split("\n")
+    assert len(text) == 6 and text[1].endswith("Eggs in sauce. — R"), text
+    assert text[3] == "    (the same text; its lines in the file changed)"
+    assert "spicy" in text[5]
+
+
 def test_read_at_a_cutoff_deleted_and_unknown(store, vault):
     note = vault / "n.md"
     note.write_text("# N\n\nfirst version\n")

@@ -448,6 +448,27 @@ def links(found) -> str:
     return "\n".join(lines)
 
 
+def history(revisions: list[RevisionRecord], *, source: bool = False) -> str:
+    """Revisions one after another (:func:`revision`); one whose text and title are those
+    of the revision before it (a section whose span in the file changed, a blank line
+    more or less) says so instead of repeating them."""
+    def shown(r: RevisionRecord) -> tuple | None:
+        if r.deleted or r.purged is not None:
+            return None
+        return r.memory_id, r.content, r.title, (r.metadata or {}).get("properties")
+
+    lines, before = [], None
+    for r in revisions:
+        text = revision(r, source=source)
+        if before is not None and shown(r) is not None and shown(r) == shown(before):
+            moved = (r.metadata or {}).get("lines") != (before.metadata or {}).get("lines")
+            text = text.split("\n", 1)[0] + ("\n    (the same text; its lines in the file "
+                                             "changed)" if moved else "\n    (the same text)")
+        lines.append(text)
+        before = r
+    return "\n".join(lines)
+
+
 def revision(r: RevisionRecord, *, source: bool = False) -> str:
     """One revision in a line or two; ``source`` adds where it came from (the CLI's
     history shows it, an assistant's does not need it)."""

@@ -109,7 +109,7 @@ def changes(found: Changes) -> str:
 
 
 def history(revisions: list[RevisionRecord]) -> str:
-    return "\n".join(render.revision(r, source=True) for r in revisions)
+    return render.history(revisions, source=True)
 
 
 def write(done: WriteResult) -> str:

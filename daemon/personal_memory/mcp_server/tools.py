@@ -345,7 +345,7 @@ class MemoryTools:
                             revisions=[RevisionOut.of(r) for r in revs],
                             full=[r.to_dict() for r in revs] if detail == "full" else None)
         return _positioned(store.known_up_to(), out.as_of,
-                           "\n".join(render.revision(r) for r in revs),
+                           render.history(revs),
                            out, compact=detail == "full")
 
     def namespaces(self) -> list[str]:

@@ -70,8 +70,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
 @command
 def cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
-    from ..search.syntax import tags_alone
-    alone = tags_alone(query)
+    from ..memory import MemoryStore
+    alone = MemoryStore.tags_alone(query)
     if alone or (args.tag and not query.strip()):  # no word to rank by: the tagged notes
         with open_store(args, read_only=True, embedder="none") as store:
             listing = store.tagged([*(args.tag or ()), *alone],

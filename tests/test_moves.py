@@ -216,6 +216,47 @@ def test_a_note_renamed_back_and_forth_lists_each_revision_once(tmp_path):
         assert len(store.history("vault/A.md#Sec", namespace="notes")) == 13
 
 
+def test_a_section_s_history_follows_its_heading_across_renames(tmp_path):
+    """Shakshuka, then "Shakshuka (spicy)" with an edit, then "(hot)", then back: each ID's
+    history holds the revisions of the IDs before it, each once, in time order; a rename's
+    tombstone names the ID the section took; no cutoff sees a later one."""
+    body = "Eggs in tomato sauce with cumin and peppers, baked slowly."
+    vault = vault_of(tmp_path, {"r.md": f"# R\n\n## Shakshuka\n\n{body}\n\n## Toast\n\nBread.\n"})
+    note = vault / "r.md"
+    steps = [("Shakshuka (spicy)", body), ("Shakshuka (spicy)", body + " Chili too."),
+             ("Shakshuka (hot)", body + " Chili too."), ("Shakshuka", body + " Chili too.")]
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        for day, (heading, text) in enumerate(steps, 2):
+            note.write_text(f"# R\n\n## {heading}\n\n{text}\n\n## Toast\n\nBread.\n")
+            store.sync([Folder.of(vault)], known_at=f"2025-01-0{day}")
+        ids = {h: f"vault/r.md#R#{h}" for h in ("Shakshuka", "Shakshuka (spicy)",
+                                                "Shakshuka (hot)")}
+        whole = store.history(ids["Shakshuka"], namespace="notes")
+        assert [(h.memory_id[13:], h.deleted, h.moved_to and h.moved_to[13:])
+                for h in whole] == [
+            ("Shakshuka", False, None), ("Shakshuka", True, "Shakshuka (spicy)"),
+            ("Shakshuka (spicy)", False, None), ("Shakshuka (spicy)", False, None),
+            ("Shakshuka (spicy)", True, "Shakshuka (hot)"), ("Shakshuka (hot)", False, None),
+            ("Shakshuka (hot)", True, "Shakshuka"), ("Shakshuka", False, None)]
+        assert len({h.revision_id for h in whole}) == 8
+        assert [h.known_at[:10] for h in whole] == sorted(h.known_at[:10] for h in whole)
+        hot = store.history(ids["Shakshuka (hot)"], namespace="notes")
+        assert [h.revision_id for h in hot] == [h.revision_id for h in whole][:7]
+        for cutoff in ("2025-01-01", "2025-01-02", "2025-01-03"):
+            seen = store.history(ids["Shakshuka (spicy)"], namespace="notes", as_of=cutoff) \
+                if cutoff != "2025-01-01" else store.history(ids["Shakshuka"],
+                                                             namespace="notes", as_of=cutoff)
+            assert all(h.known_at[:10] <= cutoff for h in seen), cutoff
+        # a deleted section is no rename
+        note.write_text("# R\n\n## Toast\n\nBread.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-09")
+        (*_, gone) = store.history(ids["Shakshuka"], namespace="notes")
+        assert gone.deleted and gone.moved_to is None
+    out = run_memory("--db", tmp_path / "m.db", "history", ids["Shakshuka (hot)"]).stdout
+    assert "moved to vault/r.md#R#Shakshuka (spicy) (hides #" in out
+
+
 def test_a_new_note_in_a_deleted_note_s_inode_is_no_move(tmp_path):
     """File systems give a freed inode again at once: a note deleted and another written
     just after, of the same size, may get its inode. It is a deletion and a new note

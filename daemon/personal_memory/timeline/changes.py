@@ -179,26 +179,44 @@ def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:
     removed = [s for s in sections if s.change == "retracted" and s.why == "tombstone"]
     if not added or not removed:
         return sections
+    olds = {s.memory_id: s for s in removed}
+    matched = renamed_pairs([(s.memory_id, s.before, s.known_at) for s in removed],
+                            [(s.memory_id, s.after, s.known_at) for s in added])
     paired: dict[str, SectionChange] = {}
-    used: set[str] = set()
     for new in added:
-        best, score = None, RENAMED_SIMILARITY
-        for old in removed:
-            if old.memory_id in used or old.known_at != new.known_at:
-                continue
-            before, after = _body(old.before), _body(new.after)
-            if not before or not after:
-                continue  # no words to compare: nothing says they are one section
-            ratio = SequenceMatcher(None, before, after, autojunk=False).ratio()
-            if ratio >= score:
-                best, score = old, ratio
+        best = olds.get(matched.get(new.memory_id, ""))
         if best is not None:
-            used.add(best.memory_id)
             paired[new.memory_id] = SectionChange(
                 memory_id=new.memory_id, change="revised", heading_path=new.heading_path,
                 known_at=new.known_at, before=best.before, after=new.after,
                 moved_from=best.memory_id, why="heading renamed")
+    used = set(matched.values())
     return [paired.get(s.memory_id, s) for s in sections if s.memory_id not in used]
+
+
+def renamed_pairs(removed: list[tuple[str, RevisionRecord, str]],
+                  added: list[tuple[str, RevisionRecord, str]]) -> dict[str, str]:
+    """New ID -> old ID for each section added that is one removed at the same moment with
+    its heading renamed (mostly the same words below the heading): ``removed`` holds
+    (ID, its last text, when it was removed), ``added`` (ID, its first text, when). The
+    one rule of :func:`_pair_renames` and of a section's history across renames."""
+    paired: dict[str, str] = {}
+    used: set[str] = set()
+    for new_id, after, added_at in added:
+        best, score = None, RENAMED_SIMILARITY
+        for old_id, before, removed_at in removed:
+            if old_id in used or removed_at != added_at:
+                continue
+            a, b = _body(before), _body(after)
+            if not a or not b:
+                continue  # no words to compare: nothing says they are one section
+            ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+            if ratio >= score:
+                best, score = old_id, ratio
+        if best is not None:
+            used.add(best)
+            paired[new_id] = best
+    return paired
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,69 @@
+"""A section whose heading was renamed is one memory under two IDs: the old ID is
+tombstoned and the new one written at the same moment, with mostly the same words below
+the heading. A section's history follows it across such renames, by the rule the changes
+use to call them one revision (:func:`changes.renamed_pairs`). Read only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..notes.model import is_record
+from ..records import RevisionRecord
+from ..store import Database
+from ..times import parse_time
+from .changes import renamed_pairs
+
+MAX_RENAMES = 1_000  # followed back at most this many times (each step goes back in time)
+
+
+def renames_at(db: Database, namespace: str, note: str, at: str) -> dict[str, str]:
+    """New ID -> old ID of the note's sections renamed at the moment ``at``."""
+    removed, added = [], []
+    live: dict[str, bool] = {}  # ID -> whether its last revision so far is text
+    last_text: dict[str, RevisionRecord] = {}
+    for r in db.note_revisions(namespace, note):
+        if is_record(r.memory_id, r.note):
+            continue
+        if r.known_at == at:
+            if r.deleted and live.get(r.memory_id) and r.memory_id in last_text:
+                removed.append((r.memory_id, last_text[r.memory_id], at))
+            elif not r.deleted and not live.get(r.memory_id) and r.purged is None:
+                added.append((r.memory_id, r, at))  # new, or back (a heading renamed back)
+        live[r.memory_id] = not r.deleted
+        if not r.deleted and r.purged is None:
+            last_text[r.memory_id] = r
+    return renamed_pairs(removed, added) if removed and added else {}
+
+
+def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
+             cutoff: int | None, earlier_history, depth: int = 0) -> list[RevisionRecord]:
+    """``revisions`` (one memory's, oldest first) with each tombstone a rename wrote
+    naming the ID the section took (``moved_to``), and, before each revision that a
+    rename wrote (the first, or one after a tombstone: a heading renamed back), the
+    history of the ID it had until then (``earlier_history(ID, cutoff, depth)`` gives it,
+    notes' moves followed too), each revision once."""
+    out: list[RevisionRecord] = []
+    seen: set[int] = set()
+    for i, r in enumerate(revisions):
+        starts = i == 0 or revisions[i - 1].deleted
+        if starts and depth < MAX_RENAMES and not r.deleted and r.note is not None \
+                and not is_record(r.memory_id, r.note):
+            old = renames_at(db, namespace, r.note, r.known_at).get(r.memory_id)
+            if old is not None:
+                at = parse_time(r.known_at)
+                bound = at if cutoff is None else min(cutoff, at)
+                for e in earlier_history(old, bound, depth + 1):
+                    if parse_time(e.known_at) <= at and e.revision_id not in seen:
+                        seen.add(e.revision_id)
+                        out.append(e)
+        if r.revision_id not in seen:
+            seen.add(r.revision_id)
+            out.append(_marked(db, namespace, r))
+    return out
+
+
+def _marked(db: Database, namespace: str, r: RevisionRecord) -> RevisionRecord:
+    if not r.deleted or r.moved_to or r.note is None or is_record(r.memory_id, r.note):
+        return r
+    taken = {old: new for new, old in renames_at(db, namespace, r.note, r.known_at).items()}
+    return replace(r, moved_to=taken[r.memory_id]) if r.memory_id in taken else r

@@ -3,8 +3,10 @@ cutoff, never both and never neither, and reading, history and changes follow it
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from daemon_harness import Daemon
 from personal_memory import MemoryStore, render
@@ -255,6 +257,38 @@ def test_a_section_s_history_follows_its_heading_across_renames(tmp_path):
         assert gone.deleted and gone.moved_to is None
     out = run_memory("--db", tmp_path / "m.db", "history", ids["Shakshuka (hot)"]).stdout
     assert "moved to vault/r.md#R#Shakshuka (spicy) (hides #" in out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.tuples(st.sampled_from(["Soup", "Soup (hot)", "Stew", None]),
+                                st.sampled_from(["onion carrot leek", "onion carrot leek salt",
+                                                 "bread butter"])), min_size=1, max_size=7),
+       cut=st.integers(0, 8))
+def test_a_section_s_history_across_random_renames_is_whole_once_and_in_time(steps, cut):
+    """Whatever the renames, edits and deletions: an ID's history holds each of its own
+    revisions known by the cutoff, nothing known after it, each revision once, in time."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = vault_of(Path(tmp), {"r.md": "# R\n\n## Soup\n\nonion carrot leek\n"})
+        cutoff = f"2025-01-{cut + 1:02d}T12:00:00Z"
+        with MemoryStore.open(Path(tmp) / "m.db", embedder="none") as store:
+            store.sync([Folder.of(vault)], known_at="2025-01-01")
+            for day, (heading, body) in enumerate(steps, 2):
+                (vault / "r.md").write_text("# R\n\n" + (f"## {heading}\n\n{body}\n"
+                                                          if heading else "intro\n"))
+                store.sync([Folder.of(vault)], known_at=f"2025-01-{day:02d}")
+            every = [r for r in store.export(namespace="notes") if "#R#" in r.memory_id]
+            for mid in {r.memory_id for r in every}:
+                for as_of in (None, cutoff):
+                    own = {r.revision_id for r in every if r.memory_id == mid
+                           and (as_of is None or r.known_at <= as_of)}
+                    if not own:
+                        continue
+                    listed = store.history(mid, namespace="notes", as_of=as_of)
+                    ids = [h.revision_id for h in listed]
+                    assert len(ids) == len(set(ids)) and own <= set(ids), (mid, as_of)
+                    assert all(as_of is None or h.known_at <= as_of for h in listed)
+                    assert [h.known_at for h in listed] == sorted(h.known_at for h in listed)
 
 
 def test_a_new_note_in_a_deleted_note_s_inode_is_no_move(tmp_path):

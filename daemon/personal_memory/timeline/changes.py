@@ -205,7 +205,7 @@ def renamed_pairs(removed: list[tuple[str, RevisionRecord, str]],
     for new_id, after, added_at in added:
         best, score = None, RENAMED_SIMILARITY
         for old_id, before, removed_at in removed:
-            if old_id in used or removed_at != added_at:
+            if old_id in used or old_id == new_id or removed_at != added_at:
                 continue
             a, b = _body(before), _body(after)
             if not a or not b:

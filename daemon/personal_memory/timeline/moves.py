@@ -89,15 +89,15 @@ def former_ids(db: Database, namespace: str, memory_id: str, note: str,
 
 
 def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
-            depth: int = 0) -> list[RevisionRecord]:
+            chain: frozenset = frozenset()) -> list[RevisionRecord]:
     """Every revision of a memory known by ``cutoff``, oldest first, following its note
     back across moves (the revisions of each former ID known before the move away from
     it, its tombstone by the move included) and its section back across heading renames
     (:mod:`renames`)."""
     revisions = _moves_marked(db, namespace, _history(db, namespace, memory_id, cutoff))
     return renames.followed(db, namespace, revisions, cutoff,
-                            lambda old, bound, d: history(db, namespace, old, bound, d),
-                            depth)
+                            lambda old, bound, c: history(db, namespace, old, bound, c),
+                            chain)
 
 
 def _moves_marked(db: Database, namespace: str, revisions: list[RevisionRecord],

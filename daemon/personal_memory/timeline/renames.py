@@ -13,7 +13,7 @@ from ..store import Database
 from ..times import parse_time
 from .changes import renamed_pairs
 
-MAX_RENAMES = 1_000  # followed back at most this many times (each step goes back in time)
+MAX_RENAMES = 100  # followed back at most this many renames (a Python call stack's worth)
 
 
 def renames_at(db: Database, namespace: str, note: str, at: str) -> dict[str, str]:
@@ -36,23 +36,26 @@ def renames_at(db: Database, namespace: str, note: str, at: str) -> dict[str, st
 
 
 def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
-             cutoff: int | None, earlier_history, depth: int = 0) -> list[RevisionRecord]:
+             cutoff: int | None, earlier_history,
+             chain: frozenset = frozenset()) -> list[RevisionRecord]:
     """``revisions`` (one memory's, oldest first) with each tombstone a rename wrote
     naming the ID the section took (``moved_to``), and, before each revision that a
     rename wrote (the first, or one after a tombstone: a heading renamed back), the
-    history of the ID it had until then (``earlier_history(ID, cutoff, depth)`` gives it,
-    notes' moves followed too), each revision once."""
+    history of the ID it had until then (``earlier_history(ID, cutoff, chain)`` gives it,
+    notes' moves followed too), each revision once. ``chain``: the renames being followed
+    (ID, moment), none twice: writes at one stamp (a clock repair's) cannot loop."""
     out: list[RevisionRecord] = []
     seen: set[int] = set()
     for i, r in enumerate(revisions):
         starts = i == 0 or revisions[i - 1].deleted
-        if starts and depth < MAX_RENAMES and not r.deleted and r.note is not None \
+        if starts and len(chain) < MAX_RENAMES and not r.deleted and r.note is not None \
                 and not is_record(r.memory_id, r.note):
             old = renames_at(db, namespace, r.note, r.known_at).get(r.memory_id)
-            if old is not None:
+            if old is not None and (old, r.known_at) not in chain:
                 at = parse_time(r.known_at)
                 bound = at if cutoff is None else min(cutoff, at)
-                for e in earlier_history(old, bound, depth + 1):
+                for e in earlier_history(old, bound, chain | {(old, r.known_at),
+                                                              (r.memory_id, r.known_at)}):
                     if parse_time(e.known_at) <= at and e.revision_id not in seen:
                         seen.add(e.revision_id)
                         out.append(e)

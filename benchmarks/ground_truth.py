@@ -253,7 +253,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     # 1.0 (a note whose file name is a day then); such a row answers the query, as a
     # word would, and is never left out (reading the dates is input preparation, like
     # the stop words: the package's parser).
-    periods = named_periods(query)
+    periods = named_periods(query, valid_at)
     gain = {r.memory_id: (0.3 if r.note is None else 1.0) for r in rows
             if (t := _about(r)) is not None and any(a <= t < b for a, b in periods)}
     if (not bm or unknown) and not gain:

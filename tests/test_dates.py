@@ -4,13 +4,14 @@ names such a day, a memory outside notes valid from one."""
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from personal_memory import MemoryStore
 from personal_memory.search import ranking
 from personal_memory.notes.folders import Folder
 from personal_memory.search.dates import NO_DAY, YEARS, about, named_periods, note_day
-from personal_memory.times import format_time
+from personal_memory.times import format_time, parse_time
 
 
 def spans(text):
@@ -98,6 +99,52 @@ def test_a_dated_question_ranks_what_was_valid_then_first(tmp_path):
             assert abs(found[0].score - found[1].score - ranking.DATED) < 1e-12
             day = search("what did Maria donate on 2 May 2023", namespace="c")
             assert [r.memory_id for r in day][0] == "c"
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """This process in UTC: relative days are read in the machine's time zone."""
+    import time
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_days_named_from_the_day_asked_about(utc):
+    at = parse_time("2026-12-05T10:00:00Z")  # a Saturday
+
+    def named(text):
+        return [(format_time(a)[:10], format_time(b)[:10]) for a, b in named_periods(text, at)]
+    assert named("what did I do yesterday?") == named("last night") == [
+        ("2026-12-04", "2026-12-05")]
+    assert named("today") == named("this evening") == [("2026-12-05", "2026-12-06")]
+    assert named("the day before yesterday") == [("2026-12-03", "2026-12-04")]
+    assert named("who called last Monday") == [("2026-11-30", "2026-12-01")]
+    assert named("on Saturday") == [("2026-11-28", "2026-11-29")]  # the latest before today
+    assert named("this week") == [("2026-11-30", "2026-12-07")]
+    assert named("last week") == [("2026-11-23", "2026-11-30")]
+    assert named("this month") == [("2026-12-01", "2027-01-01")]
+    assert named("last month") == [("2026-11-01", "2026-12-01")]
+    for text in ("Monday meeting", "the team meets on Tuesdays", "todays", "last weekend"):
+        assert named(text) == [], text
+    assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
+
+
+def test_yesterday_is_the_day_before_the_cutoff(tmp_path, utc):
+    vault = tmp_path / "v"
+    (vault / "Daily").mkdir(parents=True)
+    for day, text in (("2026-03-13", "called Anna"), ("2026-03-14", "called the bank"),
+                      ("2026-03-15", "called Tom")):
+        (vault / "Daily" / f"{day}.md").write_text(f"- {text}\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-10T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            for as_of, note in (("2026-03-15T20:00:00Z", "v/Daily/2026-03-14.md"),
+                                ("2026-03-16T08:00:00Z", "v/Daily/2026-03-15.md")):
+                found = search("who called yesterday", namespace="notes", as_of=as_of)
+                assert found[0].note == note, (as_of, [r.note for r in found])
 
 
 def test_a_note_is_about_the_day_its_file_name_names():

@@ -129,7 +129,8 @@ daily = st.tuples(st.sampled_from(DAYS + ["plan", "ideas"]),
                   st.lists(st.sampled_from(WORDS[:6]), min_size=1, max_size=6).map(" ".join))
 dated_query = st.tuples(st.lists(st.sampled_from(WORDS[:6] + ["did", "I"]), max_size=3),
                         st.sampled_from(["", "on 14 March", "on March 14 2026", "in March 2026",
-                                         "on 2026-03-15", "on the 16th of March", "in 2026"]))
+                                         "on 2026-03-15", "on the 16th of March", "in 2026",
+                                         "yesterday", "last week"]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

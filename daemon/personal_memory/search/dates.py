@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime, timezone
+from calendar import monthrange
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
@@ -71,10 +72,24 @@ _PATTERNS = re.compile("|".join([
 YEARS = range(1970, 2101)
 
 
-def named_periods(text: str) -> tuple[tuple[int, int], ...]:
-    """The days and months ``text`` names with their year, as [start, end) in UTC
-    microseconds, in the order named, each once."""
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Days and spans named from the day asked about: English, as a question puts them
+_RELATIVE = re.compile(
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)"
+    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))"
+    r"|(?P<yesterday>yesterday|last\s+night)"
+    r"|(?P<which>last|this)\s+(?P<unit>week|month)"
+    r"|(?:last|on|this\s+past)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r"))\b", re.IGNORECASE)
+
+
+def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ...]:
+    """The days and months ``text`` names, as [start, end) in UTC microseconds, in the
+    order named, each once: with their year, without it (that day of every year), and,
+    given the moment ``at`` the question is about, days named from it ("yesterday",
+    "last Monday", "this week": :func:`relative_periods`)."""
     found: dict[tuple[int, int], None] = {}
+    if at is not None:
+        found.update(dict.fromkeys(relative_periods(text, at)))
     yearless: set[tuple[int, int]] = set()
     for m in _PATTERNS.finditer(unicodedata.normalize("NFKC", text)):
         slot = next(i for i in "12345678" if m.group("m" + i))
@@ -92,6 +107,38 @@ def named_periods(text: str) -> tuple[tuple[int, int], ...]:
         if period is not None:
             found[period] = None
     return tuple(found)
+
+
+def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
+    """The days ``text`` names from the day of ``at`` in this machine's time zone (the
+    user's calendar): today, yesterday, the day before yesterday, last night, last (or
+    on, or this past) Monday (the latest before today), this or last week (Monday to
+    Sunday) or month. Each is the label's day as the dates named in full are, [00:00,
+    24:00) UTC, so "yesterday" finds the daily note named by yesterday's date."""
+    today = datetime.fromtimestamp(at / 1e6).date()
+    out = []
+    for m in _RELATIVE.finditer(text):
+        if m.group("dby"):
+            start, days = today - timedelta(days=2), 1
+        elif m.group("today"):
+            start, days = today, 1
+        elif m.group("yesterday"):
+            start, days = today - timedelta(days=1), 1
+        elif m.group("unit") and m.group("unit").lower() == "week":
+            start, days = today - timedelta(days=today.weekday()), 7
+            if m.group("which").lower() == "last":
+                start -= timedelta(days=7)
+        elif m.group("unit"):
+            first = today.replace(day=1)
+            if m.group("which").lower() == "last":
+                first = (first - timedelta(days=1)).replace(day=1)
+            start, days = first, monthrange(first.year, first.month)[1]
+        else:
+            back = (today.weekday() - _WEEKDAYS.index(m.group("wd").lower())) % 7 or 7
+            start, days = today - timedelta(days=back), 1
+        begin = to_micros(datetime(start.year, start.month, start.day, tzinfo=timezone.utc))
+        out.append((begin, begin + days * DAY_US))
+    return out
 
 
 def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:

@@ -482,7 +482,7 @@ class SearchIndex:
                                lambda some: self.held(db, winners, some)) if cos else None
         one_note = filters_one_note(query, (None if c < 0 else int(c) for c in
                                             np.unique(self.rows.note[winners])))
-        periods = query.periods
+        periods = query.periods(valid_at)
         dated = None  # per winner: what it gains for being about a period named, or 0
         if periods:
             dated = np.where(self.rows.note[winners] >= 0, dated_bonus(True),

@@ -69,17 +69,18 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
         one_note = filters_one_note(query, (r.note for r in rows.values()))
+        periods = query.periods(valid_at)
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cosine else None,
                                                lambda some: db.terms_held(list(rows), some)),
                         made_up=made_up, one_note=one_note,
-                        dated=sum(bool(dated_row(r, query.periods)) for r in rows.values()))
+                        dated=sum(bool(dated_row(r, periods)) for r in rows.values()))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine), one_note),
-                     pieces, piece_lines(db, semantic), query.periods)
+                     pieces, piece_lines(db, semantic), periods)
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)),

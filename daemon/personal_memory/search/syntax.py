@@ -55,10 +55,10 @@ class Query:
         return (ops + [f'"{p}"' for p in self.phrases]
                 + [f"-{x}" if " " not in x else f'-"{x}"' for x in self.excluded])
 
-    @property
-    def periods(self) -> tuple[tuple[int, int], ...]:
-        """The days and months the words name (:mod:`dates`)."""
-        return named_periods(self.words)
+    def periods(self, at: int) -> tuple[tuple[int, int], ...]:
+        """The days and months the words name, "yesterday" the day before ``at``, the
+        moment the answer is about (:mod:`dates`)."""
+        return named_periods(self.words, at)
 
     @property
     def filters_rows(self) -> bool:

@@ -46,11 +46,6 @@ DATED = 0.3
 # puts 8 first, 0.5 11, 1.0 to 2.0 13), held out on a third's 16 (16 first at 1.0, 11 at
 # 0.5; benchmarks/personal_vaults.py, docs/data-model.md#ranking).
 DATED_NOTE = 1.0
-
-
-def dated_bonus(is_note: bool) -> float:
-    """What a row about a period the query names gains (search/dates.py: about)."""
-    return DATED_NOTE if is_note else DATED
 # Results report their rank in the semantic arm down to this rank (None below it).
 SEMANTIC_RANKS = 100
 # A memory that is not a section of a note (a conversation's turn, a fact remembered through
@@ -107,6 +102,11 @@ def arm_scale(best_first: Sequence[float], above: float = 0.0) -> float:
     the same exact values in the same order, so they agree to the last bit."""
     top = [float(v) for v in best_first[:SCALE_TOP] if v > above]
     return sum(top) / len(top) if top else float(above)
+
+
+def dated_bonus(is_note: bool) -> float:
+    """What a row about a period the query names gains (search/dates.py: about)."""
+    return DATED_NOTE if is_note else DATED
 
 
 def fused_score(bm25: float | None, top_bm25: float, cosine: float | None,

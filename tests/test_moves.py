@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from daemon_harness import Daemon
 from personal_memory import MemoryStore, render
@@ -264,6 +264,9 @@ def test_a_section_s_history_follows_its_heading_across_renames(tmp_path):
                                 st.sampled_from(["onion carrot leek", "onion carrot leek salt",
                                                  "bread butter"])), min_size=1, max_size=7),
        cut=st.integers(0, 8))
+@example(steps=[(None, "onion carrot leek"), ("Soup (hot)", "onion carrot leek"),  # removed,
+                ("Soup", "onion carrot leek"), ("Soup (hot)", "onion carrot leek")],  # back
+         cut=0)
 def test_a_section_s_history_across_random_renames_is_whole_once_and_in_time(steps, cut):
     """Whatever the renames, edits and deletions: an ID's history holds each of its own
     revisions known by the cutoff, nothing known after it, each revision once, in time."""

@@ -62,6 +62,8 @@ def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
         if r.revision_id not in seen:
             seen.add(r.revision_id)
             out.append(_marked(db, namespace, r))
+    # in time; at one moment as put (a rename's tombstone before what it wrote): stable
+    out.sort(key=lambda r: parse_time(r.known_at))
     return out
 
 

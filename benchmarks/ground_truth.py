@@ -250,13 +250,15 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     known = (len(held) + _vocabulary(query, set(kept) - held, embedder)) if embedder else 0
     unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
     # A row about a day or month the query names gains 0.3 (a memory valid from then) or
-    # 1.0 (a note whose file name is a day then); such a row answers the query, as a
-    # word would, and is never left out (reading the dates is input preparation, like
-    # the stop words: the package's parser).
+    # 1.0 (a note whose file name is a day then); such a row is never left out, and
+    # such a note answers the query as a word would, a result even when neither arm
+    # scored it (reading the dates is input preparation, like the stop words: the
+    # package's parser).
     periods = named_periods(query, valid_at)
     gain = {r.memory_id: (0.3 if r.note is None else 1.0) for r in rows
             if (t := _about(r)) is not None and any(a <= t < b for a, b in periods)}
-    if (not bm or unknown) and not gain:
+    notes = {r.memory_id for r in rows if r.note is not None}  # a note's day counts alone
+    if (not bm or unknown) and not set(gain) & notes:
         if not co:
             if not bm:
                 return []
@@ -274,7 +276,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     above = [c for c in sims[::-1][:3] if c > median]
     top_co = sum(above) / len(above) if above else median
     fused = {}
-    for m in set(bm) | set(co):
+    for m in set(bm) | set(co) | (set(gain) & notes):
         f = gain.get(m, 0.0)
         f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:

@@ -14,6 +14,11 @@ from personal_memory.search.dates import NO_DAY, YEARS, about, named_periods, no
 from personal_memory.times import format_time, parse_time
 
 
+def spans_at(text, at):
+    return [(format_time(a)[:10], format_time(b)[:10])
+            for a, b in named_periods(text, parse_time(at))]
+
+
 def spans(text):
     return [(format_time(a)[:10], format_time(b)[:10]) for a, b in named_periods(text)]
 
@@ -132,6 +137,26 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
 
 
+def test_letters_that_match_only_ignoring_case_and_days_out_of_range_name_nothing(utc):
+    """'ı' and 'İ' match i when case is ignored, yet name no month (they crashed the
+    search); 'ſ' is an s once read in NFKC; a moment at the ends of the calendar names
+    what it can."""
+    at = parse_time("2026-03-01T00:00:00Z")  # a Sunday
+    for text in ("what did I do on aprıl 3 2026", "APRİL 2026", "on mondaı"):
+        assert named_periods(text, at) == (), text
+    assert named_periods("last ſunday", at) == named_periods("last sunday", at) == (
+        (parse_time("2026-02-22T00:00:00Z"), parse_time("2026-02-23T00:00:00Z")),)
+    assert named_periods("yesterday and last week", parse_time("0001-01-02T00:00:00Z")) \
+        == ((parse_time("0001-01-01T00:00:00Z"), parse_time("0001-01-02T00:00:00Z")),)
+    assert len(named_periods("yesterday", parse_time("9999-12-31T00:00:00Z"))) == 1
+
+
+def test_a_day_without_its_year_is_none_after_the_day_asked_about(utc):
+    days = spans_at("le 14 mars", "2026-03-13T12:00:00Z")
+    assert days[-1] == ("2025-03-14", "2025-03-15") and len(days) == 2025 - 1970 + 1
+    assert spans_at("le 14 mars", "2026-03-14T00:00:00Z")[-1][0] == "2026-03-14"
+
+
 def test_yesterday_is_the_day_before_the_cutoff(tmp_path, utc):
     vault = tmp_path / "v"
     (vault / "Daily").mkdir(parents=True)
@@ -145,6 +170,9 @@ def test_yesterday_is_the_day_before_the_cutoff(tmp_path, utc):
                                 ("2026-03-16T08:00:00Z", "v/Daily/2026-03-15.md")):
                 found = search("who called yesterday", namespace="notes", as_of=as_of)
                 assert found[0].note == note, (as_of, [r.note for r in found])
+                # no word of it in any note, no model: the day alone answers
+                found = search("what happened yesterday", namespace="notes", as_of=as_of)
+                assert [r.note for r in found] == [note] and found.no_answer is None
 
 
 def test_a_note_is_about_the_day_its_file_name_names():

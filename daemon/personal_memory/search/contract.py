@@ -399,7 +399,8 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     its words are held by none: ``unknown``), and none is semantically closer than the
     embedder's calibrated threshold for ``embedded`` rows with a vector. A query whose
     filters name ``one_note`` is not held to that threshold (:func:`filters_one_note`),
-    and one with ``dated`` rows (about a day it names) has an answer."""
+    and one with ``dated`` notes (about a day it names: :func:`dated_notes`) has an
+    answer."""
     if one_note and semantic is not None and best_cosine is not None:
         return None  # every embedded row of the note is ranked by meaning
     if made_up is not None and semantic is not None and best_cosine is not None:
@@ -410,7 +411,7 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
             return (f"no visible memory holds the word {made_up!r}, nor one spelled like "
                     f"it, and the closest in meaning {_below(best_cosine, bar)}")
     if dated or (keyword_matches and not (unknown and semantic is not None)):
-        return None  # (a row about a day the query names answers it, as a word would)
+        return None  # (a note about a day the query names answers it, as a word would)
     if not visible and unfiltered and query is not None and query.filters():
         return (f"the filter{'s' if len(query.filters()) > 1 else ''} "
                 f"{' '.join(query.filters())} left nothing of what was visible then")
@@ -494,6 +495,13 @@ def dated_row(row: RevisionRecord, periods: tuple[tuple[int, int], ...]) -> floa
     return 0.0
 
 
+def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
+    """The rows that are notes' sections about a day the query names: results whether or
+    not either arm scored them."""
+    return [rid for rid, r in rows.items()
+            if r.note is not None and periods and dated_row(r, periods)]
+
+
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
          lines=None, periods: tuple[tuple[int, int], ...] = ()) -> list[SearchResult]:
@@ -504,7 +512,10 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     the days and months the query names (a row valid from one of them is favoured)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
-    by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)}
+    # rows either arm scored, and notes about a day the query names (not yet embedded,
+    # holding no word of it: a daily note just written, asked about as "today")
+    by_memory = {rows[rid].memory_id: rid for rid in set(bm25) | set(cosine)
+                 | set(dated_notes(rows, periods))}
     top_bm25 = ranking.arm_scale(sorted(bm25_m.values(), reverse=True))
     ordered = sorted(cos_m.values())
     median = ranking.median(ordered) if ordered else 0.0

@@ -94,14 +94,18 @@ def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ..
     for m in _PATTERNS.finditer(unicodedata.normalize("NFKC", text)):
         slot = next(i for i in "12345678" if m.group("m" + i))
         month = m.group("m" + slot)
-        if slot in "78":  # no year: the day in every year
-            day = (_NUMBER[month.lower()], int(m.group("d" + slot)))
+        number = int(month) if month.isdigit() else _NUMBER.get(month.lower())
+        if number is None:  # a letter that matches only ignoring case ("aprıl", "ſept")
+            continue
+        if slot in "78":  # no year: the day in every year, none after the one asked about
+            day = (number, int(m.group("d" + slot)))
             if month != "may" and day not in yearless:
                 yearless.add(day)
-                found.update(dict.fromkeys(p for y in YEARS if (p := _period(y, *day))))
+                found.update(dict.fromkeys(p for y in YEARS if (p := _period(y, *day))
+                                           and (at is None or p[0] <= at)))
             continue
         year = int(m.group("y" + slot))
-        month = int(month) if month.isdigit() else _NUMBER[month.lower()]
+        month = number
         day = m.group("d" + slot) if slot != "3" else None
         period = _period(year, month, int(day) if day else None)
         if period is not None:
@@ -115,30 +119,42 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     on, or this past) Monday (the latest before today), this or last week (Monday to
     Sunday) or month. Each is the label's day as the dates named in full are, [00:00,
     24:00) UTC, so "yesterday" finds the daily note named by yesterday's date."""
-    today = datetime.fromtimestamp(at / 1e6).date()
+    try:
+        today = datetime.fromtimestamp(at / 1e6).date()
+    except (OverflowError, ValueError, OSError):  # outside what a calendar date holds
+        return []
     out = []
-    for m in _RELATIVE.finditer(text):
-        if m.group("dby"):
-            start, days = today - timedelta(days=2), 1
-        elif m.group("today"):
-            start, days = today, 1
-        elif m.group("yesterday"):
-            start, days = today - timedelta(days=1), 1
-        elif m.group("unit") and m.group("unit").lower() == "week":
-            start, days = today - timedelta(days=today.weekday()), 7
-            if m.group("which").lower() == "last":
-                start -= timedelta(days=7)
-        elif m.group("unit"):
-            first = today.replace(day=1)
-            if m.group("which").lower() == "last":
-                first = (first - timedelta(days=1)).replace(day=1)
-            start, days = first, monthrange(first.year, first.month)[1]
-        else:
-            back = (today.weekday() - _WEEKDAYS.index(m.group("wd").lower())) % 7 or 7
-            start, days = today - timedelta(days=back), 1
+    for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text)):
+        weekday = _WEEKDAYS.index(m.group("wd").lower()) \
+            if m.group("wd") and m.group("wd").lower() in _WEEKDAYS else None
+        if m.group("wd") and weekday is None:  # "ſunday": matched ignoring case only
+            continue
+        try:
+            start, days = _relative_day(m, today, weekday)
+        except (OverflowError, ValueError):  # before year 1 or after 9999
+            continue
         begin = to_micros(datetime(start.year, start.month, start.day, tzinfo=timezone.utc))
         out.append((begin, begin + days * DAY_US))
     return out
+
+
+def _relative_day(m: re.Match, today, weekday: int | None):
+    """The first day and the number of days a relative name means, from ``today``."""
+    if m.group("dby"):
+        return today - timedelta(days=2), 1
+    if m.group("today"):
+        return today, 1
+    if m.group("yesterday"):
+        return today - timedelta(days=1), 1
+    if m.group("unit") and m.group("unit").lower() == "week":
+        start = today - timedelta(days=today.weekday())
+        return (start - timedelta(days=7) if m.group("which").lower() == "last" else start), 7
+    if m.group("unit"):
+        first = today.replace(day=1)
+        if m.group("which").lower() == "last":
+            first = (first - timedelta(days=1)).replace(day=1)
+        return first, monthrange(first.year, first.month)[1]
+    return today - timedelta(days=(today.weekday() - weekday) % 7 or 7), 1
 
 
 def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:

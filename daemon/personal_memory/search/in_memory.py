@@ -495,7 +495,8 @@ class SearchIndex:
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
                         made_up=made_up, one_note=one_note,
-                        dated=int(np.count_nonzero(dated)) if dated is not None else 0)
+                        dated=int(np.count_nonzero((dated > 0) & (self.rows.note[winners] >= 0)))
+                        if dated is not None else 0)
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
                        missing_words(db, query.words, terms, held), marks, one_note)
@@ -515,6 +516,10 @@ class SearchIndex:
         # (a count, not a union of two long arrays: both arms are among the winners)
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
             self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
+        if s.dated is not None:  # notes about a day named that neither arm scored
+            days = s.winners[(s.dated > 0) & (self.rows.note[s.winners] >= 0)]
+            scored += len(days) - int(np.count_nonzero(np.isin(
+                days, np.union1d(s.bm_pos, cos.pos if cos else s.bm_pos))))
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
                       terms=s.terms, missing=s.missing, marks=s.marks)
 

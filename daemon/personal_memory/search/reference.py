@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, dated_row, filters_one_note, fuse,
-                       keyword_terms,
-                       left_out, made_up_word, marked, missing_words, mostly_unknown,
-                       no_answer, padding_floor, piece_lines, rankable, text_filtered)
+from .contract import (Ranked, Semantic, cosines, dated_notes, filters_one_note, fuse,
+                       keyword_terms, left_out, made_up_word, marked, missing_words,
+                       mostly_unknown, no_answer, padding_floor, piece_lines, rankable,
+                       text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -76,13 +76,14 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                                                semantic if cosine else None,
                                                lambda some: db.terms_held(list(rows), some)),
                         made_up=made_up, one_note=one_note,
-                        dated=sum(bool(dated_row(r, periods)) for r in rows.values()))
+                        dated=len(dated_notes(rows, periods)))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine), one_note),
                      pieces, piece_lines(db, semantic), periods)
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
-                  left_out=left_out(limit, len(set(bm25) | set(cosine)), len(found)),
+                  left_out=left_out(limit, len(set(bm25) | set(cosine)
+                                               | set(dated_notes(rows, periods))), len(found)),
                   terms=ranked_by, missing=missing_words(db, query.words, terms, held),
                   marks=marks)

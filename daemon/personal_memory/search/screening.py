@@ -118,7 +118,9 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     slot = np.empty(int(winners[-1]) + 1, dtype=np.int64)  # position -> index in winners
     slot[winners] = np.arange(n)
     bi, ci = slot[bm_pos], slot[co_pos]
-    approx = np.full(n, -np.inf)  # rows neither arm scored are no result
+    approx = np.full(n, -np.inf)  # rows neither arm scored are no result...
+    if dated is not None:  # ...unless a note about a day named (not yet embedded)
+        approx[(dated > 0) & (note[winners] >= 0)] = 0.0
     approx[bi] = 0.0
     approx[ci] = 0.0
     if top_bm > 0.0:

@@ -176,12 +176,16 @@ def test_history_says_where_a_moved_section_went(tmp_path):
         assert "moved to vault/b.md#Plan (hides #" in render.revision(old[-1])
         new = store.history("vault/b.md#Plan", namespace="notes")  # follows it back
         assert [h.moved_to for h in new] == [None, "vault/b.md#Plan", None]
-        # a move with a heading renamed: the section went with its note
+        # a move with a heading renamed before one sync: the section it became
         (vault / "b.md").write_text("# Plan B\n\nfirst plan\n\n# Notes\n\nloose notes\n")
         os.rename(vault / "b.md", vault / "c.md")
         store.sync([Folder.of(vault)], known_at="2025-03-01")
         (*_, gone) = store.history("vault/b.md#Plan", namespace="notes")
-        assert gone.deleted and gone.moved_to == "vault/c.md"
+        assert gone.deleted and gone.moved_to == "vault/c.md#Plan B"
+        back = store.history("vault/c.md#Plan B", namespace="notes")  # and back through both
+        assert [h.memory_id for h in back] == ["vault/a.md#Plan", "vault/a.md#Plan",
+                                               "vault/b.md#Plan", "vault/b.md#Plan",
+                                               "vault/c.md#Plan B"]
         # a plain deletion is no move, at any cutoff
         (vault / "c.md").unlink()
         store.sync([Folder.of(vault)], known_at="2025-04-01")

@@ -113,7 +113,11 @@ def _moves_marked(db: Database, namespace: str, revisions: list[RevisionRecord],
                 arrived = db.history(namespace, new_id, parse_time(r.known_at))
                 kept = (bool(arrived) and arrived[-1].known_at == r.known_at
                         and not arrived[-1].deleted)
-                r = replace(r, moved_to=new_id if kept else new_note)
+                if not kept:  # its heading renamed on the way: the section it became
+                    taken = {old: new for new, old in renames.renames_at(
+                        db, namespace, new_note, r.known_at).items()}
+                    new_id = taken.get(r.memory_id)
+                r = replace(r, moved_to=new_id or new_note)
         out.append(r)
     return out
 

@@ -17,7 +17,20 @@ MAX_RENAMES = 100  # followed back at most this many renames (a Python call stac
 
 
 def renames_at(db: Database, namespace: str, note: str, at: str) -> dict[str, str]:
-    """New ID -> old ID of the note's sections renamed at the moment ``at``."""
+    """New ID -> old ID of the note's sections renamed at the moment ``at``: against its
+    own sections removed then, and, when a move brought it there at that moment, those of
+    the path it left (a note moved and a heading renamed before one sync)."""
+    removed, added = _changed_at(db, namespace, note, at)
+    when = parse_time(at)
+    came = db.move_into(namespace, note, when - 1, when + 1)
+    if came is not None and came.known_at == when:
+        removed += _changed_at(db, namespace, came.old_note, at)[0]
+    return renamed_pairs(removed, added) if removed and added else {}
+
+
+def _changed_at(db: Database, namespace: str, note: str, at: str) -> tuple[list, list]:
+    """The note's sections removed at ``at`` (ID, their last text, ``at``) and those
+    written then that were not there just before (ID, their text, ``at``)."""
     removed, added = [], []
     live: dict[str, bool] = {}  # ID -> whether its last revision so far is text
     last_text: dict[str, RevisionRecord] = {}
@@ -32,7 +45,7 @@ def renames_at(db: Database, namespace: str, note: str, at: str) -> dict[str, st
         live[r.memory_id] = not r.deleted
         if not r.deleted and r.purged is None:
             last_text[r.memory_id] = r
-    return renamed_pairs(removed, added) if removed and added else {}
+    return removed, added
 
 
 def followed(db: Database, namespace: str, revisions: list[RevisionRecord],

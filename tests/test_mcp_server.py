@@ -234,8 +234,17 @@ def test_a_query_of_tags_alone_lists_the_tagged_notes(tmp_path):
     assert cli.returncode == 0 and cli.stdout.startswith("1 note tagged #project/alpha")
     assert "vault/b.md — Beta" in cli.stdout
     cli = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "search", "--tag",
-                     "project", "")
+                     "project")
     assert cli.returncode == 0 and "vault/a.md — Alpha" in cli.stdout
+    # valid at a time before the notes were: none (as a search with words finds none)
+    cli = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "search", "tag:project",
+                     "--valid-at", "2024-06-01")
+    assert cli.returncode == 0 and cli.stdout.startswith("0 notes tagged #project")
+    early = call(server, "memory_search", {"query": "tag:project", "valid_at": "2024-06-01"})
+    assert early.structured_content["results"] == []
+    assert early.structured_content["valid_at"].startswith("2024-06-01")
+    cli = run_memory("--db", tmp_path / "m.db", "--embedder", "none", "search")
+    assert cli.returncode == 2 and "give words to search for, or --tag TAG" in cli.stderr
 
 
 def test_a_file_named_with_a_newline_is_cited_on_one_line(tmp_path):

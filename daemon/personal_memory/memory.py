@@ -603,23 +603,25 @@ class MemoryStore(Upkeep):
         return syntax.tags_alone(query)
 
     def tagged(self, tags: list[str], *, namespace: str, as_of: Any = None,
-               limit: int = 200) -> TagListing:
+               valid_at: Any = None, limit: int = 200) -> TagListing:
         """The notes with any of ``tags`` (or a tag nested under one: ``project`` lists
-        ``project/alpha``) as known at ``as_of``, sorted by path (at most ``limit``): what
-        a search with the same tags filter would look in."""
+        ``project/alpha``) as known at ``as_of`` and valid at ``valid_at`` (as a search's
+        times), sorted by path (at most ``limit``): what a search with the same tags
+        filter would look in."""
         wanted = args.tags_arg(tags)
         if not wanted:
             raise InvalidArgument("tags: give at least one tag")
         namespace = args.namespace_arg(namespace)
         limit = args.limit_arg(limit)
-        cutoff, at = args.moment(as_of, None, self._now)
+        cutoff, at = args.moment(as_of, valid_at, self._now)
         with self._db.errors(), self._db.snapshot():  # one moment for the list and its times
             found = sorted((r for r in self._db.visible_records(namespace, cutoff, at)
                             if has_tag((r.metadata or {}).get("tags", ()), wanted)),
                            key=lambda r: r.note)
             shown = self._listed(found[:limit], namespace, cutoff, at)
         return TagListing(namespace=namespace, tags=list(wanted), as_of=format_time(cutoff),
-                          notes=shown, more=max(len(found) - limit, 0))
+                          notes=shown, more=max(len(found) - limit, 0),
+                          valid_at=format_time(at))
 
     def recent_notes(self, *, namespace: str, limit: int = 50) -> list[RecentNote]:
         """The notes changed most recently, newest first."""

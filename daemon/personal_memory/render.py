@@ -291,7 +291,7 @@ def folder(found: FolderListing) -> str:
               + f" (changed {when(e.known_at)})"
               for e in found.notes]
     if found.more:
-        lines.append(f"… and {found.more} more notes")
+        lines.append(f"… and {counted(found.more, 'more note', 'more notes')}")
     return "\n".join(lines)
 
 
@@ -304,7 +304,7 @@ def tagged(found: TagListing) -> str:
     lines += [name(e.note) + (f" — {name(e.title)}" if e.title else "")
               + f" (changed {when(e.known_at)})" for e in found.notes]
     if found.more:
-        lines.append(f"… and {found.more} more notes")
+        lines.append(f"… and {counted(found.more, 'more note', 'more notes')}")
     return "\n".join(lines)
 
 

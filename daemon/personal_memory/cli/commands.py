@@ -70,13 +70,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
 @command
 def cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
+    if not query.strip() and not args.tag:
+        raise CommandError("give words to search for, or --tag TAG to list the notes with "
+                           "a tag")
     from ..memory import MemoryStore
     alone = MemoryStore.tags_alone(query)
     if alone or (args.tag and not query.strip()):  # no word to rank by: the tagged notes
         with open_store(args, read_only=True, embedder="none") as store:
             listing = store.tagged([*(args.tag or ()), *alone],
                                    namespace=settings(args).namespace, as_of=args.as_of,
-                                   limit=args.limit)
+                                   valid_at=args.valid_at, limit=args.limit)
             up_to = store.known_up_to()
         emit(args, listing, render.tagged)
         replica_note(args, up_to, listing.as_of)

@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     interval(p)
 
     p = add("search", "search what was known at a cutoff")
-    p.add_argument("query", nargs="+", help="words to look for (quotes are optional); "
+    p.add_argument("query", nargs="*", help="words to look for (quotes are optional; none "
+                   "with --tag: the notes with the tag); "
                    "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:; "
                    "a day or month with its year (in March 2024) favours what was valid then")
     namespace(p)

@@ -160,10 +160,10 @@ class SearchOutput(Positioned):
                    full=[r.to_dict() for r in found] if full else None)
 
     @classmethod
-    def tagged(cls, query: str, listing: TagListing, now: str) -> "SearchOutput":
+    def tagged(cls, query: str, listing: TagListing) -> "SearchOutput":
         """A query of tags alone: the notes that have them, by path, unranked."""
         tags = ", ".join(f"#{t}" for t in listing.tags)
-        return cls(query=query, as_of=listing.as_of, valid_at=listing.as_of or now,
+        return cls(query=query, as_of=listing.as_of, valid_at=listing.valid_at,
                    count=len(listing.notes),
                    hint=(f"No words to rank by: the notes tagged {tags}, by path"
                          + (f" ({listing.more} more not shown)" if listing.more else "")

@@ -97,6 +97,7 @@ class TagListing(Record):
     as_of: str | None
     notes: list[FolderEntry]
     more: int = 0
+    valid_at: str | None = None  # the time the tags were read at (the cutoff, or now)
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def test_errors_are_one_line_with_exit_2(tmp_path):
         assert f"--port: {bad} is not a port (0 to 65535)" in err("--db", db, "ui", "--no-open",
                                                                   "--port", bad)
     assert "required" in err("--db", db, "remember")
-    assert "query" in err("--db", db, "search", "")
+    assert "give words to search for" in err("--db", db, "search", "")
     (tmp_path / "x.txt").write_text("not a database " * 300)
     assert "not a SQLite database" in err("--db", tmp_path / "x.txt", "stats")
 

@@ -279,8 +279,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     for m in set(bm) | set(co) | (set(gain) & notes):
         f = gain.get(m, 0.0)
         f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
-        if m in co and top_co > median:
-            f += 0.6 * ((co[m] - median) / (top_co - median))
+        if m in co and top_co > median:  # for a row about the day named, at least 0
+            sem = 0.6 * ((co[m] - median) / (top_co - median))
+            f += max(sem, 0.0) if m in gain else sem
         elif top_co > median and m in bm:  # words, no vector yet: meaning as its words
             f += 0.6 * min(1.0, bm[m] / top_bm)
         fused[m] = f

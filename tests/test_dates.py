@@ -214,6 +214,15 @@ def test_a_dated_question_ranks_the_daily_note_of_that_day_first(tmp_path):
                 [(r.memory_id, r.score) for r in before]
 
 
+def test_a_row_about_the_day_named_is_not_held_back_by_its_meaning():
+    """Its meaning counts when it helps, never below nothing: a daily note unlike the
+    question's words ('what did I do yesterday?') keeps what the day gives it."""
+    far = ranking.fused_score(None, 1.0, 0.70, 0.80, 0.90, dated=ranking.DATED_NOTE)
+    near = ranking.fused_score(None, 1.0, 0.85, 0.80, 0.90, dated=ranking.DATED_NOTE)
+    assert far == ranking.DATED_NOTE and near > ranking.DATED_NOTE
+    assert ranking.fused_score(None, 1.0, 0.70, 0.80, 0.90) < 0  # undated: as before
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-50, 50), st.integers(1, 30)), max_size=8),
        st.lists(st.integers(-60, 90), max_size=40))

@@ -119,7 +119,9 @@ def fused_score(bm25: float | None, top_bm25: float, cosine: float | None,
         score += KEYWORD_WEIGHT * (bm25 / top_bm25)
     spread = top_cosine - median_cosine
     if cosine is not None and spread > 0.0:
-        score += SEMANTIC_WEIGHT * ((cosine - median_cosine) / spread)
+        meaning = SEMANTIC_WEIGHT * ((cosine - median_cosine) / spread)
+        # a row about the day named is not held back for being unlike the question's words
+        score += max(meaning, 0.0) if dated > 0.0 else meaning
     elif spread > 0.0 and bm25 is not None and top_bm25 > 0.0:
         score += SEMANTIC_WEIGHT * waiting_share(bm25 / top_bm25)
     return score

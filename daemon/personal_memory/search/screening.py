@@ -128,7 +128,10 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     spread = top_cos - median
     error = 0.0
     if cosine is not None and spread > 0.0:
-        approx[ci] += ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
+        meaning = ranking.SEMANTIC_WEIGHT * ((cosine.approx - median) / spread)
+        if dated is not None:  # ranking.fused_score: never below 0 for a row about the day
+            meaning = np.where(dated[ci] > 0, np.maximum(meaning, 0.0), meaning)
+        approx[ci] += meaning
         error = ranking.SEMANTIC_WEIGHT * COSINE_MARGIN / spread * 1.01
         if top_bm > 0.0:  # rows with words and no vector yet: ranking.waiting_share
             waiting = np.ones(n, dtype=bool)

@@ -249,6 +249,10 @@ def test_a_section_s_history_follows_its_heading_across_renames(tmp_path):
         assert [h.known_at[:10] for h in whole] == sorted(h.known_at[:10] for h in whole)
         hot = store.history(ids["Shakshuka (hot)"], namespace="notes")
         assert [h.revision_id for h in hot] == [h.revision_id for h in whole][:7]
+        # at a cutoff before its name existed: the section's past under the names it had,
+        # as a note's later move is followed back
+        then = store.history(ids["Shakshuka (hot)"], namespace="notes", as_of="2025-01-02")
+        assert [h.revision_id for h in then] == [h.revision_id for h in whole][:3]
         for cutoff in ("2025-01-01", "2025-01-02", "2025-01-03"):
             seen = store.history(ids["Shakshuka (spicy)"], namespace="notes", as_of=cutoff) \
                 if cutoff != "2025-01-01" else store.history(ids["Shakshuka"],

@@ -95,9 +95,15 @@ def history(db: Database, namespace: str, memory_id: str, cutoff: int | None,
     it, its tombstone by the move included) and its section back across heading renames
     (:mod:`renames`)."""
     revisions = _moves_marked(db, namespace, _history(db, namespace, memory_id, cutoff))
-    return renames.followed(db, namespace, revisions, cutoff,
-                            lambda old, bound, c: history(db, namespace, old, bound, c),
-                            chain)
+    earlier = lambda old, bound, c: history(db, namespace, old, bound, c)  # noqa: E731
+    if not revisions and cutoff is not None:
+        # an ID a heading's rename made after the cutoff: the section's past under the ID
+        # it had then, as a note's later move is followed back
+        later = db.history(namespace, memory_id, None)
+        before = renames.renamed_from(db, namespace, later[0]) if later else None
+        if before is not None and (before, later[0].known_at) not in chain:
+            return earlier(before, cutoff, chain | {(before, later[0].known_at)})
+    return renames.followed(db, namespace, revisions, cutoff, earlier, chain)
 
 
 def _moves_marked(db: Database, namespace: str, revisions: list[RevisionRecord],

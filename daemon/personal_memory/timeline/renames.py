@@ -48,6 +48,13 @@ def _changed_at(db: Database, namespace: str, note: str, at: str) -> tuple[list,
     return removed, added
 
 
+def renamed_from(db: Database, namespace: str, r: RevisionRecord) -> str | None:
+    """The ID a section had before the rename that wrote ``r``, or None."""
+    if r.deleted or r.note is None or is_record(r.memory_id, r.note):
+        return None
+    return renames_at(db, namespace, r.note, r.known_at).get(r.memory_id)
+
+
 def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
              cutoff: int | None, earlier_history,
              chain: frozenset = frozenset()) -> list[RevisionRecord]:
@@ -61,9 +68,8 @@ def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
     seen: set[int] = set()
     for i, r in enumerate(revisions):
         starts = i == 0 or revisions[i - 1].deleted
-        if starts and len(chain) < MAX_RENAMES and not r.deleted and r.note is not None \
-                and not is_record(r.memory_id, r.note):
-            old = renames_at(db, namespace, r.note, r.known_at).get(r.memory_id)
+        if starts and len(chain) < MAX_RENAMES:
+            old = renamed_from(db, namespace, r)
             if old is not None and (old, r.known_at) not in chain:
                 at = parse_time(r.known_at)
                 bound = at if cutoff is None else min(cutoff, at)

@@ -142,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="*", help="words to look for (quotes are optional; none "
                    "with --tag: the notes with the tag); "
                    "also '\"exact phrase\"', -word, path:, folder:, file:, section:, tag:; "
-                   "a day or month with its year (in March 2024) favours what was valid then")
+                   "a day named (14 March 2026, March 14, yesterday, last Monday) favours "
+                   "the notes named by that day, and a day or month with its year what was "
+                   "valid then")
     namespace(p)
     replica(p)
     p.add_argument("--as-of", help=AS_OF_HELP)

@@ -57,7 +57,9 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="words to look for (1 to "
                              f"{MAX_QUERY_CHARS} characters); also \"exact phrase\", -word, "
                              "path:, folder:, file:, section:, tag: (values with spaces "
-                             "in quotes)")]
+                             "in quotes; tag: alone lists the notes with the tag); a day "
+                             "named (2026-03-14, March 14, yesterday, last Monday) favours "
+                             "the notes named by that day")]
 Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known "
                                      "then counts (default: now). "
                                      + TIME_HELP + "; a day means through its end")]

@@ -65,9 +65,10 @@ def test_a_query_naming_one_note_answers_with_its_sections(crowded):
 
 
 def test_a_note_named_by_its_filters_answers_whatever_the_words(tmp_path):
-    """'file:big what happened': the user named the note, so its sections are the answer
-    however far they are in meaning, none left out; filters that keep several notes, or a
-    search without a model (nothing ranks a row holding no word), still say no answer."""
+    """'file:big what happened': the user named the note (or a few), so its sections are
+    the answer however far they are in meaning, none left out; filters that keep many
+    notes, or a search without a model (nothing ranks a row holding no word), still say
+    no answer."""
     class Distant(ToyEmbedder):
         @staticmethod
         def no_answer_below(rows: int) -> float:
@@ -77,7 +78,7 @@ def test_a_note_named_by_its_filters_answers_whatever_the_words(tmp_path):
     vault.mkdir()
     (vault / "big.md").write_text("".join(f"## Part {k}\n\nLighthouse {k}.\n\n"
                                           for k in range(12)))
-    for i in range(3):
+    for i in range(6):
         (vault / f"other{i}.md").write_text(f"# Other {i}\n\nHarbour nets {i}.\n")
     with MemoryStore.open(tmp_path / "m.db", embedder=Distant()) as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
@@ -89,10 +90,12 @@ def test_a_note_named_by_its_filters_answers_whatever_the_words(tmp_path):
                 assert found.no_answer is None and found.left_out == 0, query
                 assert {r.note for r in found} == {"vault/big.md"}, query
                 assert len(found) == (1 if "Part" in query else 12), query
-            found = search("file:other zzqx", namespace="notes", limit=20)
+            found = search("file:other1 file:other2 zzqx", namespace="notes", limit=20)
+            assert {r.note for r in found} == {"vault/other1.md", "vault/other2.md"}  # a few
+            found = search("file:other zzqx", namespace="notes", limit=20)  # 6: too many
             assert not found and "below 1.01" in found.no_answer
             found = search("lighthouse", namespace="notes", limit=20)
-            assert found.left_out == 3 and len(found) == 12  # the bar leaves out the rest
+            assert found.left_out == 6 and len(found) == 12  # the bar leaves out the rest
     with MemoryStore.open(tmp_path / "m.db", read_only=True, embedder="none") as s:
         assert "contains a word" in s.search("file:big zzqx", namespace="notes").no_answer
 

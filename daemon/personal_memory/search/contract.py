@@ -375,21 +375,26 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     return None
 
 
-def filters_one_note(query: syntax.Query, notes) -> bool:
-    """Whether the query's path, file or section filters left the rows of one note alone
-    (``notes``: the rows' notes, None for a memory outside notes). The user named that
-    note: its sections are the answer however weakly they match the words, so the
-    no-answer bar does not apply and no row is left out as unrelated."""
+# A path:, file: or section: filter that keeps this many notes at most names them
+NAMED_NOTES = 5
+
+
+def filters_name_notes(query: syntax.Query, notes) -> bool:
+    """Whether the query's path, file or section filters left the rows of a few notes
+    alone, at most :data:`NAMED_NOTES` (``notes``: the rows' notes, None for a memory
+    outside notes; ``file:2026-02-11`` keeps the day's journal and its meeting). The user
+    named those notes: their sections are the answer however weakly they match the words,
+    so the no-answer bar does not apply and no row is left out as unrelated."""
     if not (query.paths or query.files or query.sections):
         return False
     found = set(notes)
-    return len(found) == 1 and None not in found
+    return 0 < len(found) <= NAMED_NOTES and None not in found
 
 
 def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               semantic: Semantic | None, visible: int = 1, unfiltered: int = 1,
               query: syntax.Query | None = None, unknown: bool = False,
-              made_up: str | None = None, one_note: bool = False,
+              made_up: str | None = None, named_notes: bool = False,
               dated: int = 0) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
@@ -398,10 +403,11 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     meaning; or no row it ranks holds a query word (or, with a model, at least half of
     its words are held by none: ``unknown``), and none is semantically closer than the
     embedder's calibrated threshold for ``embedded`` rows with a vector. A query whose
-    filters name ``one_note`` is not held to that threshold (:func:`filters_one_note`),
+    filters name a few notes (``named_notes``) is not held to that threshold
+    (:func:`filters_name_notes`),
     and one with ``dated`` notes (about a day it names: :func:`dated_notes`) has an
     answer."""
-    if one_note and semantic is not None and best_cosine is not None:
+    if named_notes and semantic is not None and best_cosine is not None:
         return None  # every embedded row of the note is ranked by meaning
     if made_up is not None and semantic is not None and best_cosine is not None:
         plain = semantic.no_answer_below(embedded)
@@ -440,11 +446,11 @@ def _below(similarity: float, bar: float) -> str:
 
 
 def padding_floor(semantic: Semantic | None, embedded: int,
-                  one_note: bool = False) -> float | None:
+                  named_notes: bool = False) -> float | None:
     """The similarity below which a row holding no query word is left out of the results:
     the no-answer bar (the same line that decides there is no answer at all); none when
-    the filters name one note (:func:`filters_one_note`)."""
-    return semantic.no_answer_below(embedded) if semantic is not None and not one_note \
+    the filters name a few notes (:func:`filters_name_notes`)."""
+    return semantic.no_answer_below(embedded) if semantic is not None and not named_notes \
         else None
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import (Ranked, Semantic, filters_one_note, has_tag, keyword_terms,
+from .contract import (Ranked, Semantic, filters_name_notes, has_tag, keyword_terms,
                        left_out, made_up_word, marked, missing_words, mostly_unknown,
                        no_answer, padding_floor, piece_lines, query_terms, text_filtered)
 from .dates import about, periods_mask
@@ -480,8 +480,8 @@ class SearchIndex:
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: self.held(db, winners, some)) if cos else None
-        one_note = filters_one_note(query, (None if c < 0 else int(c) for c in
-                                            np.unique(self.rows.note[winners])))
+        named_notes = filters_name_notes(query, (None if c < 0 else int(c) for c in
+                                                 np.unique(self.rows.note[winners])))
         periods = query.periods(valid_at)
         dated = None  # per winner: what it gains for being about a period named, or 0
         if periods:
@@ -494,12 +494,12 @@ class SearchIndex:
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
-                        made_up=made_up, one_note=one_note,
+                        made_up=made_up, named_notes=named_notes,
                         dated=int(np.count_nonzero((dated > 0) & (self.rows.note[winners] >= 0)))
                         if dated is not None else 0)
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing_words(db, query.words, terms, held), marks, one_note)
+                       missing_words(db, query.words, terms, held), marks, named_notes)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -510,7 +510,7 @@ class SearchIndex:
             memory_ids=self.memory_ids, mem=self.rows.mem, ids=self.rows.ids,
             note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
             limit=limit, load=db.revisions_by_id,
-            floor=padding_floor(semantic, len(cos.pos) if cos else 0, s.one_note),
+            floor=padding_floor(semantic, len(cos.pos) if cos else 0, s.named_notes),
             lines=piece_lines(db, semantic), dated=s.dated)
         # rows either arm scored: every row with a vector, and keyword hits without one
         # (a count, not a union of two long arrays: both arms are among the winners)
@@ -536,4 +536,4 @@ class _Scored(NamedTuple):
     terms: list[str]  # the keyword terms ranked by
     missing: list[str]  # the query's words no row holds (contract.missing_words)
     marks: list[str]  # the terms worth marking (contract.marked)
-    one_note: bool  # the filters name one note (contract.filters_one_note)
+    named_notes: bool  # the filters name a few notes (contract.filters_name_notes)

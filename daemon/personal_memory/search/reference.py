@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, dated_notes, filters_one_note, fuse,
+from .contract import (Ranked, Semantic, cosines, dated_notes, filters_name_notes, fuse,
                        keyword_terms, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, piece_lines, rankable,
                        text_filtered)
@@ -68,18 +68,19 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
-        one_note = filters_one_note(query, (r.note for r in rows.values()))
+        named_notes = filters_name_notes(query, (r.note for r in rows.values()))
         periods = query.periods(valid_at)
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cosine else None,
                                                lambda some: db.terms_held(list(rows), some)),
-                        made_up=made_up, one_note=one_note,
+                        made_up=made_up, named_notes=named_notes,
                         dated=len(dated_notes(rows, periods)))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
-        found = fuse(rows, bm25, cosine, limit, padding_floor(semantic, len(cosine), one_note),
+        found = fuse(rows, bm25, cosine, limit,
+                     padding_floor(semantic, len(cosine), named_notes),
                      pieces, piece_lines(db, semantic), periods)
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,

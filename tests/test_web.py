@@ -285,6 +285,23 @@ def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
         assert len(bars) == 3 and min(b.size["width"] for b in bars) >= 8
 
 
+def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):
+    from personal_memory.web import pictures
+    vault = vault_of(tmp_path, {"r.md": "# R\n\n## Outcomes\n\nWe chose the blue tiles "
+                                        "and a new boiler.\n\n## Gone\n\nshort lived\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-01")
+        (vault / "r.md").write_text("# R\n\n## Decisions and follow-ups\n\nWe chose the "
+                                    "blue tiles and a new boiler.\n")
+        store.sync([Folder.of(vault)], known_at="2025-01-02")
+        svg = pictures.timeline(store.timeline("vault/r.md", namespace="notes"), "vault/r.md")
+    titles = re.findall(r"<title>([^<]*)</title>", svg)
+    assert any("renamed to R › Decisions and follow-ups" in t for t in titles), titles
+    assert any(t.startswith("#") and "deleted" in t for t in titles)  # "Gone": deleted
+    assert svg.count('class="moved renamed"') == 2  # the mark, and its legend entry
+    assert "heading renamed" in svg
+
+
 @needs_browser
 def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
     from selenium.webdriver.common.by import By

@@ -25,7 +25,7 @@ from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
 from .search.snippets import holds_a_word, with_snippets
 from .search.text import model_text
 from .store import Database, capabilities
-from .timeline import moves, writes
+from .timeline import moves, renames, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
 from .timeline.reading import read_note
 from .times import format_time, now_micros, parse_moment, parse_time
@@ -541,6 +541,8 @@ class MemoryStore(Upkeep):
             raise NotFound(f"note {note!r} is not known in namespace {namespace!r} (give "
                            "COLLECTION/path.md, as in memory IDs)")
         revisions.sort(key=lambda r: (parse_time(r.known_at), r.revision_id))
+        with self._db.errors(), self._db.snapshot():  # a heading's rename: where it went
+            revisions = renames.marked(self._db, namespace, revisions)
         return NoteTimeline(note=note, revisions=revisions, moves=chain, moved_away=away)
 
     def activity(self, *, namespace: str, bucket: str = "day") -> Activity:

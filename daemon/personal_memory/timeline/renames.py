@@ -86,8 +86,23 @@ def followed(db: Database, namespace: str, revisions: list[RevisionRecord],
     return out
 
 
-def _marked(db: Database, namespace: str, r: RevisionRecord) -> RevisionRecord:
+def marked(db: Database, namespace: str, revisions: list[RevisionRecord],
+           ) -> list[RevisionRecord]:
+    """``revisions`` with each tombstone a heading's rename wrote naming the section's new
+    ID (``moved_to``), as a note's timeline draws it: a rename, not a deletion."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    return [_marked(db, namespace, r, seen) for r in revisions]
+
+
+def _marked(db: Database, namespace: str, r: RevisionRecord,
+            seen: dict | None = None) -> RevisionRecord:
     if not r.deleted or r.moved_to or r.note is None or is_record(r.memory_id, r.note):
         return r
-    taken = {old: new for new, old in renames_at(db, namespace, r.note, r.known_at).items()}
+    key = (r.note, r.known_at)
+    taken = seen.get(key) if seen is not None else None
+    if taken is None:
+        taken = {old: new for new, old in renames_at(db, namespace, r.note,
+                                                     r.known_at).items()}
+        if seen is not None:
+            seen[key] = taken
     return replace(r, moved_to=taken[r.memory_id]) if r.memory_id in taken else r

@@ -4,7 +4,7 @@ and a note's timeline. Each mark is a link to the page at that time. Pure functi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from html import escape
 from urllib.parse import urlencode
@@ -213,12 +213,18 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
                 out.append(_departure(x, y, went, r.known_at))
             continue  # the old path's side of a move: not a deletion
         came_from = arrived.get((r.note, t))
+        renamed = r.deleted and not r.purged and r.moved_to  # a heading's rename
         href = "/note?" + urlencode({"id": note, "as_of": r.known_at})
-        what = ("purged" if r.purged else "deleted" if r.deleted else
+        what = ("purged" if r.purged else
+                f"renamed to {_row_key(replace(r, memory_id=r.moved_to))}" if renamed else
+                "deleted" if r.deleted else
                 f"moved from {came_from}" if came_from else "revision")
         tip = escape(f"#{r.revision_id} {what}, known {when(r.known_at)}")
         if r.purged:
             mark = f'<rect x="{x - 4:.1f}" y="{y - 4}" width="8" height="8" class="purged"/>'
+        elif renamed:
+            mark = (f'<path d="M{x - 5:.1f} {y - 5}L{x + 5:.1f} {y}L{x - 5:.1f} {y + 5}Z" '
+                    'class="moved renamed"/>')
         elif r.deleted:
             mark = (f'<path d="M{x - 4:.1f} {y - 4}L{x + 4:.1f} {y + 4}M{x - 4:.1f} {y + 4}'
                     f'L{x + 4:.1f} {y - 4}" class="deleted"/>')
@@ -246,7 +252,8 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
                    f'class="tick"/><text x="{x:.1f}" y="{axis_y + 6}" class="axis" '
                    f'text-anchor="{anchor}">{escape(_tick_label(t, last - first))}</text>')
     out.append(_legend(left, legend_y, bool(found.moves), bool(found.moved_away),
-                       shown is not None))
+                       shown is not None,
+                       any(r.deleted and not r.purged and r.moved_to for r in revs)))
     out.append("</svg>")
     return "".join(out)
 
@@ -272,7 +279,8 @@ def _departure(x: float, y: int, went: str, known_at: str) -> str:
             'class="moved away"/></a>')
 
 
-def _legend(left: int, y: int, moves: bool, away: bool, shown: bool) -> str:
+def _legend(left: int, y: int, moves: bool, away: bool, shown: bool,
+            renamed: bool = False) -> str:
     items = [('<circle cx="4" cy="-4" r="4" class="revision"/>', "a text"),
              ('<path d="M0 -8L8 0M0 0L8 -8" class="deleted"/>', "deleted"),
              ('<rect x="0" y="-8" width="8" height="8" class="purged"/>', "purged")]
@@ -280,6 +288,9 @@ def _legend(left: int, y: int, moves: bool, away: bool, shown: bool) -> str:
         items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved"/>', "moved here"))
     if away:
         items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved away"/>', "moved away"))
+    if renamed:
+        items.append(('<path d="M0 -9L10 -4L0 1Z" class="moved renamed"/>',
+                      "heading renamed"))
     if shown:
         items.append(('<line x1="4" x2="4" y1="-10" y2="2" class="moment"/>', "shown"))
     out, x = [f'<g class="legend" transform="translate({left},{y})">'], 0

@@ -285,6 +285,27 @@ def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
         assert len(bars) == 3 and min(b.size["width"] for b in bars) >= 8
 
 
+def test_a_compare_asked_from_the_changes_page_keeps_its_times(moved_db):
+    """The changes page links a note's compare with its own span: the form shows those
+    times (not the first revision's), and a span the wrong way round is said in the
+    form's words."""
+    import html
+    vault, db = moved_db
+    with Page(db) as page:
+        span = urlencode({"id": "vault/Later.md", "from": "2025-02-01T00:00:00Z",
+                          "to": "2025-02-20T00:00:00Z"})
+        body = html.unescape(page.open("/note?" + span).read().decode())
+        assert re.search(r'<option value="2025-02-01T00:00:00Z" selected>', body)
+        assert re.search(r'<option value="2025-02-20T00:00:00Z" selected>', body)
+        back = urlencode({"id": "vault/Later.md", "from": "2025-02-20T00:00:00Z",
+                          "to": "2025-02-01T00:00:00Z"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            page.open("/note?" + back)
+        text = html.unescape(refused.value.read().decode())
+        assert "from: 2025-02-20T00:00:00Z is not before to" in text
+        assert "since" not in text and "<select name=\"from\">" in text
+
+
 def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):
     from personal_memory.web import pictures
     vault = vault_of(tmp_path, {"r.md": "# R\n\n## Outcomes\n\nWe chose the blue tiles "

@@ -4,6 +4,7 @@ database is opened read-only and nothing here writes."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..limits import PAGE_BACKLINKS
 from ..notes.model import record_id
 from ..readers import ReaderPool
 from ..records import AnswerCounts, NoteCounts
-from ..times import format_time, now_micros, parse_cutoff
+from ..times import format_time, now_micros, parse_cutoff, parse_time
 from . import pictures
 from .security import Guard
 from .text import (Heading, anchor, diffed, field_value, markdown, marked, note_markdown,
@@ -46,6 +47,14 @@ def counts(found: NoteCounts | AnswerCounts) -> str:
             out.append(f"{n} " + name.replace("{s}", "" if one else "s")
                        .replace("{ies}", "y" if one else "ies"))
     return ", ".join(out)
+
+
+def _is_time(text: str) -> bool:
+    try:
+        parse_time(text)
+    except PersonalMemoryError:
+        return False
+    return True
 
 
 def _cutoff(text: str | None) -> int | None:
@@ -131,9 +140,12 @@ class Pages:
             try:  # a choice that cannot be compared is said beside the form, which stays
                 diff = store.changes(namespace=self.namespace, since=since, until=until,
                                      note=note, limit=10).notes
-            except PersonalMemoryError as exc:
-                diff_error = str(exc)
-        times = sorted({r.known_at for r in timeline.revisions})
+            except PersonalMemoryError as exc:  # in the form's words: from and to
+                diff_error = re.sub(r"\bsince\b", "from", re.sub(r"\buntil\b", "to", str(exc)))
+        # the times the form offers: the revisions', and those asked (a span from the
+        # changes page), each in its place
+        times = sorted({r.known_at for r in timeline.revisions}
+                       | {t for t in (since, until) if t and _is_time(t)}, key=parse_time)
         went = view.moved_to  # a note deleted by moving away: where it went
 
         def resolve(targets: list[tuple[str, bool]]):

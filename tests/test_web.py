@@ -285,7 +285,8 @@ def test_a_typed_day_and_the_slider_mean_the_same_moment(moved_db, browser):
         assert len(bars) == 3 and min(b.size["width"] for b in bars) >= 8
 
 
-def test_a_compare_asked_from_the_changes_page_keeps_its_times(moved_db):
+def test_a_compare_asked_from_the_changes_page_keeps_its_times_and_titles_show_once(
+        moved_db):
     """The changes page links a note's compare with its own span: the form shows those
     times (not the first revision's), and a span the wrong way round is said in the
     form's words."""
@@ -304,6 +305,10 @@ def test_a_compare_asked_from_the_changes_page_keeps_its_times(moved_db):
         text = html.unescape(refused.value.read().decode())
         assert "from: 2025-02-20T00:00:00Z is not before to" in text
         assert "since" not in text and "<select name=\"from\">" in text
+        # a result's title is its link, not repeated in its heading path
+        found = html.unescape(page.open("/?q=rocket").read().decode())
+        assert re.search(r'class="title"[^>]*>Plan</a>\s*<span class="path" dir="auto">'
+                         r'Rocket</span>', found), found[:3000]
 
 
 def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):

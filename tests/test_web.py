@@ -305,6 +305,13 @@ def test_a_compare_asked_from_the_changes_page_keeps_its_times_and_titles_show_o
         text = html.unescape(refused.value.read().decode())
         assert "from: 2025-02-20T00:00:00Z is not before to" in text
         assert "since" not in text and "<select name=\"from\">" in text
+        # a time the changes page cannot read is said above its form, which stays
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            page.open("/changes?" + urlencode({"since": "2025-02-01T10:00:00"}))
+        text = html.unescape(refused.value.read().decode())
+        assert refused.value.code == 400 and 'class="error"' in text
+        assert "since: '2025-02-01T10:00:00'" in text and 'name="since"' in text
+        assert 'value="2025-02-01T10:00:00"' in text  # as typed, to mend
         # a result's title is its link, not repeated in its heading path
         found = html.unescape(page.open("/?q=rocket").read().decode())
         assert re.search(r'class="title"[^>]*>Plan</a>\s*<span class="path" dir="auto">'

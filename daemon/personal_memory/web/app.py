@@ -174,8 +174,9 @@ class Pages:
         try:
             found = store.changes(namespace=self.namespace, since=since, until=until,
                                   query=q, limit=50)
-        except PersonalMemoryError as exc:
-            return self.failed(request, exc)
+        except PersonalMemoryError as exc:  # said above the form, which stays to mend it
+            return self.page(request, "changes.html", code=400, found=None, error=str(exc),
+                             since=since, until=until or "", q=q or "", existed=set())
         # "before" only for a note that was there at the span's start, under the path it
         # had then
         existed = {n.note for n in found.notes if n.note and store.get(

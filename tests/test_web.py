@@ -312,6 +312,9 @@ def test_a_compare_asked_from_the_changes_page_keeps_its_times_and_titles_show_o
         assert refused.value.code == 400 and 'class="error"' in text
         assert "since: '2025-02-01T10:00:00'" in text and 'name="since"' in text
         assert 'value="2025-02-01T10:00:00"' in text  # as typed, to mend
+        # the box stops at the longest query the search takes
+        assert 'name="q" value="" maxlength="1000"' in html.unescape(
+            page.open("/").read().decode())
         # a result's title is its link, not repeated in its heading path
         found = html.unescape(page.open("/?q=rocket").read().decode())
         assert re.search(r'class="title"[^>]*>Plan</a>\s*<span class="path" dir="auto">'

@@ -18,7 +18,7 @@ from starlette.templating import Jinja2Templates
 
 from .. import render
 from ..errors import NotFound, PersonalMemoryError
-from ..limits import PAGE_BACKLINKS
+from ..limits import MAX_QUERY_CHARS, PAGE_BACKLINKS
 from ..notes.model import record_id
 from ..readers import ReaderPool
 from ..records import AnswerCounts, NoteCounts
@@ -80,7 +80,8 @@ class Pages:
         self.templates.env.globals.update(place=render.place, heading=render.heading,
                                           lines_named=render.lines_named,
                                           either=render.either,
-                                          duration=render.duration, folders=render.folders)
+                                          duration=render.duration, folders=render.folders,
+                                          max_query=MAX_QUERY_CHARS)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:
         return self.templates.TemplateResponse(request, name, {

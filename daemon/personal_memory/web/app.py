@@ -49,14 +49,6 @@ def counts(found: NoteCounts | AnswerCounts) -> str:
     return ", ".join(out)
 
 
-def _is_time(text: str) -> bool:
-    try:
-        parse_time(text)
-    except PersonalMemoryError:
-        return False
-    return True
-
-
 def _cutoff(text: str | None) -> int | None:
     """Where the pictures mark the moment shown; a time that is not one marks none (the
     search, which parses it too, says what is wrong with it)."""
@@ -146,7 +138,7 @@ class Pages:
         # the times the form offers: the revisions', and those asked (a span from the
         # changes page), each in its place
         times = sorted({r.known_at for r in timeline.revisions}
-                       | {t for t in (since, until) if t and _is_time(t)}, key=parse_time)
+                       | {t for t in (since, until) if _cutoff(t) is not None}, key=parse_time)
         went = view.moved_to  # a note deleted by moving away: where it went
 
         def resolve(targets: list[tuple[str, bool]]):

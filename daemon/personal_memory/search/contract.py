@@ -381,13 +381,14 @@ NAMED_NOTES = 5
 
 def filters_name_notes(query: syntax.Query, notes) -> bool:
     """Whether the query's path, file or section filters left the rows of a few notes
-    alone, at most :data:`NAMED_NOTES` (``notes``: the rows' notes, None for a memory
-    outside notes; ``file:2026-02-11`` keeps the day's journal and its meeting). The user
+    alone, at most :data:`NAMED_NOTES` (``notes()``: the rows' notes, None for a memory
+    outside notes, asked for only when there are such filters: no search without them
+    pays for it; ``file:2026-02-11`` keeps the day's journal and its meeting). The user
     named those notes: their sections are the answer however weakly they match the words,
     so the no-answer bar does not apply and no row is left out as unrelated."""
     if not (query.paths or query.files or query.sections):
         return False
-    found = set(notes)
+    found = set(notes())
     return 0 < len(found) <= NAMED_NOTES and None not in found
 
 

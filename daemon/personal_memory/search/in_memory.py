@@ -480,23 +480,23 @@ class SearchIndex:
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: self.held(db, winners, some)) if cos else None
-        named_notes = filters_name_notes(query, (None if c < 0 else int(c) for c in
-                                                 np.unique(self.rows.note[winners])))
+        named_notes = filters_name_notes(query, lambda: (
+            None if c < 0 else int(c) for c in np.unique(self.rows.note[winners])))
         periods = query.periods(valid_at)
         dated = None  # per winner: what it gains for being about a period named, or 0
+        dated_notes = 0  # notes about a day named (contract.dated_notes)
         if periods:
-            dated = np.where(self.rows.note[winners] >= 0, dated_bonus(True),
-                             dated_bonus(False)) * \
+            is_note = self.rows.note[winners] >= 0
+            dated = np.where(is_note, dated_bonus(True), dated_bonus(False)) * \
                 periods_mask(self.rows.about[winners], periods)
+            dated_notes = int(np.count_nonzero((dated > 0) & is_note))
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),
                         unfiltered=len(everything), query=query,
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
-                        made_up=made_up, named_notes=named_notes,
-                        dated=int(np.count_nonzero((dated > 0) & (self.rows.note[winners] >= 0)))
-                        if dated is not None else 0)
+                        made_up=made_up, named_notes=named_notes, dated=dated_notes)
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
                        missing_words(db, query.words, terms, held), marks, named_notes)

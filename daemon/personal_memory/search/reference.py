@@ -68,7 +68,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         unembedded = len(rows) - len(cosine) if semantic is not None else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
                                lambda some: db.terms_held(list(rows), some)) if cosine else None
-        named_notes = filters_name_notes(query, (r.note for r in rows.values()))
+        named_notes = filters_name_notes(query, lambda: (r.note for r in rows.values()))
         periods = query.periods(valid_at)
         why = no_answer(len(bm25), max(cosine.values(), default=None), len(cosine), semantic,
                         visible=len(rows), unfiltered=len(everything), query=query,

@@ -249,14 +249,14 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     # as one word of its vocabulary) is answered by meaning alone.
     known = (len(held) + _vocabulary(query, set(kept) - held, embedder)) if embedder else 0
     unknown = embedder is not None and terms > 0 and 2 * (terms - known) >= terms
-    # A row about a day or month the query names gains 0.3 (a memory valid from then) or
-    # 1.0 (a note whose file name is a day then); such a row is never left out, and
+    # A row about a period the query names gains 0.3 (a memory valid from then) or
+    # 1.0 (a note whose file name names a period inside it); such a row is never left out, and
     # such a note answers the query as a word would, a result even when neither arm
     # scored it (reading the dates is input preparation, like the stop words: the
     # package's parser).
     periods = named_periods(query, valid_at)
     gain = {r.memory_id: (0.3 if r.note is None else 1.0) for r in rows
-            if (t := _about(r)) is not None and any(a <= t < b for a, b in periods)}
+            if (t := _about(r)) is not None and _held(t, periods)}
     notes = {r.memory_id for r in rows if r.note is not None}  # a note's day counts alone
     if (not bm or unknown) and not set(gain) & notes:
         if not co:
@@ -314,21 +314,51 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]
 
 
-def _about(r: Rev) -> int | None:
-    """When a row is about: a memory outside notes, its valid time; a note, the day its
-    file name names (YYYY-MM-DD, the separator -, _, . or none, used twice alike; the
-    first date found, between non-digits), or none."""
+def _about(r: Rev) -> tuple[int, int] | None:
+    """The span a row is about: a memory outside notes, the moment of its valid time; a
+    note, the period its file name names: a day (YYYY-MM-DD, the separator -, _, . or
+    none, used twice alike), else an ISO week (YYYY-Www), a quarter (YYYY-Qn), a month
+    (YYYY-MM, a separator needed), each the first found, between non-digits; or none."""
     if r.note is None:
-        return r.valid_from
+        return r.valid_from, r.valid_from + 1
     name = r.note.rsplit("/", 1)[-1]
-    for m in re.finditer(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)", name):
-        try:
-            day = datetime(int(m.group(1)), int(m.group(3)), int(m.group(4)),
-                           tzinfo=timezone.utc)
-        except ValueError:
-            return None
-        return int(day.timestamp()) * 1_000_000
+    utc = timezone.utc
+    try:
+        if m := re.search(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)", name):
+            start = datetime(int(m[1]), int(m[3]), int(m[4]), tzinfo=utc)
+            return _micros(start), _micros(start) + 86_400_000_000
+        if m := re.search(r"(?<!\w)((?:19|20|21)\d\d)[-_ ]?[Ww](\d\d?)(?!\d)", name):
+            start = datetime.fromisocalendar(int(m[1]), int(m[2]), 1).replace(tzinfo=utc)
+            return _micros(start), _micros(start) + 7 * 86_400_000_000
+        if m := re.search(r"(?<!\w)((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)", name):
+            return _months(int(m[1]), 3 * int(m[2]) - 2, 3)
+        if m := re.search(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)", name):
+            return _months(int(m[1]), int(m[3]), 1)
+    except ValueError:  # no such day, week or month
+        return None
     return None
+
+
+def _months(year: int, first: int, count: int) -> tuple[int, int]:
+    start = datetime(year, first, 1, tzinfo=timezone.utc)
+    last = first + count
+    end = datetime(year + (last > 12), (last - 1) % 12 + 1, 1, tzinfo=timezone.utc)
+    return _micros(start), _micros(end)
+
+
+def _micros(t: datetime) -> int:
+    return int(t.timestamp()) * 1_000_000
+
+
+def _held(span: tuple[int, int], periods) -> bool:
+    """Whether the periods, those touching or overlapping joined, hold the span whole."""
+    joined: list[list[int]] = []
+    for a, b in sorted(periods):
+        if joined and a <= joined[-1][1]:
+            joined[-1][1] = max(joined[-1][1], b)
+        else:
+            joined.append([a, b])
+    return any(a <= span[0] and span[1] <= b for a, b in joined)
 
 
 def _by_score(keys: list[str], scores: dict[str, float]) -> list[str]:

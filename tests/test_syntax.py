@@ -123,21 +123,24 @@ def test_every_form_equals_a_brute_force_reference(notes, queries):
                 assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == want, text
 
 
-DAYS = ["2026-03-14", "2026-02-14", "2025-03-14", "2026_03_15", "20260316", "2026-13-01"]
+DAYS = ["2026-03-14", "2026-02-14", "2025-03-14", "2026_03_15", "20260316", "2026-13-01",
+        "2026-W11", "2026-W12", "2026-03", "2026_02", "2026-Q1", "2025-W53"]
 daily = st.tuples(st.sampled_from(DAYS + ["plan", "ideas"]),
                   st.sampled_from(["", " Sunday", " call"]),
                   st.lists(st.sampled_from(WORDS[:6]), min_size=1, max_size=6).map(" ".join))
 dated_query = st.tuples(st.lists(st.sampled_from(WORDS[:6] + ["did", "I"]), max_size=3),
                         st.sampled_from(["", "on 14 March", "on March 14 2026", "in March 2026",
                                          "on 2026-03-15", "on the 16th of March", "in 2026",
-                                         "yesterday", "last week"]))
+                                         "yesterday", "last week", "in week 11",
+                                         "2026-W12", "in March", "Q1 2026",
+                                         "the week of March 9 2026", "for February"]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(notes=st.lists(daily, min_size=1, max_size=8), queries=st.lists(dated_query,
                                                                        min_size=1, max_size=4))
 def test_a_day_named_favours_the_notes_named_by_it_on_every_path(notes, queries):
-    """Daily notes and dates named in queries: the fast path, the reference path and the
+    """Daily and periodic notes and the periods named in queries: the fast path, the reference path and the
     brute-force model agree (keyword-only), and so do both paths with a model."""
     with tempfile.TemporaryDirectory() as tmp:
         vault = os.path.join(tmp, "v")

@@ -1,15 +1,17 @@
-"""Days and months a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
-"2023年10月13日", "2023년 10월", "13.10.2023", and a day without its year: "on March 14"):
-the periods whose memories the ranking favours (``ranking.DATED``): a note whose file
-name names a day in one, or a memory outside notes valid from one (:func:`about`).
+"""Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
+"2023年10月13日", "2023년 10월", "13.10.2023", "week 11", "2026-W11", "Q1 2026", and without
+the year: "on March 14", "in March"): the periods whose memories the ranking favours
+(``ranking.DATED``): a note whose file name names a day, week, quarter or month inside
+one, or a memory outside notes valid from one (:func:`about`).
 
-A month needs its year, so "May I export?" or "in March" name no period; a day without
-its year is that day of every year in :data:`YEARS`. Month names are English (full, or
-the usual three-letter abbreviations), German, French, Spanish, Italian, Portuguese or
-Dutch (full), read in NFKC ("März" typed with a combining mark is März). A period is
-half-open, in UTC microseconds, like every stored time. Each pattern is a plain
-alternation with bounded repeats (linear time on any input), and a date that does not
-exist (31 February) names nothing.
+A month needs its year, or a preposition before it ("in March", "im März"), so "May I
+export?" names no period; a day, week or month without its year is that one of every
+year in :data:`YEARS`. Month names are English (full, or the usual three-letter
+abbreviations), German, French, Spanish, Italian, Portuguese or Dutch (full), read in
+NFKC ("März" typed with a combining mark is März). Weeks are ISO weeks, Monday to
+Sunday. A period is half-open, in UTC microseconds, like every stored time. Each pattern
+is a plain alternation with bounded repeats (linear time on any input), and a date that
+does not exist (31 February, week 54) names nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ _MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?"
 _YEAR = r"(?P<{}>\d{{4}})"
 _OF = r"(?:(?:of|de)\s+)?"  # 13 of March 2021, 13 de octubre de 2023
+_SPACE = r"\s{1,3}"
 
 _PATTERNS = re.compile("|".join([
     # 13 October 2023, 13th Oct, 2023, 13. Oktober 2023, 13 de octubre de 2023
@@ -66,7 +69,18 @@ _PATTERNS = re.compile("|".join([
     rf"(?<![\w.,:/-]){_DAY.format('d7')}\s+{_OF}{_MONTH.format('m7')}(?!\w)",
     # March 14, Mar 14th
     rf"\b{_MONTH.format('m8')}\s+{_DAY.format('d8')}(?![\w.,:]\d)(?!\w)",
+    # a month without its year after a preposition: "in March", "im März", "en mars"
+    rf"\b(?:in|during|for|throughout|im|en|em){_SPACE}{_MONTH.format('m9')}"
+    r"(?!\w)(?!,?\s+(?:(?:of|de)\s+)?\d)",
+    # ISO weeks: 2026-W11, 2026W11; week 11 (of 2026), KW 11, Woche 11, semaine 11
+    r"\b(?P<y10>\d{4})-?W(?P<w10>\d{1,2})\b",
+    rf"\b(?:week|wk|kw|woche|semaine|semana|settimana){_SPACE}(?:(?:no|nr|n°)\.?\s*|#)?"
+    r"(?P<w11>\d{1,2})(?:(?:,|\s+of|\s+in)?\s+(?P<y11>\d{4}))?(?![\w.:/-]?\d)",
+    # quarters with their year: Q1 2026, Q1 of 2026, 2026-Q1
+    r"\bQ(?P<q12>[1-4])\s+(?:of\s+)?(?P<y12>\d{4})\b|\b(?P<y13>\d{4})-?Q(?P<q13>[1-4])\b",
 ]), re.IGNORECASE)
+# "the week of March 9": the Monday-to-Sunday week holding the day named after it
+_WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.IGNORECASE)
 # A day named without its year is that day of every year in this span (a daily note of
 # any year); "may 3" in lower case is a verb and a number, not a day.
 YEARS = range(1970, 2101)
@@ -83,34 +97,77 @@ _RELATIVE = re.compile(
 
 
 def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ...]:
-    """The days and months ``text`` names, as [start, end) in UTC microseconds, in the
-    order named, each once: with their year, without it (that day of every year), and,
-    given the moment ``at`` the question is about, days named from it ("yesterday",
-    "last Monday", "this week": :func:`relative_periods`)."""
+    """The days, weeks, months and quarters ``text`` names, as [start, end) in UTC
+    microseconds, in the order named, each once: with their year, without it (that day,
+    week or month of every year, none after ``at``), and, given the moment ``at`` the
+    question is about, days named from it ("yesterday", "last Monday", "this week":
+    :func:`relative_periods`)."""
     found: dict[tuple[int, int], None] = {}
     if at is not None:
         found.update(dict.fromkeys(relative_periods(text, at)))
-    yearless: set[tuple[int, int]] = set()
-    for m in _PATTERNS.finditer(unicodedata.normalize("NFKC", text)):
-        slot = next(i for i in "12345678" if m.group("m" + i))
-        month = m.group("m" + slot)
-        number = int(month) if month.isdigit() else _NUMBER.get(month.lower())
-        if number is None:  # a letter that matches only ignoring case ("aprıl", "ſept")
+    text = unicodedata.normalize("NFKC", text)
+    seen: set[tuple] = set()  # what a yearless name was read as, once
+    for m in _PATTERNS.finditer(text):
+        slot = m.lastgroup.lstrip("ymdwq")
+        named = _named(m, slot)
+        if named is None or named in seen:
             continue
-        if slot in "78":  # no year: the day in every year, none after the one asked about
-            day = (number, int(m.group("d" + slot)))
-            if month != "may" and day not in yearless:
-                yearless.add(day)
-                found.update(dict.fromkeys(p for y in YEARS if (p := _period(y, *day))
-                                           and (at is None or p[0] <= at)))
-            continue
-        year = int(m.group("y" + slot))
-        month = number
-        day = m.group("d" + slot) if slot != "3" else None
-        period = _period(year, month, int(day) if day else None)
-        if period is not None:
-            found[period] = None
+        if named[0] is None:
+            seen.add(named)
+        years = YEARS if named[0] is None else (named[0],)
+        periods = (p for y in years if (p := _span(y, *named[1:])) is not None
+                   and (named[0] is not None or at is None or p[0] <= at))
+        if named[1] == "day" and _WEEK_OF.search(text[max(0, m.start() - 24):m.start()]):
+            periods = (_week_of(p) for p in periods)
+        found.update(dict.fromkeys(periods))
     return tuple(found)
+
+
+def _named(m: re.Match, slot: str) -> tuple | None:
+    """What a match names: (year or None, "day" | "month" | "week" | "quarter", numbers)."""
+    group = m.group
+    if slot in ("10", "11"):
+        year = group("y" + slot)
+        return (int(year) if year else None, "week", int(group("w" + slot)))
+    if slot in ("12", "13"):
+        return (int(group("y" + slot)), "quarter", int(group("q" + slot)))
+    month = group("m" + slot)
+    number = int(month) if month.isdigit() else _NUMBER.get(month.lower())
+    if number is None:  # a letter that matches only ignoring case ("aprıl", "ſept")
+        return None
+    if slot in "789":
+        if month == "may":  # "may 3", "in may": a verb in lower case
+            return None
+        return (None, "month", number) if slot == "9" else \
+            (None, "day", number, int(group("d" + slot)))
+    day = group("d" + slot) if slot != "3" else None
+    return (int(group("y" + slot)), "day", number, int(day)) if day else \
+        (int(group("y" + slot)), "month", number)
+
+
+def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:
+    """[start, end) of a day, month, ISO week or quarter of ``year``; None when there is
+    no such one (31 February, week 53 of most years, month 13)."""
+    if unit == "day":
+        return _period(year, numbers[0], numbers[1])
+    if unit == "month":
+        return _period(year, numbers[0], None)
+    if unit == "quarter":
+        first, last = _period(year, 3 * numbers[0] - 2, None), \
+            _period(year, 3 * numbers[0], None)
+        return (first[0], last[1]) if first and last else None
+    try:
+        monday = datetime.fromisocalendar(year, numbers[0], 1).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return to_micros(monday), to_micros(monday) + 7 * DAY_US
+
+
+def _week_of(day: tuple[int, int]) -> tuple[int, int]:
+    """The Monday-to-Sunday week that holds a day."""
+    weekday = datetime.fromtimestamp(day[0] / 1e6, timezone.utc).weekday()
+    start = day[0] - weekday * DAY_US
+    return start, start + 7 * DAY_US
 
 
 def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
@@ -169,49 +226,75 @@ def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
     return to_micros(start), to_micros(after)
 
 
-# A day in a file name: 2026-03-14.md (Obsidian's daily notes), "2026-03-03 Budget
-# review.md", 2026_03_14, 20260314; not inside a longer number (a Zettelkasten ID)
-_FILE_DAY = re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")
+# The period a file name names (Obsidian's daily and periodic notes): a day (2026-03-14.md,
+# "2026-03-03 Budget review.md", 2026_03_14, 20260314), an ISO week (2026-W11), a quarter
+# (2026-Q1) or a month (2026-03); not inside a longer number (a Zettelkasten ID). A year
+# alone names none: "1984.md" is a book as often as a yearly note.
+_FILE_PERIODS = (
+    ("day", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")),
+    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Ww](\d\d?)(?!\d)")),
+    ("quarter", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)")),
+    ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
+)
 NO_DAY = np.iinfo(np.int64).min  # a memory about no day: inside no period
 
 
+def note_span(note: str) -> tuple[int, int] | None:
+    """The period a note's file name names ([start, end), the first kind found of day,
+    week, quarter, month), or None."""
+    name = note.rsplit("/", 1)[-1]
+    for unit, pattern in _FILE_PERIODS:
+        m = pattern.search(name)
+        if m is not None:
+            numbers = [int(g) for g in m.groups() if g and g.isdigit()]
+            return _span(numbers[0], unit, *numbers[1:])
+    return None
+
+
 def note_day(note: str) -> int | None:
-    """The start of the day a note's file name names (its first date), or None."""
-    m = _FILE_DAY.search(note.rsplit("/", 1)[-1])
-    if m is None:
-        return None
-    period = _period(int(m.group(1)), int(m.group(3)), int(m.group(4)))
-    return period[0] if period else None
+    """The start of the period a note's file name names, or None."""
+    span = note_span(note)
+    return None if span is None else span[0]
 
 
-def about(note: str | None, valid_from: int) -> int:
-    """The moment a memory is about, which a period the query names favours: a note's
-    day, when its file name names one (a daily note), else none for a note (when its text
-    was imported says nothing of what it is about: a first sync stamps a whole vault with
-    one day); a memory that is no note's is about its valid time."""
+def about(note: str | None, valid_from: int) -> tuple[int, int]:
+    """The span of time a memory is about, which a period the query names favours when it
+    holds the whole span: a note's day, week, quarter or month, when its file name names
+    one (a daily or periodic note), else none for a note (when its text was imported says
+    nothing of what it is about: a first sync stamps a whole vault with one day); a memory
+    that is no note's is about the moment of its valid time."""
     if note is None:
-        return valid_from
-    day = note_day(note)
-    return NO_DAY if day is None else day
+        return valid_from, valid_from + 1
+    span = note_span(note)
+    return (NO_DAY, NO_DAY) if span is None else span
 
 
-def inside(moment: int, periods: tuple[tuple[int, int], ...]) -> bool:
-    """Whether a time (UTC microseconds) lies in any of ``periods``."""
-    return any(start <= moment < end for start, end in periods)
-
-
-def periods_mask(times: np.ndarray, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """:func:`inside` over an array of times (the fast path's rows): one binary search per
-    time among the periods merged (a query may name a hundred)."""
+def _merged(periods: tuple[tuple[int, int], ...]) -> list[list[int]]:
+    """Periods sorted, those that touch or overlap made one."""
     merged: list[list[int]] = []
     for start, end in sorted(periods):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
+    return merged
+
+
+def inside(span: tuple[int, int], periods: tuple[tuple[int, int], ...]) -> bool:
+    """Whether the periods named hold a span (UTC microseconds) whole: a day of March in
+    "in March 2026", a weekly note in "last week", not a monthly note in "on March 4"."""
+    start, end = span
+    return any(a <= start and end <= b for a, b in _merged(periods))
+
+
+def periods_mask(starts: np.ndarray, ends: np.ndarray,
+                 periods: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """:func:`inside` over arrays of spans (the fast path's rows): one binary search per
+    span among the periods merged (a query may name a hundred)."""
+    merged = _merged(periods)
     if not merged:
-        return np.zeros(len(times), dtype=bool)
-    starts = np.array([a for a, _ in merged], dtype=np.int64)
-    ends = np.array([b for _, b in merged], dtype=np.int64)
-    at = np.searchsorted(starts, times, side="right") - 1
-    return (at >= 0) & (times < ends[np.maximum(at, 0)])
+        return np.zeros(len(starts), dtype=bool)
+    first = np.array([a for a, _ in merged], dtype=np.int64)
+    last = np.array([b for _, b in merged], dtype=np.int64)
+    at = np.searchsorted(first, starts, side="right") - 1
+    return (at >= 0) & (ends <= last[np.maximum(at, 0)])

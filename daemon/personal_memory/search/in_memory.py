@@ -93,7 +93,7 @@ class SearchIndex:
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
-            "about": (np.int64, ()), "hidden": (np.bool_, ()), "length": (np.int64, ()),
+            "about": (np.int64, ()), "about_end": (np.int64, ()), "hidden": (np.bool_, ()), "length": (np.int64, ()),
             "vpos": (np.int64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
         # Vectors of one embedder's pieces, in the order they were stored; rows.vpos is a
         # row's group of pieces (see _group_pieces).
@@ -108,7 +108,7 @@ class SearchIndex:
         self._mem_code: dict[str, int] = {}
         self._ns_code: dict[str, int] = {}
         self._note_code: dict[str, int] = {}
-        self._note_days: dict[str, int] = {}  # note -> the day its name names (dates.about)
+        self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
         self._sorted: dict[str, np.ndarray] = {}
@@ -251,8 +251,10 @@ class SearchIndex:
         cols["note"][at] = [-1 if x is None else note_code.setdefault(x, len(note_code))
                             for x in note]
         days = self._note_days
-        cols["about"][at] = [v if x is None else days[x] if x in days
-                             else days.setdefault(x, about(x, v)) for x, v in zip(note, vfrom)]
+        spans = [about(None, v) if x is None else days[x] if x in days
+                 else days.setdefault(x, about(x, v)) for x, v in zip(note, vfrom)]
+        cols["about"][at] = [a for a, _ in spans]
+        cols["about_end"][at] = [b for _, b in spans]
         cols["record"][at] = record
         for i, meta in enumerate(record_meta):
             if meta:  # a purged record has none (and is hidden like a tombstone)
@@ -488,7 +490,8 @@ class SearchIndex:
         if periods:
             is_note = self.rows.note[winners] >= 0
             dated = np.where(is_note, dated_bonus(True), dated_bonus(False)) * \
-                periods_mask(self.rows.about[winners], periods)
+                periods_mask(self.rows.about[winners], self.rows.about_end[winners],
+                             periods)
             dated_notes = int(np.count_nonzero((dated > 0) & is_note))
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),

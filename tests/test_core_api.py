@@ -168,6 +168,20 @@ def test_search_reports_the_cutoff_it_resolved(store):
     assert everything.as_of is None and everything.valid_at.endswith("Z")
 
 
+def test_a_cutoff_may_be_a_span_back_from_now(store):
+    """"7d" is what the CLI, MCP and the page take for "a week ago", as memory changes does."""
+    from personal_memory.errors import InvalidTime
+    from personal_memory.times import now_micros, parse_time
+    store.remember("a", "alpha", namespace=NS, known_at="2025-01-01")
+    week = store.search("alpha", namespace=NS, as_of="7d")
+    assert abs(parse_time(week.as_of) - (now_micros() - 7 * 86_400_000_000)) < 60_000_000
+    assert [r.memory_id for r in week] == ["a"]
+    assert list(store.search("alpha", namespace=NS, as_of="1000w")) == []
+    assert store.search("alpha", namespace=NS, as_of="now").as_of is not None
+    with pytest.raises(InvalidTime, match="span back from now"):
+        store.search("alpha", namespace=NS, as_of="a week ago")
+
+
 def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
     """A folder's and a tag's listing give each note the time it last changed by the
     cutoff, its sections included (as ``read(...).changed_at``), not only its record's."""

@@ -467,6 +467,11 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
         assert "as_of: &#39;yesterday&#39; is not a date" in body and 'name="q"' in body
         good = urllib.request.Request(page.base + "/?q=launch", headers=cookie)
         assert "Launch plan" in urllib.request.urlopen(good, timeout=10).read().decode()
+        # a span back from now is a cutoff, as in the CLI: long ago, nothing was known
+        for span, known in (("1w", True), ("1000w", False)):
+            found = urllib.request.urlopen(urllib.request.Request(
+                page.base + f"/?q=launch&as_of={span}", headers=cookie), timeout=10).read()
+            assert ("Launch plan" in found.decode()) is known, span
         # a cutoff later than now is now, and the label says so as the results do
         later = urllib.request.urlopen(urllib.request.Request(
             page.base + "/?q=launch&as_of=2999-01-01", headers=cookie), timeout=10).read()

@@ -149,8 +149,9 @@ def parse_span(value: object, field: str) -> int | None:
 
 
 def parse_cutoff(value: object, field: str = "as_of") -> int:
-    """A cutoff: :func:`parse_time` with a bare day meaning its end."""
-    return parse_time(value, field, day_end=True)
+    """A cutoff: :func:`parse_moment` (a time, ``now``, or a span back from now such as
+    ``7d``) with a bare day meaning its end."""
+    return parse_moment(value, field, now_micros(), day_end=True)
 
 
 def parse_moment(value: object, field: str, now: int, *, day_end: bool = False) -> int:

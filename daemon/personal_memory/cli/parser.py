@@ -22,8 +22,9 @@ class Parser(argparse.ArgumentParser):
 # Commands whose free words are a query: a word there that starts with '-' and is not one
 # of the command's options is query text (an exclusion), wherever it stands.
 QUERY_COMMANDS = ("search", "changes")
-AS_OF_HELP = ("knowledge cutoff (default: everything known): a time with a zone, or a day "
-              "(YYYY-MM-DD, UTC), which means through its end")
+AS_OF_HELP = ("knowledge cutoff (default: everything known): a time with a zone, a day "
+              "(YYYY-MM-DD, UTC), which means through its end, or a span back from now "
+              "(24h, 7d, 2w)")
 
 
 def command_parser(parser: argparse.ArgumentParser, command: str | None

@@ -62,7 +62,8 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              "the notes named by that day")]
 Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known "
                                      "then counts (default: now). "
-                                     + TIME_HELP + "; a day means through its end")]
+                                     + TIME_HELP + "; a day means through its end; or a "
+                                     "span back from now: 24h, 7d, 2w")]
 ValidAt = Annotated[str | None, Field(description="the time the answer should be about "
                                       "(default: the cutoff, or now). " + TIME_HELP + "; a day "
                                       "means its end")]

@@ -1,6 +1,7 @@
-"""Questions as people ask them of their own notes, on three made-up personal vaults
-(benchmarks/data/personal_vaults: an office worker's, a vet's, a teacher's journal; daily
-notes named by their day, meetings, people, recipes, a few notes in German and French),
+"""Questions as people ask them of their own notes, on four made-up personal vaults
+(benchmarks/data/personal_vaults: an office worker's, a vet's, a teacher's journal, a
+developer's with weekly and monthly notes; daily notes named by their day, meetings,
+people, recipes, a few notes in German, French and Portuguese),
 each question written by a reader of the notes who ran no search:
 
     .venv/bin/python benchmarks/personal_vaults.py [--db-dir /tmp/pv] \
@@ -13,7 +14,7 @@ result, when it is the right note, shows the answer's line (its snippet or the s
 shown under it); for questions the notes cannot answer, how many got no result and how
 many results the others got. ``hamburg`` and ``lyon`` are the development sets (the
 share a daily note gains when a question names its day was chosen on them);
-``manchester`` is held out. ``--source DIR`` runs another checkout (its daemon/ imported instead of this
+``manchester`` and ``porto`` (written after the rule for weekly and monthly notes) are held out. ``--source DIR`` runs another checkout (its daemon/ imported instead of this
 tree's) for a before and after; the databases hold nothing version-specific but the
 note model, so give each checkout its own ``--db-dir``.
 """
@@ -74,7 +75,7 @@ def summary(rows: list[dict]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--db-dir", type=Path, help="folder for the three databases (built or "
+    ap.add_argument("--db-dir", type=Path, help="folder for the databases (built or "
                     "reused; default: /tmp/personal-vaults-COMMIT)")
     ap.add_argument("--source", type=Path, help="another checkout of the package to run")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "personal_vaults.json")

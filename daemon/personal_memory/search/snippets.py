@@ -326,11 +326,41 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
             spans = [(s - begin, e - begin) for s, e in spans if s >= begin and e <= end]
             line = ("…" if begin else "") + piece + ("…" if end < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        parts.append(mark(line, spans))
+        else:  # shown whole: the words in its strong text are marked once it is plain
+            spans = sorted(set(spans) | _in_strong(line, found[i]))
+        parts.append(mark(*_unbolded(line, spans)))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)
     return Snippet(text=text, line_start=first_line + lo, line_end=first_line + hi)
+
+
+# The note's own strong emphasis (**so**, __so__), outside code spans: dropped from a
+# snippet, whose marks are the query's words (the page shows them highlighted)
+_STRONG = re.compile(r"(`[^`\n]{0,500}`)|(\*\*|__)(?=[^\s*_`])([^*_`\[\]<>!\\\n]{1,500}?)"
+                     r"(?<=\S)\2")
+
+
+def _in_strong(line: str, found: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The words found inside the line's plain strong text (no link, code or markup in it)."""
+    inner = [(m.start(3), m.end(3)) for m in _STRONG.finditer(line) if m.group(2)]
+    return {(a, b) for a, b in found if any(x <= a and b <= y for x, y in inner)}
+
+
+def _unbolded(line: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """``line`` without its strong emphasis markers, and ``spans`` moved with the text."""
+    cuts: list[int] = []  # where a two-character marker was taken out
+    for m in _STRONG.finditer(line):
+        if m.group(2):
+            cuts += [m.start(), m.end() - 2]
+    if not cuts:
+        return line, spans
+    text = "".join(line[a + (2 if i else 0):b]
+                   for i, (a, b) in enumerate(zip([0] + cuts, cuts + [len(line)])))
+
+    def moved(at: int) -> int:
+        return at - 2 * sum(1 for c in cuts if c < at)
+    return text, [(moved(a), moved(b)) for a, b in spans]
 
 
 def _prose_only(content: str, context: int, lines: list[str],

@@ -195,6 +195,7 @@ def test_a_periodic_note_is_about_its_week_quarter_or_month():
         a, b = about(note, 5)
         return None if a == NO_DAY else (format_time(a)[:10], format_time(b)[:10])
     assert span("v/Weekly/2026-W11.md") == span("v/2026 w11 review.md") == \
+        span("v/Wochen/2026-KW11.md") == \
         ("2026-03-09", "2026-03-16")
     assert span("v/2026-W01.md") == ("2025-12-29", "2026-01-05")  # ISO weeks, from Monday
     assert span("v/Monthly/2026-03.md") == span("v/2026_03 goals.md") == \

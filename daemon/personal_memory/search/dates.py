@@ -227,12 +227,12 @@ def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
 
 
 # The period a file name names (Obsidian's daily and periodic notes): a day (2026-03-14.md,
-# "2026-03-03 Budget review.md", 2026_03_14, 20260314), an ISO week (2026-W11), a quarter
-# (2026-Q1) or a month (2026-03); not inside a longer number (a Zettelkasten ID). A year
-# alone names none: "1984.md" is a book as often as a yearly note.
+# "2026-03-03 Budget review.md", 2026_03_14, 20260314), an ISO week (2026-W11, 2026-KW11),
+# a quarter (2026-Q1) or a month (2026-03); not inside a longer number (a Zettelkasten ID).
+# A year alone names none: "1984.md" is a book as often as a yearly note.
 _FILE_PERIODS = (
     ("day", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")),
-    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Ww](\d\d?)(?!\d)")),
+    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|KW|kw)(\d\d?)(?!\d)")),
     ("quarter", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)")),
     ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
 )

@@ -241,6 +241,37 @@ def test_notes_are_resources_and_prompts_are_offered(vault_db):
     assert "vault/backup.md" in history.messages[0].content.text
 
 
+def test_a_prompt_asked_wrongly_is_one_line_to_the_client_and_no_traceback(vault_db,
+                                                                           tmp_path):
+    """An unknown prompt or a missing argument is the client's mistake: invalid params
+    in one line, and the server's log (a client shows it) holds no traceback."""
+    from mcp.client.stdio import stdio_client
+    from mcp.client.session import ClientSession
+    vault, db = vault_db
+    log = tmp_path / "serve.err"
+
+    async def go():
+        with open(log, "w") as err:
+            async with stdio_client(stdio(db), errlog=err) as (r, w):
+                async with ClientSession(r, w) as c:
+                    await c.initialize()
+                    out = []
+                    for name, args in (("nope", {}), ("known_on", {"topic": "x"})):
+                        try:
+                            await c.get_prompt(name, args)
+                            out.append(None)
+                        except Exception as exc:  # the SDK raises the server's error
+                            out.append(exc)
+                    out.append(await c.get_prompt("catch_up", {}))
+                    return out
+    unknown, missing, fine = asyncio.run(go())
+    assert unknown.error.code == missing.error.code == -32602
+    assert unknown.error.message == "Unknown prompt: nope"
+    assert "date" in missing.error.message and "\n" not in missing.error.message
+    assert "memory_changes" in fine.messages[0].content.text
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
 def test_a_listening_client_hears_which_note_the_daemon_indexed(vault_db, tmp_path):
     vault, db = vault_db
     copy = tmp_path / "m.db"

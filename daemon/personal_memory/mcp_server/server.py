@@ -15,6 +15,8 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -113,6 +115,19 @@ class Server(MCPServer):
             raise
         finally:
             REQUEST_NAMESPACE.reset(reset)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context=None):
+        """A prompt not offered, or asked with arguments missing or wrong, is the client's
+        mistake: said in one line (invalid params), not logged as the server's error with
+        a traceback."""
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            if not isinstance(exc.__cause__, ValueError):  # a bug of ours: logged whole
+                raise
+            raise MCPError(INVALID_PARAMS, one_line(exc.__cause__)
+                           if isinstance(exc.__cause__, ValidationError) else str(exc)) from None
 
     async def read_resource(self, uri, context=None):
         reset = REQUEST_NAMESPACE.set(_request_namespace(context))

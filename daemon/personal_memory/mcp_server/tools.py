@@ -60,10 +60,9 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              "in quotes; tag: alone lists the notes with the tag); a day "
                              "named (2026-03-14, March 14, yesterday, last Monday) favours "
                              "the notes named by that day")]
-Cutoff = Annotated[str | None, Field(description="knowledge cutoff: only what was known "
-                                     "then counts (default: now). "
-                                     + TIME_HELP + "; a day means through its end; or a "
-                                     "span back from now: 24h, 7d, 2w")]
+Cutoff = Annotated[str | None, Field(description="knowledge cutoff: what was known then "
+                                     "(default: now). " + TIME_HELP + "; a day means "
+                                     "through its end, 7d a week ago")]
 ValidAt = Annotated[str | None, Field(description="the time the answer should be about "
                                       "(default: the cutoff, or now). " + TIME_HELP + "; a day "
                                       "means its end")]

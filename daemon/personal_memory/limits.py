@@ -46,6 +46,11 @@ HTTP_MAX_SESSIONS = 64
 HTTP_SESSIONS_PER_GRANT = 16  # so one token cannot take every session
 HTTP_SESSION_IDLE_SECONDS = 1800
 HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
+# A connection that sends a request's head (line and headers) no sooner than this after it
+# opened or its last answer, or its body no sooner than this after the head, is closed
+# (a slowloris client would hold sockets until none is left); both servers, MCP and page.
+HTTP_HEAD_SECONDS = 10.0
+HTTP_BODY_SECONDS = 30.0
 
 # The page lists at most this many of a note's backlinks (and says how many more).
 PAGE_BACKLINKS = 200

@@ -57,6 +57,17 @@ def test_no_year_or_no_such_day_names_nothing():
         assert named_periods(text) == (), text
 
 
+def test_a_german_day_written_short_is_read_after_a_word_that_announces_it():
+    days = spans("Was habe ich am 14.03. gemacht?")
+    assert len(days) == len(YEARS) and ("2026-03-14", "2026-03-15") in days
+    assert spans("vom 9.3.26") == [("2026-03-09", "2026-03-10")]
+    assert ("2026-03-09", "2026-03-10") in spans("Montag, 9.3.")
+    for text in ("Schritt 1.2. lesen", "version 1.2.10", "am 31.02.", "am 1.13.",
+                 "Kapitel 3.4."):
+        assert "2026-03-14" not in str(spans(text)) and len(spans(text)) <= 1, text
+    assert spans("am 14.03.2026") == [("2026-03-14", "2026-03-15")]
+
+
 def test_a_day_without_its_year_is_that_day_of_every_year():
     for text in ("what did I do on March 14?", "the 14th of March", "le 14 mars",
                  "am 14. März", "Mar 14th"):
@@ -80,10 +91,11 @@ def test_hostile_text_is_read_in_linear_time():
     quadratic pattern would take hours. The timeout is generous on purpose."""
     code = ("import sys\nfrom personal_memory.search.dates import named_periods\n"
             "for unit in sys.argv[1:]:\n"
-            "    named_periods(unit * (512 * 1024 // len(unit)))\n"
+            "    named_periods(unit * (512 * 1024 // len(unit)), 1_780_000_000_000_000)\n"
             "print('done')\n")
     units = ["1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. ", "2023年 ", "1.1.",
-             "2023년 1", " "]
+             "2023년 1", " ", "am 1.", "am 1.1", "Montag, ", "in ", "in May", "week ",
+             "week 1 ", "2026-W", "Q1 ", "KW 1", "letzte ", "last ", "the week of "]
     p = subprocess.run([sys.executable, "-c", code, *units], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and p.stdout == "done\n", p.stderr[-2000:]
@@ -133,6 +145,17 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("this month") == [("2026-12-01", "2027-01-01")]
     assert named("last month") == [("2026-11-01", "2026-12-01")]
     for text in ("Monday meeting", "the team meets on Tuesdays", "todays", "last weekend"):
+        assert named(text) == [], text
+    # and in German
+    assert named("Was habe ich gestern gemacht?") == named("yesterday")
+    assert named("vorgestern") == named("the day before yesterday")
+    assert named("heute") == named("today")
+    assert named("letzte Woche") == named("vergangene Woche") == named("last week")
+    assert named("diese Woche") == named("this week")
+    assert named("letzten Monat") == named("last month")
+    assert named("Was war am Montag?") == named("letzten Montag") == named("last Monday")
+    assert named("vorigen Samstag") == named("on Saturday")
+    for text in ("Montagsmeeting", "die Woche", "hier", "heutig"):
         assert named(text) == [], text
     assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
 

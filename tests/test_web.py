@@ -180,6 +180,17 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
         wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".changes del"), what="a diff")
         assert browser.find_element(By.CSS_SELECTOR, ".changes del").text == "March."
         assert browser.find_element(By.CSS_SELECTOR, ".changes ins").text == "May."
+        # on a phone's width the timeline scrolls sideways, its labels kept near 10 px
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 390, "height": 800, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            browser.get(page.base + "/note?id=vault/Launch%20plan.md")
+            label = browser.find_element(By.CSS_SELECTOR, "svg.timeline text.row")
+            assert label.rect["height"] >= 9, label.rect
+            assert browser.execute_script(
+                "return document.documentElement.scrollWidth") <= 390
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 @needs_browser

@@ -1,6 +1,6 @@
 """Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
 "2023年10月13日", "2023년 10월", "13.10.2023", "week 11", "2026-W11", "Q1 2026", and without
-the year: "on March 14", "in March"): the periods whose memories the ranking favours
+the year: "on March 14", "in March", "am 14.03."): the periods whose memories the ranking favours
 (``ranking.DATED``): a note whose file name names a day, week, quarter or month inside
 one, or a memory outside notes valid from one (:func:`about`).
 
@@ -87,13 +87,25 @@ YEARS = range(1970, 2101)
 
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-# Days and spans named from the day asked about: English, as a question puts them
+_WOCHENTAGE = ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag")
+_WEEKDAY = {name: i for names in (_WEEKDAYS, _WOCHENTAGE) for i, name in enumerate(names)}
+_WEEKDAY["sonnabend"] = 5
+_LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
+# Days and spans named from the day asked about, as a question puts them in English or
+# German ("hier" is French for yesterday and German for here: no other language is read)
 _RELATIVE = re.compile(
-    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)"
-    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))"
-    r"|(?P<yesterday>yesterday|last\s+night)"
-    r"|(?P<which>last|this)\s+(?P<unit>week|month)"
-    r"|(?:last|on|this\s+past)\s+(?P<wd>" + "|".join(_WEEKDAYS) + r"))\b", re.IGNORECASE)
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday|vorgestern)"
+    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|heute)"
+    r"|(?P<yesterday>yesterday|last\s+night|gestern)"
+    rf"|(?P<which>last|this|{_LAST_DE}|diese[nmrs]?)\s+(?P<unit>week|month|woche|monat)"
+    rf"|(?:last|on|this\s+past|{_LAST_DE}|am)\s+(?P<wd>" + "|".join(_WEEKDAY) + r"))\b",
+    re.IGNORECASE)
+# "am 14.03.", "vom 9.3.26", "Montag, 9.3.": a German day without its year (or with two
+# digits of it), read only after a word that says a date follows, since "1.2." alone may
+# be a version or a chapter
+_GERMAN_DAY = re.compile(
+    r"(?:\b(?:am|vom|zum|bis|ab|seit|den|dem)\s{1,3}|\b(?:" + "|".join(_WEEKDAY) +
+    r"),?\s{1,3})(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{2})?(?![\d]|\.\d)", re.IGNORECASE)
 
 
 def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ...]:
@@ -107,9 +119,9 @@ def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ..
         found.update(dict.fromkeys(relative_periods(text, at)))
     text = unicodedata.normalize("NFKC", text)
     seen: set[tuple] = set()  # what a yearless name was read as, once
-    for m in _PATTERNS.finditer(text):
-        slot = m.lastgroup.lstrip("ymdwq")
-        named = _named(m, slot)
+    matches = [(m, _named(m, m.lastgroup.lstrip("ymdwq"))) for m in _PATTERNS.finditer(text)]
+    matches += [(m, _german_day(m)) for m in _GERMAN_DAY.finditer(text)]
+    for m, named in matches:
         if named is None or named in seen:
             continue
         if named[0] is None:
@@ -145,6 +157,11 @@ def _named(m: re.Match, slot: str) -> tuple | None:
         (int(group("y" + slot)), "month", number)
 
 
+def _german_day(m: re.Match) -> tuple:
+    year = m.group("y")
+    return (2000 + int(year) if year else None, "day", int(m.group("m")), int(m.group("d")))
+
+
 def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:
     """[start, end) of a day, month, ISO week or quarter of ``year``; None when there is
     no such one (31 February, week 53 of most years, month 13)."""
@@ -174,7 +191,8 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     """The days ``text`` names from the day of ``at`` in this machine's time zone (the
     user's calendar): today, yesterday, the day before yesterday, last night, last (or
     on, or this past) Monday (the latest before today), this or last week (Monday to
-    Sunday) or month. Each is the label's day as the dates named in full are, [00:00,
+    Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag).
+    Each is the label's day as the dates named in full are, [00:00,
     24:00) UTC, so "yesterday" finds the daily note named by yesterday's date."""
     try:
         today = datetime.fromtimestamp(at / 1e6).date()
@@ -182,8 +200,7 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
         return []
     out = []
     for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text)):
-        weekday = _WEEKDAYS.index(m.group("wd").lower()) \
-            if m.group("wd") and m.group("wd").lower() in _WEEKDAYS else None
+        weekday = _WEEKDAY.get(m.group("wd").lower()) if m.group("wd") else None
         if m.group("wd") and weekday is None:  # "ſunday": matched ignoring case only
             continue
         try:
@@ -203,12 +220,13 @@ def _relative_day(m: re.Match, today, weekday: int | None):
         return today, 1
     if m.group("yesterday"):
         return today - timedelta(days=1), 1
-    if m.group("unit") and m.group("unit").lower() == "week":
+    last = m.group("which") and not m.group("which").lower().startswith(("this", "dies"))
+    if m.group("unit") and m.group("unit").lower() in ("week", "woche"):
         start = today - timedelta(days=today.weekday())
-        return (start - timedelta(days=7) if m.group("which").lower() == "last" else start), 7
+        return (start - timedelta(days=7) if last else start), 7
     if m.group("unit"):
         first = today.replace(day=1)
-        if m.group("which").lower() == "last":
+        if last:
             first = (first - timedelta(days=1)).replace(day=1)
         return first, monthrange(first.year, first.month)[1]
     return today - timedelta(days=(today.weekday() - weekday) % 7 or 7), 1

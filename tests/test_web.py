@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from daemon_harness import Daemon
 from personal_memory import MemoryStore
@@ -740,6 +741,30 @@ def test_axis_labels_never_overlap_nor_run_off_the_chart():
             assert 0 <= left and left + w <= pictures.WIDTH, (weeks, i)
             spans.append((left, left + w))
         assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), weeks
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 400 * 86_400_000_000), st.integers(0, 10**6))
+def test_a_timelines_tick_labels_never_overlap(span, shown):
+    """Revisions seconds or years apart: each label kept says something new, none touches
+    the next, the first is the axis's start."""
+    from personal_memory.web import pictures
+    first = 1_780_000_000_000_000 + shown
+    ticks = pictures._ticks(first, first + span)
+    left, right = 242.0, 888.0
+
+    def x_of(t):
+        return left + (t - first) / max(span, 1) * (right - left)
+    placed = pictures.tick_labels(ticks, span, x_of)
+    assert placed[0][0] == left and placed[0][1] == "start"
+    edges = []
+    for x, anchor, label in placed:
+        w = len(label) * pictures.CHAR_W
+        begin = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+        assert left <= begin and begin + w <= right + 0.01, (span, label)
+        edges.append((begin, begin + w, label))
+    assert all(a[1] + pictures.LABEL_GAP <= b[0] and a[2] != b[2]
+               for a, b in zip(edges, edges[1:])), edges
 
 
 @needs_browser

@@ -240,17 +240,10 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
                    f'<title>the moment shown: {escape(when(format_time(shown)))}</title></line>')
     out.append(f'<line x1="{left + pad}" x2="{width - pad}" y1="{axis_y - 8}" '
                f'y2="{axis_y - 8}" class="lane"/>')
-    ticks = _ticks(first, last)
-    # ticks closer than their labels tell apart (two on one day) name it once
-    ticks = [t for i, t in enumerate(ticks) if i == 0 or _tick_label(t, last - first)
-             != _tick_label(ticks[i - 1], last - first)]
-    for i, t in enumerate(ticks):
-        x = x_of(t)
-        anchor = ("start" if i == 0 and len(ticks) > 1 else
-                  "end" if i == len(ticks) - 1 and len(ticks) > 1 else "middle")
+    for x, anchor, label in tick_labels(_ticks(first, last), last - first, x_of):
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis_y - 10}" y2="{axis_y - 4}" '
                    f'class="tick"/><text x="{x:.1f}" y="{axis_y + 6}" class="axis" '
-                   f'text-anchor="{anchor}">{escape(_tick_label(t, last - first))}</text>')
+                   f'text-anchor="{anchor}">{escape(label)}</text>')
     out.append(_legend(left, legend_y, bool(found.moves), bool(found.moved_away),
                        shown is not None,
                        any(r.deleted and not r.purged and r.moved_to for r in revs)))
@@ -263,6 +256,32 @@ def _ticks(first: int, last: int, most: int = 6) -> list[int]:
     if last <= first:
         return [first]
     return [first + (last - first) * i // (most - 1) for i in range(most)]
+
+
+def tick_labels(ticks: list[int], span: int, x_of) -> list[tuple[float, str, str]]:
+    """(x, text-anchor, label) of the ticks to label: the first from its tick onwards, the
+    last (at the axis's end) up to it, the others centred; a label that says what the one
+    before said (two ticks in one minute or day), or that would touch it, is left out."""
+    out: list[tuple[float, str, str]] = []
+    right = float("-inf")  # where the last label kept ends
+    for i, t in enumerate(ticks):
+        label, x = _tick_label(t, span), x_of(t)
+        width = CHAR_W * len(label)
+        anchor = ("start" if i == 0 else "end" if i == len(ticks) - 1 else "middle")
+        begin = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
+        if out and anchor == "end" and len(out) > 1 and begin < right + LABEL_GAP:
+            out.pop()  # the axis's end is named rather than the tick before it
+            right = _label_end(*out[-1])
+        if out and (label == out[-1][2] or begin < right + LABEL_GAP):
+            continue
+        out.append((x, anchor, label))
+        right = begin + width
+    return out
+
+
+def _label_end(x: float, anchor: str, label: str) -> float:
+    width = CHAR_W * len(label)
+    return x + width if anchor == "start" else x if anchor == "end" else x + width / 2
 
 
 def _tick_label(t: int, span: int) -> str:

@@ -182,6 +182,26 @@ def test_a_cutoff_may_be_a_span_back_from_now(store):
         store.search("alpha", namespace=NS, as_of="a week ago")
 
 
+def test_history_of_an_id_that_is_none_names_the_sections_of_its_note(tmp_path):
+    """A note's path, or a heading typed with its '#' ("C# und F#", which a section's ID
+    leaves out): the error names the note's sections, the closest first."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Prog.md").write_text("# Prog\n\n## C# und F#\n\nSprachen.\n\n## Python\n\nAuch.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        with pytest.raises(NotFound) as typed:
+            store.history("v/Prog.md#Prog#C# und F#", namespace=NS)
+        assert ("its note 'v/Prog.md' has no such section; it has 'v/Prog.md#Prog#C und F'"
+                in str(typed.value))
+        with pytest.raises(NotFound) as note:
+            store.history("v/Prog.md", namespace=NS)
+        assert "it is a note, and its memories are its sections" in str(note.value)
+        with pytest.raises(NotFound) as nothing:
+            store.history("v/None.md#Prog", namespace=NS)
+        assert str(nothing.value).endswith("has no revisions in namespace 'notes'")
+
+
 def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):
     """A folder's and a tag's listing give each note the time it last changed by the
     cutoff, its sections included (as ``read(...).changed_at``), not only its record's."""

@@ -4,6 +4,7 @@ calls one engine function and returns a named record."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import threading
@@ -507,23 +508,34 @@ class MemoryStore(Upkeep):
                            f"{namespace!r}{when}{named}")
         return revisions
 
-    def _sections_named(self, note: str, namespace: str, cutoff: int | None) -> str:
-        """When ``note`` is a note's path but no memory (its text starts with a heading):
-        the memories it held by the cutoff, for the error to name ("#" may be in a file's
-        name, so any ID is tried as a note's)."""
-        try:
-            found = self.timeline(note, namespace=namespace).revisions
-        except NotFound:
-            return ""
-        ids = list(dict.fromkeys(
-            r.memory_id for r in found if r.memory_id.startswith(note + "#")
-            and r.memory_id != note + "#"
-            and (cutoff is None or parse_time(r.known_at) <= cutoff)))
-        if not ids:
-            return ""
-        named = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
-        return (f"; it is a note, and its memories are its sections ({named}); read "
-                "shows the whole note at a cutoff")
+    def _sections_named(self, memory_id: str, namespace: str, cutoff: int | None) -> str:
+        """When ``memory_id`` is a note's path, or a section ID of a note that holds no
+        such section: the note's sections by the cutoff (the closest first), for the
+        error to name ("#" may be in a file's name, so each place before a "#" is tried
+        as the note's end, the longest first)."""
+        ends = [len(memory_id)] + [i for i in range(len(memory_id) - 1, 0, -1)
+                                   if memory_id[i] == "#"][:8]
+        for end in ends:
+            note = memory_id[:end]
+            try:
+                found = self.timeline(note, namespace=namespace).revisions
+            except NotFound:
+                continue
+            ids = list(dict.fromkeys(
+                r.memory_id for r in found if r.memory_id.startswith(note + "#")
+                and r.memory_id != note + "#"
+                and (cutoff is None or parse_time(r.known_at) <= cutoff)))
+            if not ids:
+                return ""
+            if note == memory_id:
+                named = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+                return (f"; it is a note, and its memories are its sections ({named}); "
+                        "read shows the whole note at a cutoff")
+            close = difflib.get_close_matches(memory_id, ids, n=3, cutoff=0)
+            named = ", ".join(repr(i) for i in close) + (", ..." if len(ids) > 3 else "")
+            return (f"; its note {note!r} has no such section; it has {named} (a "
+                    "heading's '#' is left out of its section's ID; read lists them all)")
+        return ""
 
     def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
         """Every revision of a note's sections and record, under each path it had (a note

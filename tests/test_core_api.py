@@ -200,6 +200,16 @@ def test_history_of_an_id_that_is_none_names_the_sections_of_its_note(tmp_path):
         with pytest.raises(NotFound) as nothing:
             store.history("v/None.md#Prog", namespace=NS)
         assert str(nothing.value).endswith("has no revisions in namespace 'notes'")
+        # a path typed without its collection: the notes it may mean
+        with pytest.raises(NotFound) as short:
+            store.read("Prog.md", namespace=NS)
+        assert str(short.value).endswith("; did you mean 'v/Prog.md'?")
+        with pytest.raises(NotFound) as short:
+            store.history("Prog.md#Prog#Python", namespace=NS)
+        assert "did you mean 'v/Prog.md'?" in str(short.value)
+        with pytest.raises(NotFound) as short:
+            store.timeline("og.md", namespace=NS)  # the end of a name is no path
+        assert "did you mean" not in str(short.value)
 
 
 def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):

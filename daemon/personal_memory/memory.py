@@ -28,7 +28,7 @@ from .search.text import model_text
 from .store import Database, capabilities
 from .timeline import moves, renames, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
-from .timeline.reading import read_note
+from .timeline.reading import read_note, unknown_note
 from .times import format_time, now_micros, parse_moment, parse_time
 from .upkeep import Upkeep
 
@@ -535,7 +535,10 @@ class MemoryStore(Upkeep):
             named = ", ".join(repr(i) for i in close) + (", ..." if len(ids) > 3 else "")
             return (f"; its note {note!r} has no such section; it has {named} (a "
                     "heading's '#' is left out of its section's ID; read lists them all)")
-        return ""
+        with self._db.errors(), self._db.snapshot():  # a path given without its collection
+            meant = self._db.notes_ending(namespace, memory_id.split("#")[0])
+        return ("; did you mean " + " or ".join(repr(m) for m in meant) + "? (a section's ID "
+                "starts with its note's)") if meant else ""
 
     def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
         """Every revision of a note's sections and record, under each path it had (a note
@@ -550,8 +553,8 @@ class MemoryStore(Upkeep):
             for path in [m.old_note for m in chain] + [note]:
                 revisions += self._db.note_revisions(namespace, path)
         if not revisions:
-            raise NotFound(f"note {note!r} is not known in namespace {namespace!r} (give "
-                           "COLLECTION/path.md, as in memory IDs)")
+            with self._db.errors(), self._db.snapshot():
+                raise unknown_note(self._db, namespace, note, None)
         revisions.sort(key=lambda r: (parse_time(r.known_at), r.revision_id))
         with self._db.errors(), self._db.snapshot():  # a heading's rename: where it went
             revisions = renames.marked(self._db, namespace, revisions)

@@ -27,18 +27,25 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
             then = path_at(db, namespace, note, as_of)
             view = _read(db, namespace, then, as_of, valid_at) if then != note else None
         if view is None:
-            when = "" if as_of is None else f" as of {format_time(as_of)}"
-            later = db.note_revisions(namespace, note) if as_of is not None else []
-            first = min((r.known_at for r in later), key=parse_time, default=None)
-            hint = (f"; it is first known at {first}" if first is not None
-                    else " (give COLLECTION/path.md, as in memory IDs)")
-            raise NotFound(f"note {note!r} is not known in namespace {namespace!r}{when}"
-                           + hint)
+            raise unknown_note(db, namespace, note, as_of)
         moves = chain(db, namespace, note,
                       known_by=as_of if as_of is not None and then == note else None)
         went = departure_at(db, namespace, then, view.known_at) if view.deleted else None
     return replace(view, note=note, path_then=then if then != note else None, moves=moves,
                    moved_to=went)
+
+
+def unknown_note(db: Database, namespace: str, note: str, as_of: int | None) -> NotFound:
+    """The error for a note not known (by ``as_of``): when it is first known, or the notes
+    whose path ends as the one given (typed without its collection), or what to give."""
+    when = "" if as_of is None else f" as of {format_time(as_of)}"
+    later = db.note_revisions(namespace, note) if as_of is not None else []
+    first = min((r.known_at for r in later), key=parse_time, default=None)
+    meant = db.notes_ending(namespace, note) if first is None else []
+    hint = (f"; it is first known at {first}" if first is not None else
+            "; did you mean " + " or ".join(repr(m) for m in meant) + "?" if meant else
+            " (give COLLECTION/path.md, as in memory IDs)")
+    return NotFound(f"note {note!r} is not known in namespace {namespace!r}{when}{hint}")
 
 
 def section_lines(db: Database, namespace: str, note: str, as_of: int | None,

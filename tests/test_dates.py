@@ -265,6 +265,7 @@ def test_a_dated_question_ranks_the_daily_note_of_that_day_first(tmp_path):
             assert found[0].note == "v/Daily/2026-02-14.md"
             found = search("what did I buy on 14 March", namespace="notes")
             assert found[0].note == "v/Daily/2026-03-14.md"
+            assert [r.dated for r in found] == [ranking.DATED_NOTE] + [0.0] * (len(found) - 1)
             # the sync's day (every note's valid time) against a day before anything
             synced = search("bought on 1 January 2025", namespace="notes")
             before = search("bought on 1 January 2024", namespace="notes")

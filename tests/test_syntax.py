@@ -161,6 +161,7 @@ def test_a_day_named_favours_the_notes_named_by_it_on_every_path(notes, queries)
                 assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == \
                     [w[0] for w in want], text
                 assert all(abs(r.score - w[1]) <= 1e-9 for r, w in zip(fast, want)), text
+                assert [r.dated for r in fast] == [r.dated for r in ref], text
         with MemoryStore.open(db, embedder=gt.ToyEmbedder()) as store:
             store.embed_pending()
             for words, date in queries:

@@ -493,6 +493,21 @@ def test_a_search_with_a_bad_cutoff_is_a_400_that_keeps_the_form(vault_db):
         assert "later than now" in label
 
 
+def test_why_here_names_the_gain_of_a_day_named(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Daily" / "2025-03-14.md").write_text("- met Anna\n")
+    (vault / "Anna.md").write_text("# Anna\n\nA friend.\n")
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-04-01")
+    with Page(db) as page:
+        html = page.open("/?" + urlencode({"q": "Anna on 14 March 2025"})).read().decode()
+    first, second = html.split('class="why"')[1:3]
+    assert "+1.0 for being about the day or period named" in first
+    assert "period named" not in second
+
+
 def test_a_search_page_names_the_words_no_result_holds(vault_db):
     vault, db = vault_db
     with Page(db) as page:

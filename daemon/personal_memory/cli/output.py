@@ -23,6 +23,8 @@ def results(found: SearchResults) -> str:
         bm25 = f"bm25 #{r.bm25_rank} {r.bm25:.4g}" if r.bm25 is not None else "bm25 -"
         rank = f"#{r.cosine_rank} " if r.cosine_rank is not None else ""
         cos = f"cosine {rank}{r.cosine:.3f}" if r.cosine is not None else "cosine -"
+        if r.dated:
+            cos += f", +{r.dated:.1f} for the period named"
         lines.append(f"{i:>2}. {name(r.memory_id)}{title}")
         if r.heading_path:
             lines.append(f"    in {' › '.join(r.heading_path)}")

@@ -127,12 +127,15 @@ class SearchResult(_Revision, Record):
     # With snippets, on the first result: the snippets of the next-best matching sections
     # of its note (their lines are not repeated in ``also``).
     more: tuple[MoreLines, ...] = ()
+    # What the score gained for being about a period the query names (a daily note of
+    # the day asked about: ranking.DATED_NOTE), else 0.
+    dated: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
         out = self.revision.to_dict()
         out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
-                   cosine=self.cosine, cosine_rank=self.cosine_rank,
+                   cosine=self.cosine, cosine_rank=self.cosine_rank, dated=self.dated,
                    matched_lines=list(self.matched_lines) if self.matched_lines else None)
         if self.snippet is not None:
             out["snippet"] = self.snippet.to_dict()

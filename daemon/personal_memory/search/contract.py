@@ -478,9 +478,10 @@ def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
 
 def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
            cosine: float | None, cosine_rank: int | None,
-           lines: tuple[int, int] | None = None) -> SearchResult:
+           lines: tuple[int, int] | None = None, dated: float = 0.0) -> SearchResult:
     return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
-                        cosine=cosine, cosine_rank=cosine_rank, matched_lines=lines)
+                        cosine=cosine, cosine_rank=cosine_rank, matched_lines=lines,
+                        dated=dated)
 
 
 def piece_lines(db, semantic: "Semantic | None"):
@@ -559,5 +560,5 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
                    and rid in pieces else None)
         out.append(result(rows[rid], fused[m], bm25_m.get(m), bm25_ranks.get(m),
                           cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS
-                          else None, matched))
+                          else None, matched, dated.get(m, 0.0)))
     return out

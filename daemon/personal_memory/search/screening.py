@@ -160,12 +160,14 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
              if cosine is not None else {})
     fused: dict[str, float] = {}
     parts: dict[str, tuple[int, int, int]] = {}
+    gains: dict[str, float] = {}  # what each gained for a period named
     for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
         name = memory_ids[mem[winners[w]]]
         fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, top_bm,
                                           exact[c] if c >= 0 else None, median, top_cos,
                                           float(dated[w]) if dated is not None else 0.0)
         parts[name] = (int(winners[w]), b, c)
+        gains[name] = float(dated[w]) if dated is not None else 0.0
     kept = ranking.fused_order(fused)
     before, after, earlier = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
                                          memory_ids, mem)
@@ -187,7 +189,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
         out.append(result(rows[int(ids[pos])], fused[name],
                           float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
                           exact.get(c), co_ranks.get(c),
-                          lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None))
+                          lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None,
+                          gains[name]))
     return out
 
 

@@ -8,8 +8,10 @@ def test_decode_normalises_and_rejects():
     assert md.decode(b"\xef\xbb\xbfa\r\nb\rc") == "a\nb\nc"
     with pytest.raises(md.BadNote, match="NUL byte at offset 1"):
         md.decode(b"a\x00b")
-    with pytest.raises(md.BadNote, match="invalid UTF-8 at byte 3"):
+    with pytest.raises(md.BadNote, match=r"invalid UTF-8 at byte 3 \(saved as Windows-1252"):
         md.decode(b"caf\xe9")
+    with pytest.raises(md.BadNote, match=r"invalid UTF-8 at byte 1$"):
+        md.decode(b"a\x81\x8d")  # bytes Windows-1252 does not use: no guess
     with pytest.raises(md.BadNote, match="too large"):
         md.decode(b"a" * (md.MAX_FILE_BYTES + 1))
 

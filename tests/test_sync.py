@@ -66,7 +66,7 @@ def test_dry_run_writes_nothing(store, folder):
 def test_bad_file_skipped_whole_and_reported(store, folder):
     (folder / "bad.md").write_bytes(b"good start\n\n\xff\xfe bad end")
     r = store.sync([Folder.of(folder)])
-    assert [s.to_dict() for s in r.skipped] == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12"}]
+    assert [s.to_dict() for s in r.skipped] == [{"path": "bad.md", "reason": "invalid UTF-8 at byte 12 (saved as Windows-1252 or Latin-1? save it as UTF-8: it is imported then)"}]
     assert ids(store, "good") == []
     run = store.sync_runs(1)[0]
     assert run.status == "ok" and run.errors[0].path == "bad.md"

@@ -56,10 +56,20 @@ def decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadNote(f"invalid UTF-8 at byte {exc.start}") from None
+        raise BadNote(f"invalid UTF-8 at byte {exc.start}" + _guess(data)) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _guess(data: bytes) -> str:
+    """What a note that is no UTF-8 may be in, for its error: text from Windows is often
+    Windows-1252 (Latin-1), which decodes every byte it holds."""
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return ""
+    return " (saved as Windows-1252 or Latin-1? save it as UTF-8: it is imported then)"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from calendar import monthrange
 from datetime import datetime, timedelta, timezone
 
@@ -287,15 +288,17 @@ def about(note: str | None, valid_from: int) -> tuple[int, int]:
     return (NO_DAY, NO_DAY) if span is None else span
 
 
-def _merged(periods: tuple[tuple[int, int], ...]) -> list[list[int]]:
-    """Periods sorted, those that touch or overlap made one."""
+@lru_cache(maxsize=64)
+def _merged(periods: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """Periods sorted, those that touch or overlap made one (once per query's periods:
+    the reference path asks for every row)."""
     merged: list[list[int]] = []
     for start, end in sorted(periods):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    return merged
+    return tuple((a, b) for a, b in merged)
 
 
 def inside(span: tuple[int, int], periods: tuple[tuple[int, int], ...]) -> bool:

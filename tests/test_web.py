@@ -508,6 +508,26 @@ def test_why_here_names_the_gain_of_a_day_named(tmp_path):
     assert "period named" not in second
 
 
+def test_a_deleted_note_links_to_how_it_read_before(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Temp.md").write_text("# Temp\n\nTemporary words.\n")
+    (vault / "Stays.md").write_text("# Stays\n")  # a folder left empty is not trusted
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-10")
+        (vault / "Temp.md").write_text("# Temp\n\nChanged words.\n")
+        s.sync([Folder.of(vault)], known_at="2025-01-12")
+        (vault / "Temp.md").unlink()
+        s.sync([Folder.of(vault)], known_at="2025-01-15")
+    with Page(db) as page:
+        html = page.open("/note?id=vault/Temp.md").read().decode()
+        assert "<strong>deleted</strong>" in html
+        link = re.search(r'class="before" href="([^"]+)"', html).group(1).replace("&amp;", "&")
+        assert "as_of=2025-01-12" in link
+        assert "Changed words." in page.open(link).read().decode()
+
+
 def test_a_search_page_names_the_words_no_result_holds(vault_db):
     vault, db = vault_db
     with Page(db) as page:

@@ -140,6 +140,10 @@ class Pages:
         times = sorted({r.known_at for r in timeline.revisions}
                        | {t for t in (since, until) if _cutoff(t) is not None}, key=parse_time)
         went = view.moved_to  # a note deleted by moving away: where it went
+        # a deleted note: the last moment it read as something, to open it then
+        before = max((r.known_at for r in timeline.revisions if not r.deleted and r.note == note
+                      and parse_time(r.known_at) < parse_time(view.changed_at)),
+                     key=parse_time, default=None) if view.deleted else None
 
         def resolve(targets: list[tuple[str, bool]]):
             return store.resolve_links(note, targets, namespace=self.namespace, as_of=as_of)
@@ -149,7 +153,7 @@ class Pages:
         # a comparison asked of times that are none: said beside the form, and as a 400
         return self.page(request, "note.html", code=400 if diff_error else 200,
                          view=view, as_of=as_of, times=times,
-                         changed=view.changed_at, went=went,
+                         changed=view.changed_at, went=went, before=before,
                          text=note_markdown(view.text, view.title, resolve, as_of, headings),
                          properties=properties_table(view.properties, resolve, as_of),
                          empty=not any(s.content.strip() for s in view.sections),

@@ -25,7 +25,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
-from personal_memory.search.dates import named_periods
+from personal_memory.search.dates import periods_named
 from personal_memory.search.text import model_text, normalize_text, stop_words
 
 
@@ -254,9 +254,13 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     # such a note answers the query as a word would, a result even when neither arm
     # scored it (reading the dates is input preparation, like the stop words: the
     # package's parser).
-    periods = named_periods(query, valid_at)
-    gain = {r.memory_id: (0.3 if r.note is None else 1.0) for r in rows
-            if (t := _about(r)) is not None and _held(t, periods)}
+    named = periods_named(query, valid_at)
+    periods = named.periods
+    # of a day named without its year, the years before the latest by valid_at gain 0.9
+    # of that
+    gain = {r.memory_id: (0.3 if r.note is None else 1.0)
+            * (1.0 if _held(t, named.latest) else 0.9)
+            for r in rows if (t := _about(r)) is not None and _held(t, periods)}
     notes = {r.memory_id for r in rows if r.note is not None}  # a note's day counts alone
     if (not bm or unknown) and not set(gain) & notes:
         if not co:

@@ -302,6 +302,43 @@ def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):
                                                     "v/Daily/2026-03-10.md"}
 
 
+def test_a_day_without_its_year_means_the_latest_first(tmp_path):
+    """Two years of daily notes: "on March 14" is this year's first, last year's next
+    (0.9 of the gain), and words can still put last year's first."""
+    vault = tmp_path / "v"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Daily" / "2025-03-14.md").write_text("- dentist, then groceries\n")
+    (vault / "Daily" / "2026-03-14.md").write_text("- groceries\n")
+    (vault / "Other.md").write_text("# Other\n\nNothing dated.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2025-06-01T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("groceries on March 14", namespace="notes",
+                           valid_at="2026-12-01")
+            assert [r.note for r in found][:2] == ["v/Daily/2026-03-14.md",
+                                                   "v/Daily/2025-03-14.md"]
+            assert [r.dated for r in found][:2] == [ranking.DATED_NOTE,
+                                                   ranking.DATED_NOTE * ranking.EARLIER_YEARS]
+            found = search("groceries on March 14", namespace="notes",
+                           valid_at="2025-12-01")  # asked then: 2025's is the latest
+            assert found[0].note == "v/Daily/2025-03-14.md" and found[0].dated == 1.0
+            found = search("dentist on March 14", namespace="notes", valid_at="2026-12-01")
+            assert found[0].note == "v/Daily/2025-03-14.md"
+            found = search("groceries on 14 March 2025", namespace="notes")
+            assert found[0].note == "v/Daily/2025-03-14.md"  # a year named is meant
+
+
+def test_the_periods_named_first():
+    from personal_memory.search.dates import periods_named
+    at = parse_time("2026-12-05T12:00:00Z")
+    named = periods_named("in March, on 14 May 2020, week 11", at)
+    assert len(named.periods) == 2 * (2026 - 1969) + 1
+    assert [(format_time(a)[:10], format_time(b)[:10]) for a, b in named.latest] == [
+        ("2026-03-01", "2026-04-01"), ("2020-05-14", "2020-05-15"),
+        ("2026-03-09", "2026-03-16")]
+    assert not periods_named("nothing dated", at) and periods_named("today", at)
+
+
 def test_a_row_about_the_day_named_is_not_held_back_by_its_meaning():
     """Its meaning counts when it helps, never below nothing: a daily note unlike the
     question's words ('what did I do yesterday?') keeps what the day gives it."""

@@ -23,7 +23,7 @@ from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import about, inside
+from .dates import Named, about, share
 from .text import find_folded, normalize_text, paired, stop_words
 
 
@@ -495,12 +495,13 @@ def piece_lines(db, semantic: "Semantic | None"):
     return lines
 
 
-def dated_row(row: RevisionRecord, periods: tuple[tuple[int, int], ...]) -> float:
-    """What a row gains for being about a moment in one of the periods a query names
-    (:func:`dates.about`, :func:`ranking.dated_bonus`), or 0."""
-    if periods and inside(about(row.note, parse_time(row.valid_from)), periods):
-        return ranking.dated_bonus(row.note is not None)
-    return 0.0
+def dated_row(row: RevisionRecord, periods: Named) -> float:
+    """What a row gains for being about a span the periods a query names hold
+    (:func:`dates.about`, :func:`dates.share`, :func:`ranking.dated_bonus`), or 0."""
+    if not periods:
+        return 0.0
+    return ranking.dated_bonus(row.note is not None) * share(
+        about(row.note, parse_time(row.valid_from)), periods)
 
 
 def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
@@ -512,7 +513,7 @@ def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
-         lines=None, periods: tuple[tuple[int, int], ...] = ()) -> list[SearchResult]:
+         lines=None, periods: Named = Named()) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
     than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 from calendar import monthrange
 from datetime import datetime, timedelta, timezone
@@ -25,6 +26,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from ..times import DAY_US, to_micros
+from .ranking import EARLIER_YEARS
 
 _MONTHS = {  # each language's names of the twelve months, January first
     "en": "january february march april may june july august september october november "
@@ -109,15 +111,36 @@ _GERMAN_DAY = re.compile(
     r"),?\s{1,3})(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{2})?(?![\d]|\.\d)", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class Named:
+    """The periods a query names (``periods``), and those it names first (``latest``):
+    each named with its year or from the moment asked about, and of a day, week or month
+    named without its year, its latest by that moment ("on March 14", asked in December
+    2026, is 2026-03-14 first, then the years before: ``ranking.EARLIER_YEARS``). False
+    when none is named."""
+    periods: tuple[tuple[int, int], ...] = ()
+    latest: tuple[tuple[int, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.periods)
+
+
 def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ...]:
     """The days, weeks, months and quarters ``text`` names, as [start, end) in UTC
     microseconds, in the order named, each once: with their year, without it (that day,
     week or month of every year, none after ``at``), and, given the moment ``at`` the
     question is about, days named from it ("yesterday", "last Monday", "this week":
     :func:`relative_periods`)."""
+    return periods_named(text, at).periods
+
+
+def periods_named(text: str, at: int | None = None) -> Named:
+    """:func:`named_periods`, and which of them are named first (:class:`Named`)."""
     found: dict[tuple[int, int], None] = {}
+    latest: dict[tuple[int, int], None] = {}
     if at is not None:
         found.update(dict.fromkeys(relative_periods(text, at)))
+        latest.update(found)
     text = unicodedata.normalize("NFKC", text)
     seen: set[tuple] = set()  # what a yearless name was read as, once
     matches = [(m, _named(m, m.lastgroup.lstrip("ymdwq"))) for m in _PATTERNS.finditer(text)]
@@ -128,12 +151,27 @@ def named_periods(text: str, at: int | None = None) -> tuple[tuple[int, int], ..
         if named[0] is None:
             seen.add(named)
         years = YEARS if named[0] is None else (named[0],)
-        periods = (p for y in years if (p := _span(y, *named[1:])) is not None
-                   and (named[0] is not None or at is None or p[0] <= at))
+        periods = [p for y in years if (p := _span(y, *named[1:])) is not None
+                   and (named[0] is not None or at is None or p[0] <= at)]
         if named[1] == "day" and _WEEK_OF.search(text[max(0, m.start() - 24):m.start()]):
-            periods = (_week_of(p) for p in periods)
+            periods = [_week_of(p) for p in periods]
         found.update(dict.fromkeys(periods))
-    return tuple(found)
+        if periods:  # years run upwards: the last is the latest
+            latest.update(dict.fromkeys(periods if named[0] is not None else periods[-1:]))
+    return Named(tuple(found), tuple(latest))
+
+
+def share(span: tuple[int, int], named: Named) -> float:
+    """How much of a period's gain a span gets: 1 when the periods named first hold it
+    whole, :data:`ranking.EARLIER_YEARS` when only an earlier year's does, else 0."""
+    return (1.0 if inside(span, named.latest) else
+            EARLIER_YEARS if inside(span, named.periods) else 0.0)
+
+
+def shares(starts: np.ndarray, ends: np.ndarray, named: Named) -> np.ndarray:
+    """:func:`share` over arrays of spans (the fast path's rows)."""
+    return np.where(periods_mask(starts, ends, named.latest), 1.0,
+                    np.where(periods_mask(starts, ends, named.periods), EARLIER_YEARS, 0.0))
 
 
 def _named(m: re.Match, slot: str) -> tuple | None:

@@ -30,7 +30,7 @@ from ..store import Database
 from .contract import (Ranked, Semantic, filters_name_notes, has_tag, keyword_terms,
                        left_out, made_up_word, marked, missing_words, mostly_unknown,
                        no_answer, padding_floor, piece_lines, query_terms, text_filtered)
-from .dates import about, periods_mask
+from .dates import about, shares
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
@@ -490,8 +490,7 @@ class SearchIndex:
         if periods:
             is_note = self.rows.note[winners] >= 0
             dated = np.where(is_note, dated_bonus(True), dated_bonus(False)) * \
-                periods_mask(self.rows.about[winners], self.rows.about_end[winners],
-                             periods)
+                shares(self.rows.about[winners], self.rows.about_end[winners], periods)
             dated_notes = int(np.count_nonzero((dated > 0) & is_note))
         why = no_answer(len(bm_pos), cos.best() if cos else None,
                         len(cos.pos) if cos else 0, semantic, visible=len(winners),

@@ -46,6 +46,12 @@ DATED = 0.3
 # puts 8 first, 0.5 11, 1.0 to 2.0 13), held out on a third's 16 (16 first at 1.0, 11 at
 # 0.5; benchmarks/personal_vaults.py, docs/data-model.md#ranking).
 DATED_NOTE = 1.0
+# Of a day, week or month named without its year, the latest by the moment asked about
+# gains the whole share and each earlier year's this much of it, so that "what did I do
+# on March 14?" puts this year's daily note before last year's when their words tie,
+# while words can still put last year's first ("... at the dentist"). Not measured: no
+# benchmark vault spans two years (docs/data-model.md#ranking).
+EARLIER_YEARS = 0.9
 # Results report their rank in the semantic arm down to this rank (None below it).
 SEMANTIC_RANKS = 100
 # A memory that is not a section of a note (a conversation's turn, a fact remembered through

@@ -30,7 +30,7 @@ from typing import Iterable
 
 from ..errors import InvalidArgument
 from ..notes.front_matter import wanted_tag
-from .dates import named_periods
+from .dates import Named, periods_named
 
 OPERATORS = ("path", "folder", "file", "section", "tag")
 _TOKEN = re.compile(r'(-?)(?:(\w+):)?("([^"]*)("?)|\S+)')
@@ -55,10 +55,10 @@ class Query:
         return (ops + [f'"{p}"' for p in self.phrases]
                 + [f"-{x}" if " " not in x else f'-"{x}"' for x in self.excluded])
 
-    def periods(self, at: int) -> tuple[tuple[int, int], ...]:
+    def periods(self, at: int) -> Named:
         """The days and months the words name, "yesterday" the day before ``at``, the
         moment the answer is about (:mod:`dates`)."""
-        return named_periods(self.words, at)
+        return periods_named(self.words, at)
 
     @property
     def filters_rows(self) -> bool:

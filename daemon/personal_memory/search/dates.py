@@ -1,8 +1,8 @@
 """Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
 "2023年10月13日", "2023년 10월", "13.10.2023", "week 11", "2026-W11", "Q1 2026", and without
-the year: "on March 14", "in March", "am 14.03."): the periods whose memories the ranking favours
-(``ranking.DATED``): a note whose file name names a day, week, quarter or month inside
-one, or a memory outside notes valid from one (:func:`about`).
+the year: "on March 14", "in March", "am 14.03."): the periods whose memories the ranking
+favours (``ranking.DATED``): a note whose file name names a day, week, quarter or month
+inside one, or a memory outside notes valid from one (:func:`about`).
 
 A month needs its year, or a preposition before it ("in March", "im März"), so "May I
 export?" names no period; a day, week or month without its year is that one of every
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from functools import lru_cache
 from calendar import monthrange
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 import numpy as np
 
@@ -231,8 +231,8 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     user's calendar): today, yesterday, the day before yesterday, last night, last (or
     on, or this past) Monday (the latest before today), this or last week (Monday to
     Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag).
-    Each is the label's day as the dates named in full are, [00:00,
-    24:00) UTC, so "yesterday" finds the daily note named by yesterday's date."""
+    Each is the label's day as the dates named in full are, [00:00, 24:00) UTC, so
+    "yesterday" finds the daily note named by yesterday's date."""
     try:
         today = datetime.fromtimestamp(at / 1e6).date()
     except (OverflowError, ValueError, OSError):  # outside what a calendar date holds

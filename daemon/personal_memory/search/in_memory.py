@@ -93,7 +93,8 @@ class SearchIndex:
         self.rows = _Columns({
             "ids": (np.int64, ()), "ns": (np.int32, ()), "mem": (np.int64, ()),
             "known": (np.int64, ()), "vfrom": (np.int64, ()), "vto": (np.int64, ()),
-            "about": (np.int64, ()), "about_end": (np.int64, ()), "hidden": (np.bool_, ()), "length": (np.int64, ()),
+            "about": (np.int64, ()), "about_end": (np.int64, ()), "hidden": (np.bool_, ()),
+            "length": (np.int64, ()),
             "vpos": (np.int64, ()), "note": (np.int32, ()), "record": (np.bool_, ())})
         # Vectors of one embedder's pieces, in the order they were stored; rows.vpos is a
         # row's group of pieces (see _group_pieces).

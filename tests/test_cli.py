@@ -308,6 +308,24 @@ def test_the_demo_script_shows_only_its_story(tmp_path):
     assert "notes/travel.md" in meaning and "No results" not in meaning, meaning
 
 
+def test_status_says_what_its_revisions_are(tmp_path):
+    from personal_memory import MemoryStore
+    from personal_memory.cli import output
+    from personal_memory.notes.folders import Folder
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nOne.\n")
+    (vault / "b.md").write_text("# B\n\nTwo.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        (vault / "b.md").unlink()
+        store.sync([Folder.of(vault)])
+        line = next(x for x in output.status(store.status()).splitlines()
+                    if x.startswith("revisions"))
+    assert line == ("revisions     6: every version, over all time, of 2 memories (sections "
+                    "and facts) and of 2 notes (titles and tags); 2 are deletions"), line
+
+
 def test_status_calls_the_embedding_run_in_progress_the_current_run(tmp_path):
     from dataclasses import replace
 

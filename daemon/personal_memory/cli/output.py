@@ -290,8 +290,10 @@ def status(d: Status) -> str:
              + (f", {s.notes_to_reidentify} to re-identify for note model "
                 f"{s.note_model_version} (the next sync does it)"
                 if s.notes_to_reidentify else ""),
-             f"revisions     {c.revisions} (over all time: {c.memories} memories in "
-             f"{c.notes} notes, {c.tombstones} tombstones)",
+             f"revisions     {c.revisions}: every version, over all time, of "
+             f"{render.counted(c.memories, 'memory', 'memories')} (sections and facts) and "
+             f"of {render.counted(c.notes, 'note')} (titles and tags); "
+             f"{render.counted(c.tombstones, 'is a deletion', 'are deletions')}",
              f"search        {v.semantic}"]
     if v.embedder:
         run = "the current run" if v.rate_current else "the last run"

@@ -79,10 +79,16 @@ def test_a_day_without_its_year_is_that_day_of_every_year():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=300))
-def test_any_text_is_read_without_error(text):
-    for start, end in named_periods(text):
+@given(st.text(max_size=300) | st.lists(st.sampled_from(
+    ["am", "14.03.", "week", "11", "KW", "in", "March", "May", "Q1", "2026", "-W11", "of",
+     "the", "gestern", "letzte", "Woche", "Montag,", "9.3.", " ", "last"])).map(" ".join),
+       st.integers(-62_135_596_800_000_000, 253_402_300_799_000_000))
+def test_any_text_is_read_without_error(text, at):
+    from personal_memory.search.dates import periods_named
+    named = periods_named(text, at)
+    for start, end in named.periods:
         assert start < end
+    assert set(named.latest) <= set(named.periods)
 
 
 def test_hostile_text_is_read_in_linear_time():

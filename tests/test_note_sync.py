@@ -134,8 +134,10 @@ def test_read_at_a_cutoff_deleted_and_unknown(store, vault):
     assert gone.deleted and gone.known_at == "2025-03-01T00:00:00Z" and gone.sections == []
     with pytest.raises(NotFound, match="'vault/n.md' is not known .* as of 2024-12-31"):
         store.read("vault/n.md", namespace="notes", as_of="2024-12-31")
-    with pytest.raises(NotFound, match="COLLECTION/path.md"):
+    with pytest.raises(NotFound, match="did you mean 'vault/n.md'"):
         store.read("n.md", namespace="notes")
+    with pytest.raises(NotFound, match="COLLECTION/path.md"):
+        store.read("none.md", namespace="notes")
     # Search results name the note, so a client can read it whole next.
     (hit,) = store.search("second", namespace="notes", as_of="2025-02-15")
     assert hit.note == "vault/n.md" and hit.heading_path == ["N"] and hit.title == "N"

@@ -17,6 +17,33 @@ def test_a_word_finds_its_other_forms(store):
     assert ids(store.search("preferring", namespace="n", limit=1)) == ["role"]
 
 
+def test_a_verb_finds_the_noun_porter_stems_apart(tmp_path):
+    """decide and decision, include and inclusion: each finds the other, on both paths,
+    and the snippet marks the form the note uses."""
+    from personal_memory.notes.folders import Folder
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Review.md").write_text("# Review\n\nDecision: use an outbox table.\n"
+                                     "\nAttendees: Ana, Rui.\n")
+    (vault / "Plan.md").write_text("# Plan\n\nNothing yet about inclusion.\n")
+    for i in range(4):
+        (vault / f"f{i}.md").write_text(f"# F{i}\n\nAn outbox of letters {i}.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        for search in (store.search, store.search_reference):
+            found = search("what did we decide about the outbox", namespace="notes")
+            assert found[0].note == "v/Review.md", [r.note for r in found]
+            assert [r.note for r in search("decide", namespace="notes")] == ["v/Review.md"]
+            assert [r.note for r in search("include", namespace="notes")] == ["v/Plan.md"]
+            assert search("include", namespace="notes").missing == []
+        found = store.search("what did we decide about the outbox", namespace="notes",
+                             snippets=True)
+        assert found[0].snippet.text.startswith("**Decision**: use an")
+        assert [(r.memory_id, r.score) for r in store.search("decide outbox", namespace="notes")] \
+            == [(r.memory_id, r.score) for r in store.search_reference("decide outbox",
+                                                                       namespace="notes")]
+
+
 def make_legacy(path):
     """What an older version wrote: an unstemmed index and no tokenizer in meta."""
     conn = apsw.Connection(str(path))

@@ -2,7 +2,8 @@
 made of: two words written as one (German compounds), a word with a prefix written onto
 it (Arabic's article and conjunctions, Hebrew's), German's umlauts and ß spelled out on
 a keyboard without them (Tastenkuerzel, Fussnoten), and one character of a script
-written without spaces (税), which the index holds in pairs (税金, 关税).
+written without spaces (税), which the index holds in pairs (税金, 关税); and the other
+form of an English verb or noun Porter stems apart (decide, decision), held or not.
 docs/data-model.md#ranking"""
 
 from __future__ import annotations
@@ -81,13 +82,32 @@ def _spelled_out(term: str) -> list[str]:
     return [f for f in dict.fromkeys(forms) if f != term]
 
 
+# English verbs and the nouns made from them that Porter stems apart (decide: decid,
+# decision: decis), as the ends of their stems: a query word is searched in both forms
+# when a row holds the other ("what did we decide" finds "Decision: ..."). Each pair is
+# a family of words, not one word (include, conclude, exclude; admit, permit, submit).
+_DERIVED = (("id", "is"), ("ud", "us"), ("od", "os"), ("ad", "as"), ("mit", "miss"),
+            ("ceiv", "cept"), ("scrib", "script"), ("sum", "sumpt"), ("duc", "duct"),
+            ("solv", "solut"))
+DERIVED_STEM = 5  # the shortest stem read so (bid, said and paid are not derived)
+
+
+def _derived(term: str) -> list[str]:
+    """The other forms of ``term``'s family (:data:`_DERIVED`), as stems."""
+    if not term.isascii() or not term.isalpha() or len(term) < DERIVED_STEM:
+        return []
+    return [term[:-len(a)] + b for pair in _DERIVED for a, b in (pair, pair[::-1])
+            if term.endswith(a) and len(term) - len(a) + len(b) >= DERIVED_STEM]
+
+
 def word_parts(db, terms: list[str], held: set[str],
                held_in: Callable[[list[str]], set[str]]) -> dict[str, tuple[str, ...]]:
     """Each of the query's ``terms`` that no row it ranks holds (``held``: those some row
     holds) and that is made of terms some row holds, with those: two words written
     together (the first such split, the shortest first part first), or the word with or
     without a prefix written onto it (up to :data:`PREFIXED_FORMS`, in the order
-    tried). ``held_in(terms)``: which of these terms a row it ranks holds."""
+    tried); and each term whose derived forms (:func:`_derived`, held or not itself) a
+    row holds, with them. ``held_in(terms)``: which of these terms a row it ranks holds."""
     stop = stop_terms(db)
     splits, forms, alone = {}, {}, set()
     for term in terms:
@@ -99,16 +119,23 @@ def word_parts(db, terms: list[str], held: set[str],
             else:
                 forms[term] = [f for f in _prefixed(term) + _spelled_out(term)
                                if f not in stop]
+    derived = {t: [f for f in _derived(t) if f not in stop and f not in terms]
+               for t in terms if t not in stop}
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
+    asked.update(f for found in derived.values() for f in found)
     have = held_in(sorted(asked)) if asked else set()
     out: dict[str, tuple[str, ...]] = {}
-    for term in splits:
-        pick = next((pair for pair in splits[term] if set(pair) <= have), None)
-        kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[
-            :PAIRS_OF_ONE if term in alone else PREFIXED_FORMS]
-        if pick or kept:
-            out[term] = pick or kept
+    for term in terms:
+        found: tuple[str, ...] = ()
+        if term in splits:
+            pick = next((pair for pair in splits[term] if set(pair) <= have), None)
+            kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[
+                :PAIRS_OF_ONE if term in alone else PREFIXED_FORMS]
+            found = pick or kept
+        more = tuple(f for f in derived.get(term, ()) if f in have)
+        if found or more:
+            out[term] = tuple(dict.fromkeys((*found, *more)))
     return out
 
 

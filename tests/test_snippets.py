@@ -88,6 +88,33 @@ def test_the_notes_own_bold_never_reads_as_a_found_word(tmp_path):
                     "**see [[Plan]]** stay as written.")
 
 
+def test_a_notes_stray_or_coded_stars_stay_as_written_and_the_page_marks_only_words(
+        tmp_path):
+    """Only plain pairs of the note's own ** are dropped: not in code, not 2**10 or a
+    glob, not nested or unclosed; and the page highlights the query's words alone."""
+    from personal_memory.web.text import marked
+    files = {f"filler{i}.md": f"# Filler {i}\n\nGo to the shop number {i}.\n"
+             for i in range(8)}
+    files["glob.md"] = "# Glob\n\nThe pattern src/**/*.py finds every wombat module.\n"
+    files["power.md"] = "# Power\n\nCompute 2**10 then multiply by the wombat factor.\n"
+    files["nest.md"] = "# Nest\n\n**nested **bold** wombat**\n"
+    files["code.md"] = ("# Code\n\n```python\ndef __init__(self):  # wombat\n"
+                        "    self.x = \"**raw**\"\n```\n")
+    for name, shown in (("glob.md", "src/**/*.py finds every <mark>wombat</mark> module."),
+                        ("power.md", "2**10 then multiply by the <mark>wombat</mark>")):
+        one = {name: files[name], **{k: v for k, v in files.items() if k.startswith("f")}}
+        (tmp_path / name).mkdir()
+        text = found(tmp_path / name, one, "wombat")[0].snippet.text
+        assert shown in str(marked(text)), (name, text)
+    (tmp_path / "nest").mkdir()  # nested: kept as written (a word in emphasis is not marked)
+    one = {"nest.md": files["nest.md"], **{k: v for k, v in files.items() if k.startswith("f")}}
+    assert found(tmp_path / "nest", one, "wombat")[0].snippet.text == "**nested **bold** wombat**"
+    one = {"code.md": files["code.md"], **{k: v for k, v in files.items() if k.startswith("f")}}
+    (tmp_path / "code").mkdir()
+    text = found(tmp_path / "code", one, "wombat")[0].snippet.text
+    assert "def __init__(self):" in text and '"**raw**"' in text, text
+
+
 def test_code_in_a_fence_is_quoted_as_written_never_marked(tmp_path):
     """A mark inside code changes it: "/**notes**/" is not the path to copy."""
     text = ("# Proxy\n\nServe the notes under a path:\n\n```json\n"

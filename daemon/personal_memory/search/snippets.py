@@ -309,9 +309,11 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
         hi -= 1
         cut = None
     marks = _prose_only(rev.content, context, lines, found, lo, hi)
+    code = code_lines(lines)
     parts = []
     for i in range(lo, hi + 1):
         line, spans = lines[i], marks[i]
+        cut_here = i == hi and cut
         if _block_id(line):
             continue
         if i == hi and cut:  # the first part of the line that finishes the snippet
@@ -326,33 +328,66 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
             spans = [(s - begin, e - begin) for s, e in spans if s >= begin and e <= end]
             line = ("…" if begin else "") + piece + ("…" if end < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        else:  # shown whole: the words in its strong text are marked once it is plain
+        elif i not in code:  # shown whole: its strong text's words marked once it is plain
             spans = sorted(set(spans) | _in_strong(line, found[i]))
-        parts.append(mark(*_unbolded(line, spans)))
+        parts.append(mark(*_unbolded(line, spans)) if i not in code and not cut_here
+                     and len(lines[i]) <= WIDTH else mark(line, spans))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)
     return Snippet(text=text, line_start=first_line + lo, line_end=first_line + hi)
 
 
-# The note's own strong emphasis (**so**, __so__), outside code spans: dropped from a
-# snippet, whose marks are the query's words (the page shows them highlighted)
-_STRONG = re.compile(r"(`[^`\n]{0,500}`)|(\*\*|__)(?=[^\s*_`])([^*_`\[\]<>!\\\n]{1,500}?)"
-                     r"(?<=\S)\2")
+# The note's own strong emphasis (**so**), outside code: dropped from a snippet, whose
+# marks are the query's words (the page shows them highlighted). Only plain pairs are:
+# each opening after a space or the line's start and closing before a space, a
+# punctuation mark or the line's end, nothing but text between; a line with any other
+# ** (2**10, src/**/*.py, a nested or unclosed one) or in a code block keeps its own.
+_STRONG = re.compile(r"(`[^`\n]{0,500}`)|(?<![^\s(\[{\"'])\*\*(?=[^\s*])"
+                     r"([^*\n]{1,500}?)(?<=\S)\*\*(?![^\s.,;:!?)\]}\"'])")
+_MARKUP = re.compile(r"[`\[\]<>!\\]")  # strong text holding a link, code or HTML stays
+_FENCE = re.compile(r"\s{0,3}(?:`{3,}|~{3,})")
+
+
+def _strong_pairs(line: str) -> list[re.Match]:
+    """The line's plain strong pairs, or none when it holds any other ``**`` (one in code
+    or around a link is its own: it stays, and the others go)."""
+    found = list(_STRONG.finditer(line))
+    pairs = [m for m in found if m.group(2) is not None]
+    code = sum(m.group(1).count("**") for m in found if m.group(1))
+    if line.count("**") != 2 * len(pairs) + code:
+        return []
+    return [m for m in pairs if not _MARKUP.search(m.group(2))]
+
+
+def code_lines(lines: list[str]) -> set[int]:
+    """The lines of fenced or indented code blocks (and their fences), by index."""
+    out, fence = set(), None
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if fence is not None:
+            out.add(i)
+            if m and m.group().strip()[:3] == fence and not line.strip().strip(fence[0]):
+                fence = None
+        elif m:
+            fence = m.group().strip()[:3]
+            out.add(i)
+        elif line.startswith(("    ", "\t")):
+            out.add(i)
+    return out
 
 
 def _in_strong(line: str, found: list[tuple[int, int]]) -> set[tuple[int, int]]:
     """The words found inside the line's plain strong text (no link, code or markup in it)."""
-    inner = [(m.start(3), m.end(3)) for m in _STRONG.finditer(line) if m.group(2)]
+    inner = [(m.start(2), m.end(2)) for m in _strong_pairs(line)]
     return {(a, b) for a, b in found if any(x <= a and b <= y for x, y in inner)}
 
 
 def _unbolded(line: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """``line`` without its strong emphasis markers, and ``spans`` moved with the text."""
     cuts: list[int] = []  # where a two-character marker was taken out
-    for m in _STRONG.finditer(line):
-        if m.group(2):
-            cuts += [m.start(), m.end() - 2]
+    for m in _strong_pairs(line):
+        cuts += [m.start(), m.end() - 2]
     if not cuts:
         return line, spans
     text = "".join(line[a + (2 if i else 0):b]

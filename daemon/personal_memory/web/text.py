@@ -21,7 +21,9 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..records import Link
 
-_MARKED = re.compile(r"\*\*(.+?)\*\*", re.S)
+# a snippet's mark is around a word (or touching tokens, 東京): no space, no * in it, so
+# a note's own ** left in a snippet (2**10, src/**/*.py) is not taken for one
+_MARKED = re.compile(r"\*\*([^\s*]+?)\*\*")
 _DIFF = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)
 # An Obsidian callout: a block quote whose first line is "[!type]" (folded with + or -),
 # then its title.

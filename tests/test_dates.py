@@ -249,6 +249,11 @@ def test_weeks_quarters_and_months_a_query_names(utc):
     assert months[-1] == ("2026-03-01", "2026-04-01") and len(months) == 2026 - 1969
     assert spans_at("im März", at) == months and spans_at("In May", at)[-1][0] == "2026-05-01"
     assert spans_at("in March 14", at)[-1] == ("2026-03-14", "2026-03-15")
+    assert spans_at("en marzo", at) == spans_at("a marzo", at) == spans_at("em março", at) \
+        == months
+    for text in ("what gift for Julio", "for Mars rover", "en mar abierto", "in Mayo",
+                 "appointment for Mei", "in Mar", "a March"):
+        assert spans_at(text, at) == [], text  # a month only after its language's word
     assert spans_at("in December", "2026-11-30T12:00:00Z")[-1][0] == "2025-12-01"
     assert spans("the week of March 9, 2026") == [("2026-03-09", "2026-03-16")]
     assert spans("the week of the 11th of March 2026") == [("2026-03-09", "2026-03-16")]

@@ -47,6 +47,15 @@ _MONTHS = {  # each language's names of the twelve months, January first
 _NUMBER = {name: i + 1 for names in _MONTHS.values() for i, name in enumerate(names.split())}
 _NUMBER.update({name[:3]: i + 1 for i, name in enumerate(_MONTHS["en"].split())})
 _NUMBER["sept"] = 9
+# The languages whose full month names a preposition goes before ("for Julio" is a name,
+# "in Mayo" no month)
+_BEFORE_MONTH = {"in": ("en", "it", "nl"), "during": ("en",), "for": ("en",),
+                 "throughout": ("en",), "im": ("de",), "en": ("fr", "es"), "em": ("pt",),
+                 "a": ("it",)}
+_LANGUAGES = {}
+for _lang, _names in _MONTHS.items():
+    for _name in _names.split():
+        _LANGUAGES.setdefault(_name, set()).add(_lang)
 _MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
 # 13th, 1st; 1er (French), 1º (Spanish, Portuguese: "1o" in NFKC); 13. (German, Dutch)
 _DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?"
@@ -72,8 +81,9 @@ _PATTERNS = re.compile("|".join([
     rf"(?<![\w.,:/-]){_DAY.format('d7')}\s+{_OF}{_MONTH.format('m7')}(?!\w)",
     # March 14, Mar 14th
     rf"\b{_MONTH.format('m8')}\s+{_DAY.format('d8')}(?![\w.,:]\d)(?!\w)",
-    # a month without its year after a preposition: "in March", "im März", "en mars"
-    rf"\b(?:in|during|for|throughout|im|en|em){_SPACE}{_MONTH.format('m9')}"
+    # a month without its year after a preposition of its language: "in March", "im
+    # März", "en mars" (_BEFORE_MONTH)
+    rf"\b(?:in|during|for|throughout|im|en|em|a){_SPACE}{_MONTH.format('m9')}"
     r"(?!\w)(?!,?\s+(?:(?:of|de)\s+)?\d)",
     # ISO weeks: 2026-W11, 2026W11; week 11 (of 2026), KW 11, Woche 11, semaine 11
     r"\b(?P<y10>\d{4})-?W(?P<w10>\d{1,2})\b",
@@ -188,6 +198,9 @@ def _named(m: re.Match, slot: str) -> tuple | None:
         return None
     if slot in "789":
         if month == "may":  # "may 3", "in may": a verb in lower case
+            return None
+        if slot == "9" and not _LANGUAGES.get(month.lower(), set()) & set(
+                _BEFORE_MONTH[m.group().split()[0].lower()]):
             return None
         return (None, "month", number) if slot == "9" else \
             (None, "day", number, int(group("d" + slot)))

@@ -138,7 +138,7 @@ class Pages:
         # the times the form offers: the revisions', and those asked (a span from the
         # changes page), each in its place
         times = sorted({r.known_at for r in timeline.revisions}
-                       | {t for t in (since, until) if _cutoff(t) is not None}, key=parse_time)
+                       | {t for t in (since, until) if _cutoff(t) is not None}, key=_cutoff)
         went = view.moved_to  # a note deleted by moving away: where it went
         # a deleted note: the last moment it read as something, to open it then
         before = max((r.known_at for r in timeline.revisions if not r.deleted and r.note == note

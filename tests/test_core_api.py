@@ -207,6 +207,14 @@ def test_history_of_an_id_that_is_none_names_the_sections_of_its_note(tmp_path):
         with pytest.raises(NotFound) as short:
             store.history("Prog.md#Prog#Python", namespace=NS)
         assert "did you mean 'v/Prog.md'?" in str(short.value)
+        with pytest.raises(NotFound) as short:  # not a note known then
+            store.history("Prog.md#Prog#Python", namespace=NS, as_of="2000-01-01")
+        assert "did you mean" not in str(short.value)
+        (vault / "Über.md").write_text("# Über\n\nText.\n")
+        store.sync([Folder.of(vault)])
+        with pytest.raises(NotFound) as short:  # typed decomposed (macOS)
+            store.history("U\u0308ber.md#Über", namespace=NS)
+        assert "did you mean 'v/Über.md'?" in str(short.value)
         with pytest.raises(NotFound) as short:
             store.timeline("og.md", namespace=NS)  # the end of a name is no path
         assert "did you mean" not in str(short.value)

@@ -153,16 +153,17 @@ class RevisionLog:
             f"SELECT {self.columns} FROM revisions WHERE namespace = ? AND note = ? "
             "ORDER BY known_at, id", (namespace, note))]
 
-    def notes_ending(self, namespace: str, tail: str, limit: int = 3) -> list[str]:
-        """Notes whose ID ends with ``/`` and ``tail`` (a path given without its
-        collection), at most ``limit``, by ID."""
+    def notes_ending(self, namespace: str, tail: str, as_of: int | None = None,
+                     limit: int = 3) -> list[str]:
+        """Notes known by ``as_of`` whose ID ends with ``/`` and ``tail`` (a path given
+        without its collection), at most ``limit``, by ID."""
         if not self.at_least(4):
             return []
         tail = "/" + tail
         return [n for n, in self.execute(
             "SELECT DISTINCT note FROM revisions WHERE namespace = ? AND note IS NOT NULL "
-            "AND substr(note, -?) = ? ORDER BY note LIMIT ?",
-            (namespace, len(tail), tail, limit))]
+            "AND substr(note, -?) = ? AND known_at <= ? ORDER BY note LIMIT ?",
+            (namespace, len(tail), tail, cutoff(as_of), limit))]
 
     def holds_namespace(self, namespace: str) -> bool:
         """Whether the namespace holds any revision (one index probe)."""

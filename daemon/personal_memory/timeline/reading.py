@@ -41,7 +41,7 @@ def unknown_note(db: Database, namespace: str, note: str, as_of: int | None) -> 
     when = "" if as_of is None else f" as of {format_time(as_of)}"
     later = db.note_revisions(namespace, note) if as_of is not None else []
     first = min((r.known_at for r in later), key=parse_time, default=None)
-    meant = db.notes_ending(namespace, note) if first is None else []
+    meant = db.notes_ending(namespace, note, as_of) if first is None else []
     hint = (f"; it is first known at {first}" if first is not None else
             "; did you mean " + " or ".join(repr(m) for m in meant) + "?" if meant else
             " (give COLLECTION/path.md, as in memory IDs)")

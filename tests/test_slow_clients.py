@@ -70,6 +70,26 @@ def test_slow_heads_are_closed_on_both_servers_and_others_are_answered(server, n
         page.wait(timeout=20)
 
 
+def test_a_client_gone_before_its_body_leaves_no_traceback(server):
+    """A POST to /mcp whose client leaves mid-body (or is cut off as too slow) is not
+    handed to the SDK, which logged an ERROR with a traceback for it."""
+    token = server.token("slow")
+    u = urlsplit(server.base)
+    for _ in range(3):
+        s = socket.create_connection((u.hostname, u.port), timeout=5)
+        s.sendall((f"POST /mcp HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\n"
+                   f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                   "Accept: application/json, text/event-stream\r\n"
+                   "Content-Length: 500\r\n\r\n{\"jsonrpc\": ").encode())
+        time.sleep(0.3)
+        s.close()
+    time.sleep(1)
+    assert httpx2.get(server.base + "/.well-known/oauth-authorization-server",
+                      timeout=5).status_code == 200
+    log = server.log_text()
+    assert "Traceback" not in log and "ClientDisconnect" not in log, log[-2000:]
+
+
 class _Quick(SlowClientsClosed):
     head_seconds = 1.0
     body_seconds = 1.5

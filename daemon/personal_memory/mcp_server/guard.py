@@ -151,6 +151,12 @@ async def _take_body(receive: Receive, limit: int) -> tuple[list[Message], bytes
     return taken, b"".join(m.get("body", b"") for m in taken)
 
 
+def _gone(taken: list[Message]) -> bool:
+    """Whether the client went away before its body was all read (a slow one cut off):
+    nothing is answered, and the SDK is not asked to read a body that is not there."""
+    return bool(taken) and taken[-1]["type"] == "http.disconnect"
+
+
 def _replaying(taken: list[Message], receive: Receive) -> Receive:
     """``receive`` that first gives back what was taken already."""
     queue = list(taken)
@@ -265,6 +271,8 @@ class Guard:
         too_big = length.isdigit() and int(length) > self.policy.max_form_bytes
         taken, body = ([], None) if too_big else await _take_body(
             receive, self.policy.max_form_bytes)
+        if _gone(taken):
+            return
         if body is None:
             await refuse(413, "body_too_large", f"the body is larger than "
                          f"{self.policy.max_form_bytes} bytes")
@@ -394,6 +402,8 @@ class Guard:
 
         if scope.get("method") == "POST":
             taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
+            if _gone(taken):
+                return
             if body is None:
                 await refuse(413, "body_too_large", f"the body is larger than "
                              f"{HTTP_MAX_BODY_BYTES} bytes")

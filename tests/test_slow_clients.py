@@ -155,3 +155,72 @@ def test_a_slow_body_or_a_slow_second_request_is_closed(quick_server):
     time.sleep(0.5)
     s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert b"got 0" in answer(s)
+
+
+class _Few(SlowClientsClosed):
+    most = 20
+
+
+def test_connections_past_the_most_are_closed_as_they_come():
+    async def app(scope, receive, send):
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-length", b"2")]})
+            await send({"type": "http.response.body", "body": b"ok"})
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                           http=_Few))
+    thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not served.started:
+        time.sleep(0.02)
+    port = sock.getsockname()[1]
+    try:
+        held = dribbling("127.0.0.1", port, 20)
+        extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+        extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert closed(extra) or extra.recv(64) == b""  # closed at once, unanswered
+        for s in held[:5]:
+            s.close()
+        time.sleep(0.3)
+        again = socket.create_connection(("127.0.0.1", port), timeout=5)
+        again.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        again.settimeout(5)
+        assert again.recv(1024).startswith(b"HTTP/1.1 200")  # room again once some left
+        for s in held[5:]:
+            s.close()
+    finally:
+        served.should_exit = True
+        thread.join(10)
+
+
+def test_a_server_started_with_few_open_files_raises_its_limit(tmp_path):
+    """Started as systemd or launchd start it (1,024 or 256 open files), the page raises
+    its limit to the hard one and keeps its connections below it: 300 idle clients leave
+    room for others and no accept fails."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"this machine's hard limit of open files is {hard}")
+    from personal_memory import MemoryStore
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("a", "alpha", namespace="notes")
+
+    def low():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    page = subprocess.Popen(MEMORY + ["--db", str(db), "ui", "--no-open"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=user_env(),
+                            text=True, preexec_fn=low)
+    try:
+        url = page.stdout.readline().strip()
+        u = urlsplit(url)
+        held = dribbling(u.hostname, u.port, 300)
+        assert httpx2.get(url, timeout=5).status_code in (200, 303)
+        for s in held:
+            s.close()
+    finally:
+        page.terminate()
+        err = page.communicate(timeout=20)[1]
+    assert "out of system resource" not in err and "Traceback" not in err, err[-2000:]

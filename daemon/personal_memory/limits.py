@@ -51,6 +51,12 @@ HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
 # (a slowloris client would hold sockets until none is left); both servers, MCP and page.
 HTTP_HEAD_SECONDS = 10.0
 HTTP_BODY_SECONDS = 30.0
+# Connections either server keeps open at once; one more is closed as it comes. Below the
+# open files the process may hold (its soft limit, raised to the hard one when it can
+# be, less HTTP_SPARE_FILES for the database, the model and the logs), so that clients
+# that keep reconnecting never leave it without a descriptor to accept with.
+HTTP_MAX_CONNECTIONS = 1024
+HTTP_SPARE_FILES = 128
 
 # The page lists at most this many of a note's backlinks (and says how many more).
 PAGE_BACKLINKS = 200

@@ -3,32 +3,74 @@ head within :data:`~personal_memory.limits.HTTP_HEAD_SECONDS` of the connection 
 (or of its last answer), its body within :data:`~personal_memory.limits.HTTP_BODY_SECONDS`
 of the head; past either, the connection is closed. uvicorn closes only a connection left
 idle after an answer, so a client that sends a byte now and then (slowloris) kept its
-socket for good, and enough of them left no descriptor for anyone else. Both listening
-servers (``memory serve --http`` and ``memory ui``) use it; an answer being streamed has
-no deadline."""
+socket for good, and enough of them left no descriptor for anyone else. And at most
+:func:`connections_allowed` connections are open at once, below the open-file limit
+(raised to the hard one): a client reconnecting as fast as it is cut off never leaves the
+server unable to accept (each refused accept logged a traceback, megabytes a second).
+Both listening servers (``memory serve --http`` and ``memory ui``) use it; an answer
+being streamed has no deadline."""
 
 from __future__ import annotations
 
 import logging
+import time
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .limits import HTTP_BODY_SECONDS, HTTP_HEAD_SECONDS
+from .limits import (HTTP_BODY_SECONDS, HTTP_HEAD_SECONDS, HTTP_MAX_CONNECTIONS,
+                     HTTP_SPARE_FILES)
 
 log = logging.getLogger("personal_memory.http")
 
 
+def open_files_allowed() -> int:
+    """Raise this process's limit of open files to its hard limit (10,240 at most, what
+    macOS takes) and return the limit it has: systemd and launchd start a service with
+    1,024 or 256."""
+    try:
+        import resource
+    except ImportError:  # not on this system: no limit to raise
+        return HTTP_MAX_CONNECTIONS + HTTP_SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 10_240 if hard == resource.RLIM_INFINITY else min(hard, 10_240)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return 10_240 if soft == resource.RLIM_INFINITY else soft
+
+
+def connections_allowed() -> int:
+    """How many connections a server keeps at once (raising the open-file limit first)."""
+    return max(16, min(HTTP_MAX_CONNECTIONS, open_files_allowed() - HTTP_SPARE_FILES))
+
+
 class SlowClientsClosed(H11Protocol):
-    """H11Protocol whose client must send each request in time (the deadlines above)."""
+    """H11Protocol whose client must send each request in time (the deadlines above),
+    and of whose connections at most ``most`` are open at once (:func:`connections_allowed`,
+    set by the server before it starts)."""
 
     head_seconds = HTTP_HEAD_SECONDS
     body_seconds = HTTP_BODY_SECONDS
+    most = HTTP_MAX_CONNECTIONS
     _phase = None  # what the client is being waited for: h11.IDLE, h11.SEND_BODY or None
     _timer = None
+    _said = [0.0]  # when too many connections were last logged (once a minute)
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        if len(self.connections) > self.most:
+            now = time.monotonic()
+            if now - self._said[0] > 60:
+                self._said[0] = now
+                log.warning("%d connections are open, the most this server keeps: a new "
+                            "one is closed as it comes (a client reconnecting in a loop?)",
+                            self.most)
+            transport.close()
+            return
         self._watch()
 
     def handle_events(self) -> None:
@@ -69,3 +111,9 @@ class SlowClientsClosed(H11Protocol):
                 self.cycle.disconnected = True  # the app's receive() ends as a disconnect
                 self.cycle.message_event.set()
             self.transport.close()
+
+
+def protocol() -> type[SlowClientsClosed]:
+    """The protocol a server starts with: the open-file limit raised, and the connections
+    it keeps bounded below it."""
+    return type("Bounded", (SlowClientsClosed,), {"most": connections_allowed()})

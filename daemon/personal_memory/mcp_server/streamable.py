@@ -30,7 +30,7 @@ from ..limits import (EXIT_OK, EXIT_RESTART, HTTP_ADDRESS_BURST,
                       HTTP_PORT, HTTP_REQUESTS_PER_MINUTE, HTTP_SESSION_IDLE_SECONDS,
                       MAX_PORT)
 from ..settings import Settings
-from ..slow_clients import SlowClientsClosed
+from ..slow_clients import protocol
 
 log = logging.getLogger("personal_memory.http")
 
@@ -225,7 +225,7 @@ def serve_worker(config: Settings, endpoint: Endpoint, fd: int) -> int:
         app, ssl_certfile=tls[0], ssl_keyfile=tls[1], log_level="warning",
         access_log=False, proxy_headers=endpoint.behind_proxy, server_header=False,
         forwarded_allow_ips="127.0.0.1,::1" if endpoint.behind_proxy else None,
-        timeout_graceful_shutdown=5, lifespan="on", http=SlowClientsClosed))
+        timeout_graceful_shutdown=5, lifespan="on", http=protocol()))
     server.run(sockets=[sock])
     return EXIT_OK
 

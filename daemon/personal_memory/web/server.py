@@ -13,7 +13,7 @@ from ..errors import InvalidArgument
 from ..limits import EXIT_OK
 from ..readers import ReaderPool
 from ..settings import Settings
-from ..slow_clients import SlowClientsClosed
+from ..slow_clients import protocol
 from .app import build_app
 
 
@@ -50,7 +50,7 @@ def serve(pool: ReaderPool, namespace: str, port: int | None = None,
     url = f"http://127.0.0.1:{port}/?token={token}"
     server = uvicorn.Server(uvicorn.Config(build_app(pool, namespace, token, port),
                                            log_level="warning", access_log=False,
-                                           lifespan="off", http=SlowClientsClosed))
+                                           lifespan="off", http=protocol()))
 
     # uvicorn re-raises the signal it stopped on once it has restored the handlers it
     # found; these make that a clean exit (and cover a signal before it starts)

@@ -331,7 +331,7 @@ def _about(r: Rev) -> tuple[int, int] | None:
         if m := re.search(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)", name):
             start = datetime(int(m[1]), int(m[3]), int(m[4]), tzinfo=utc)
             return _micros(start), _micros(start) + 86_400_000_000
-        if m := re.search(r"(?<!\w)((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|KW|kw)(\d\d?)(?!\d)", name):
+        if m := re.search(r"(?<!\w)((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|[Kk][Ww])(\d\d?)(?!\d)", name):
             start = datetime.fromisocalendar(int(m[1]), int(m[2]), 1).replace(tzinfo=utc)
             return _micros(start), _micros(start) + 7 * 86_400_000_000
         if m := re.search(r"(?<!\w)((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)", name):

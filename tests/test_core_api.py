@@ -180,6 +180,8 @@ def test_a_cutoff_may_be_a_span_back_from_now(store):
     assert store.search("alpha", namespace=NS, as_of="now").as_of is not None
     with pytest.raises(InvalidTime, match="span back from now"):
         store.search("alpha", namespace=NS, as_of="a week ago")
+    with pytest.raises(InvalidTime):  # digits of another script are no span
+        store.search("alpha", namespace=NS, as_of="\uff17d")
 
 
 def test_history_of_an_id_that_is_none_names_the_sections_of_its_note(tmp_path):

@@ -61,6 +61,7 @@ def test_a_german_day_written_short_is_read_after_a_word_that_announces_it():
     days = spans("Was habe ich am 14.03. gemacht?")
     assert len(days) == len(YEARS) and ("2026-03-14", "2026-03-15") in days
     assert spans("vom 9.3.26") == [("2026-03-09", "2026-03-10")]
+    assert spans("am 14.03.99") == [("1999-03-14", "1999-03-15")]  # as strptime's %y
     assert ("2026-03-09", "2026-03-10") in spans("Montag, 9.3.")
     for text in ("Schritt 1.2. lesen", "version 1.2.10", "am 31.02.", "am 1.13.",
                  "Kapitel 3.4."):
@@ -161,7 +162,7 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("letzten Monat") == named("last month")
     assert named("Was war am Montag?") == named("letzten Montag") == named("last Monday")
     assert named("vorigen Samstag") == named("on Saturday")
-    for text in ("Montagsmeeting", "die Woche", "hier", "heutig"):
+    for text in ("Montagsmeeting", "die Woche", "hier", "heutig", "thıs week"):
         assert named(text) == [], text
     assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
 
@@ -224,7 +225,7 @@ def test_a_periodic_note_is_about_its_week_quarter_or_month():
         a, b = about(note, 5)
         return None if a == NO_DAY else (format_time(a)[:10], format_time(b)[:10])
     assert span("v/Weekly/2026-W11.md") == span("v/2026 w11 review.md") == \
-        span("v/Wochen/2026-KW11.md") == \
+        span("v/Wochen/2026-KW11.md") == span("v/2026-Kw11.md") == \
         ("2026-03-09", "2026-03-16")
     assert span("v/2026-W01.md") == ("2025-12-29", "2026-01-05")  # ISO weeks, from Monday
     assert span("v/Monthly/2026-03.md") == span("v/2026_03 goals.md") == \
@@ -240,7 +241,8 @@ def test_a_periodic_note_is_about_its_week_quarter_or_month():
 def test_weeks_quarters_and_months_a_query_names(utc):
     at = "2026-12-05T12:00:00Z"
     assert spans("what shipped in 2026-W11?") == spans("week 11 of 2026") == \
-        spans("KW 11 2026") == [("2026-03-09", "2026-03-16")]
+        spans("KW 11 2026") == spans("KW 11/2026") == [("2026-03-09", "2026-03-16")]
+    assert ("2026-03-09", "2026-03-16") in spans_at("KW11", at)
     weeks = spans_at("weekly review of week 11", at)
     assert ("2026-03-09", "2026-03-16") in weeks and ("2025-03-10", "2025-03-17") in weeks
     assert spans("Q1 2026") == spans("2026-Q1") == [("2026-01-01", "2026-04-01")]

@@ -136,7 +136,7 @@ def plausible_stamp(stamp: int) -> int:
     return stamp
 
 
-_RELATIVE = re.compile(r"(\d{1,9})\s*([smhdw])")
+_RELATIVE = re.compile(r"([0-9]{1,9})\s*([smhdw])")  # ASCII digits: ７d is no span
 _UNIT_US = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000,
             "w": 7 * 86_400_000_000}
 

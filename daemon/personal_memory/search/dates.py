@@ -87,8 +87,9 @@ _PATTERNS = re.compile("|".join([
     r"(?!\w)(?!,?\s+(?:(?:of|de)\s+)?\d)",
     # ISO weeks: 2026-W11, 2026W11; week 11 (of 2026), KW 11, Woche 11, semaine 11
     r"\b(?P<y10>\d{4})-?W(?P<w10>\d{1,2})\b",
-    rf"\b(?:week|wk|kw|woche|semaine|semana|settimana){_SPACE}(?:(?:no|nr|n°)\.?\s*|#)?"
-    r"(?P<w11>\d{1,2})(?:(?:,|\s+of|\s+in)?\s+(?P<y11>\d{4}))?(?![\w.:/-]?\d)",
+    r"\b(?:week|wk|kw|woche|semaine|semana|settimana)\s{0,3}(?:(?:no|nr|n°)\.?\s*|#)?"
+    r"(?P<w11>\d{1,2})(?:(?:,|\s+of|\s+in)?\s+(?P<y11>\d{4})|/(?P<y14>\d{4}))?"
+    r"(?![\w.:/-]?\d)",
     # quarters with their year: Q1 2026, Q1 of 2026, 2026-Q1
     r"\bQ(?P<q12>[1-4])\s+(?:of\s+)?(?P<y12>\d{4})\b|\b(?P<y13>\d{4})-?Q(?P<q13>[1-4])\b",
 ]), re.IGNORECASE)
@@ -187,9 +188,10 @@ def shares(starts: np.ndarray, ends: np.ndarray, named: Named) -> np.ndarray:
 def _named(m: re.Match, slot: str) -> tuple | None:
     """What a match names: (year or None, "day" | "month" | "week" | "quarter", numbers)."""
     group = m.group
-    if slot in ("10", "11"):
-        year = group("y" + slot)
-        return (int(year) if year else None, "week", int(group("w" + slot)))
+    if slot in ("10", "11", "14"):  # 14: "KW 11/2026"
+        year = group("y" + slot) if slot != "14" else group("y14")
+        week = group("w10" if slot == "10" else "w11")
+        return (int(year) if year else None, "week", int(week))
     if slot in ("12", "13"):
         return (int(group("y" + slot)), "quarter", int(group("q" + slot)))
     month = group("m" + slot)
@@ -210,8 +212,10 @@ def _named(m: re.Match, slot: str) -> tuple | None:
 
 
 def _german_day(m: re.Match) -> tuple:
+    """Two digits of a year are 2000 to 2069 or 1970 to 1999 (as strptime's %y)."""
     year = m.group("y")
-    return (2000 + int(year) if year else None, "day", int(m.group("m")), int(m.group("d")))
+    full = None if not year else int(year) + (2000 if int(year) < 70 else 1900)
+    return (full, "day", int(m.group("m")), int(m.group("d")))
 
 
 def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:
@@ -253,7 +257,7 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     out = []
     for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text)):
         weekday = _WEEKDAY.get(m.group("wd").lower()) if m.group("wd") else None
-        if m.group("wd") and weekday is None:  # "ſunday": matched ignoring case only
+        if not m.group().isascii():  # "ſunday", "thıs week": matched ignoring case only
             continue
         try:
             start, days = _relative_day(m, today, weekday)
@@ -302,7 +306,7 @@ def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
 # A year alone names none: "1984.md" is a book as often as a yearly note.
 _FILE_PERIODS = (
     ("day", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")),
-    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|KW|kw)(\d\d?)(?!\d)")),
+    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|[Kk][Ww])(\d\d?)(?!\d)")),
     ("quarter", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)")),
     ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
 )

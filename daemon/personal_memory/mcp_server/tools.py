@@ -341,8 +341,10 @@ class MemoryTools:
         deletions, moves and purges (text erased). A section of a note that moved also
         has its revisions under earlier paths."""
         store = self._store()
-        revs = self._call(store.history, memory_id, namespace=self.namespace, as_of=as_of)
+        # resolved once: "7d" read twice would report a moment after the one used
         cutoff = self._call(parse_cutoff, as_of) if as_of is not None else None
+        revs = self._call(store.history, memory_id, namespace=self.namespace,
+                          as_of=format_time(cutoff))
         out = HistoryOutput(memory_id=memory_id, as_of=format_time(cutoff),
                             revisions=[RevisionOut.of(r) for r in revs],
                             full=[r.to_dict() for r in revs] if detail == "full" else None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from calendar import monthrange
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -311,6 +312,7 @@ _FILE_PERIODS = (
     ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
 )
 NO_DAY = np.iinfo(np.int64).min  # a memory about no day: inside no period
+FOREVER = np.iinfo(np.int64).max
 
 
 def note_span(note: str) -> tuple[int, int] | None:
@@ -360,7 +362,9 @@ def inside(span: tuple[int, int], periods: tuple[tuple[int, int], ...]) -> bool:
     """Whether the periods named hold a span (UTC microseconds) whole: a day of March in
     "in March 2026", a weekly note in "last week", not a monthly note in "on March 4"."""
     start, end = span
-    return any(a <= start and end <= b for a, b in _merged(periods))
+    merged = _merged(periods)
+    i = bisect_right(merged, (start, FOREVER)) - 1  # the last merged period from before it
+    return i >= 0 and merged[i][0] <= start and end <= merged[i][1]
 
 
 def periods_mask(starts: np.ndarray, ends: np.ndarray,

@@ -5,6 +5,7 @@ is checked on the same protocol served in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import threading
@@ -111,17 +112,26 @@ def quick_server():
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", b"%d" % len(answer))]})
         await send({"type": "http.response.body", "body": answer})
+    with serving(app, _Quick) as port:
+        yield port
+
+
+@contextlib.contextmanager
+def serving(app, protocol):
+    """``app`` served in this process by uvicorn with ``protocol``: its port."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                           http=_Quick))
+                                           http=protocol))
     thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not served.started:
         time.sleep(0.02)
-    yield sock.getsockname()[1]
-    served.should_exit = True
-    thread.join(10)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        served.should_exit = True
+        thread.join(10)
 
 
 def answer(s: socket.socket) -> bytes:
@@ -167,16 +177,7 @@ def test_connections_past_the_most_are_closed_as_they_come():
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-length", b"2")]})
             await send({"type": "http.response.body", "body": b"ok"})
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                           http=_Few))
-    thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not served.started:
-        time.sleep(0.02)
-    port = sock.getsockname()[1]
-    try:
+    with serving(app, _Few) as port:
         held = dribbling("127.0.0.1", port, 20)
         extra = socket.create_connection(("127.0.0.1", port), timeout=5)
         extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -190,9 +191,6 @@ def test_connections_past_the_most_are_closed_as_they_come():
         assert again.recv(1024).startswith(b"HTTP/1.1 200")  # room again once some left
         for s in held[5:]:
             s.close()
-    finally:
-        served.should_exit = True
-        thread.join(10)
 
 
 def test_a_server_started_with_few_open_files_raises_its_limit(tmp_path):

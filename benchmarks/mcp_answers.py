@@ -53,9 +53,12 @@ def text_of(result) -> str:
 
 def answered(result, item: dict) -> bool:
     """Whether every word of the question's answer key is in the text the search returned
-    (what an assistant reads): if so, it can answer without a second call."""
-    text = text_of(result).lower()
-    return all(word.lower() in text for word in item["answer"])
+    (what an assistant reads): if so, it can answer without a second call. The marks
+    around the query's words (``**``) are read as the emphasis they are, not as text: "Add
+    **formula**" holds "Add formula" (and a key written with the note's bold, "Restore**",
+    is its words)."""
+    text = text_of(result).replace("**", "").lower()
+    return all(word.replace("**", "").lower() in text for word in item["answer"])
 
 
 def notes_of(structured: dict) -> list[str]:

@@ -164,6 +164,21 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("vorigen Samstag") == named("on Saturday")
     for text in ("Montagsmeeting", "die Woche", "hier", "heutig", "thıs week"):
         assert named(text) == [], text
+    # and in Dutch, Spanish, Portuguese, Italian and French: the days and weeks alone
+    for english, others in (
+            ("yesterday", ("gisteren", "ayer", "ontem", "ieri")),
+            ("today", ("vandaag", "hoy", "hoje", "oggi", "aujourd'hui")),
+            ("the day before yesterday", ("eergisteren", "anteayer", "avant-hier")),
+            ("last week", ("vorige week", "la semana pasada", "a semana passada",
+                           "la settimana scorsa", "la semaine dernière")),
+            ("this week", ("deze week", "esta semana", "questa settimana", "cette semaine")),
+            ("last month", ("el mes pasado", "o mês passado", "il mese scorso",
+                            "le mois dernier")),
+            ("this month", ("este mes", "questo mese", "ce mois"))):
+        for text in others:
+            assert named(text) == named(english), text
+    for text in ("Was steht hier?", "mes amis", "semanas pasadas", "THıS week"):
+        assert named(text) == [], text
     assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
 
 

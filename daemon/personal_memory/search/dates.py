@@ -107,14 +107,22 @@ _WEEKDAY = {name: i for names in (_WEEKDAYS, _WOCHENTAGE) for i, name in enumera
 _WEEKDAY["sonnabend"] = 5
 _LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
 # Days and spans named from the day asked about, as a question puts them in English or
-# German ("hier" is French for yesterday and German for here: no other language is read)
+# German, and today, yesterday, the day before and this or last week or month in Dutch,
+# Spanish, Portuguese, Italian and French ("hier", French for yesterday, is German for
+# here: not read). Matched in lower case, case-sensitively: "thıs" (a dotless i) is none.
+_THIS = r"this|diese[nmrs]?|deze|est[ae]|questa|questo|cette|ce"
+_WEEK = r"week|month|woche|monat|maand|semana|mes|mês|settimana|mese|semaine|mois"
 _RELATIVE = re.compile(
-    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday|vorgestern)"
-    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|heute)"
-    r"|(?P<yesterday>yesterday|last\s+night|gestern)"
-    rf"|(?P<which>last|this|{_LAST_DE}|diese[nmrs]?)\s+(?P<unit>week|month|woche|monat)"
-    rf"|(?:last|on|this\s+past|{_LAST_DE}|am)\s+(?P<wd>" + "|".join(_WEEKDAY) + r"))\b",
-    re.IGNORECASE)
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday|vorgestern|eergisteren|anteayer"
+    r"|anteontem|avant-hier|l'altro\s+ieri|altroieri)"
+    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|heute|vandaag|hoy"
+    r"|hoje|oggi|aujourd'hui)"
+    r"|(?P<yesterday>yesterday|last\s+night|gestern|gisteren|ayer|ontem|ieri)"
+    rf"|(?P<which>last|{_THIS}|{_LAST_DE}|vorige)\s+(?P<unit>{_WEEK})"
+    rf"|(?:(?:la|el|a|o|il|le)\s+)?(?P<unit2>{_WEEK})\s+"
+    r"(?P<last2>pasad[ao]|passad[ao]|scors[ao]|derni[eè]re?)"
+    rf"|(?:last|on|this\s+past|{_LAST_DE}|am)\s+(?P<wd>" + "|".join(_WEEKDAY) + r"))"
+    r"(?![\w'-])")
 # "am 14.03.", "vom 9.3.26", "Montag, 9.3.": a German day without its year (or with two
 # digits of it), read only after a word that says a date follows, since "1.2." alone may
 # be a version or a chapter
@@ -248,7 +256,9 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     """The days ``text`` names from the day of ``at`` in this machine's time zone (the
     user's calendar): today, yesterday, the day before yesterday, last night, last (or
     on, or this past) Monday (the latest before today), this or last week (Monday to
-    Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag).
+    Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag);
+    today, yesterday, the day before and this or last week or month in Dutch, Spanish,
+    Portuguese, Italian and French too (ayer, la semana pasada, le mois dernier).
     Each is the label's day as the dates named in full are, [00:00, 24:00) UTC, so
     "yesterday" finds the daily note named by yesterday's date."""
     try:
@@ -256,10 +266,8 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     except (OverflowError, ValueError, OSError):  # outside what a calendar date holds
         return []
     out = []
-    for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text)):
-        weekday = _WEEKDAY.get(m.group("wd").lower()) if m.group("wd") else None
-        if not m.group().isascii():  # "ſunday", "thıs week": matched ignoring case only
-            continue
+    for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text).lower()):
+        weekday = _WEEKDAY.get(m.group("wd")) if m.group("wd") else None
         try:
             start, days = _relative_day(m, today, weekday)
         except (OverflowError, ValueError):  # before year 1 or after 9999
@@ -277,11 +285,13 @@ def _relative_day(m: re.Match, today, weekday: int | None):
         return today, 1
     if m.group("yesterday"):
         return today - timedelta(days=1), 1
-    last = m.group("which") and not m.group("which").lower().startswith(("this", "dies"))
-    if m.group("unit") and m.group("unit").lower() in ("week", "woche"):
+    unit = m.group("unit") or m.group("unit2")
+    last = bool(m.group("unit2")) or (m.group("which") is not None and re.fullmatch(
+        _THIS, m.group("which")) is None)
+    if unit in ("week", "woche", "semana", "settimana", "semaine"):
         start = today - timedelta(days=today.weekday())
         return (start - timedelta(days=7) if last else start), 7
-    if m.group("unit"):
+    if unit:
         first = today.replace(day=1)
         if last:
             first = (first - timedelta(days=1)).replace(day=1)

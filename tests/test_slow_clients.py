@@ -200,7 +200,8 @@ def test_a_server_started_with_few_open_files_raises_its_limit(tmp_path):
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 1024:
-        pytest.skip(f"this machine's hard limit of open files is {hard}")
+        pytest.skip(f"the page is started here with 256 open files and must be able to "
+                    f"raise them past 1,024; this machine's hard limit is {hard}")
     from personal_memory import MemoryStore
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:

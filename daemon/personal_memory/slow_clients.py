@@ -22,6 +22,7 @@ from .limits import (HTTP_BODY_SECONDS, HTTP_HEAD_SECONDS, HTTP_MAX_CONNECTIONS,
                      HTTP_SPARE_FILES)
 
 log = logging.getLogger("personal_memory.http")
+MOST_OPEN_FILES = 10_240  # the most macOS takes (OPEN_MAX)
 
 
 def open_files_allowed() -> int:
@@ -33,14 +34,14 @@ def open_files_allowed() -> int:
     except ImportError:  # not on this system: no limit to raise
         return HTTP_MAX_CONNECTIONS + HTTP_SPARE_FILES
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 10_240 if hard == resource.RLIM_INFINITY else min(hard, 10_240)
+    wanted = MOST_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MOST_OPEN_FILES)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
             soft = wanted
         except (ValueError, OSError):
             pass
-    return 10_240 if soft == resource.RLIM_INFINITY else soft
+    return MOST_OPEN_FILES if soft == resource.RLIM_INFINITY else soft
 
 
 def connections_allowed() -> int:

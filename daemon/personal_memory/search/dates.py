@@ -198,7 +198,7 @@ def _named(m: re.Match, slot: str) -> tuple | None:
     """What a match names: (year or None, "day" | "month" | "week" | "quarter", numbers)."""
     group = m.group
     if slot in ("10", "11", "14"):  # 14: "KW 11/2026"
-        year = group("y" + slot) if slot != "14" else group("y14")
+        year = group("y" + slot)
         week = group("w10" if slot == "10" else "w11")
         return (int(year) if year else None, "week", int(week))
     if slot in ("12", "13"):

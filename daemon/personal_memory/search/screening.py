@@ -163,11 +163,11 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     gains: dict[str, float] = {}  # what each gained for a period named
     for w, b, c in zip(candidates.tolist(), bm_at[candidates].tolist(), c_idx.tolist()):
         name = memory_ids[mem[winners[w]]]
+        gains[name] = float(dated[w]) if dated is not None else 0.0
         fused[name] = ranking.fused_score(float(bm_score[b]) if b >= 0 else None, top_bm,
                                           exact[c] if c >= 0 else None, median, top_cos,
-                                          float(dated[w]) if dated is not None else 0.0)
+                                          gains[name])
         parts[name] = (int(winners[w]), b, c)
-        gains[name] = float(dated[w]) if dated is not None else 0.0
     kept = ranking.fused_order(fused)
     before, after, earlier = _neighbours(kept[:ranking.CONTEXT_DEPTH], parts, winners, note,
                                          memory_ids, mem)

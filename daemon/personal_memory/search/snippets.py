@@ -316,7 +316,7 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
         cut_here = i == hi and cut
         if _block_id(line):
             continue
-        if i == hi and cut:  # the first part of the line that finishes the snippet
+        if cut_here:  # the first part of the line that finishes the snippet
             shown = line[:cut].rstrip()
             spans = [(a, b) for a, b in spans if b <= len(shown)]
             # what is left out is always said, after a sentence's end too ("Hale & Co. …")
@@ -328,10 +328,11 @@ def _build(db: Database, rev: RevisionRecord, lines: list[str],
             spans = [(s - begin, e - begin) for s, e in spans if s >= begin and e <= end]
             line = ("…" if begin else "") + piece + ("…" if end < len(lines[i]) else "")
             spans = [(s + (1 if begin else 0), e + (1 if begin else 0)) for s, e in spans]
-        elif i not in code:  # shown whole: its strong text's words marked once it is plain
-            spans = sorted(set(spans) | _in_strong(line, found[i]))
-        parts.append(mark(*_unbolded(line, spans)) if i not in code and not cut_here
-                     and len(lines[i]) <= WIDTH else mark(line, spans))
+        plain = i not in code and not cut_here and len(lines[i]) <= WIDTH
+        pairs = _strong_pairs(line) if plain else []
+        if pairs:  # shown whole: its strong text's words marked once it is plain
+            spans = sorted(set(spans) | _in_strong(pairs, found[i]))
+        parts.append(mark(*_unbolded(line, spans, pairs)))
     text = "\n".join(p for p in parts if p.strip())
     if first_line is None:
         return Snippet(text=text, line_start=None, line_end=None)
@@ -377,16 +378,17 @@ def code_lines(lines: list[str]) -> set[int]:
     return out
 
 
-def _in_strong(line: str, found: list[tuple[int, int]]) -> set[tuple[int, int]]:
-    """The words found inside the line's plain strong text (no link, code or markup in it)."""
-    inner = [(m.start(2), m.end(2)) for m in _strong_pairs(line)]
+def _in_strong(pairs: list[re.Match], found: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The words found inside a line's plain strong text (``pairs``: _strong_pairs)."""
+    inner = [(m.start(2), m.end(2)) for m in pairs]
     return {(a, b) for a, b in found if any(x <= a and b <= y for x, y in inner)}
 
 
-def _unbolded(line: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
-    """``line`` without its strong emphasis markers, and ``spans`` moved with the text."""
+def _unbolded(line: str, spans: list[tuple[int, int]], pairs: list[re.Match],
+              ) -> tuple[str, list[tuple[int, int]]]:
+    """``line`` without the markers of its strong ``pairs``, and ``spans`` moved with it."""
     cuts: list[int] = []  # where a two-character marker was taken out
-    for m in _strong_pairs(line):
+    for m in pairs:
         cuts += [m.start(), m.end() - 2]
     if not cuts:
         return line, spans

@@ -141,8 +141,9 @@ class Pages:
                        | {t for t in (since, until) if _cutoff(t) is not None}, key=_cutoff)
         went = view.moved_to  # a note deleted by moving away: where it went
         # a deleted note: the last moment it read as something, to open it then
+        gone = parse_time(view.changed_at)
         before = max((r.known_at for r in timeline.revisions if not r.deleted and r.note == note
-                      and parse_time(r.known_at) < parse_time(view.changed_at)),
+                      and parse_time(r.known_at) < gone),
                      key=parse_time, default=None) if view.deleted else None
 
         def resolve(targets: list[tuple[str, bool]]):

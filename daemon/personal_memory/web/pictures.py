@@ -266,22 +266,23 @@ def tick_labels(ticks: list[int], span: int, x_of) -> list[tuple[float, str, str
     right = float("-inf")  # where the last label kept ends
     for i, t in enumerate(ticks):
         label, x = _tick_label(t, span), x_of(t)
-        width = CHAR_W * len(label)
         anchor = ("start" if i == 0 else "end" if i == len(ticks) - 1 else "middle")
-        begin = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
+        begin, end = _extent(x, anchor, label)
         if out and anchor == "end" and len(out) > 1 and begin < right + LABEL_GAP:
             out.pop()  # the axis's end is named rather than the tick before it
-            right = _label_end(*out[-1])
+            right = _extent(*out[-1])[1]
         if out and (label == out[-1][2] or begin < right + LABEL_GAP):
             continue
         out.append((x, anchor, label))
-        right = begin + width
+        right = end
     return out
 
 
-def _label_end(x: float, anchor: str, label: str) -> float:
+def _extent(x: float, anchor: str, label: str) -> tuple[float, float]:
+    """Where a label placed at ``x`` with ``anchor`` begins and ends."""
     width = CHAR_W * len(label)
-    return x + width if anchor == "start" else x if anchor == "end" else x + width / 2
+    begin = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
+    return begin, begin + width
 
 
 def _tick_label(t: int, span: int) -> str:

@@ -69,6 +69,21 @@ def test_a_german_day_written_short_is_read_after_a_word_that_announces_it():
     assert spans("am 14.03.2026") == [("2026-03-14", "2026-03-15")]
 
 
+def test_a_slashed_day_is_read_in_the_order_its_numbers_allow():
+    """A number over 12 is the day, whichever comes first; when both could be the day,
+    both days are named; without a year only after a word that announces a date."""
+    days = spans("what did we decide at band practice on 23/09?")
+    assert len(days) == len(YEARS) and ("2026-09-23", "2026-09-24") in days
+    assert {d[0][5:] for d in spans("by 09/23")} == {"09-23"}
+    assert spans("Tuesday 23/9/25") == spans("le 23/09/2025") == [("2025-09-23", "2025-09-24")]
+    assert spans("12/25/2025 party") == [("2025-12-25", "2025-12-26")]
+    assert spans("on 03/04/2026") == [("2026-04-03", "2026-04-04"), ("2026-03-04", "2026-03-05")]
+    assert {d[0][5:] for d in spans("on 3/4")} == {"04-03", "03-04"}
+    for text in ("1/2 cup of flour", "a 3/16 inch drill", "on 13/13", "on 31/31/2025",
+                 "version 1/2/2023.5", "page 4/12", "on 1/2/20234", "31/02/2026"):
+        assert spans(text) == [], text
+
+
 def test_a_day_without_its_year_is_that_day_of_every_year():
     for text in ("what did I do on March 14?", "the 14th of March", "le 14 mars",
                  "am 14. März", "Mar 14th"):
@@ -102,7 +117,8 @@ def test_hostile_text_is_read_in_linear_time():
             "print('done')\n")
     units = ["1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. ", "2023年 ", "1.1.",
              "2023년 1", " ", "am 1.", "am 1.1", "Montag, ", "in ", "in May", "week ",
-             "week 1 ", "2026-W", "Q1 ", "KW 1", "letzte ", "last ", "the week of "]
+             "week 1 ", "2026-W", "Q1 ", "KW 1", "letzte ", "last ", "the week of ",
+             "on 1/", "1/1/", "on 1/1/1", "Tue 1/", "lundi ", "vorige "]
     p = subprocess.run([sys.executable, "-c", code, *units], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and p.stdout == "done\n", p.stderr[-2000:]
@@ -177,7 +193,14 @@ def test_days_named_from_the_day_asked_about(utc):
             ("this month", ("este mes", "questo mese", "ce mois"))):
         for text in others:
             assert named(text) == named(english), text
-    for text in ("Was steht hier?", "mes amis", "semanas pasadas", "THıS week"):
+    # and last Monday in those five
+    for text in ("vorige maandag", "afgelopen maandag", "el lunes pasado", "lunedì scorso",
+                 "segunda-feira passada", "a segunda passada", "lundi dernier"):
+        assert named(text) == named("last Monday"), text
+    assert named("o sábado passado") == named("on Saturday")
+    assert named("domenica scorsa") == named("last Sunday")
+    for text in ("Was steht hier?", "mes amis", "semanas pasadas", "THıS week", "lundi",
+                 "el lunes", "maandag"):
         assert named(text) == [], text
     assert named_periods("yesterday") == ()  # no moment asked about: nothing relative
 

@@ -1,6 +1,6 @@
 """Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
-"2023年10月13日", "2023년 10월", "13.10.2023", "week 11", "2026-W11", "Q1 2026", and without
-the year: "on March 14", "in March", "am 14.03."): the periods whose memories the ranking
+"2023年10月13日", "2023년 10월", "13.10.2023", "25/12/2025", "week 11", "2026-W11", "Q1 2026",
+and without the year: "on March 14", "in March", "am 14.03.", "on 23/09"): the periods whose memories the ranking
 favours (``ranking.DATED``): a note whose file name names a day, week, quarter or month
 inside one, or a memory outside notes valid from one (:func:`about`).
 
@@ -103,13 +103,23 @@ YEARS = range(1970, 2101)
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WOCHENTAGE = ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag")
+# Monday first in Dutch, Spanish, Portuguese, Italian and French: read only with the
+# word for "last" ("vorige maandag", "el lunes pasado", "lundi dernier")
+_WEEKDAYS_MORE = ("maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+                  "lunes martes miércoles jueves viernes sábado domingo",
+                  "segunda-feira terça-feira quarta-feira quinta-feira sexta-feira sábado "
+                  "domingo",
+                  "segunda terça quarta quinta sexta sábado domingo",
+                  "lunedì martedì mercoledì giovedì venerdì sabato domenica",
+                  "lundi mardi mercredi jeudi vendredi samedi dimanche")
 _WEEKDAY = {name: i for names in (_WEEKDAYS, _WOCHENTAGE) for i, name in enumerate(names)}
 _WEEKDAY["sonnabend"] = 5
+_WEEKDAY_MORE = {name: i for names in _WEEKDAYS_MORE for i, name in enumerate(names.split())}
 _LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
 # Days and spans named from the day asked about, as a question puts them in English or
-# German, and today, yesterday, the day before and this or last week or month in Dutch,
-# Spanish, Portuguese, Italian and French ("hier", French for yesterday, is German for
-# here: not read). Matched in lower case, case-sensitively: "thıs" (a dotless i) is none.
+# German, and today, yesterday, the day before, this or last week or month and last Monday
+# in Dutch, Spanish, Portuguese, Italian and French ("hier", French for yesterday, is
+# German for here: not read). Matched in lower case, case-sensitively: "thıs" (a dotless i) is none.
 _THIS = r"this|diese[nmrs]?|deze|est[ae]|questa|questo|cette|ce"
 _WEEK = r"week|month|woche|monat|maand|semana|mes|mês|settimana|mese|semaine|mois"
 _RELATIVE = re.compile(
@@ -121,7 +131,12 @@ _RELATIVE = re.compile(
     rf"|(?P<which>last|{_THIS}|{_LAST_DE}|vorige)\s+(?P<unit>{_WEEK})"
     rf"|(?:(?:la|el|a|o|il|le)\s+)?(?P<unit2>{_WEEK})\s+"
     r"(?P<last2>pasad[ao]|passad[ao]|scors[ao]|derni[eè]re?)"
-    rf"|(?:last|on|this\s+past|{_LAST_DE}|am)\s+(?P<wd>" + "|".join(_WEEKDAY) + r"))"
+    rf"|(?:last|on|this\s+past|{_LAST_DE}|am)\s+(?P<wd>" + "|".join(_WEEKDAY) + r")"
+    r"|(?:vorige|afgelopen)\s+(?P<wd2>" + "|".join(_WEEKDAYS_MORE[0].split()) + r")"
+    r"|(?P<wd3>" +
+    "|".join(sorted(set(_WEEKDAY_MORE) - set(_WEEKDAYS_MORE[0].split()), key=len,
+                    reverse=True)) +
+    r")\s+(?:pasado|passad[ao]|scors[ao]|dernier))"
     r"(?![\w'-])")
 # "am 14.03.", "vom 9.3.26", "Montag, 9.3.": a German day without its year (or with two
 # digits of it), read only after a word that says a date follows, since "1.2." alone may
@@ -129,6 +144,20 @@ _RELATIVE = re.compile(
 _GERMAN_DAY = re.compile(
     r"(?:\b(?:am|vom|zum|bis|ab|seit|den|dem)\s{1,3}|\b(?:" + "|".join(_WEEKDAY) +
     r"),?\s{1,3})(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{2})?(?![\d]|\.\d)", re.IGNORECASE)
+
+# "on 23/09", "Tuesday 23/9", "le 23/09/2025", "12/25/2025": a day and month written with
+# slashes, in the writer's order: a number over 12 is the day, and when either could be
+# the day, both days are named. Without its year it is read only after a word that says
+# a date follows, since "3/4" alone is a fraction as often.
+_ANNOUNCED = (r"on|since|from|until|till|by|before|after|dated|le|du|au|el|del|il|dal|al"
+              r"|em|no|dia|op|van|tot|am|vom|zum|bis|ab|seit|den|dem")
+_SHORT_DAYS = r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|mo|di|mi|do|fr|sa|so"
+_SLASHED = re.compile(
+    rf"(?:\b(?:{_ANNOUNCED})\s{{1,3}}(?:the\s{{1,3}})?|\b(?:" + "|".join(_WEEKDAY) +
+    rf"|{_SHORT_DAYS})\.?,?\s{{1,3}})"
+    r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/]|[.,]\d)"
+    r"|(?<![\d/.,])(?P<a2>\d{1,2})/(?P<b2>\d{1,2})/(?P<y2>\d{4})(?![\d/]|[.,]\d)",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -165,6 +194,7 @@ def periods_named(text: str, at: int | None = None) -> Named:
     seen: set[tuple] = set()  # what a yearless name was read as, once
     matches = [(m, _named(m, m.lastgroup.lstrip("ymdwq"))) for m in _PATTERNS.finditer(text)]
     matches += [(m, _german_day(m)) for m in _GERMAN_DAY.finditer(text)]
+    matches += [(m, day) for m in _SLASHED.finditer(text) for day in _slashed_days(m)]
     for m, named in matches:
         if named is None or named in seen:
             continue
@@ -222,9 +252,25 @@ def _named(m: re.Match, slot: str) -> tuple | None:
 
 def _german_day(m: re.Match) -> tuple:
     """Two digits of a year are 2000 to 2069 or 1970 to 1999 (as strptime's %y)."""
-    year = m.group("y")
-    full = None if not year else int(year) + (2000 if int(year) < 70 else 1900)
-    return (full, "day", int(m.group("m")), int(m.group("d")))
+    return (_year(m.group("y")), "day", int(m.group("m")), int(m.group("d")))
+
+
+def _year(digits: str | None) -> int | None:
+    """A year written with four digits, or two (2000 to 2069, 1970 to 1999: as strptime's
+    %y), or None."""
+    if not digits:
+        return None
+    return int(digits) if len(digits) == 4 else int(digits) + (2000 if int(digits) < 70
+                                                                 else 1900)
+
+
+def _slashed_days(m: re.Match) -> list[tuple]:
+    """The day or days a slashed date names: day first or month first, whichever can be
+    (both when both can)."""
+    a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
+    full = _year(m.group("y") or m.group("y2"))
+    orders = [(b, a)] + ([(a, b)] if a != b else [])  # (month, day): day first first
+    return [(full, "day", month, day) for month, day in orders if 1 <= month <= 12]
 
 
 def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:
@@ -257,8 +303,9 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     user's calendar): today, yesterday, the day before yesterday, last night, last (or
     on, or this past) Monday (the latest before today), this or last week (Monday to
     Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag);
-    today, yesterday, the day before and this or last week or month in Dutch, Spanish,
-    Portuguese, Italian and French too (ayer, la semana pasada, le mois dernier).
+    today, yesterday, the day before, this or last week or month and last Monday in
+    Dutch, Spanish, Portuguese, Italian and French too (ayer, la semana pasada, le mois
+    dernier, vorige maandag, lunedì scorso).
     Each is the label's day as the dates named in full are, [00:00, 24:00) UTC, so
     "yesterday" finds the daily note named by yesterday's date."""
     try:
@@ -267,7 +314,8 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
         return []
     out = []
     for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text).lower()):
-        weekday = _WEEKDAY.get(m.group("wd")) if m.group("wd") else None
+        name = m.group("wd") or m.group("wd2") or m.group("wd3")
+        weekday = _WEEKDAY.get(name, _WEEKDAY_MORE.get(name)) if name else None
         try:
             start, days = _relative_day(m, today, weekday)
         except (OverflowError, ValueError):  # before year 1 or after 9999

@@ -251,6 +251,13 @@ def test_a_note_is_about_the_day_its_file_name_names():
     assert day("v/Meetings/2026-03-03 Budget review.md") == "2026-03-03"
     assert day("v/2026_03_14.md") == day("v/20260314 notes.md") == "2026-03-14"
     assert day("v/Journal/2025/Sunday 2025.10.12.md") == "2025-10-12"
+    # the year last: with dots day first, with dashes as the numbers allow, else none
+    assert day("v/Tagebuch/14.03.2026.md") == day("v/14-03-2026 Montag.md") == \
+        day("v/03-14-2026.md") == day("v/14_03_2026.md") == "2026-03-14"
+    assert day("v/03.04.2026.md") == "2026-04-03"
+    for name in ("v/03-04-2026.md", "v/14.03.20267.md", "v/1.14.03.2026.md",
+                 "v/14-03_2026.md", "v/31.02.2026.md", "v/13-13-2026.md", "v/14.03.26.md"):
+        assert day(name) is None, name
     for name in ("v/2026-03-14/plan.md", "v/202603141230 zettel.md", "v/2026-13-01.md",
                  "v/2026-02-30.md", "v/1234-05-06.md", "v/2026-03_14.md", "v/notes.md"):
         assert day(name) is None, name

@@ -1,8 +1,8 @@
 """Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
 "2023年10月13日", "2023년 10월", "13.10.2023", "25/12/2025", "week 11", "2026-W11", "Q1 2026",
-and without the year: "on March 14", "in March", "am 14.03.", "on 23/09"): the periods whose memories the ranking
-favours (``ranking.DATED``): a note whose file name names a day, week, quarter or month
-inside one, or a memory outside notes valid from one (:func:`about`).
+and without the year: "on March 14", "in March", "am 14.03.", "on 23/09"): the periods
+whose memories the ranking favours (``ranking.DATED``): a note whose file name names a
+day, week, quarter or month inside one, or a memory outside notes valid from one (:func:`about`).
 
 A month needs its year, or a preposition before it ("in March", "im März"), so "May I
 export?" names no period; a day, week or month without its year is that one of every
@@ -119,7 +119,8 @@ _LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
 # Days and spans named from the day asked about, as a question puts them in English or
 # German, and today, yesterday, the day before, this or last week or month and last Monday
 # in Dutch, Spanish, Portuguese, Italian and French ("hier", French for yesterday, is
-# German for here: not read). Matched in lower case, case-sensitively: "thıs" (a dotless i) is none.
+# German for here: not read). Matched in lower case, case-sensitively: "thıs" (a dotless
+# i) is none.
 _THIS = r"this|diese[nmrs]?|deze|est[ae]|questa|questo|cette|ce"
 _WEEK = r"week|month|woche|monat|maand|semana|mes|mês|settimana|mese|semaine|mois"
 _RELATIVE = re.compile(
@@ -369,6 +370,11 @@ _FILE_PERIODS = (
     ("quarter", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)")),
     ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
 )
+# A day named with its year last (14.03.2026, 14-03-2026, 03-14-2026): with dots day first,
+# as written from Germany to Russia; with a dash or an underscore in whichever order the
+# numbers allow, and none when either could be the day (03-04-2026 is 3 April to most of
+# the world and 4 March to the United States, and one name alone cannot tell which).
+_DAY_FIRST = re.compile(r"(?<![\d\w.])(\d\d)([-_.])(\d\d)\2((?:19|20|21)\d\d)(?!\d|[-_.]\d)")
 NO_DAY = np.iinfo(np.int64).min  # a memory about no day: inside no period
 FOREVER = np.iinfo(np.int64).max
 
@@ -382,7 +388,15 @@ def note_span(note: str) -> tuple[int, int] | None:
         if m is not None:
             numbers = [int(g) for g in m.groups() if g and g.isdigit()]
             return _span(numbers[0], unit, *numbers[1:])
-    return None
+    m = _DAY_FIRST.search(name)
+    if m is None:
+        return None
+    a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    if m.group(2) != "." and a <= 12:
+        if b <= 12:  # either could be the day
+            return None
+        a, b = b, a
+    return _span(year, "day", b, a)
 
 
 def note_day(note: str) -> int | None:

@@ -322,7 +322,8 @@ def _about(r: Rev) -> tuple[int, int] | None:
     """The span a row is about: a memory outside notes, the moment of its valid time; a
     note, the period its file name names: a day (YYYY-MM-DD, the separator -, _, . or
     none, used twice alike), else an ISO week (YYYY-Www), a quarter (YYYY-Qn), a month
-    (YYYY-MM, a separator needed), each the first found, between non-digits; or none."""
+    (YYYY-MM, a separator needed), each the first found, between non-digits, else a day
+    with its year last; or none."""
     if r.note is None:
         return r.valid_from, r.valid_from + 1
     name = r.note.rsplit("/", 1)[-1]
@@ -338,6 +339,18 @@ def _about(r: Rev) -> tuple[int, int] | None:
             return _months(int(m[1]), 3 * int(m[2]) - 2, 3)
         if m := re.search(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)", name):
             return _months(int(m[1]), int(m[3]), 1)
+        # the year last: DD.MM.YYYY; DD-MM-YYYY or MM-DD-YYYY when only one can be
+        if m := re.search(r"(?<![\w.])(\d\d)([-_.])(\d\d)\2((?:19|20|21)\d\d)(?!\d|[-_.]\d)",
+                          name):
+            first, second = int(m[1]), int(m[3])
+            if m[2] == ".":
+                day, month = first, second
+            elif (first > 12) == (second > 12):
+                return None
+            else:
+                day, month = max(first, second), min(first, second)
+            start = datetime(int(m[4]), month, day, tzinfo=utc)
+            return _micros(start), _micros(start) + 86_400_000_000
     except ValueError:  # no such day, week or month
         return None
     return None

@@ -124,7 +124,8 @@ def test_every_form_equals_a_brute_force_reference(notes, queries):
 
 
 DAYS = ["2026-03-14", "2026-02-14", "2025-03-14", "2026_03_15", "20260316", "2026-13-01",
-        "2026-W11", "2026-W12", "2026-03", "2026_02", "2026-Q1", "2025-W53"]
+        "2026-W11", "2026-W12", "2026-03", "2026_02", "2026-Q1", "2025-W53", "14.03.2026",
+        "03-14-2026", "15_03_2026", "03-04-2026"]
 daily = st.tuples(st.sampled_from(DAYS + ["plan", "ideas"]),
                   st.sampled_from(["", " Sunday", " call"]),
                   st.lists(st.sampled_from(WORDS[:6]), min_size=1, max_size=6).map(" ".join))
@@ -133,7 +134,8 @@ dated_query = st.tuples(st.lists(st.sampled_from(WORDS[:6] + ["did", "I"]), max_
                                          "on 2026-03-15", "on the 16th of March", "in 2026",
                                          "yesterday", "last week", "in week 11",
                                          "2026-W12", "in March", "Q1 2026",
-                                         "the week of March 9 2026", "for February"]))
+                                         "the week of March 9 2026", "for February",
+                                         "on 14/03", "on 3/4/2026"]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

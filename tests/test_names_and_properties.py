@@ -142,6 +142,21 @@ def test_a_note_is_found_by_the_words_of_its_properties(tmp_path):
         assert store.read("v/pq.md", namespace="notes").text == PAPER
 
 
+def test_a_property_that_repeats_the_title_does_not_take_the_snippet(tmp_path):
+    """A daily note's date property repeats its file name: asked about that day, its own
+    lines are shown; a property word its title does not name still shows the property."""
+    vault = vault_of(tmp_path, name="v", files={"2025-10-12 Sunday.md":
+                                                "---\ndate: 2025-10-12\nmood: rainy\n---\n"
+                                                "- Made a tarte aux pralines with Léa.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        for query, shown in (("what happened on 2025-10-12", "- Made a tarte aux pralines"),
+                             ("rainy 2025-10-12", "mood: **rainy**")):
+            found = store.search(query, namespace="notes", snippets=True, group="note")
+            text = found[0].snippet.text
+            assert shown in text and "**2025**" not in text, (query, text)
+
+
 def test_a_property_is_found_at_the_cutoffs_it_was_written_for(tmp_path):
     vault = vault_of(tmp_path, name="v", files={
         "plan.md": "---\nowner: quillon\n---\n# Plan\n\nShip it.\n"})

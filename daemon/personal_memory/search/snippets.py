@@ -467,11 +467,13 @@ def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
 
 
 def _in_properties(db: Database, r: SearchResult, terms: list[str]) -> bool:
-    """Whether a note's first section holds a query word in its properties (not only in
-    the note's title or aliases, which every section carries)."""
+    """Whether a note's first section holds a query word in its properties that its title
+    and headings do not name (a daily note's ``date: 2025-10-12`` repeats its title: its
+    lines answer "what happened on 2025-10-12", not its properties)."""
     properties = (r.revision.metadata or {}).get("properties")
-    return bool(properties) and not set(terms).isdisjoint(
-        db.document_tokens(db.normalize(properties)))
+    return bool(properties) and bool(
+        (set(terms) - _named(db, r.revision, set(terms)))
+        & set(db.document_tokens(db.normalize(properties))))
 
 
 def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespace: str,
@@ -484,7 +486,8 @@ def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespa
     record = db.visible(namespace, record_id(r.note), as_of, valid_at)
     if record is None or not record.content:
         return None
-    front = _FrontMatterLines(db, record, terms)
+    named = _named(db, r.revision, set(terms))  # the title says them: not why it is here
+    front = _FrontMatterLines(db, record, [t for t in terms if t not in named] or terms)
     return front.snippet(1, None) if any(front.found) or not r.content else None
 
 

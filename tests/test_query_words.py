@@ -122,6 +122,26 @@ def test_a_made_up_word_in_a_question_has_no_answer(tmp_path):
         assert not found and "no visible memory contains a word" in found.no_answer
 
 
+def test_a_no_answer_in_a_language_no_note_uses_says_so(tmp_path):
+    """A question whose function words the notes lack (a German one over English notes)
+    is told to ask in the notes' language, with the model (WordsDecide: below the bar) and
+    without, on both paths; an English one the notes cannot answer is not."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
+        for mid in ("cabin#Wifi", "cabin#Keys", "recipes#Bread", "travel#Train"):
+            store.remember(mid, NOTES[mid], namespace="n")
+        store.embed_pending()
+        for embedder in (store, MemoryStore.open(tmp_path / "m.db", embedder=None)):
+            for search in (embedder.search, embedder.search_reference):
+                found = search("Wie aktiviere ich die Zwei-Faktor-Anmeldung für mein Konto?",
+                               namespace="n")
+                assert not found and "(Wie, ich, für, mein)" in found.no_answer, \
+                    found.no_answer
+                assert "ask in theirs" in found.no_answer
+                for english in ("what is the qwertyzxcv?", "wie Zwei-Faktor"):  # one function word
+                    found = search(english, namespace="n")
+                    assert not found and "ask in" not in found.no_answer, found.no_answer
+
+
 def test_a_query_of_function_words_alone_still_searches_them(tmp_path):
     with keyword_store(tmp_path) as store:
         assert set(ids(store.search("the", namespace="n", limit=20))) == {

@@ -230,6 +230,28 @@ def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]
         if unheld else []
 
 
+# A query is taken for one in a language the notes are not written in when at least this
+# many of its function words ("wie", "ich", "für") are there and at most half of them are
+# in any note it ranks; then a no-answer says so (the model's likeness across languages
+# is lower than within one, and no bar tells a foreign question the notes answer from
+# one they do not: docs/data-model.md#ranking).
+FOREIGN_FUNCTION_WORDS = 2
+
+
+def foreign_words(db, words: str, held_in: Callable[[list[str]], set[str]]) -> list[str]:
+    """The query's function words, as typed and once each, when they say it is written in
+    a language the notes do not use (:data:`FOREIGN_FUNCTION_WORDS`), else none."""
+    stop = stop_terms(db) - HIRAGANA_PAIRS
+    typed: dict[str, str] = {}
+    for word, term in db.term_spans(words):
+        if term in stop and not UNSPACED.search(word):
+            typed.setdefault(term, as_typed(words, word))
+    if len(typed) < FOREIGN_FUNCTION_WORDS:
+        return []
+    held = held_in(sorted(typed))
+    return [typed[t] for t in typed if t not in held] if 2 * len(held) <= len(typed) else []
+
+
 def as_typed(words: str, word: str) -> str:
     """A query's word as the query spells it: the index's reading folds letters (Turkish
     ı, the forms of Arabic's letters) that an echo of the query should not."""
@@ -396,7 +418,7 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               semantic: Semantic | None, visible: int = 1, unfiltered: int = 1,
               query: syntax.Query | None = None, unknown: bool = False,
               made_up: str | None = None, named_notes: bool = False,
-              dated: int = 0) -> str | None:
+              dated: int = 0, foreign: Callable[[], list[str]] = list) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
     ``made_up`` word (:func:`made_up_word`: beside words some row holds, or among words
@@ -407,7 +429,8 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     filters name a few notes (``named_notes``) is not held to that threshold
     (:func:`filters_name_notes`),
     and one with ``dated`` notes (about a day it names: :func:`dated_notes`) has an
-    answer."""
+    answer. ``foreign()``: the query's function words no note holds
+    (:func:`foreign_words`), named when no word of the query is held."""
     if named_notes and semantic is not None and best_cosine is not None:
         return None  # every embedded row of the note is ranked by meaning
     if made_up is not None and semantic is not None and best_cosine is not None:
@@ -428,13 +451,21 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     if semantic is None or best_cosine is None:
         if keyword_matches:
             return None
-        return "no visible memory contains a word of the query"
+        return "no visible memory contains a word of the query" + _in_another(foreign())
     threshold = semantic.no_answer_below(embedded)
     if best_cosine < threshold:
         what = ("most words of the query are in no visible memory" if keyword_matches
                 else "no visible memory contains a word of the query")
-        return f"{what}, and the closest in meaning {_below(best_cosine, threshold)}"
+        return (f"{what}, and the closest in meaning {_below(best_cosine, threshold)}"
+                + ("" if keyword_matches else _in_another(foreign())))
     return None
+
+
+def _in_another(unheld: list[str]) -> str:
+    """What a no-answer adds when the query seems to be in a language the notes do not
+    use (:func:`foreign_words`)."""
+    return (f"; nor does any hold its common words ({', '.join(unheld[:4])}): if the notes "
+            f"are in another language, ask in theirs") if unheld else ""
 
 
 def _below(similarity: float, bar: float) -> str:

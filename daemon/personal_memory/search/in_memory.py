@@ -27,9 +27,10 @@ import numpy as np
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
 from ..store import Database
-from .contract import (Ranked, Semantic, filters_name_notes, has_tag, keyword_terms,
-                       left_out, made_up_word, marked, missing_words, mostly_unknown,
-                       no_answer, padding_floor, piece_lines, query_terms, text_filtered)
+from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_tag,
+                       keyword_terms, left_out, made_up_word, marked, missing_words,
+                       mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
+                       text_filtered)
 from .dates import about, shares
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
@@ -499,7 +500,9 @@ class SearchIndex:
                         unknown=mostly_unknown(db, query.words, terms, held,
                                                semantic if cos else None,
                                                lambda some: self.held(db, winners, some)),
-                        made_up=made_up, named_notes=named_notes, dated=dated_notes)
+                        made_up=made_up, named_notes=named_notes, dated=dated_notes,
+                        foreign=lambda: foreign_words(
+                            db, query.words, lambda some: self.held(db, winners, some)))
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
                        missing_words(db, query.words, terms, held), marks, named_notes)

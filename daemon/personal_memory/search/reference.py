@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, dated_notes, filters_name_notes, fuse,
-                       keyword_terms, left_out, made_up_word, marked, missing_words,
+from .contract import (Ranked, Semantic, cosines, dated_notes, filters_name_notes,
+                       foreign_words, fuse, keyword_terms, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, piece_lines, rankable,
                        text_filtered)
 from .variants import with_parts, word_parts
@@ -76,7 +76,9 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                                                semantic if cosine else None,
                                                lambda some: db.terms_held(list(rows), some)),
                         made_up=made_up, named_notes=named_notes,
-                        dated=len(dated_notes(rows, periods)))
+                        dated=len(dated_notes(rows, periods)),
+                        foreign=lambda: foreign_words(
+                            db, query.words, lambda some: db.terms_held(list(rows), some)))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit,

@@ -106,8 +106,9 @@ def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp
 
 def test_names_and_english_words_that_are_function_words_elsewhere_still_count(tmp_path):
     # Turkish "kim" (who), Indonesian "ada", Romanian "ai", "care", Czech "ten",
-    # "také" (take), Danish "men", "min", "vi", Catalan "us", "li", Czech "kde", Swedish "var".
-    words = "kim ada ai care ten take men min vi us li kde var".split()
+    # "také" (take), Danish "men", "min", "vi", Catalan "us", "li", Czech "kde", Swedish "var",
+    # Spanish "son", Dutch "van", Polish "pod", German "dir", Portuguese "eu", Slovak "bolo".
+    words = "kim ada ai care ten take men min vi us li kde var son van pod dir eu bolo".split()
     with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
         for word in words:
             store.remember(f"n#{word}", f"a note about {word} alone", namespace="n")

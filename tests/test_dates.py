@@ -84,6 +84,26 @@ def test_a_slashed_day_is_read_in_the_order_its_numbers_allow():
         assert spans(text) == [], text
 
 
+def test_a_span_of_days_is_read_whole(utc):
+    """"3-9 March", "between 3 and 9 March", "from March 28 to April 3": every day between,
+    the latest such span first; "and" joins two days only after "between"."""
+    at = "2026-12-05T10:00:00Z"
+    week = ("2026-03-03", "2026-03-10")
+    for text in ("what did I do 3-9 March?", "March 3 to 9", "vom 3. bis 9. März",
+                 "du 3 au 9 mars", "del 3 al 9 de marzo", "between 3 and 9 March",
+                 "between March 3 and March 9", "vom 3.3. bis 9.3.", "zwischen dem 3. und 9. März"):
+        assert week in spans_at(text, at), text
+    assert ("2026-03-03", "2026-03-10") in spans("March 3 to 9, 2026")
+    assert ("2026-03-03", "2026-03-10") in spans("between 2026-03-03 and 2026-03-09")
+    assert ("2025-12-28", "2026-01-04") in spans_at("between Dec 28 and Jan 3", at)
+    assert ("2025-12-28", "2026-01-04") in spans("from 28 December 2025 to 3 January 2026")
+    assert ("2026-12-28", "2027-01-04") not in spans_at("between Dec 28 and Jan 3", at)
+    for text in ("3 and 9 March", "March 3 and March 9", "2026-03-09 to 2026-03-03",
+                 "on 23/09 and on 25/09"):
+        assert not any(b > a[:8] + f"{int(a[8:]) + 1:02d}" for a, b in spans_at(text, at)
+                       if a[:7] == b[:7]), text  # days alone, no span of several
+
+
 def test_a_day_without_its_year_is_that_day_of_every_year():
     for text in ("what did I do on March 14?", "the 14th of March", "le 14 mars",
                  "am 14. März", "Mar 14th"):
@@ -118,7 +138,8 @@ def test_hostile_text_is_read_in_linear_time():
     units = ["1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. ", "2023年 ", "1.1.",
              "2023년 1", " ", "am 1.", "am 1.1", "Montag, ", "in ", "in May", "week ",
              "week 1 ", "2026-W", "Q1 ", "KW 1", "letzte ", "last ", "the week of ",
-             "on 1/", "1/1/", "on 1/1/1", "Tue 1/", "lundi ", "vorige "]
+             "on 1/", "1/1/", "on 1/1/1", "Tue 1/", "lundi ", "vorige ", "3-", "3 to ",
+             "between 3 and ", "March 3-", "1 March to ", "between "]
     p = subprocess.run([sys.executable, "-c", code, *units], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and p.stdout == "done\n", p.stderr[-2000:]

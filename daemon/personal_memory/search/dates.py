@@ -160,6 +160,24 @@ _SLASHED = re.compile(
     r"|(?<![\d/.,])(?P<a2>\d{1,2})/(?P<b2>\d{1,2})/(?P<y2>\d{4})(?![\d/]|[.,]\d)",
     re.IGNORECASE)
 
+# A span of days: "3-9 March", "March 3 to 9, 2026", "vom 3. bis 9. März", "du 3 au 9
+# mars", "between 3 and 9 March"; and two days named in full joined the same way ("from
+# March 28 to April 3", "between 2026-03-03 and 2026-03-09", "vom 3.3. bis 9.3."). An
+# "and" joins them only after "between" (or its word in another language).
+_TO = r"-|–|—|to|until|till|through|thru|bis|au|al|a|tot|and|und|et|y|e|en|tussen"
+_AND = ("and", "und", "et", "y", "e", "en")
+_BETWEEN = re.compile(r"\b(?:between|zwischen|entre|tra|fra|tussen)\s{1,3}(?:the\s{1,3}|dem\s{1,3}"
+                      r"|le\s{1,3}|el\s{1,3})?$", re.IGNORECASE)
+_JOIN = re.compile(rf"\s{{0,3}}(?P<to>{_TO})\s{{0,3}}(?:the\s{{1,3}}|dem\s{{1,3}}|le\s{{1,3}}"
+                   r"|el\s{1,3})?", re.IGNORECASE)
+_DAY_RANGE = re.compile(
+    rf"(?<![\w.,:/-])(?P<a1>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?\s{{0,3}}(?P<to1>{_TO})\s{{0,3}}"
+    rf"{_DAY.format('b1')}\s+{_OF}{_MONTH.format('m1')}(?:,?\s+{_OF}{_YEAR.format('y1')})?"
+    r"(?!\w)"
+    rf"|\b{_MONTH.format('m2')}\s+{_DAY.format('a2')}\s{{0,3}}(?P<to2>{_TO})\s{{0,3}}"
+    rf"(?P<b2>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+{_YEAR.format('y2')})?(?![\w.,:]\d)(?!\w)",
+    re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Named:
@@ -196,6 +214,10 @@ def periods_named(text: str, at: int | None = None) -> Named:
     matches = [(m, _named(m, m.lastgroup.lstrip("ymdwq"))) for m in _PATTERNS.finditer(text)]
     matches += [(m, _german_day(m)) for m in _GERMAN_DAY.finditer(text)]
     matches += [(m, day) for m in _SLASHED.finditer(text) for day in _slashed_days(m)]
+    for first, last in _day_ranges(text, matches):
+        spans = _range_spans(first, last, at)
+        found.update(dict.fromkeys(spans))
+        latest.update(dict.fromkeys(spans if first[0] or last[0] else spans[-1:]))
     for m, named in matches:
         if named is None or named in seen:
             continue
@@ -263,6 +285,66 @@ def _year(digits: str | None) -> int | None:
         return None
     return int(digits) if len(digits) == 4 else int(digits) + (2000 if int(digits) < 70
                                                                  else 1900)
+
+
+def _day_ranges(text: str, matches: list[tuple[re.Match, tuple | None]]
+                ) -> list[tuple[tuple, tuple]]:
+    """The spans of days the text names (:data:`_DAY_RANGE`, and two named days joined by
+    :data:`_JOIN`), as (first day, last day), each named as :func:`_named` names a day."""
+    out = []
+    for m in _DAY_RANGE.finditer(text):
+        slot = "1" if m.group("m1") else "2"
+        month = m.group("m" + slot)
+        number = _NUMBER.get(month.lower())
+        if number is None or (m.group("to" + slot).lower() in _AND
+                              and not _BETWEEN.search(text[max(0, m.start() - 24):m.start()])):
+            continue
+        year = int(m.group("y" + slot)) if m.group("y" + slot) else None
+        out.append(((year, "day", number, int(m.group("a" + slot))),
+                    (year, "day", number, int(m.group("b" + slot)))))
+    days = sorted(((_date_start(m), m.end(), named) for m, named in matches
+                   if named is not None and named[1] == "day"), key=lambda d: d[:2])
+    for (_, end, first), (start, _, last) in zip(days, days[1:]):
+        join = _JOIN.fullmatch(text, end, start) if start > end else None
+        if join is None:
+            continue
+        begin = next(s for s, _, named in days if named == first)
+        if join.group("to").lower() in _AND and not _BETWEEN.search(
+                text[max(0, begin - 24):begin]):
+            continue
+        out.append((first, last))
+    return out
+
+
+def _date_start(m: re.Match) -> int:
+    """Where a day's match begins to write the date, after the word that announced it
+    ("bis 9.3.", "on 23/09")."""
+    names = m.re.groupindex
+    for name in ("d", "a", "a2"):
+        if name in names and m.start(name) >= 0:
+            return m.start(name)
+    return m.start()
+
+
+def _range_spans(first: tuple, last: tuple, at: int | None) -> list[tuple[int, int]]:
+    """[start, end) of the days from ``first`` to ``last`` (each (year or None, "day",
+    month, day)): of the year given, or of every year in :data:`YEARS` (none starting
+    after ``at``); a last day before the first in the calendar is in the next year."""
+    order = (first[2], first[3]) <= (last[2], last[3])
+    if first[0] is not None or last[0] is not None:
+        start_year = first[0] if first[0] is not None else \
+            last[0] if order else last[0] - 1
+        pairs = [(start_year, last[0] if last[0] is not None else
+                  start_year if order else start_year + 1)]
+    else:
+        pairs = [(y, y if order else y + 1) for y in YEARS]
+    out = []
+    for y1, y2 in pairs:
+        a, b = _span(y1, "day", first[2], first[3]), _span(y2, "day", last[2], last[3])
+        if a and b and a[0] < b[1] and (first[0] is not None or last[0] is not None
+                                        or at is None or a[0] <= at):
+            out.append((a[0], b[1]))
+    return out
 
 
 def _slashed_days(m: re.Match) -> list[tuple]:

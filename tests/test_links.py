@@ -16,6 +16,26 @@ def kinds(links):
     return [(x.target, x.kind, x.note, x.section) for x in links]
 
 
+def test_a_note_named_with_a_dot_is_linked_as_a_note(tmp_path):
+    """[[Dr. Hoffmann]], [[23.09.2026]]: a note so named, not a file of type ". Hoffmann";
+    a name with an extension and no such note is another file's, a dot in a folder's name
+    changes nothing."""
+    v = vault_of(tmp_path, name="v", files={
+        "A.md": "See [[Dr. Hoffmann]], [[23.09.2026]], [[St. Martin#Laterne]], "
+                "[[Plain]], [[scan.pdf]] and [x](Dr.%20Hoffmann.md).\n",
+        "Dr. Hoffmann.md": "Telefon 040 123\n", "Daily/23.09.2026.md": "Arzt\n",
+        "St. Martin.md": "# Laterne\n\nUmzug\n", "Plain.md": "plain\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)])
+        out = s.links("v/A.md", namespace="notes")
+        assert [(x.kind, x.note) for x in out.outgoing] == [
+            ("note", "v/Dr. Hoffmann.md"), ("note", "v/Daily/23.09.2026.md"),
+            ("section", "v/St. Martin.md"), ("note", "v/Plain.md"), ("attachment", None),
+            ("note", "v/Dr. Hoffmann.md")]
+        back = s.links("v/Daily/23.09.2026.md", namespace="notes").backlinks
+        assert [x.source_note for x in back] == ["v/A.md"]
+
+
 def test_links_and_backlinks_follow_time(tmp_path):
     v = tmp_path / "v"
     (v / "sub").mkdir(parents=True)

@@ -8,7 +8,9 @@ is a path relative to the linking note, else, as Obsidian writes them too, a pat
 the vault's root or the shortest unique name (``./`` and ``../`` links are relative only;
 aliases are never tried). ``#Heading`` (or ``#H1#H2``) names a section,
 ``#^id`` a block (the line that ends with ``^id``). An empty target is the note itself.
-Other files are attachments, URLs are external; what matches nothing is dangling.
+A name with another extension is a note's when a note is so named ("Dr. Hoffmann",
+"23.09.2026"), else another file's, an attachment; URLs are external; what matches nothing
+is dangling.
 
 Resolution belongs to a time, not to the revision that holds the link: the same
 ``[[Plan]]`` is dangling before Plan.md exists and resolved after, and points to the new
@@ -75,9 +77,11 @@ class NoteIndex:
         path = path.strip()
         if not path:
             return Target(kind, source, fragment)
+        # A name with a dot ("Dr. Hoffmann", "23.09.2026") is a note's when one is so named,
+        # else another file's, as Obsidian reads it
         ext = posixpath.splitext(path)[1].casefold()
-        if ext and ext not in (".md", ".markdown"):
-            return Target(ATTACHMENT, None, fragment)
+        missing = Target(ATTACHMENT if ext and ext not in (".md", ".markdown") else DANGLING,
+                         None, fragment)
         if markdown:
             rel_source = source[len(self.collection) + 1:]
             base = "" if path.startswith("/") else posixpath.dirname(rel_source)
@@ -86,7 +90,7 @@ class NoteIndex:
             if found:
                 return Target(kind, found, fragment)
             if path.startswith((".", "/")):  # ./x.md, ../x.md: relative and nothing else
-                return Target(DANGLING, None, fragment)
+                return missing
         else:
             path = path.removesuffix("\\").strip()  # a table's [[Y\|why]], as stored before
         key = _stem(path).casefold().lstrip("/")
@@ -101,4 +105,4 @@ class NoteIndex:
         if found is None and not markdown:
             aliased = self.aliases.get(key)
             found = self._pick(aliased, source) if aliased else None
-        return Target(kind, found, fragment) if found else Target(DANGLING, None, fragment)
+        return Target(kind, found, fragment) if found else missing

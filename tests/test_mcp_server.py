@@ -183,6 +183,7 @@ def test_nothing_fits_gives_zero_results_and_a_hint(notes_db):
     out = r.structured_content
     assert not r.is_error and out["count"] == 0 and out["results"] == []
     assert out["hint"].startswith("Nothing matched: no visible memory contains a word")
+    assert "the notes' own language" in out["hint"]  # never "the notes hold nothing"
 
 
 def test_tools_are_plain_functions(notes_db):

@@ -243,8 +243,9 @@ class MemoryTools:
             hint = (f"Nothing matched: {found.no_answer}. Search with a later cutoff (or "
                     "none) rather than other words.")
         elif found.no_answer:
-            hint = (f"Nothing matched: {found.no_answer}. The notes hold nothing on this "
-                    "as of this cutoff; try other words rather than guessing.")
+            hint = (f"Nothing matched: {found.no_answer}. Nothing close enough is known as "
+                    "of this cutoff: try other words (the notes' own language, if they may "
+                    "be written in another) rather than guessing.")
         out = SearchOutput.of(query, found, hint, full=detail == "full")
         # no query (the asker knows it) and no scores (the order ranks)
         text = render.hits(found, None, scores=False, file_titles=False)

@@ -26,7 +26,8 @@ import numpy as np
 
 from personal_memory.embedding.pieces import pieces
 from personal_memory.search.dates import periods_named
-from personal_memory.search.text import model_text, normalize_text, stop_words
+from personal_memory.search.text import (model_text, normalize_text, stop_words,
+                                         stop_words_by_language)
 
 
 class ToyEmbedder:
@@ -123,11 +124,25 @@ def _stop_terms() -> frozenset[str]:
     return frozenset(_tokens(" ".join(stop_words()), apsw.FTS5_TOKENIZE_QUERY))
 
 
+@functools.lru_cache(maxsize=1)
+def _language_terms() -> tuple[dict, dict]:
+    words, only = stop_words_by_language()
+    def tokens(found):
+        return {k: set(_tokens(" ".join(v), apsw.FTS5_TOKENIZE_QUERY)) for k, v in found.items()}
+    return tokens(words), tokens(only)
+
+
 def keyword_terms(query: str) -> list[str]:
     """The query's terms without stop words (the package's list of words, tokenized here),
-    unless nothing else is left."""
-    stop = _stop_terms()
+    unless nothing else is left; a language's words that are content words elsewhere
+    ("die", "hat") are stop words when the query holds more of that language's function
+    words than of English's."""
     terms = query_terms(query)
+    words, only = _language_terms()
+    stop = set(_stop_terms())
+    for language, extra in only.items():
+        if len(set(terms) & words[language]) > len(set(terms) & words["en"]):
+            stop |= extra
     return [t for t in terms if t not in stop] or terms
 
 

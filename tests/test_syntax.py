@@ -210,3 +210,50 @@ def test_a_folder_with_spaces_unquoted_names_no_folder(tmp_path):
         found = store.search("folder:Sync versions", namespace="notes", as_of="2020-01-01")
         assert found.warnings == ["folder:Sync names no folder known as of "
                                   "2020-01-01T23:59:59.999999Z in namespace 'notes'"]
+
+
+LANGUAGE_WORDS = ["die", "hat", "van", "son", "wo", "ist", "wann", "where", "is", "my", "the",
+                  "rechnung", "hut", "school", "de", "los", "pour"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notes=st.lists(st.lists(st.sampled_from(LANGUAGE_WORDS), min_size=1, max_size=8),
+                      min_size=1, max_size=6),
+       queries=st.lists(st.lists(st.sampled_from(LANGUAGE_WORDS), min_size=1, max_size=5),
+                        min_size=1, max_size=4))
+def test_function_words_of_the_querys_language_on_every_path(notes, queries):
+    """"die" and "hat" are function words in a German question, words in an English one:
+    the fast path, the reference path and the brute-force model agree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = os.path.join(tmp, "v")
+        os.makedirs(vault)
+        for n, words in enumerate(notes):
+            with open(os.path.join(vault, f"n{n}.md"), "w") as fh:
+                fh.write(" ".join(words) + "\n")
+        db = os.path.join(tmp, "m.db")
+        with MemoryStore.open(db, embedder="none") as store:
+            store.sync([Folder.of(vault)])
+            revs, _ = indexed_revs(db)
+            now = parse_time(store.export().__next__().known_at) + 1
+            for words in queries:
+                text = " ".join(words)
+                want = gt.expected(revs, text, "notes", now, now)[:50]
+                fast = store.search(text, namespace="notes", limit=50)
+                ref = store.search_reference(text, namespace="notes", limit=50)
+                assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == \
+                    [w[0] for w in want], text
+
+
+def test_a_word_is_a_function_word_in_its_own_language_only():
+    from personal_memory.search.contract import keyword_terms
+    with tempfile.TemporaryDirectory() as tmp, \
+            MemoryStore.open(os.path.join(tmp, "m.db"), embedder="none") as store:
+        def terms(q):
+            return keyword_terms(store._db, q)  # noqa: SLF001
+        assert terms("Welche Telefonnummer hat mein Hausarzt?") == ["telefonnumm", "hausarzt"]
+        assert terms("Wo ist die Rechnung?") == terms("Wann hat die Rechnung") == ["rechnung"]
+        assert terms("where is my hat?") == ["hat"] and "die" in terms("the die is cast")
+        assert terms("¿Cuáles son los horarios?") == ["horario"]
+        assert terms("what is my son's school") == ["son", "school"]
+        assert terms("de auto van mijn vader") == ["auto", "vader"]
+        assert terms("hat in hand") == ["hat", "hand"]  # "in": as English as German

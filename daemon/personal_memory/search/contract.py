@@ -24,7 +24,7 @@ from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
 from .dates import Named, about, share
-from .text import find_folded, normalize_text, paired, stop_words
+from .text import find_folded, normalize_text, paired, stop_words, stop_words_by_language
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -54,11 +54,38 @@ def stop_terms(db) -> frozenset[str]:
     return found
 
 
+_LANGUAGE_TERMS: dict[tuple[str, str], tuple[dict, dict]] = {}
+# A query is in a language whose function words it holds at least this many of (distinct),
+# more than of English ("Wann hat Lena Geburtstag?": "wann"): then that language's
+# function words that are content words elsewhere ("die", "hat") are function words too.
+LANGUAGE_FUNCTION_WORDS = 1
+
+
+def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
+    """The stop words of a query of ``terms``: :func:`stop_terms`, and a language's
+    function words that are content words elsewhere when the query's other function
+    words say it is in that language ("Wo ist die Rechnung?" drops "die"; "where is my
+    hat?" keeps "hat")."""
+    key = (db.tokenizer, db.text_version)
+    if key not in _LANGUAGE_TERMS:
+        by_language, only = stop_words_by_language()
+        _LANGUAGE_TERMS[key] = (
+            {k: frozenset(t for w in v for t in db.tokens(w)) for k, v in by_language.items()},
+            {k: frozenset(t for w in v for t in db.tokens(w)) for k, v in only.items()})
+    plain, only = _LANGUAGE_TERMS[key]
+    asked = set(terms)
+    english = len(asked & plain["en"])
+    extra = [words for language, words in only.items()
+             if LANGUAGE_FUNCTION_WORDS <= len(asked & plain[language]) > english]
+    return stop_terms(db).union(*extra)
+
+
 def keyword_terms(db, query: str) -> list[str]:
     """The terms the keyword arm ranks by: the query's terms without its stop words
-    ("how", "the", "is"), unless it has nothing else (a search for "the who")."""
+    ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
+    for "the who")."""
     terms = query_terms(db, query)
-    stop = stop_terms(db)
+    stop = query_stop_terms(db, terms)
     kept = [t for t in terms if t not in stop]
     return kept or terms
 

@@ -333,6 +333,27 @@ def _char_at(starts: list[int], parts: list[str], offset: int) -> int:
 def stop_words() -> frozenset[str]:
     """Function words of the main languages (data/stopwords.txt): they never make a
     result count as matching and never pull the keyword score."""
+    return frozenset(word for words in stop_words_by_language()[0].values() for word in words)
+
+
+_LANGUAGE = re.compile(r"# ([a-z]{2})(?: \(.*)?")
+
+
+@lru_cache(maxsize=1)
+def stop_words_by_language() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Each language's function words (:func:`stop_words`), and its function words that
+    are content words elsewhere (German "die", "hat"; the file's "?" lines), which count
+    only in a query written in that language (contract.query_stop_terms)."""
     text = (Path(__file__).parent / "data" / "stopwords.txt").read_text(encoding="utf-8")
-    return frozenset(word for line in text.splitlines() if not line.startswith("#")
-                     for word in line.split())
+    words: dict[str, set[str]] = {}
+    only: dict[str, set[str]] = {}
+    language = ""
+    for line in text.splitlines():
+        if (m := _LANGUAGE.fullmatch(line)) is not None:
+            language = m.group(1)
+        elif line.startswith("?"):
+            only.setdefault(language, set()).update(line[1:].split())
+        elif not line.startswith("#"):
+            words.setdefault(language, set()).update(line.split())
+    return ({k: frozenset(v) for k, v in words.items()},
+            {k: frozenset(v) for k, v in only.items()})

@@ -952,6 +952,17 @@ def test_obsidian_callouts_render_as_titled_boxes():
     check()
 
 
+def test_line_breaks_and_tasks_render_as_obsidian_shows_them():
+    """A single line break is one (Obsidian's default), a task's [ ] or [x] a box the page
+    does not let anyone tick; a list item that only holds brackets later stays text."""
+    from personal_memory.web.text import note_markdown
+    html = str(note_markdown("Tel 040 123\nMo-Fr 8-12\n\n- [ ] offen\n- [x] erledigt\n"
+                             "- a [ ] inside\n", None))
+    assert "Tel 040 123<br />\nMo-Fr 8-12" in html
+    assert html.count('type="checkbox"') == 2 and html.count('checked="checked"') == 1
+    assert html.count('disabled="disabled"') == 2 and "a [ ] inside" in html
+
+
 def test_the_changes_page_names_each_property_that_changed(tmp_path):
     vault = vault_of(tmp_path, {
         "Plan.md": "---\nstatus: draft\nreviewer: Bo\ntags: [a]\n---\n# Plan\n\nShip it.\n"})

@@ -18,6 +18,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markupsafe import Markup
 from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
 
 from ..records import Link
 
@@ -63,9 +64,12 @@ def _wikilinks(md: MarkdownIt) -> None:
     md.inline.ruler.before("link", "wikilink", _wikilink)
 
 
-# The front matter is shown apart (title, aliases, tags), not rendered as text.
-_MARKDOWN = (MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-             .use(front_matter_plugin).use(_wikilinks))
+# The front matter is shown apart (title, aliases, tags), not rendered as text. As in
+# Obsidian: a line break is one ("Strict line breaks" is off there by default), and a
+# task's "[ ]" or "[x]" is a box, not ticked from the page.
+_MARKDOWN = (MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+             .enable("table").use(front_matter_plugin).use(tasklists_plugin)
+             .use(_wikilinks))
 
 
 def _link_open(self, tokens, idx, options, env) -> str:

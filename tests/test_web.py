@@ -600,6 +600,27 @@ def test_the_last_bar_can_be_shown_by_click_and_by_keyboard(moved_db, browser):
         assert not browser.find_elements(By.CSS_SELECTOR, "svg.activity rect.bar.shown")
 
 
+def test_a_first_days_history_is_shown_by_the_hour(tmp_path):
+    """Edits made on one day are each a moment the chart and the slider can stop at: its
+    hours, each a link to the search at its last moment, which shows what was known
+    then; a longer history is shown by the day."""
+    from personal_memory.web import pictures
+    from personal_memory.times import parse_time
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        for hour, text in (("09", "the plan is blue"), ("12", "the plan is green"),
+                           ("15", "the plan is red")):
+            s.remember("plan", text, namespace="n", known_at=f"2025-11-06T{hour}:20:00Z")
+        found = pictures.activity_of(s, "n")
+        assert [p.label for p in found] == ["2025-11-06 09:00 UTC", "2025-11-06 12:00 UTC",
+                                            "2025-11-06 15:00 UTC"]
+        assert found[1].day == "2025-11-06T12:59:59.999999Z"
+        assert s.search("plan", namespace="n", as_of=found[1].day)[0].content.endswith("green")
+        assert pictures.position(found, parse_time(found[0].day)) == 0
+        assert 'as_of=2025-11-06T09%3A59%3A59.999999Z' in pictures.activity(found, {}, 3)
+        s.remember("plan", "the plan is gold", namespace="n", known_at="2025-11-09T10:00:00Z")
+        assert [p.label for p in pictures.activity_of(s, "n")] == ["2025-11-06", "2025-11-09"]
+
+
 def test_a_cutoff_reaching_into_the_last_period_is_that_period():
     from personal_memory.records import Activity
     from personal_memory.web import pictures

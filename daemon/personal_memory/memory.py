@@ -562,11 +562,12 @@ class MemoryStore(Upkeep):
         return NoteTimeline(note=note, revisions=revisions, moves=chain, moved_away=away)
 
     def activity(self, *, namespace: str, bucket: str = "day") -> Activity:
-        """How many revisions became known per day (or week), over the whole history."""
+        """How many revisions became known per hour, day or week, over the whole history."""
         namespace = args.namespace_arg(namespace)
-        if bucket not in ("day", "week"):
-            raise InvalidArgument(f"bucket: {bucket!r} is not day or week")
-        size = 86_400_000_000 * (7 if bucket == "week" else 1)
+        sizes = {"hour": 3_600_000_000, "day": 86_400_000_000, "week": 7 * 86_400_000_000}
+        if bucket not in sizes:
+            raise InvalidArgument(f"bucket: {bucket!r} is not hour, day or week")
+        size = sizes[bucket]
         with self._db.errors(), self._db.snapshot():
             rows = self._db.activity(namespace, size)
         return Activity(namespace=namespace, bucket=bucket,

@@ -63,9 +63,10 @@ class NoteTimeline(Record):
 
 @dataclass(frozen=True)
 class Activity(Record):
-    """Revisions known per day (or week), over the whole history: when something changed."""
+    """Revisions known per hour, day or week, over the whole history: when something
+    changed."""
     namespace: str
-    bucket: str  # "day" or "week"
+    bucket: str  # "hour", "day" or "week"
     starts: list[str]
     revisions: list[int]
 

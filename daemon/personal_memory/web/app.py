@@ -89,7 +89,7 @@ class Pages:
         as_of = request.query_params.get("as_of") or None
         # an empty box in the form is no tag, not the tag ''
         tags = [t.strip() for t in request.query_params.getlist("tag") if t.strip()] or None
-        periods = pictures.periods(store.activity(namespace=self.namespace))
+        periods = pictures.activity_of(store, self.namespace)
         cutoff = _cutoff(as_of)
         shown = pictures.position(periods, cutoff)
         found, tagged, error = None, None, None

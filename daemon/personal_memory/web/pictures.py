@@ -16,6 +16,10 @@ from ..times import DAY_US, format_time, from_micros, parse_time, to_micros
 # The activity chart keeps every bar wide enough to click: past this many periods with a
 # change, days become weeks, then months, then years.
 MOST_BARS = 90
+# A history of at most this many days is shown by the hour (a first day's edits, each a
+# moment the slider can stop at), more by the day.
+HOURLY_DAYS = 2
+HOUR_US = 3_600_000_000
 WIDTH, PAD = 900, 10
 # An axis label's width, in the chart's units, per character (10px system-ui, its widest
 # digits and letters), and the least room between two labels.
@@ -32,17 +36,20 @@ class Period:
 
     @property
     def day(self) -> str:
-        """Its last day, YYYY-MM-DD: as a cutoff, a day means its end (times.py)."""
-        return format_time(self.end)[:10]
+        """The period as a cutoff is typed: its last day, YYYY-MM-DD (as a cutoff, a day
+        means its end: times.py), or for an hour its last moment."""
+        return format_time(self.end)[:10] if self.end - self.start + 1 >= DAY_US else \
+            format_time(self.end)
 
 
 def periods(found: Activity, most: int = MOST_BARS) -> list[Period]:
-    """The activity's days, coarsened until at most ``most`` periods hold a change."""
+    """The activity's hours or days, coarsened until at most ``most`` periods hold a
+    change."""
     days = [(parse_time(s), n) for s, n in zip(found.starts, found.revisions)]
-    size = DAY_US * (7 if found.bucket == "week" else 1)
+    size = {"hour": HOUR_US, "week": 7 * DAY_US}.get(found.bucket, DAY_US)
     given = [Period(s, s + size - 1, n, _label(s, found.bucket)) for s, n in days]
     out = given
-    for unit in ("week", "month", "year"):
+    for unit in (("day",) if found.bucket == "hour" else ()) + ("week", "month", "year"):
         if len(out) <= most or (unit == "week" and found.bucket == "week"):
             continue
         grouped: dict[int, list[Period]] = {}
@@ -57,6 +64,8 @@ def _start_of(us: int, unit: str) -> int:
     d = from_micros(us).replace(hour=0, minute=0, second=0, microsecond=0)
     if unit == "week":
         d -= timedelta(days=d.weekday())
+    elif unit == "day":
+        pass
     elif unit == "month":
         d = d.replace(day=1)
     else:
@@ -66,8 +75,8 @@ def _start_of(us: int, unit: str) -> int:
 
 def _end_of(start: int, unit: str) -> int:
     d = from_micros(start)
-    if unit == "week":
-        return start + 7 * DAY_US - 1
+    if unit in ("day", "week"):
+        return start + (7 if unit == "week" else 1) * DAY_US - 1
     if unit == "month":
         nxt = d.replace(year=d.year + d.month // 12, month=d.month % 12 + 1)
     else:
@@ -77,7 +86,18 @@ def _end_of(start: int, unit: str) -> int:
 
 def _label(start: int, unit: str) -> str:
     day = format_time(start)[:10]
-    return {"day": day, "week": f"week of {day}", "month": day[:7], "year": day[:4]}[unit]
+    return {"hour": f"{day} {format_time(start)[11:16]} UTC", "day": day,
+            "week": f"week of {day}", "month": day[:7], "year": day[:4]}[unit]
+
+
+def activity_of(store, namespace: str) -> list[Period]:
+    """The periods of a store's history the chart and the slider show: by the day, or by
+    the hour when it spans at most :data:`HOURLY_DAYS` days."""
+    by_day = store.activity(namespace=namespace)
+    if 0 < len(by_day.starts) and parse_time(by_day.starts[-1]) - parse_time(
+            by_day.starts[0]) < HOURLY_DAYS * DAY_US:
+        return periods(store.activity(namespace=namespace, bucket="hour"))
+    return periods(by_day)
 
 
 def position(found: list[Period], cutoff: int | None) -> int:

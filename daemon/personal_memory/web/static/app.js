@@ -1,7 +1,8 @@
-// The as-of slider: one position per bar of the activity chart above it (a day, week,
-// month or year in which something was learnt) and a last one for everything known. Its
-// value fills the as_of box with the period's last day (a day as a cutoff means its end),
-// says which moment that is, and submits the search. Without script, the box works.
+// The as-of slider: one position per bar of the activity chart above it (an hour, day,
+// week, month or year in which something was learnt) and a last one for everything known.
+// Its value fills the as_of box with the period's last day (a day as a cutoff means its
+// end) or an hour's last moment, says which moment that is, and submits the search.
+// Without script, the box works.
 document.addEventListener("DOMContentLoaded", () => {
   const form = document.getElementById("search");
   const slider = document.getElementById("when");
@@ -28,8 +29,11 @@ document.addEventListener("DOMContentLoaded", () => {
     const i = Number(slider.value);
     box.value = i >= days.length ? "" : days[i];
     if (label) {
+      // an hour's cutoff is its last moment (a first day's history is shown by the hour)
+      const moment = days[i] && days[i].includes("T")
+        ? `as of ${days[i].slice(0, 19).replace("T", " ")} UTC` : `as of the end of ${days[i]} (UTC)`;
       label.textContent = i >= days.length ? "everything known"
-        : `as of the end of ${days[i]} (UTC)` + (labels[i] !== days[i] ? ` · ${labels[i]}` : "");
+        : moment + (labels[i] !== days[i] ? ` · ${labels[i]}` : "");
     }
   });
   // A step by keyboard submits too: the page it loads gives the slider the focus back

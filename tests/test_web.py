@@ -349,6 +349,10 @@ def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):
     assert any(t.startswith("#") and "deleted" in t for t in titles)  # "Gone": deleted
     assert svg.count('class="moved renamed"') == 2  # the mark, and its legend entry
     assert "heading renamed" in svg
+    # the rows say what follows the note's one top heading, which the page's title says
+    rows = re.findall(r'<text x="4" y="\d+" class="row">([^<]*)</text>', svg)
+    assert rows == ["Outcomes", "Gone", "(title, tags, order)",
+                    "Decisions and follow-ups"], rows
 
 
 @needs_browser

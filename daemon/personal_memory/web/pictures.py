@@ -205,7 +205,15 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     rows: dict[str, int] = {}
     for r in revs:
         rows.setdefault(_row_key(r), len(rows))
-    row_h, left, pad = 18, 230, 12
+    shared = _shared_heading(list(rows))
+    labels = {}
+    for key in rows:
+        label = key[len(shared):] if shared and key.startswith(shared) else key
+        labels[key] = label if len(label) <= 34 else "…" + label[-33:]
+    # the lanes start right after the longest label (10 px text), so short headings leave
+    # the marks the room (a phone shows only part of the picture's width)
+    row_h, pad = 18, 12
+    left = min(230, max(90, round(8 + CHAR_W * max(len(x) for x in labels.values()))))
     legend_y = row_h * len(rows) + 44
     height = legend_y + 8
     axis_y = row_h * len(rows) + 14
@@ -217,8 +225,7 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
            f'aria-label="the note\'s revisions over time">']
     for key, i in rows.items():
         y = 16 + i * row_h
-        label = key if len(key) <= 34 else "…" + key[-33:]
-        out.append(f'<text x="4" y="{y + 4}" class="row">{escape(label)}</text>'
+        out.append(f'<text x="4" y="{y + 4}" class="row">{escape(labels[key])}</text>'
                    f'<line x1="{left}" x2="{width - pad}" y1="{y}" y2="{y}" class="lane"/>')
     for move in found.moves + found.moved_away:
         x = x_of(parse_time(move.known_at))
@@ -341,11 +348,22 @@ def _legend(left: int, y: int, moves: bool, away: bool, shown: bool,
     return "".join(out) + "</g>"
 
 
+def _shared_heading(keys: list[str]) -> str:
+    """The first heading every section's row starts with (most often the note's title,
+    its one top heading), with its separator: the page's title says it already, so the
+    rows show what follows ("Demo", not "…Falke – 18.11.2026 › Demo")."""
+    paths = [k for k in keys if not k.startswith("(")]
+    firsts = {k.split(" › ", 1)[0] for k in paths}
+    if len(firsts) != 1 or not any(" › " in k for k in paths):
+        return ""
+    return firsts.pop() + " › "
+
+
 def _row_key(r) -> str:
     """A section's row: its heading path (the same under every path the note had)."""
     note = r.note or ""
     if r.memory_id == note + "#":
-        return "(the note: title, tags, order)"
+        return "(title, tags, order)"
     if note and r.memory_id.startswith(note + "#"):
         return r.memory_id[len(note) + 1:].replace("#", " › ")
     return "(top)" if r.memory_id == note else r.memory_id

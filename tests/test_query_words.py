@@ -384,6 +384,32 @@ def test_both_paths_agree_on_made_up_words_in_any_query(tmp_path_factory, parts)
             assert named.lower() in unicodedata.normalize("NFKC", query).lower()
 
 
+def test_a_word_no_row_holds_finds_the_compounds_it_ends(tmp_path):
+    """"Suppe" finds "Linsensuppe" and "Migration" "Datenmigration" (a compound's last
+    word, after at least four letters), marked, on both paths; at a cutoff before the
+    compound was known there is no answer; "port" is not found in "support"."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=WordsDecide()) as store:
+        for mid, text in NOTES.items():
+            store.remember(mid, text, namespace="n")
+        store.embed_pending()
+        before = store.search("Suppe", namespace="n").valid_at
+        store.remember("de#Suppe", "Für die Linsensuppe: 250 g Tellerlinsen.", namespace="n")
+        store.remember("de#Falke", "Thomas übernimmt die Datenmigration.", namespace="n")
+        store.remember("en#Help", "Ask support for help.", namespace="n")
+        store.embed_pending()
+        for query, first in [("Suppe", "de#Suppe"), ("Wie viele Linsen für die Suppe?",
+                                                      "de#Suppe"),
+                             ("who does the migration", "de#Falke")]:
+            fast = store.search(query, namespace="n", snippets=True)
+            ref = store.search_reference(query, namespace="n")
+            assert fast and ids(fast) == ids(ref) and ids(fast)[0] == first, query
+        assert "**Linsensuppe**" in store.search("Suppe", namespace="n", snippets=True)[
+            0].snippet.text
+        assert not store.search("Suppe", namespace="n", as_of=before)
+        assert not store.search_reference("Suppe", namespace="n", as_of=before)
+        assert "en#Help" not in ids(store.search("port", namespace="n"))
+
+
 def test_two_held_words_written_as_one_are_searched_as_their_parts(tmp_path):
     """A word no row holds that is two held words of four letters or more written together
     (German joins them, with "en" or "s" between at times) finds the rows holding its

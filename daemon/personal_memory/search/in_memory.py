@@ -475,7 +475,8 @@ class SearchIndex:
         terms = keyword_terms(db, query.words)
         bm_pos, bm_score, docs = self.bm25(db, winners, terms)
         held = {t for t, n in docs.items() if n}
-        parts = word_parts(db, terms, held, lambda some: self.held(db, winners, some))
+        parts = word_parts(db, terms, held, lambda some: self.held(db, winners, some),
+                           query.words)
         ranked_by = with_parts(terms, parts)
         if parts:
             bm_pos, bm_score, docs = self.bm25(db, winners, ranked_by)

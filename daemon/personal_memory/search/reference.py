@@ -59,7 +59,8 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         weights = (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT)
         bm25 = db.bm25_over(list(rows), terms, weights)
         held = db.terms_held(list(rows), terms) if bm25 else set()
-        parts = word_parts(db, terms, held, lambda some: db.terms_held(list(rows), some))
+        parts = word_parts(db, terms, held, lambda some: db.terms_held(list(rows), some),
+                           query.words)
         ranked_by = with_parts(terms, parts)
         if parts:
             bm25 = db.bm25_over(list(rows), ranked_by, weights)

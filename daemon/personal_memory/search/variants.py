@@ -1,6 +1,6 @@
 """Forms of a query word that no visible row holds, searched as the held words they are
-made of: two words written as one (German compounds), a word with a prefix written onto
-it (Arabic's article and conjunctions, Hebrew's), German's umlauts and ß spelled out on
+made of: two words written as one (German compounds), or the compounds it ends ("Suppe"
+in "Linsensuppe"), a word with a prefix written onto it (Arabic's article and conjunctions, Hebrew's), German's umlauts and ß spelled out on
 a keyboard without them (Tastenkuerzel, Fussnoten), and one character of a script
 written without spaces (税), which the index holds in pairs (税金, 关税); and the other
 form of an English verb or noun Porter stems apart (decide, decision), held or not.
@@ -18,6 +18,17 @@ from .contract import UNSPACED, lone_character, stop_terms
 COMPOUND_PART = 4
 COMPOUND_LONGEST = 40  # a longer run of letters is no word to take apart
 _JOINS = ("", "s", "n", "en", "es", "e")
+
+# A word no row holds that ends a compound some row holds ("Suppe" in "Linsensuppe",
+# "Migration" in "Datenmigration"), after at least COMPOUND_PART letters: searched as up
+# to COMPOUND_HEADS of those compounds, the shortest first, chosen from the
+# COMPOUND_CANDIDATES shortest the index has ever held whose stem ends in the word's, or
+# in its stem shortened by up to COMPOUND_STEM_SLACK letters (Porter stems a longer word
+# further: datenmigration is "datenmigr", migration "migrat"), and that the word as typed
+# after the compound's first part stems to.
+COMPOUND_HEADS = 4
+COMPOUND_CANDIDATES = 16
+COMPOUND_STEM_SLACK = 3
 
 # Prefixes written onto the next word, longest first: Arabic's article and the
 # conjunctions and prepositions before it, Hebrew's one-letter words (and, the, in, to,
@@ -100,16 +111,33 @@ def _derived(term: str) -> list[str]:
             if term.endswith(a) and len(term) - len(a) + len(b) >= DERIVED_STEM]
 
 
+def _compounds_ending(db, term: str, word: str) -> list[str]:
+    """The terms of compounds that end in ``word`` (its term ``term``), as candidates
+    (see :data:`COMPOUND_HEADS`)."""
+    endings = tuple(term[:k] for k in range(len(term), max(COMPOUND_PART, len(term)
+                                                               - COMPOUND_STEM_SLACK) - 1, -1))
+    out = []
+    for found in db.terms_ending(endings, COMPOUND_PART, COMPOUND_CANDIDATES):
+        cut = next(len(found) - len(e) for e in endings if found.endswith(e))
+        if db.tokens(found[:cut] + word) == [found]:
+            out.append(found)
+    return out
+
+
 def word_parts(db, terms: list[str], held: set[str],
-               held_in: Callable[[list[str]], set[str]]) -> dict[str, tuple[str, ...]]:
+               held_in: Callable[[list[str]], set[str]], words: str = ""
+               ) -> dict[str, tuple[str, ...]]:
     """Each of the query's ``terms`` that no row it ranks holds (``held``: those some row
     holds) and that is made of terms some row holds, with those: two words written
     together (the first such split, the shortest first part first), or the word with or
     without a prefix written onto it (up to :data:`PREFIXED_FORMS`, in the order
     tried); and each term whose derived forms (:func:`_derived`, held or not itself) a
-    row holds, with them. ``held_in(terms)``: which of these terms a row it ranks holds."""
+    row holds, with them. ``held_in(terms)``: which of these terms a row it ranks holds;
+    ``words``: the query as typed (for the compounds a word ends)."""
     stop = stop_terms(db)
-    splits, forms, alone = {}, {}, set()
+    splits, forms, alone, ends = {}, {}, set(), {}
+    typed = {term: word.casefold() for word, term in (db.term_spans(words) if words else ())
+             if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)}
     for term in terms:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)
@@ -119,11 +147,14 @@ def word_parts(db, terms: list[str], held: set[str],
             else:
                 forms[term] = [f for f in _prefixed(term) + _spelled_out(term)
                                if f not in stop]
+            if term in typed:
+                ends[term] = _compounds_ending(db, term, typed[term])
     derived = {t: [f for f in _derived(t) if f not in stop and f not in terms]
                for t in terms if t not in stop}
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
     asked.update(f for found in derived.values() for f in found)
+    asked.update(f for found in ends.values() for f in found)
     have = held_in(sorted(asked)) if asked else set()
     out: dict[str, tuple[str, ...]] = {}
     for term in terms:
@@ -132,7 +163,8 @@ def word_parts(db, terms: list[str], held: set[str],
             pick = next((pair for pair in splits[term] if set(pair) <= have), None)
             kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[
                 :PAIRS_OF_ONE if term in alone else PREFIXED_FORMS]
-            found = pick or kept
+            found = pick or kept or tuple(f for f in ends.get(term, ()) if f in have)[
+                :COMPOUND_HEADS]
         more = tuple(f for f in derived.get(term, ()) if f in have)
         if found or more:
             out[term] = tuple(dict.fromkeys((*found, *more)))

@@ -167,6 +167,26 @@ class Retrieval:
                 (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
         return list(found)
 
+    def terms_ending(self, endings: tuple[str, ...], before: int, limit: int) -> list[str]:
+        """Up to ``limit`` terms the index has ever held that end in one of ``endings``
+        after at least ``before`` other letters (German compounds: "linsensupp" for
+        "supp"), shortest first, then in code point order. Candidates, kept as
+        :meth:`terms_like` keeps its own; one pass over the terms."""
+        version = self.changes_seen()
+        kept = getattr(self, "_terms_like", None)
+        if kept is None or kept[0] != version or len(kept[1]) >= TERMS_LIKE_KEPT:
+            kept = self._terms_like = (version, {})
+        key = ("ending", endings, before, limit)
+        found = kept[1].get(key)
+        if found is None and endings:
+            self._terms_table()
+            where = " OR ".join(["(length(term) >= ? AND substr(term, -?) = ?)"] * len(endings))
+            params = [x for e in endings for x in (len(e) + before, len(e), e)]
+            found = kept[1][key] = [t for (t,) in self.conn.execute(
+                f"SELECT term FROM temp.revisions_terms WHERE {where} "
+                "ORDER BY length(term), term LIMIT ?", (*params, limit))]
+        return list(found or ())
+
     def pairs_holding(self, char: str) -> list[str]:
         """The pairs of characters the index has ever held that hold ``char`` (a
         character of a script written without spaces, which the index holds in pairs),

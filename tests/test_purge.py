@@ -202,6 +202,31 @@ def test_purge_of_a_note_erases_its_path_and_proves_it(tmp_path, db):
     assert b"Zeta-4711" not in every_byte(db.parent)
 
 
+def test_a_note_purged_before_a_time_keeps_its_path_and_proves_its_text_gone(tmp_path, db):
+    """--note with --known-before (the documented example): the revisions known since
+    hold the note's path (its deletion, at least), so the path stays and the purged
+    revisions keep their IDs; the earlier text is proven gone, the later one stays."""
+    vault = tmp_path / "v2"
+    vault.mkdir()
+    (vault / "Keys.md").write_text(f"# Keys\n\nkey one {SECRET}\n")
+    (vault / "other.md").write_text("# Other\n\nunrelated\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-05-01")
+        (vault / "Keys.md").write_text("# Keys\n\nkey two stays\n")
+        store.sync([Folder.of(vault)], known_at="2025-07-01")
+        (vault / "Keys.md").unlink()
+        store.sync([Folder.of(vault)], known_at="2025-08-01")
+        report = store.purge(namespace="notes", note="v2/Keys.md", known_before="2025-06-01")
+        assert report.proven and report.occurrences == 0 and report.advice is None
+        assert report.kept_path and report.unfinished == []
+        history = store.history("v2/Keys.md#Keys", namespace="notes")
+        assert [r.purged is not None for r in history][:1] == [True]
+    data = every_byte(db.parent)
+    assert SECRET.encode() not in data and b"key two stays" in data and b"Keys.md" in data
+    p = run_memory("--db", db, "doctor")
+    assert p.returncode == 0 and "purges         none unfinished" in p.stdout, p.stdout
+
+
 def test_a_word_of_the_vault_folder_path_keeps_the_binding_and_the_refusal(tmp_path, db):
     vault = tmp_path / "acmecorp-files" / "vault"
     vault.mkdir(parents=True)

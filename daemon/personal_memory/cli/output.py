@@ -200,6 +200,10 @@ def purge(d: PurgeReport) -> str:
                      f"{', '.join(map(str, d.unfinished))} of the audit; the next purge "
                      "(or 'memory purge --resume') finishes "
                      f"{'them' if len(d.unfinished) > 1 else 'it'}.")
+    if d.kept_path:
+        lines.append("Kept: the note's path and the purged revisions' IDs, which its "
+                     "revisions from the cutoff on hold too; purge the note without "
+                     "--known-before to erase the path.")
     for binding in d.kept_bindings:
         lines.append(f"Kept: the folder binding of collection {binding} holds the text; it "
                      "says where the notes are read from (not note content), so the proof "

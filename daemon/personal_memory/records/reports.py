@@ -292,6 +292,9 @@ class PurgeReport(Record):
     # Collections (``namespace/collection: folder``) whose name or folder holds the text:
     # their binding is kept (where the notes are read from), and left out of the proof.
     kept_bindings: list[str] = field(default_factory=list)
+    # A note purged only before a time: its later revisions keep its path, so the path
+    # stays (the purged revisions keep their IDs) and the proof is of their texts.
+    kept_path: bool = False
 
     RESUME: ClassVar[str] = "no new selection (unfinished purges only)"
 

@@ -119,6 +119,13 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
                                     matching=matching, known_before=known_before) \
             if (memory_id, note, matching) != (None, None, None) else []
         unfinished = db.unfinished_purges()
+        # a note purged only before a time: its later revisions (its deletion, at least)
+        # keep its path, so the path stays and is not what the proof looks for
+        path_kept = note is not None and known_before is not None and bool(found) and len(
+            db.purge_candidates(namespace, note=note)) > len(found)
+    if path_kept:
+        found = [c._replace(rename=False) for c in found]
+        note = None
     report = PurgeReport(namespace=namespace, selector=selector, dry_run=dry_run,
                          revision_ids=[c.revision_id for c in found],
                          memory_ids=sorted({c.memory_id for c in found}),
@@ -194,4 +201,5 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         wal_checkpoint_blocked=blocked, advice=advice, replica=replica,
         proven=bool(patterns) and advice is None,
         finished=sorted(set(finished) - set(left) - {audit}), unfinished=sorted(left),
-        kept_bindings=[f"{name}: {folder}" for name, folder in kept])
+        kept_bindings=[f"{name}: {folder}" for name, folder in kept],
+        kept_path=path_kept)

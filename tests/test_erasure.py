@@ -293,7 +293,11 @@ def test_resume_with_replicas_claims_no_proof_without_a_text(tmp_path):
     (vault / "Gone.md").unlink()
     assert run_memory("--db", db, "sync", vault).returncode == 0
     code, report, err = purge(db, "--note", "vault/Gone.md")  # the replica not asked
-    assert code == 0 and report["unfinished"], (report, err)
+    assert code == 0 and report["unfinished"] and report["unfinished_replica"], (report, err)
+    # --resume alone does the file's part, not the replica's: it says so and fails
+    half = run_memory("--db", db, "purge", "--resume", env=env(), timeout=240)
+    assert half.returncode == 1 and "'memory purge --resume --replicas' finishes it" in \
+        half.stdout, half.stdout + half.stderr
     done = run_memory("--db", db, "purge", "--resume", "--replicas", env=env(), timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Replica proof" not in done.stdout and "0 occurrences" not in done.stdout

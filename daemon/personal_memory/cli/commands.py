@@ -219,7 +219,9 @@ def cmd_purge(args: argparse.Namespace) -> int:
         report = store.purge(**selection, replicas=replicas)
     emit(args, report, output.purge)
     replica_failed = report.replica is not None and not report.replica.verified
-    return EXIT_OK if report.advice is None and not replica_failed else EXIT_PROBLEM
+    left = args.resume and bool(report.unfinished)  # asked to finish, and it did not
+    return EXIT_OK if report.advice is None and not replica_failed and not left \
+        else EXIT_PROBLEM
 
 
 @command

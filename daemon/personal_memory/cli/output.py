@@ -197,8 +197,8 @@ def purge(d: PurgeReport) -> str:
                      f"{', '.join(map(str, d.finished))} of the audit.")
     if d.unfinished:
         lines.append(f"Unfinished: purge{'s' if len(d.unfinished) > 1 else ''} "
-                     f"{', '.join(map(str, d.unfinished))} of the audit; the next purge "
-                     "(or 'memory purge --resume') finishes "
+                     f"{', '.join(map(str, d.unfinished))} of the audit; "
+                     f"'{d.resume_command}' finishes "
                      f"{'them' if len(d.unfinished) > 1 else 'it'}.")
     if d.kept_path:
         lines.append("Kept: the note's path and the purged revisions' IDs, which its "

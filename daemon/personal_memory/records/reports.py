@@ -289,6 +289,8 @@ class PurgeReport(Record):
     finished: list[int] = field(default_factory=list)
     unfinished: list[int] = field(default_factory=list)
     proven: bool = False
+    # Whether what is unfinished includes a replica's forgetting (then '--replicas' too).
+    unfinished_replica: bool = False
     # Collections (``namespace/collection: folder``) whose name or folder holds the text:
     # their binding is kept (where the notes are read from), and left out of the proof.
     kept_bindings: list[str] = field(default_factory=list)
@@ -301,6 +303,11 @@ class PurgeReport(Record):
     @property
     def resume_only(self) -> bool:
         return self.selector == self.RESUME
+
+    @property
+    def resume_command(self) -> str:
+        """The command that finishes what is unfinished."""
+        return "memory purge --resume" + (" --replicas" if self.unfinished_replica else "")
 
 
 @dataclass(frozen=True)

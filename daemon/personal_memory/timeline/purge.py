@@ -201,5 +201,6 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         wal_checkpoint_blocked=blocked, advice=advice, replica=replica,
         proven=bool(patterns) and advice is None,
         finished=sorted(set(finished) - set(left) - {audit}), unfinished=sorted(left),
+        unfinished_replica=any("replica" in parts for parts in left.values()),
         kept_bindings=[f"{name}: {folder}" for name, folder in kept],
         kept_path=path_kept)

@@ -230,6 +230,23 @@ def test_restore_to_a_time_in_the_middle(replicated, tmp_path):
     # the restored rows are exactly the source's first rows
     then = rows(restored)
     assert then == rows(db)[:len(then)]
+    # the live database names its replica: the same moment from there
+    live = run_memory("restore", db, "--to", tmp_path / "live-middle.db", "--at", middle,
+                      env=env())
+    assert live.returncode == 0, live.stderr
+    assert rows(tmp_path / "live-middle.db") == then
+    # after the last write ("now", a span back from now, a day to come): the newest state
+    for at in ("now", "1s", "2099-01-01"):
+        late = tmp_path / f"late-{at}.db"
+        done = run_memory("restore", replica, "--to", late, "--at", at, env=env())
+        assert done.returncode == 0, (at, done.stderr)
+        assert rows(late) == rows(db)
+    # before the replica's first snapshot: said, nothing written
+    early = run_memory("restore", replica, "--to", tmp_path / "early.db", "--at",
+                       "2001-01-01", env=env())
+    assert early.returncode == 2 and "holds no state as early as" in early.stderr, \
+        early.stderr
+    assert not (tmp_path / "early.db").exists()
 
 
 @needs_litestream

@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, ReplicationError
 from ..paths import (RESTORE_SCRATCH, access_path, lock_path, real_database,
                      restore_scratch_folders)
 from ..store import Database
+from ..times import format_time, parse_time
 from . import control, litestream
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -143,7 +144,10 @@ def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = 
     place, so that a restore leaves the restored file or nothing."""
     to = folder / "restored.db"
     src = Path(source).expanduser()
-    if is_sqlite_file(src):
+    if litestream.config_path(real_database(src)).exists():  # a database with a replica:
+        _as_of(lambda when: litestream.restore_from_config(real_database(src), to, when),
+               to, at)  # its replica (the file itself may be the one being replaced)
+    elif is_sqlite_file(src):
         if at:
             raise InvalidArgument("--at: a backup file holds one moment; --at needs a "
                                   "replica")
@@ -152,8 +156,6 @@ def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = 
             db.backup_to(str(to))
         finally:
             db.close()
-    elif litestream.config_path(real_database(src)).exists():  # a database with a replica
-        litestream.restore_from_config(real_database(src), to, at)
     else:
         dest = litestream.Destination.parse(source, ssh_key)
         if dest.scheme == "file" and not src.exists():
@@ -163,9 +165,37 @@ def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = 
         if dest.scheme == "file" and not src.is_dir():
             raise InvalidArgument(f"{source}: neither a replica folder, a replica URL, a "
                                   "database with a replica set up, nor a backup file")
-        litestream.restore(dest, to, at)
+        _as_of(lambda when: litestream.restore(dest, to, when), to, at)
     os.chmod(to, 0o600)
     return to
+
+
+def _as_of(restore, to: Path, at: str | None) -> None:
+    """``restore(at)``, and where Litestream holds no write at or before ``at`` ("timestamp
+    does not exist": a time after its last write, or before its first snapshot), the
+    newest state when nothing became known after ``at`` (the database's own transaction
+    time says so); else a refusal that says what the replica holds."""
+    try:
+        restore(at)
+        return
+    except ReplicationError as exc:
+        if not at or "timestamp does not exist" not in str(exc):
+            raise
+    if to.exists():
+        to.unlink()
+    restore(None)
+    db = Database.open(to, read_only=True, create=False)
+    try:
+        oldest, newest = db.execute("SELECT min(known_at), max(known_at) FROM revisions")[0]
+    finally:
+        db.close()
+    if newest is not None and newest > parse_time(at):
+        to.unlink()
+        raise InvalidArgument(
+            f"--at: the replica holds no state as early as {at}: its history starts later "
+            f"(its first revision was known {format_time(oldest)}; a purge with --replicas "
+            "or a replica lost and healed starts it afresh); restore without --at for the "
+            "newest, or give a later time")
 
 
 def place(copy: Path, to: Path) -> None:

@@ -218,6 +218,13 @@ def test_backup_is_consistent_private_and_never_overwrites(tmp_path):
     assert "already exists" in err("--db", db, "backup", out)
     assert "does not exist" in err("--db", tmp_path / "none.db", "backup", tmp_path / "x.db")
     assert "cannot write" in err("--db", db, "backup", tmp_path / "no" / "such" / "dir.db")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:  # '-' is export's standard output, no file name for a backup
+        assert "'-' is no file" in err("--db", db, "backup", "-")
+        assert not (tmp_path / "-").exists()
+    finally:
+        os.chdir(here)
 
 
 def test_client_config_has_absolute_paths(tmp_path):

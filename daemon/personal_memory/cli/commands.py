@@ -240,6 +240,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 @command
 def cmd_backup(args: argparse.Namespace) -> int:
+    if args.file == "-":  # export's standard output: a backup is a database file
+        raise CommandError("backup: '-' is no file; a backup is a database file, give its "
+                           "path (for JSON on standard output: 'memory export -')")
     with open_store(args, read_only=True, embedder="none") as store:
         store.backup(args.file)
     emit(args, {"file": args.file}, lambda d: f"Backed up to {d['file']}.")

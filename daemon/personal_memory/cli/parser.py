@@ -331,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("destination", nargs="?",
                    help="with setup: a folder, sftp://HOST/PATH or s3://BUCKET/PATH")
     p.add_argument("--no-service", action="store_true",
-                   help="with setup: write the config only, install no service")
+                   help="with setup: write the config only, install no service; with "
+                   "remove: leave the service alone (where no service manager answers)")
     p.add_argument("--ssh-key", help="with setup to sftp://: the private key (without a "
                    "passphrase) Litestream signs in with (default: ~/.ssh/id_ed25519, "
                    "id_ecdsa or id_rsa)")

@@ -57,10 +57,14 @@ def cmd_replicate(args: argparse.Namespace) -> int:
             raise CommandError(f"replicate remove: no replica is set up for {db}")
         from ..service import replication as unit
         messages, kind = [], unit.kind(args)
-        if unit.path(kind).exists():  # stopped first, or it would restart Litestream
+        # the service stopped first, or it would restart Litestream
+        if not args.no_service and unit.path(kind).exists():
             outcome = unit.uninstall(kind)
             if outcome.error:
-                raise CommandError(f"replicate remove: {outcome.error}; nothing else changed")
+                raise CommandError(f"replicate remove: {outcome.error}; nothing else changed "
+                                   "(with no service manager to ask, 'replicate remove "
+                                   "--no-service' removes the config and leaves the unit "
+                                   "file)")
             messages += outcome.messages
         dest, removed = control.remove(db)
         messages += [f"removed {p}" for p in removed]

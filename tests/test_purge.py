@@ -77,6 +77,15 @@ def test_purge_is_refused_while_the_note_still_holds_the_text(vault, db):
         assert keyword_ids(store, "billing") == ["notes/keys.md#Keys", "notes/other.md#Other"]
 
 
+def test_a_dry_run_says_when_the_purge_would_be_refused(vault, db):
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        preview = store.purge(namespace="notes", matching=SECRET, dry_run=True)
+        assert preview.revision_ids and "still contains the text" in preview.refused
+    p = run_memory("--db", db, "purge", "--matching", SECRET, "--dry-run")
+    assert p.returncode == 0 and "The purge would be refused:" in p.stdout, p.stdout
+
+
 def test_dry_run_lists_and_erases_nothing(vault, db):
     with MemoryStore.open(db) as store:
         store.sync([Folder.of(vault)])

@@ -179,6 +179,8 @@ def purge(d: PurgeReport) -> str:
     else:
         lines = ["No new revision selected; finishing the unfinished purges."]
     if d.dry_run:
+        if d.refused:
+            lines.append(f"The purge would be refused: {d.refused}.")
         if d.unfinished:
             lines.append(f"{earlier}: this purge finishes it too.")
         return "\n".join(lines)

@@ -291,6 +291,8 @@ class PurgeReport(Record):
     proven: bool = False
     # Whether what is unfinished includes a replica's forgetting (then '--replicas' too).
     unfinished_replica: bool = False
+    # A dry run's selection that the purge itself would refuse, and why.
+    refused: str | None = None
     # Collections (``namespace/collection: folder``) whose name or folder holds the text:
     # their binding is kept (where the notes are read from), and left out of the proof.
     kept_bindings: list[str] = field(default_factory=list)

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import unicodedata
+from dataclasses import replace
 from typing import Callable
 
 from ..errors import DiskFull, PurgeRefused
@@ -130,6 +131,11 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
                          revision_ids=[c.revision_id for c in found],
                          memory_ids=sorted({c.memory_id for c in found}),
                          unfinished=sorted(unfinished))
+    if dry_run and found:  # what the purge itself would refuse, said now
+        try:
+            refuse_while_notes_hold(db, namespace, found, matching, note)
+        except PurgeRefused as exc:
+            return replace(report, refused=str(exc))
     if dry_run or not (found or unfinished):
         return report
     now = now_micros()

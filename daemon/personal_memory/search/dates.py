@@ -2,7 +2,8 @@
 "2023年10月13日", "2023년 10월", "13.10.2023", "25/12/2025", "week 11", "2026-W11", "Q1 2026",
 and without the year: "on March 14", "in March", "am 14.03.", "on 23/09"): the periods
 whose memories the ranking favours (``ranking.DATED``): a note whose file name names a
-day, week, quarter or month inside one, or a memory outside notes valid from one (:func:`about`).
+day, week, quarter or month inside one, or a memory outside notes valid from one
+(:func:`about`).
 
 A month needs its year, or a preposition before it ("in March", "im März"), so "May I
 export?" names no period; a day, week or month without its year is that one of every
@@ -304,11 +305,10 @@ def _day_ranges(text: str, matches: list[tuple[re.Match, tuple | None]]
                     (year, "day", number, int(m.group("b" + slot)))))
     days = sorted(((_date_start(m), m.end(), named) for m, named in matches
                    if named is not None and named[1] == "day"), key=lambda d: d[:2])
-    for (_, end, first), (start, _, last) in zip(days, days[1:]):
+    for (begin, end, first), (start, _, last) in zip(days, days[1:]):
         join = _JOIN.fullmatch(text, end, start) if start > end else None
         if join is None:
             continue
-        begin = next(s for s, _, named in days if named == first)
         if join.group("to").lower() in _AND and not _BETWEEN.search(
                 text[max(0, begin - 24):begin]):
             continue

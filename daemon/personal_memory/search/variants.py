@@ -1,7 +1,8 @@
 """Forms of a query word that no visible row holds, searched as the held words they are
 made of: two words written as one (German compounds), or the compounds it ends ("Suppe"
-in "Linsensuppe"), a word with a prefix written onto it (Arabic's article and conjunctions, Hebrew's), German's umlauts and ß spelled out on
-a keyboard without them (Tastenkuerzel, Fussnoten), and one character of a script
+in "Linsensuppe"), a word with a prefix written onto it (Arabic's article and
+conjunctions, Hebrew's), German's umlauts and ß spelled out on a keyboard without them
+(Tastenkuerzel, Fussnoten), and one character of a script
 written without spaces (税), which the index holds in pairs (税金, 关税); and the other
 form of an English verb or noun Porter stems apart (decide, decision), held or not.
 docs/data-model.md#ranking"""

@@ -135,7 +135,7 @@ def _language_terms() -> tuple[dict, dict]:
 def keyword_terms(query: str) -> list[str]:
     """The query's terms without stop words (the package's list of words, tokenized here),
     unless nothing else is left; a language's words that are content words elsewhere
-    ("die", "hat") are stop words when the query holds more of that language's function
+    ("son", "van") are stop words when the query holds more of that language's function
     words than of English's."""
     terms = query_terms(query)
     words, only = _language_terms()

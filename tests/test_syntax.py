@@ -213,7 +213,7 @@ def test_a_folder_with_spaces_unquoted_names_no_folder(tmp_path):
 
 
 LANGUAGE_WORDS = ["die", "hat", "van", "son", "wo", "ist", "wann", "where", "is", "my", "the",
-                  "rechnung", "hut", "school", "de", "los", "pour"]
+                  "rechnung", "hut", "school", "de", "los", "pour", "het", "mijn", "dir"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -222,8 +222,8 @@ LANGUAGE_WORDS = ["die", "hat", "van", "son", "wo", "ist", "wann", "where", "is"
        queries=st.lists(st.lists(st.sampled_from(LANGUAGE_WORDS), min_size=1, max_size=5),
                         min_size=1, max_size=4))
 def test_function_words_of_the_querys_language_on_every_path(notes, queries):
-    """"die" and "hat" are function words in a German question, words in an English one:
-    the fast path, the reference path and the brute-force model agree."""
+    """"van" and "son" are function words in a Dutch or Spanish question, words in an
+    English one: the fast path, the reference path and the brute-force model agree."""
     with tempfile.TemporaryDirectory() as tmp:
         vault = os.path.join(tmp, "v")
         os.makedirs(vault)
@@ -250,10 +250,11 @@ def test_a_word_is_a_function_word_in_its_own_language_only():
             MemoryStore.open(os.path.join(tmp, "m.db"), embedder="none") as store:
         def terms(q):
             return keyword_terms(store._db, q)  # noqa: SLF001
-        assert terms("Welche Telefonnummer hat mein Hausarzt?") == ["telefonnumm", "hausarzt"]
-        assert terms("Wo ist die Rechnung?") == terms("Wann hat die Rechnung") == ["rechnung"]
-        assert terms("where is my hat?") == ["hat"] and "die" in terms("the die is cast")
         assert terms("¿Cuáles son los horarios?") == ["horario"]
+        assert terms("pour la maison") == ["maison"]
+        assert "pour" in terms("how long to pour concrete")
         assert terms("what is my son's school") == ["son", "school"]
         assert terms("de auto van mijn vader") == ["auto", "vader"]
-        assert terms("hat in hand") == ["hat", "hand"]  # "in": as English as German
+        assert terms("van in the garage") == ["van", "garag"]  # "in": English and Dutch
+        # German keeps its "die", "hat" and "habe" for the words they match (measured)
+        assert "hat" in terms("Welche Telefonnummer hat mein Hausarzt?")

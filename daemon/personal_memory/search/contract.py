@@ -56,16 +56,16 @@ def stop_terms(db) -> frozenset[str]:
 
 _LANGUAGE_TERMS: dict[tuple[str, str], tuple[dict, dict]] = {}
 # A query is in a language whose function words it holds at least this many of (distinct),
-# more than of English ("Wann hat Lena Geburtstag?": "wann"): then that language's
-# function words that are content words elsewhere ("die", "hat") are function words too.
+# more than of English ("¿Cuáles son...?": "cuáles"): then that language's function words
+# that are content words elsewhere (Spanish "son", Dutch "van") are function words too.
 LANGUAGE_FUNCTION_WORDS = 1
 
 
 def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
     """The stop words of a query of ``terms``: :func:`stop_terms`, and a language's
     function words that are content words elsewhere when the query's other function
-    words say it is in that language ("Wo ist die Rechnung?" drops "die"; "where is my
-    hat?" keeps "hat")."""
+    words say it is in that language ("¿Cuáles son los horarios?" drops "son"; "my
+    son's school" keeps it)."""
     key = (db.tokenizer, db.text_version)
     if key not in _LANGUAGE_TERMS:
         by_language, only = stop_words_by_language()

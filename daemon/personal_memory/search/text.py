@@ -342,8 +342,8 @@ _LANGUAGE = re.compile(r"# ([a-z]{2})(?: \(.*)?")
 @lru_cache(maxsize=1)
 def stop_words_by_language() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """Each language's function words (:func:`stop_words`), and its function words that
-    are content words elsewhere (German "die", "hat"; the file's "?" lines), which count
-    only in a query written in that language (contract.query_stop_terms)."""
+    are content words elsewhere (Spanish "son", Dutch "van"; the file's "?" lines), which
+    count only in a query written in that language (contract.query_stop_terms)."""
     text = (Path(__file__).parent / "data" / "stopwords.txt").read_text(encoding="utf-8")
     words: dict[str, set[str]] = {}
     only: dict[str, set[str]] = {}

@@ -683,3 +683,13 @@ def test_ltx_pages_are_read_whole_and_a_damaged_file_is_named(tmp_path):
     path.write_bytes(data[:120])
     with pytest.raises(ReplicationError, match="cannot be read"):
         ltx.scan([path], [b"x"])
+
+
+@needs_litestream
+def test_restore_from_a_folder_that_holds_no_replica_says_so(tmp_path):
+    notes = tmp_path / "vault"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nnot a replica\n")
+    done = run_memory("restore", notes, "--to", tmp_path / "x.db", env=env())
+    assert done.returncode == 2 and "no replica there" in done.stderr, done.stderr
+    assert not (tmp_path / "x.db").exists()

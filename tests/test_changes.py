@@ -185,7 +185,7 @@ def test_cli_and_mcp(tmp_path):
     p = run_memory("--db", db, "changes", "--since", "-5m")
     assert p.returncode == 2 and "since: '-5m' is not a date" in p.stderr, p.stderr
     p = run_memory("--db", db, "search", "launch", "--as-of", "-1d")
-    assert p.returncode == 2 and "as_of: '-1d' is not a date" in p.stderr, p.stderr
+    assert p.returncode == 2 and "--as-of: '-1d' is not a date" in p.stderr, p.stderr
     p = run_memory("--db", db, "changes", "--since", "400w", "--json")
     from personal_memory.times import now_micros
     since = parse_time(json.loads(p.stdout)["since"])  # echoed as an absolute time

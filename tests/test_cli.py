@@ -91,7 +91,7 @@ def test_read_only_commands_do_not_create_the_database(tmp_path):
 def test_errors_are_one_line_with_exit_2(tmp_path):
     db = tmp_path / "m.db"
     ok("--db", db, "remember", "a", "alpha", "-n", "p")
-    assert "as_of" in err("--db", db, "search", "x", "--as-of", "soon")
+    assert "error: --as-of: 'soon'" in err("--db", db, "search", "x", "--as-of", "soon")
     assert "no timezone" in err("--db", db, "search", "x", "--valid-at", "2025-01-01T10:00")
     assert "limit" in err("--db", db, "search", "x", "--limit", "0")
     # another command's option is refused, not searched for as a word

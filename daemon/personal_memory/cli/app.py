@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except (PersonalMemoryError, CommandError) as exc:
-        print(f"memory: error: {exc}", file=sys.stderr)
+        print(f"memory: error: {_as_flag(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -44,6 +44,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+# The Python API names an argument by its field (as_of); the command line by its option.
+_FLAGS = {"as_of": "--as-of", "valid_at": "--valid-at", "known_at": "--known-at",
+          "since": "--since", "until": "--until",
+          "valid_from": "--valid-from", "known_before": "--known-before"}
+
+
+def _as_flag(message: str) -> str:
+    """A library error that starts with a field's name, with the option's instead."""
+    field, colon, rest = message.partition(":")
+    return f"{_FLAGS[field]}:{rest}" if colon and field in _FLAGS else message
 
 
 # Commands that search: the model encodes one short query at a time, where a second

@@ -16,6 +16,8 @@ from personal_memory.times import format_time, parse_cutoff, parse_time
     ("2025-01-01T00:30:00+01:00", "2024-12-31T23:30:00Z"),
     ("0001-01-01", "0001-01-01T00:00:00Z"),
     ("9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.999999Z"),
+    ("14.03.2026", "2026-03-14T00:00:00Z"),  # day first, as German writes it
+    ("1.3.2026", "2026-03-01T00:00:00Z"),
 ])
 def test_accepted_forms_normalise_to_utc_microseconds(text, expected):
     assert format_time(parse_time(text)) == expected
@@ -33,6 +35,9 @@ def test_accepted_forms_normalise_to_utc_microseconds(text, expected):
     ("9999-12-31T23:59:59-01:00", "outside years"),
     ("2025-02-01T09:00:00+24:00", "invalid UTC offset"),
     ("", "not a date"),
+    ("31.02.2026", "out of range"),
+    ("1.2.26", "not a date"),
+    ("١٤.٠٣.٢٠٢٦", "not a date"),
 ])
 def test_rejected_forms_name_the_problem(text, fragment):
     with pytest.raises(InvalidTime) as err:

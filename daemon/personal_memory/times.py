@@ -22,6 +22,8 @@ from .limits import CLOCK_PLAUSIBLE_FROM_US, CLOCK_PLAUSIBLE_UNTIL_US
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# a day as written from Germany to Russia, day first: 14.03.2026 (ASCII digits)
+_DOTTED = re.compile(r"([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})")
 _STAMP = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
     r"\s*([Zz]|[+-]\d{2}(?::?\d{2})?)"
@@ -61,13 +63,18 @@ def parse_time(value: object, field: str = "time", *, day_end: bool = False) -> 
     if m:
         return _checked(_build(field, value, *m.groups(), "0", "0", "0", None, "Z") + last,
                         field, value)
+    m = _DOTTED.fullmatch(text)
+    if m:
+        day, month, year = m.groups()
+        return _checked(_build(field, value, year, month, day, "0", "0", "0", None, "Z")
+                        + last, field, value)
     m = _STAMP.fullmatch(text)
     if m:
         return _build(field, value, *m.groups())
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?", text):
         raise InvalidTime(f"{field}: {value!r} has no timezone; add 'Z' or an offset like +02:00")
-    raise InvalidTime(f"{field}: {value!r} is not a date (YYYY-MM-DD) or an ISO 8601 "
-                      "timestamp with a timezone (e.g. 2025-02-01T09:30:00Z)")
+    raise InvalidTime(f"{field}: {value!r} is not a date (YYYY-MM-DD, or DD.MM.YYYY) or an "
+                      "ISO 8601 timestamp with a timezone (e.g. 2025-02-01T09:30:00Z)")
 
 
 def _build(field, raw, y, mo, d, h, mi, s, frac, zone) -> int:

@@ -59,7 +59,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
             daemon = store.sync_status()
             if daemon.daemon_running:
                 remark = (f"The daemon (pid {daemon.daemon_pid}) gives the new memories their "
-                          "vectors; 'memory status' shows how far it is.")
+                          "vectors; 'memory status' shows how far it is."
+                          if report.chunks_added or report.chunks_changed else None)
             else:
                 if not args.json:  # what is ready first: the import, searchable by words
                     print(output.sync(report, None, "Searchable by words now; embedding "

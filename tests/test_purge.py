@@ -232,6 +232,20 @@ def test_a_note_purged_before_a_time_keeps_its_path_and_proves_its_text_gone(tmp
         assert [r.purged is not None for r in history][:1] == [True]
     data = every_byte(db.parent)
     assert SECRET.encode() not in data and b"key two stays" in data and b"Keys.md" in data
+    # a note still there, purged before a time: what it reads now (its record, a section
+    # unchanged since) is kept, and nothing is refused for it
+    (vault / "Live.md").write_text("# Live\n\n## Old\n\nold pin 4471-heron\n\n## Same\n\n"
+                                   "unchanged text\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-09-01")
+        (vault / "Live.md").write_text("# Live\n\n## Old\n\nnew pin\n\n## Same\n\n"
+                                       "unchanged text\n")
+        store.sync([Folder.of(vault)], known_at="2025-10-01")
+        report = store.purge(namespace="notes", note="v2/Live.md", known_before="2025-09-15")
+        assert report.proven and len(report.revision_ids) == 1, report
+        view = store.read("v2/Live.md", namespace="notes")
+        assert not view.deleted and "unchanged text" in view.text and "new pin" in view.text
+    assert b"4471-heron" not in every_byte(db.parent)
     p = run_memory("--db", db, "doctor")
     assert p.returncode == 0 and "purges         none unfinished" in p.stdout, p.stdout
 

@@ -136,13 +136,14 @@ def keyword_terms(query: str) -> list[str]:
     """The query's terms without stop words (the package's list of words, tokenized here),
     unless nothing else is left; a language's words that are content words elsewhere
     ("son", "van") are stop words when the query holds more of that language's function
-    words than of English's."""
+    words than of any other's, English's included."""
     terms = query_terms(query)
     words, only = _language_terms()
     stop = set(_stop_terms())
-    for language, extra in only.items():
-        if len(set(terms) & words[language]) > len(set(terms) & words["en"]):
-            stop |= extra
+    counts = sorted(((len(set(terms) & w), lang) for lang, w in words.items()), reverse=True)
+    (best, language), (second, _) = counts[0], counts[1]
+    if best >= 1 and best > second and language != "en":  # one language, and not English
+        stop |= only.get(language, set())
     return [t for t in terms if t not in stop] or terms
 
 

@@ -56,28 +56,46 @@ def stop_terms(db) -> frozenset[str]:
 
 _LANGUAGE_TERMS: dict[tuple[str, str], tuple[dict, dict]] = {}
 # A query is in a language whose function words it holds at least this many of (distinct),
-# more than of English ("¿Cuáles son...?": "cuáles"): then that language's function words
-# that are content words elsewhere (Spanish "son", Dutch "van") are function words too.
+# more than of any other language ("¿Cuáles son...?": "cuáles"): then that language's
+# function words that are content words elsewhere (Spanish "son", Dutch "van") are
+# function words too, and a word it holds no row holds is looked for in compounds.
 LANGUAGE_FUNCTION_WORDS = 1
 
 
-def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
-    """The stop words of a query of ``terms``: :func:`stop_terms`, and a language's
-    function words that are content words elsewhere when the query's other function
-    words say it is in that language ("¿Cuáles son los horarios?" drops "son"; "my
-    son's school" keeps it)."""
+def _language_terms(db) -> tuple[dict, dict]:
+    """Each language's function words, and those it shares with content words elsewhere,
+    as ``db`` tokenizes them (once per tokenizer)."""
     key = (db.tokenizer, db.text_version)
     if key not in _LANGUAGE_TERMS:
         by_language, only = stop_words_by_language()
         _LANGUAGE_TERMS[key] = (
             {k: frozenset(t for w in v for t in db.tokens(w)) for k, v in by_language.items()},
             {k: frozenset(t for w in v for t in db.tokens(w)) for k, v in only.items()})
-    plain, only = _LANGUAGE_TERMS[key]
+    return _LANGUAGE_TERMS[key]
+
+
+def query_language(db, terms: list[str]) -> str | None:
+    """The language a query's function words say it is in, other than English: the one
+    whose function words it holds most of (at least :data:`LANGUAGE_FUNCTION_WORDS`),
+    more than of any other and of English's; None when they say English, or nothing, or
+    two languages alike ("Le son de la guitare" is as Spanish as French)."""
+    plain, _ = _language_terms(db)
     asked = set(terms)
-    english = len(asked & plain["en"])
-    extra = [words for language, words in only.items()
-             if LANGUAGE_FUNCTION_WORDS <= len(asked & plain[language]) > english]
-    return stop_terms(db).union(*extra)
+    counts = {language: len(asked & words) for language, words in plain.items()}
+    best = max(counts.values(), default=0)
+    leaders = [language for language, n in counts.items() if n == best]
+    if best < LANGUAGE_FUNCTION_WORDS or len(leaders) != 1 or leaders[0] == "en":
+        return None
+    return leaders[0]
+
+
+def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
+    """The stop words of a query of ``terms``: :func:`stop_terms`, and the function words
+    of the query's language (:func:`query_language`) that are content words elsewhere
+    ("¿Cuáles son los horarios?" drops "son"; "my son's school" keeps it)."""
+    language = query_language(db, terms)
+    _, only = _language_terms(db)
+    return stop_terms(db) | only.get(language, frozenset()) if language else stop_terms(db)
 
 
 def keyword_terms(db, query: str) -> list[str]:

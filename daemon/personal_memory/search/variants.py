@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .contract import UNSPACED, lone_character, stop_terms
+from .contract import UNSPACED, lone_character, query_language, query_terms, stop_terms
 
 # Two words some row holds written as one ("Dateiwiederherstellung", "Studentenrabatt":
 # Student-en-Rabatt): each of at least COMPOUND_PART letters, the first maybe followed by
@@ -137,8 +137,11 @@ def word_parts(db, terms: list[str], held: set[str],
     ``words``: the query as typed (for the compounds a word ends)."""
     stop = stop_terms(db)
     splits, forms, alone, ends = {}, {}, set(), {}
+    # compounds only in a query its function words say is not English: English writes
+    # few ("word" is no part of "password", nor "land" of "Thailand")
     typed = {term: word.casefold() for word, term in (db.term_spans(words) if words else ())
-             if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)}
+             if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)
+             } if words and query_language(db, query_terms(db, words)) else {}
     for term in terms:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)

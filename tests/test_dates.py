@@ -74,12 +74,14 @@ def test_a_slashed_day_is_read_in_the_order_its_numbers_allow():
     both days are named; without a year only after a word that announces a date."""
     days = spans("what did we decide at band practice on 23/09?")
     assert len(days) == len(YEARS) and ("2026-09-23", "2026-09-24") in days
-    assert {d[0][5:] for d in spans("by 09/23")} == {"09-23"}
+    assert {d[0][5:] for d in spans("until 09/23")} == {"09-23"}
     assert spans("Tuesday 23/9/25") == spans("le 23/09/2025") == [("2025-09-23", "2025-09-24")]
     assert spans("12/25/2025 party") == [("2025-12-25", "2025-12-26")]
     assert spans("on 03/04/2026") == [("2026-04-03", "2026-04-04"), ("2026-03-04", "2026-03-05")]
     assert {d[0][5:] for d in spans("on 3/4")} == {"04-03", "03-04"}
-    for text in ("1/2 cup of flour", "a 3/16 inch drill", "on 13/13", "on 31/31/2025",
+    for text in ("1/2 cup of flour", "reduce it by 1/2 cup", "on 1/4 of the days",
+                 "am 3/4 Liter Milch", "do 1/2 of them", "sat 1/2 hour",
+                 "a 3/16 inch drill", "on 13/13", "on 31/31/2025",
                  "version 1/2/2023.5", "page 4/12", "on 1/2/20234", "31/02/2026"):
         assert spans(text) == [], text
 
@@ -98,6 +100,17 @@ def test_a_span_of_days_is_read_whole(utc):
     assert ("2025-12-28", "2026-01-04") in spans_at("between Dec 28 and Jan 3", at)
     assert ("2025-12-28", "2026-01-04") in spans("from 28 December 2025 to 3 January 2026")
     assert ("2026-12-28", "2027-01-04") not in spans_at("between Dec 28 and Jan 3", at)
+    # a span written backwards in one month is none (December to January runs on)
+    for text in ("9-3 March", "the 4-2 May game", "from March 9 to March 3"):
+        assert not any(b > a[:8] + f"{int(a[8:]) + 1:02d}" for a, b in spans_at(text, at)
+                       if a[:7] == b[:7]), text
+        assert not any(a[:4] != b[:4] for a, b in spans_at(text, at)), text
+    # a slashed day read both ways pairs with the other read the same way
+    assert ("2025-12-25", "2026-01-03") in spans("from 12/25/2025 to 1/2/2026")
+    assert ("2025-12-25", "2026-02-02") not in spans("from 12/25/2025 to 1/2/2026")
+    assert {("2026-03-05", "2026-03-10"), ("2026-05-03", "2026-09-04")} <= set(
+        spans("from 5/3/2026 to 9/3/2026"))
+    assert ("2025-05-03", "2026-03-10") not in spans_at("du 5/3 au 9/3", at)
     for text in ("3 and 9 March", "March 3 and March 9", "2026-03-09 to 2026-03-03",
                  "on 23/09 and on 25/09"):
         assert not any(b > a[:8] + f"{int(a[8:]) + 1:02d}" for a, b in spans_at(text, at)
@@ -216,7 +229,8 @@ def test_days_named_from_the_day_asked_about(utc):
             assert named(text) == named(english), text
     # and last Monday in those five
     for text in ("vorige maandag", "afgelopen maandag", "el lunes pasado", "lunedì scorso",
-                 "segunda-feira passada", "a segunda passada", "lundi dernier"):
+                 "segunda-feira passada", "a segunda passada", "lundi dernier",
+                 "lunedi scorso"):
         assert named(text) == named("last Monday"), text
     assert named("o sábado passado") == named("on Saturday")
     assert named("domenica scorsa") == named("last Sunday")

@@ -34,6 +34,11 @@ def test_a_note_named_with_a_dot_is_linked_as_a_note(tmp_path):
             ("note", "v/Dr. Hoffmann.md")]
         back = s.links("v/Daily/23.09.2026.md", namespace="notes").backlinks
         assert [x.source_note for x in back] == ["v/A.md"]
+        # such a link to no note is to a note not written yet, not to a file
+        (v / "B.md").write_text("[[Dr. Who]] [[24.12.2026]] [[v1.3]] [[scan.pdf]]\n")
+        s.sync([Folder.of(v)])
+        assert [x.kind for x in s.links("v/B.md", namespace="notes").outgoing] == [
+            "dangling", "dangling", "dangling", "attachment"]
 
 
 def test_links_and_backlinks_follow_time(tmp_path):

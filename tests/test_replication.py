@@ -238,9 +238,10 @@ def test_restore_to_a_time_in_the_middle(replicated, tmp_path):
     # after the last write ("now", a span back from now, a day to come): the newest state
     for at in ("now", "1s", "2099-01-01"):
         late = tmp_path / f"late-{at}.db"
-        done = run_memory("restore", replica, "--to", late, "--at", at, env=env())
+        done = run_memory("restore", replica, "--to", late, "--at", at, "--json", env=env())
         assert done.returncode == 0, (at, done.stderr)
         assert rows(late) == rows(db)
+        assert json.loads(done.stdout)["at"] is None  # the newest, not a day to come
     # before the replica's first snapshot: said, nothing written
     early = run_memory("restore", replica, "--to", tmp_path / "early.db", "--at",
                        "2001-01-01", env=env())

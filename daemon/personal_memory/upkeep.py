@@ -95,7 +95,7 @@ class Upkeep:
         remove_leftovers(target.parent)
         with scratch_folder(target) as scratch:
             try:
-                copy = write_copy(source, scratch, at_text, ssh_key)
+                copy, at_text = write_copy(source, scratch, at_text, ssh_key)
                 with cls.open(copy, read_only=True, create=False,
                               embedder="none") as store:
                     health = store.health()

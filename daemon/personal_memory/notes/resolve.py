@@ -20,6 +20,7 @@ path after a rename, so links are resolved at each cutoff from the notes visible
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -36,6 +37,12 @@ class Target:
     kind: str  # note, section, block, attachment, external or dangling
     note: str | None = None  # COLLECTION/path.md of the note it resolves to
     fragment: str | None = None  # the heading path or ^block as written
+
+
+# What ends a file's name as its type: letters and digits, a letter among them (".pdf",
+# ".mp3"); ". Who" (Dr. Who), ".2026" (24.12.2026) and ".3" (v1.3) end a note's name, and
+# such a link to no note is one to a note not written yet.
+_FILE_TYPE = re.compile(r"\.(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}")
 
 
 def _stem(path: str) -> str:
@@ -80,8 +87,8 @@ class NoteIndex:
         # A name with a dot ("Dr. Hoffmann", "23.09.2026") is a note's when one is so named,
         # else another file's, as Obsidian reads it
         ext = posixpath.splitext(path)[1].casefold()
-        missing = Target(ATTACHMENT if ext and ext not in (".md", ".markdown") else DANGLING,
-                         None, fragment)
+        missing = Target(ATTACHMENT if _FILE_TYPE.fullmatch(ext) and ext not in (
+            ".md", ".markdown") else DANGLING, None, fragment)
         if markdown:
             rel_source = source[len(self.collection) + 1:]
             base = "" if path.startswith("/") else posixpath.dirname(rel_source)

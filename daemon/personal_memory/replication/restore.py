@@ -17,7 +17,7 @@ from ..errors import InvalidArgument, ReplicationError
 from ..paths import (RESTORE_SCRATCH, access_path, lock_path, real_database,
                      restore_scratch_folders)
 from ..store import Database
-from ..times import format_time, parse_time
+from ..times import parse_time
 from . import control, litestream
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -138,15 +138,17 @@ def remove_leftovers(folder: str | Path) -> list[Path]:
     return removed
 
 
-def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = None) -> Path:
+def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = None
+               ) -> tuple[Path, str | None]:
     """Write the copy (0600) into ``folder``, a private scratch folder beside the target:
     the caller checks it there (:meth:`MemoryStore.restore`) and moves only the file into
-    place, so that a restore leaves the restored file or nothing."""
+    place, so that a restore leaves the restored file or nothing. Returns the copy and the
+    moment it holds (None: the newest, also for a time after the replica's last write)."""
     to = folder / "restored.db"
     src = Path(source).expanduser()
     if litestream.config_path(real_database(src)).exists():  # a database with a replica:
-        _as_of(lambda when: litestream.restore_from_config(real_database(src), to, when),
-               to, at)  # its replica (the file itself may be the one being replaced)
+        at = _as_of(lambda when: litestream.restore_from_config(real_database(src), to, when),
+                    to, at)  # its replica (the file itself may be the one being replaced)
     elif is_sqlite_file(src):
         if at:
             raise InvalidArgument("--at: a backup file holds one moment; --at needs a "
@@ -165,19 +167,19 @@ def write_copy(source: str, folder: Path, at: str | None, ssh_key: str | None = 
         if dest.scheme == "file" and not src.is_dir():
             raise InvalidArgument(f"{source}: neither a replica folder, a replica URL, a "
                                   "database with a replica set up, nor a backup file")
-        _as_of(lambda when: litestream.restore(dest, to, when), to, at)
+        at = _as_of(lambda when: litestream.restore(dest, to, when), to, at)
     os.chmod(to, 0o600)
-    return to
+    return to, at
 
 
-def _as_of(restore, to: Path, at: str | None) -> None:
+def _as_of(restore, to: Path, at: str | None) -> str | None:
     """``restore(at)``, and where Litestream holds no write at or before ``at`` ("timestamp
     does not exist": a time after its last write, or before its first snapshot), the
     newest state when nothing became known after ``at`` (the database's own transaction
     time says so); else a refusal that says what the replica holds."""
     try:
         restore(at)
-        return
+        return at
     except ReplicationError as exc:
         if not at or "timestamp does not exist" not in str(exc):
             raise
@@ -186,16 +188,17 @@ def _as_of(restore, to: Path, at: str | None) -> None:
     restore(None)
     db = Database.open(to, read_only=True, create=False)
     try:
-        oldest, newest = db.execute("SELECT min(known_at), max(known_at) FROM revisions")[0]
+        newest = db.execute("SELECT max(known_at) FROM revisions")[0][0]
     finally:
         db.close()
     if newest is not None and newest > parse_time(at):
         to.unlink()
         raise InvalidArgument(
-            f"--at: the replica holds no state as early as {at}: its history starts later "
-            f"(its first revision was known {format_time(oldest)}; a purge with --replicas "
-            "or a replica lost and healed starts it afresh); restore without --at for the "
-            "newest, or give a later time")
+            f"--at: the replica holds no state as early as {at}: it starts at a later "
+            "snapshot (its first, or the one a purge with --replicas or a replica lost and "
+            "healed starts afresh); restore without --at for the newest, or give a later "
+            "time")
+    return None  # the newest: nothing became known after the time asked for
 
 
 def place(copy: Path, to: Path) -> None:

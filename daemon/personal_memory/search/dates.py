@@ -24,6 +24,7 @@ from calendar import monthrange
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from itertools import groupby
 
 import numpy as np
 
@@ -116,6 +117,9 @@ _WEEKDAYS_MORE = ("maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
 _WEEKDAY = {name: i for names in (_WEEKDAYS, _WOCHENTAGE) for i, name in enumerate(names)}
 _WEEKDAY["sonnabend"] = 5
 _WEEKDAY_MORE = {name: i for names in _WEEKDAYS_MORE for i, name in enumerate(names.split())}
+# typed without their accents too ("lunedi scorso", "sabado pasado", "terca-feira passada")
+_WEEKDAY_MORE.update({unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode():
+                      i for name, i in list(_WEEKDAY_MORE.items())})
 _LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
 # Days and spans named from the day asked about, as a question puts them in English or
 # German, and today, yesterday, the day before, this or last week or month and last Monday
@@ -150,14 +154,15 @@ _GERMAN_DAY = re.compile(
 # "on 23/09", "Tuesday 23/9", "le 23/09/2025", "12/25/2025": a day and month written with
 # slashes, in the writer's order: a number over 12 is the day, and when either could be
 # the day, both days are named. Without its year it is read only after a word that says
-# a date follows, since "3/4" alone is a fraction as often.
-_ANNOUNCED = (r"on|since|from|until|till|by|before|after|dated|le|du|au|el|del|il|dal|al"
-              r"|em|no|dia|op|van|tot|am|vom|zum|bis|ab|seit|den|dem")
-_SHORT_DAYS = r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|mo|di|mi|do|fr|sa|so"
+# a date follows, since "3/4" alone is a fraction as often (and never before "of": "on 1/4
+# of the days"; "by", "so", "do", "am" and "ab" announce fractions as often as days).
+_ANNOUNCED = (r"on|since|from|until|till|before|after|dated|le|du|au|el|del|dal|al|dia|op"
+              r"|tot|vom|zum|bis|seit")
+_SHORT_DAYS = r"mon|tue|tues|wed|thu|thur|thurs|fri|sun"
 _SLASHED = re.compile(
     rf"(?:\b(?:{_ANNOUNCED})\s{{1,3}}(?:the\s{{1,3}})?|\b(?:" + "|".join(_WEEKDAY) +
     rf"|{_SHORT_DAYS})\.?,?\s{{1,3}})"
-    r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/]|[.,]\d)"
+    r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/]|[.,]\d|\s+of\b)"
     r"|(?<![\d/.,])(?P<a2>\d{1,2})/(?P<b2>\d{1,2})/(?P<y2>\d{4})(?![\d/]|[.,]\d)",
     re.IGNORECASE)
 
@@ -303,17 +308,30 @@ def _day_ranges(text: str, matches: list[tuple[re.Match, tuple | None]]
         year = int(m.group("y" + slot)) if m.group("y" + slot) else None
         out.append(((year, "day", number, int(m.group("a" + slot))),
                     (year, "day", number, int(m.group("b" + slot)))))
-    days = sorted(((_date_start(m), m.end(), named) for m, named in matches
-                   if named is not None and named[1] == "day"), key=lambda d: d[:2])
-    for (begin, end, first), (start, _, last) in zip(days, days[1:]):
+    days = sorted(((_date_start(m), m.end(), named, _written_order(m, named))
+                   for m, named in matches if named is not None and named[1] == "day"),
+                  key=lambda d: d[:2])
+    places = [list(same) for _, same in groupby(days, key=lambda d: d[:2])]
+    for here, there in zip(places, places[1:]):
+        (begin, end), start = here[0][:2], there[0][0]
         join = _JOIN.fullmatch(text, end, start) if start > end else None
         if join is None:
             continue
         if join.group("to").lower() in _AND and not _BETWEEN.search(
                 text[max(0, begin - 24):begin]):
             continue
-        out.append((first, last))
+        # a slashed day read both ways pairs with the other read the same way
+        out += [(first, last) for _, _, first, a in here for _, _, last, b in there
+                if a is None or b is None or a == b]
     return out
+
+
+def _written_order(m: re.Match, named: tuple) -> str | None:
+    """For a slashed day read one way of two, which: "dm" day first, "md" month first."""
+    if m.re is not _SLASHED:
+        return None
+    a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
+    return None if a == b else "md" if named[2] == a else "dm"
 
 
 def _date_start(m: re.Match) -> int:
@@ -331,6 +349,9 @@ def _range_spans(first: tuple, last: tuple, at: int | None) -> list[tuple[int, i
     month, day)): of the year given, or of every year in :data:`YEARS` (none starting
     after ``at``); a last day before the first in the calendar is in the next year."""
     order = (first[2], first[3]) <= (last[2], last[3])
+    if not order and (first[0] is not None and first[0] == last[0] or first[2] <= last[2]):
+        return []  # "9-3 March", "from March 9 to March 3": no span (only December to
+        # January runs into the next year)
     if first[0] is not None or last[0] is not None:
         start_year = first[0] if first[0] is not None else \
             last[0] if order else last[0] - 1

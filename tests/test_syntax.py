@@ -5,6 +5,7 @@ before ranking), on both search paths."""
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 
 import apsw
 import pytest
@@ -212,6 +213,21 @@ def test_a_folder_with_spaces_unquoted_names_no_folder(tmp_path):
                                   "2020-01-01T23:59:59.999999Z in namespace 'notes'"]
 
 
+@contextmanager
+def synced(tmp: str, files: dict[str, str]):
+    """A store of ``files`` (path: text) synced in ``tmp``, its indexed revisions, and a
+    moment after its sync."""
+    vault = os.path.join(tmp, "v")
+    os.makedirs(vault)
+    for name, text in files.items():
+        with open(os.path.join(vault, name), "w") as fh:
+            fh.write(text)
+    db = os.path.join(tmp, "m.db")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        yield store, indexed_revs(db)[0], parse_time(store.export().__next__().known_at) + 1
+
+
 LANGUAGE_WORDS = ["die", "hat", "van", "son", "wo", "ist", "wann", "where", "is", "my", "the",
                   "rechnung", "hut", "school", "de", "los", "pour", "het", "mijn", "dir"]
 
@@ -224,24 +240,15 @@ LANGUAGE_WORDS = ["die", "hat", "van", "son", "wo", "ist", "wann", "where", "is"
 def test_function_words_of_the_querys_language_on_every_path(notes, queries):
     """"van" and "son" are function words in a Dutch or Spanish question, words in an
     English one: the fast path, the reference path and the brute-force model agree."""
-    with tempfile.TemporaryDirectory() as tmp:
-        vault = os.path.join(tmp, "v")
-        os.makedirs(vault)
-        for n, words in enumerate(notes):
-            with open(os.path.join(vault, f"n{n}.md"), "w") as fh:
-                fh.write(" ".join(words) + "\n")
-        db = os.path.join(tmp, "m.db")
-        with MemoryStore.open(db, embedder="none") as store:
-            store.sync([Folder.of(vault)])
-            revs, _ = indexed_revs(db)
-            now = parse_time(store.export().__next__().known_at) + 1
-            for words in queries:
-                text = " ".join(words)
-                want = gt.expected(revs, text, "notes", now, now)[:50]
-                fast = store.search(text, namespace="notes", limit=50)
-                ref = store.search_reference(text, namespace="notes", limit=50)
-                assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == \
-                    [w[0] for w in want], text
+    files = {f"n{n}.md": " ".join(words) + "\n" for n, words in enumerate(notes)}
+    with tempfile.TemporaryDirectory() as tmp, synced(tmp, files) as (store, revs, now):
+        for words in queries:
+            text = " ".join(words)
+            want = gt.expected(revs, text, "notes", now, now)[:50]
+            fast = store.search(text, namespace="notes", limit=50)
+            ref = store.search_reference(text, namespace="notes", limit=50)
+            assert [r.memory_id for r in fast] == [r.memory_id for r in ref] == \
+                [w[0] for w in want], text
 
 
 def test_a_word_is_a_function_word_in_its_own_language_only():

@@ -246,6 +246,16 @@ def test_a_note_purged_before_a_time_keeps_its_path_and_proves_its_text_gone(tmp
         view = store.read("v2/Live.md", namespace="notes")
         assert not view.deleted and "unchanged text" in view.text and "new pin" in view.text
     assert b"4471-heron" not in every_byte(db.parent)
+    # a note deleted before the time is purged whole, its path too
+    (vault / "Gone.md").write_text("# Gone\n\ngone pin 5582-egret\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-11-01")
+        (vault / "Gone.md").unlink()
+        store.sync([Folder.of(vault)], known_at="2025-11-02")
+        report = store.purge(namespace="notes", note="v2/Gone.md", known_before="2025-12-01")
+        assert report.proven and not report.kept_path, report
+    assert b"Gone.md" not in every_byte(db.parent) and b"5582-egret" not in every_byte(
+        db.parent)
     p = run_memory("--db", db, "doctor")
     assert p.returncode == 0 and "purges         none unfinished" in p.stdout, p.stdout
 

@@ -71,7 +71,8 @@ class Purging:
         its sections, record, tombstones and the numbered chunks of the previous note model,
         and erases the note's path; a text selects every revision holding it in any column,
         identity columns included. With ``known_before``, an ID or a note selects only the
-        revisions replaced since (a revision still current is the note as it reads)."""
+        revisions replaced since and tombstones (a revision still current is the note as
+        it reads)."""
         v4 = self.at_least(4)
         note_col = "note" if v4 else "NULL"
         meta_col = "metadata" if v4 else "NULL"
@@ -105,11 +106,12 @@ class Purging:
             if isinstance(params, dict):
                 sql += " AND known_at < :before"
                 params["before"] = known_before
-            else:  # an ID's or a note's revisions replaced since: what is still current
-                # (a section or record unchanged since) is the note as it reads now
-                sql += (" AND known_at < ? AND EXISTS (SELECT 1 FROM revisions AS later "
-                        "WHERE later.namespace = revisions.namespace AND later.memory_id = "
-                        "revisions.memory_id AND later.id > revisions.id)")
+            else:  # an ID's or a note's revisions replaced since, or tombstones: what is
+                # still current (a section or record unchanged since) is the note as it
+                # reads now
+                sql += (" AND known_at < ? AND (deleted = 1 OR EXISTS (SELECT 1 FROM "
+                        "revisions AS later WHERE later.namespace = revisions.namespace AND "
+                        "later.memory_id = revisions.memory_id AND later.id > revisions.id))")
                 params.append(known_before)
         found = []
         for rid, mid, nid, known, deleted, title, content, prov, meta in self.conn.execute(

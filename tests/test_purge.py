@@ -246,6 +246,13 @@ def test_a_note_purged_before_a_time_keeps_its_path_and_proves_its_text_gone(tmp
         view = store.read("v2/Live.md", namespace="notes")
         assert not view.deleted and "unchanged text" in view.text and "new pin" in view.text
     assert b"4471-heron" not in every_byte(db.parent)
+    # purged whole later, its path goes from the stubs of the first purge too
+    (vault / "Live.md").unlink()
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-10-15")
+        report = store.purge(namespace="notes", note="v2/Live.md")
+        assert report.proven and report.advice is None, report
+    assert b"Live.md" not in every_byte(db.parent)
     # a note deleted before the time is purged whole, its path too
     (vault / "Gone.md").write_text("# Gone\n\ngone pin 5582-egret\n")
     with MemoryStore.open(db, embedder="none") as store:

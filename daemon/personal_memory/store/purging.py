@@ -195,6 +195,14 @@ class Purging:
                     if v4 and c.note is not None:
                         self.conn.execute("UPDATE revisions SET note = ? WHERE id = ?",
                                           (names[c.note], c.revision_id))
+            # stubs of an earlier purge that kept these names (a note purged only before a
+            # time) hold no text: renamed alike, so the names leave the file
+            for old, new in names.items():
+                self.conn.execute(f"UPDATE revisions SET memory_id = ? WHERE namespace = ? "
+                                  f"AND memory_id = ? AND {self.purged}", (new, namespace, old))
+                if v4:
+                    self.conn.execute(f"UPDATE revisions SET note = ? WHERE namespace = ? "
+                                      f"AND note = ? AND {self.purged}", (new, namespace, old))
             if self.at_least(5):  # a vector is made from the text: it goes too
                 self.conn.execute("DELETE FROM vectors WHERE revision_id IN "
                                   "(SELECT value FROM json_each(?))", (json.dumps(ids),))

@@ -220,7 +220,7 @@ def periods_named(text: str, at: int | None = None) -> Named:
     matches = [(m, _named(m, m.lastgroup.lstrip("ymdwq"))) for m in _PATTERNS.finditer(text)]
     matches += [(m, _german_day(m)) for m in _GERMAN_DAY.finditer(text)]
     matches += [(m, day) for m in _SLASHED.finditer(text) for day in _slashed_days(m)]
-    for first, last in _day_ranges(text, matches):
+    for first, last in dict.fromkeys(_day_ranges(text, matches)):  # each span once
         spans = _range_spans(first, last, at)
         found.update(dict.fromkeys(spans))
         latest.update(dict.fromkeys(spans if first[0] or last[0] else spans[-1:]))

@@ -188,7 +188,7 @@ def _as_of(restore, to: Path, at: str | None) -> str | None:
     restore(None)
     db = Database.open(to, read_only=True, create=False)
     try:
-        newest = db.execute("SELECT max(known_at) FROM revisions")[0][0]
+        newest = db.last_known()
     finally:
         db.close()
     if newest is not None and newest > parse_time(at):

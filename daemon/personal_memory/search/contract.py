@@ -254,13 +254,13 @@ def _pieces(semantic: "Semantic", word: str) -> int:
     return min(semantic.word_pieces(word), semantic.word_pieces(word.lower()))
 
 
-def _unheld_words(db, words: str, unheld: set[str]):
-    """(word as typed, its term) for each term of the query, once, that no row holds
-    (``unheld``), in a script written with spaces; a word is what the index reads as one
-    term, digits and all ("juxzac318")."""
+def _words_among(db, words: str, among: set[str]):
+    """(word as typed, its term) for each term of the query, once, that is ``among`` the
+    terms asked for (those no row holds, its function words), in a script written with
+    spaces; a word is what the index reads as one term, digits and all ("juxzac318")."""
     seen: set[str] = set()
     for word, term in db.term_spans(words):
-        if term in unheld and term not in seen and not UNSPACED.search(word):
+        if term in among and term not in seen and not UNSPACED.search(word):
             seen.add(term)
             yield word, term
 
@@ -271,7 +271,7 @@ def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]
     then rests on its other words and on meaning, and says so. Stop words and pairs of
     characters of a script written without spaces are no such word."""
     unheld = set(terms) - held - stop_terms(db)
-    return [as_typed(words, word) for word, _ in _unheld_words(db, words, unheld)] \
+    return [as_typed(words, word) for word, _ in _words_among(db, words, unheld)] \
         if unheld else []
 
 
@@ -286,11 +286,8 @@ FOREIGN_FUNCTION_WORDS = 2
 def foreign_words(db, words: str, held_in: Callable[[list[str]], set[str]]) -> list[str]:
     """The query's function words, as typed and once each, when they say it is written in
     a language the notes do not use (:data:`FOREIGN_FUNCTION_WORDS`), else none."""
-    stop = stop_terms(db) - HIRAGANA_PAIRS
-    typed: dict[str, str] = {}
-    for word, term in db.term_spans(words):
-        if term in stop and not UNSPACED.search(word):
-            typed.setdefault(term, as_typed(words, word))
+    typed = {term: as_typed(words, word)
+             for word, term in _words_among(db, words, stop_terms(db) - HIRAGANA_PAIRS)}
     if len(typed) < FOREIGN_FUNCTION_WORDS:
         return []
     held = held_in(sorted(typed))
@@ -319,7 +316,7 @@ def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
     real = {t for t in unheld if t.isdigit() or UNSPACED.search(t)}
     yield from real
     rest: dict[str, str] = {}
-    for word, term in _unheld_words(db, words, unheld - real):
+    for word, term in _words_among(db, words, unheld - real):
         if term not in real and (not latin(word)
                                  or _pieces(semantic, word) <= VOCABULARY_PIECES):
             real.add(term)
@@ -430,7 +427,7 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     stop = stop_terms(db)
     nothing_held = unheld >= set(terms)
     made_up: dict[str, str] = {}
-    for word, term in _unheld_words(db, words, unheld):
+    for word, term in _words_among(db, words, unheld):
         if (term not in stop and not term.isdigit() and latin(word)
                 and _pieces(semantic, word) >= MADE_UP_PIECES
                 and not _spelled_like_held(db, term, held) and not lexicon.known(word)):

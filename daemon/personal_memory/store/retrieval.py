@@ -4,7 +4,7 @@ and what the in-memory search index reads."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import apsw
 
@@ -154,17 +154,22 @@ class Retrieval:
         Candidates, to be checked against the rows a search may see. Kept until the file
         changes: reading every term is the slow part of a search that asks (the made-up
         word and the unknown-words rules ask for the same word)."""
+        return self._kept_terms((term, edits), lambda: [t for (t,) in self.conn.execute(
+            "SELECT term FROM temp.revisions_terms WHERE length(term) BETWEEN ? AND ? "
+            "AND (substr(term, 1, 2) = ? OR substr(term, -2) = ?)",
+            (len(term) - edits, len(term) + edits, term[:2], term[-2:]))])
+
+    def _kept_terms(self, key: tuple, read: Callable[[], list[str]]) -> list[str]:
+        """``read()``'s terms, kept under ``key`` until the file changes (at most
+        TERMS_LIKE_KEPT keys): candidates from every term the index has ever held."""
         version = self.changes_seen()
         kept = getattr(self, "_terms_like", None)
         if kept is None or kept[0] != version or len(kept[1]) >= TERMS_LIKE_KEPT:
             kept = self._terms_like = (version, {})
-        found = kept[1].get((term, edits))
+        found = kept[1].get(key)
         if found is None:
             self._terms_table()
-            found = kept[1][(term, edits)] = [t for (t,) in self.conn.execute(
-                "SELECT term FROM temp.revisions_terms WHERE length(term) BETWEEN ? AND ? "
-                "AND (substr(term, 1, 2) = ? OR substr(term, -2) = ?)",
-                (len(term) - edits, len(term) + edits, term[:2], term[-2:]))]
+            found = kept[1][key] = read()
         return list(found)
 
     def terms_ending(self, endings: tuple[str, ...], before: int, limit: int) -> list[str]:
@@ -172,20 +177,14 @@ class Retrieval:
         after at least ``before`` other letters (German compounds: "linsensupp" for
         "supp"), shortest first, then in code point order. Candidates, kept as
         :meth:`terms_like` keeps its own; one pass over the terms."""
-        version = self.changes_seen()
-        kept = getattr(self, "_terms_like", None)
-        if kept is None or kept[0] != version or len(kept[1]) >= TERMS_LIKE_KEPT:
-            kept = self._terms_like = (version, {})
-        key = ("ending", endings, before, limit)
-        found = kept[1].get(key)
-        if found is None and endings:
-            self._terms_table()
-            where = " OR ".join(["(length(term) >= ? AND substr(term, -?) = ?)"] * len(endings))
-            params = [x for e in endings for x in (len(e) + before, len(e), e)]
-            found = kept[1][key] = [t for (t,) in self.conn.execute(
-                f"SELECT term FROM temp.revisions_terms WHERE {where} "
-                "ORDER BY length(term), term LIMIT ?", (*params, limit))]
-        return list(found or ())
+        if not endings:
+            return []
+        where = " OR ".join(["(length(term) >= ? AND substr(term, -?) = ?)"] * len(endings))
+        params = [x for e in endings for x in (len(e) + before, len(e), e)]
+        return self._kept_terms(("ending", endings, before, limit), lambda: [
+            t for (t,) in self.conn.execute(f"SELECT term FROM temp.revisions_terms WHERE "
+                                            f"{where} ORDER BY length(term), term LIMIT ?",
+                                            (*params, limit))])
 
     def pairs_holding(self, char: str) -> list[str]:
         """The pairs of characters the index has ever held that hold ``char`` (a

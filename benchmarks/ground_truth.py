@@ -18,6 +18,7 @@ import functools
 import hashlib
 import math
 import re
+from collections import Counter
 from datetime import datetime, timezone
 from dataclasses import dataclass
 
@@ -250,10 +251,12 @@ def ranks(scores: dict[str, float], same) -> dict[str, int]:
 
 
 def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: int,
-             embedder=None, embedded: set[int] | None = None, keep=None):
+             embedder=None, embedded: set[int] | None = None, keep=None,
+             links: dict[str, set[str]] | None = None):
     """The full expected answer: [(memory_id, fused, bm25, bm25_rank, cosine, cosine_rank)],
     or [] when nothing matches (no query word, nothing close enough in meaning). ``keep``
-    filters the visible rows before anything is ranked (the search syntax's filters)."""
+    filters the visible rows before anything is ranked (the search syntax's filters).
+    ``links``: the notes each visible note links to (as its writer knows them)."""
     rows = visible(revs, namespace, as_of, valid_at)
     if keep is not None:
         rows = [r for r in rows if keep(r)]
@@ -329,6 +332,22 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
         again[m] = fused[m] + sum(share * max(0.0, fused[n]) for n, share in lent
                                   if n in first)
     fused.update(again)
+    order = _by_score(first, fused) + order[50:]
+    # The first 50 again: a note's rows gain 0.1 of the best score (if positive) of each
+    # of the first five notes there that links to it, divided by how many notes link to it.
+    first = order[:50]
+    note_of = {r.memory_id: r.note for r in rows if r.note is not None}
+    best: dict[str, float] = {}
+    for m in first:
+        if m in note_of:
+            best.setdefault(note_of[m], fused[m])
+    into = Counter(t for s, targets in (links or {}).items() for t in set(targets) - {s})
+    lift: dict[str, float] = {}
+    for s in [n for n in list(best)[:5] if best[n] > 0]:
+        for t in sorted(set((links or {}).get(s, ())) - {s}):
+            if t in best:
+                lift[t] = lift.get(t, 0.0) + 0.1 * best[s] / into[t]
+    fused.update({m: fused[m] + lift[note_of[m]] for m in first if note_of.get(m) in lift})
     order = _by_score(first, fused) + order[50:]
     return [(m, fused[m], bm.get(m), br.get(m), co.get(m),
              cr[m] if m in cr and cr[m] <= 100 else None) for m in order]

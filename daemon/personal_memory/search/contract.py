@@ -24,6 +24,7 @@ from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
 from .dates import Named, about, share
+from .graph import LinkGraph
 from .text import find_folded, normalize_text, paired, stop_words, stop_words_by_language
 
 
@@ -568,6 +569,12 @@ def piece_lines(db, semantic: "Semantic | None"):
     return lines
 
 
+def link_graph(visible: list[RevisionRecord]) -> LinkGraph:
+    """The links between the notes whose records are among ``visible`` (a cutoff's)."""
+    return LinkGraph.of((r.note, r.metadata or {}) for r in visible
+                        if is_record(r.memory_id, r.note))
+
+
 def dated_row(row: RevisionRecord, periods: Named) -> float:
     """What a row gains for being about a span the periods a query names hold
     (:func:`dates.about`, :func:`dates.share`, :func:`ranking.dated_bonus`), or 0."""
@@ -586,12 +593,13 @@ def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
-         lines=None, periods: Named = Named()) -> list[SearchResult]:
+         lines=None, periods: Named = Named(), graph=None) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
     than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:
     each row's best piece, whose lines ``lines(revision id, piece)`` gives. ``periods``:
-    the days and months the query names (a row valid from one of them is favoured)."""
+    the days and months the query names (a row valid from one of them is favoured).
+    ``graph()``: the links between notes at the cutoff (:func:`link_graph`)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     # rows either arm scored, and notes about a day the query names (not yet embedded,
@@ -626,6 +634,10 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
         if i is not None and i + 1 < len(free):
             after[m] = rows[free[i + 1]].memory_id
     kept, fused = ranking.context_order(fused, kept, before, after, asking)
+    if graph is not None:
+        kept, fused = ranking.linked(kept, fused, {
+            m: rows[by_memory[m]].note for m in kept[:ranking.CONTEXT_DEPTH]
+            if rows[by_memory[m]].note is not None}, graph)
     out = []
     for m in kept[:limit]:
         co_rank = cos_ranks.get(m)

@@ -32,6 +32,7 @@ from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_
                        mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
                        text_filtered)
 from .dates import about, shares
+from .graph import LinkGraph, Resolver
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
@@ -46,6 +47,7 @@ B = 0.75
 GAP_PATIENCE_SECONDS = 60.0
 MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
+GRAPHS_KEPT = 4  # link graphs kept, each for one set of visible notes' records
 
 
 class _Columns:
@@ -110,6 +112,12 @@ class SearchIndex:
         self._mem_code: dict[str, int] = {}
         self._ns_code: dict[str, int] = {}
         self._note_code: dict[str, int] = {}
+        self._note_names: list[str] = []  # note code -> note
+        self._record_links: dict[int, dict] = {}  # position of a note record -> its links
+        self._graphs: OrderedDict[bytes, LinkGraph] = OrderedDict()  # by visible records
+        # the last set of notes' names links were resolved among, its resolver and what
+        # each record's targets resolved to there: a note edited re-resolves only its own
+        self._resolved: tuple[tuple, Resolver, dict[int, frozenset[str]]] | None = None
         self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
@@ -250,8 +258,11 @@ class SearchIndex:
         cols["hidden"][at] = hidden
         cols["length"][at] = length
         note_code = self._note_code
-        cols["note"][at] = [-1 if x is None else note_code.setdefault(x, len(note_code))
-                            for x in note]
+        for x in note:
+            if x is not None and x not in note_code:
+                note_code[x] = len(self._note_names)
+                self._note_names.append(x)
+        cols["note"][at] = [-1 if x is None else note_code[x] for x in note]
         days = self._note_days
         spans = [about(None, v) if x is None else days[x] if x in days
                  else days.setdefault(x, about(x, v)) for x, v in zip(note, vfrom)]
@@ -260,7 +271,11 @@ class SearchIndex:
         cols["record"][at] = record
         for i, meta in enumerate(record_meta):
             if meta:  # a purged record has none (and is hidden like a tombstone)
-                self._record_tags[rows.size + i] = tuple(json.loads(meta).get("tags", ()))
+                meta = json.loads(meta)
+                self._record_tags[rows.size + i] = tuple(meta.get("tags", ()))
+                if meta.get("links") or meta.get("aliases"):
+                    self._record_links[rows.size + i] = {
+                        "links": meta.get("links", []), "aliases": meta.get("aliases", [])}
         cols["vpos"][at] = -1
         rows.size += n
         self.last_id = int(rid[-1])
@@ -338,6 +353,35 @@ class SearchIndex:
         last[-1] = True
         winners = self._order[idx[last]]
         return np.sort(winners[~self.rows.hidden[winners]])
+
+    def graph(self, everything: np.ndarray) -> LinkGraph:
+        """The links between the notes whose records are among ``everything`` (a cutoff's
+        visible rows), kept for the last few sets of records (a search at now asks for the
+        same until a note changes)."""
+        records = everything[self.rows.record[everything]]
+        key = records.tobytes()
+        if key in self._graphs:
+            self._graphs.move_to_end(key)
+            return self._graphs[key]
+        codes = self.rows.note[records]
+        meta = [(p, self._note_names[c], self._record_links.get(p, {}))
+                for p, c in zip(records.tolist(), codes.tolist())]
+        names = (np.sort(codes).tobytes(), tuple(sorted(
+            (note, tuple(m["aliases"])) for _, note, m in meta if m.get("aliases"))))
+        if self._resolved is None or self._resolved[0] != names:
+            self._resolved = (names, Resolver((note, m.get("aliases", ()))
+                                              for _, note, m in meta), {})
+        _, resolver, done = self._resolved
+        out = {}
+        for p, note, m in meta:
+            if m.get("links"):
+                if p not in done:
+                    done[p] = resolver.targets(note, m["links"])
+                out[note] = done[p]
+        self._graphs[key] = LinkGraph(out)
+        if len(self._graphs) > GRAPHS_KEPT:
+            self._graphs.popitem(last=False)
+        return self._graphs[key]
 
     def rankable(self, winners: np.ndarray, query: Query) -> np.ndarray:
         """:func:`contract.rankable` over positions: no note records; with tags, only
@@ -506,7 +550,8 @@ class SearchIndex:
                             db, query.words, lambda some: self.held(db, winners, some)))
         marks = marked(ranked_by, len(winners), docs)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing_words(db, query.words, terms, held), marks, named_notes)
+                       missing_words(db, query.words, terms, held), marks, named_notes,
+                       everything)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -518,7 +563,8 @@ class SearchIndex:
             note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
             limit=limit, load=db.revisions_by_id,
             floor=padding_floor(semantic, len(cos.pos) if cos else 0, s.named_notes),
-            lines=piece_lines(db, semantic), dated=s.dated)
+            lines=piece_lines(db, semantic), dated=s.dated,
+            graph=lambda: self.graph(s.everything), note_names=self._note_names)
         # rows either arm scored: every row with a vector, and keyword hits without one
         # (a count, not a union of two long arrays: both arms are among the winners)
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
@@ -544,3 +590,4 @@ class _Scored(NamedTuple):
     missing: list[str]  # the query's words no row holds (contract.missing_words)
     marks: list[str]  # the terms worth marking (contract.marked)
     named_notes: bool  # the filters name a few notes (contract.filters_name_notes)
+    everything: np.ndarray  # the visible rows, notes' records among them

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..store import Database
 from .contract import (Ranked, Semantic, cosines, dated_notes, filters_name_notes,
-                       foreign_words, fuse, keyword_terms, left_out, made_up_word, marked, missing_words,
+                       foreign_words, fuse, keyword_terms, link_graph, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, piece_lines, rankable,
                        text_filtered)
 from .variants import with_parts, word_parts
@@ -84,7 +84,8 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit,
                      padding_floor(semantic, len(cosine), named_notes),
-                     pieces, piece_lines(db, semantic), periods)
+                     pieces, piece_lines(db, semantic), periods,
+                     graph=lambda: link_graph(everything))
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)

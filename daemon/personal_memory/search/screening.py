@@ -101,13 +101,16 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                 note: np.ndarray, winners: np.ndarray, bm25: tuple[np.ndarray, np.ndarray],
                 cosine: CosineScreen | None, limit: int, load,
                 floor: float | None = None, lines=None,
-                dated: np.ndarray | None = None) -> list[SearchResult]:
+                dated: np.ndarray | None = None, graph=None,
+                note_names: list[str] | None = None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
     exactly by the same rule as the reference path. Loads only the rows it returns.
     ``winners`` are the sorted positions of the rankable rows; both arms' positions are
     among them. ``lines(revision id, piece)``: the lines of a result's best piece.
-    ``dated``: per winner, what it gains for being about a period the query names."""
+    ``dated``: per winner, what it gains for being about a period the query names.
+    ``graph()``: the links between notes at the cutoff; ``note_names``: each note code's
+    note."""
     bm_pos, bm_score = bm25
     n = len(winners)
     if not n:
@@ -177,6 +180,10 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     rows = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
     asking = {name for name, pos in lending.items() if ranking.asks(rows[int(ids[pos])].content)}
     kept, fused = ranking.context_order(fused, kept, before, after, asking)
+    if graph is not None:
+        codes = {name: int(note[parts[name][0]]) for name in kept[:ranking.CONTEXT_DEPTH]}
+        kept, fused = ranking.linked(kept, fused, {
+            name: note_names[c] for name, c in codes.items() if c >= 0}, graph)
     top = kept[:limit]
     unread = [rid for rid in (int(ids[parts[name][0]]) for name in top) if rid not in rows]
     if unread:  # a returned row that lent context was read already

@@ -1,0 +1,67 @@
+"""The links between notes at a cutoff, as the ranking reads them (:func:`ranking.linked`):
+which notes each note links to, and how many notes link to each. Read from the records
+of the notes visible then (the targets each lists: links, embeds and Markdown links) and
+resolved among those notes (:mod:`notes.resolve`), so a search at a cutoff sees the links
+of then alone. A target is read as a wikilink first, then as a Markdown link (a record
+lists targets without saying which they were). Pure."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from typing import Iterable, Sequence
+
+from ..notes.resolve import NoteIndex
+
+
+class Resolver:
+    """Where the targets a note lists point among one set of notes, ``names``: (note ID,
+    its aliases) of each. A target is resolved once per folder that lists it."""
+
+    def __init__(self, names: Iterable[tuple[str, Sequence[str]]]):
+        collections: dict[str, dict[str, list[str]]] = {}
+        for note, aliases in names:
+            collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
+        self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
+        self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
+
+    def targets(self, note: str, written: Sequence[str]) -> frozenset[str]:
+        """The notes ``note`` links to (itself left out), from the targets it lists."""
+        index = self._indexes.get(note.split("/", 1)[0])
+        if index is None:
+            return frozenset()
+        folder = posixpath.dirname(note)  # resolution depends on it alone (notes.resolve)
+        found = set()
+        for raw in written:
+            if not raw.partition("#")[0].strip():
+                continue  # [[#Heading]]: a link within the note
+            key = (folder, raw)
+            if key not in self._seen:
+                self._seen[key] = (index.resolve(raw, note).note
+                                   or index.resolve(raw, note, markdown=True).note)
+            if self._seen[key] is not None:
+                found.add(self._seen[key])
+        found.discard(note)
+        return frozenset(found)
+
+
+class LinkGraph:
+    """``out``: the notes each note links to; ``degree[note]``: how many notes link to it."""
+
+    def __init__(self, out: dict[str, frozenset[str]]):
+        self.out = {note: targets for note, targets in out.items() if targets}
+        self.degree: Counter[str] = Counter()
+        for targets in self.out.values():
+            self.degree.update(targets)
+
+    @classmethod
+    def of(cls, records: Iterable[tuple[str, dict]]) -> "LinkGraph":
+        """The graph of ``records``: (note ID, its record's metadata) of every note
+        visible at a cutoff."""
+        records = list(records)
+        resolver = Resolver((note, meta.get("aliases", ())) for note, meta in records)
+        return cls({note: resolver.targets(note, meta["links"]) for note, meta in records
+                    if meta.get("links")})
+
+    def targets(self, note: str) -> frozenset[str]:
+        return self.out.get(note, frozenset())

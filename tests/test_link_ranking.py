@@ -1,0 +1,92 @@
+"""A note the best results link to gains a share of their scores (search/ranking.py:
+linked), from the links known at the cutoff: the fast path, the reference path and the
+brute-force model agree on random linked vaults, and a search at a cutoff ranks as if the
+links written later did not exist."""
+
+import os
+import tempfile
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import ground_truth as gt
+from personal_memory import MemoryStore
+from personal_memory.notes.folders import Folder
+from personal_memory.search.graph import LinkGraph
+from test_fast_search import same
+from test_syntax import synced
+
+WORDS = ["alpha", "beta", "gamma", "delta"]
+body = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)
+written = st.tuples(st.integers(0, 7), st.sampled_from(["[[{}]]", "[[{}|see]]", "![[{}]]",
+                                                        "[[{}#Part]]", "[x]({}.md)"]))
+note = st.tuples(body, st.lists(written, max_size=4), st.booleans())
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notes=st.lists(note, min_size=2, max_size=8),
+       queries=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+                        min_size=1, max_size=3))
+def test_links_lift_notes_alike_on_every_path(notes, queries):
+    files, links = {}, {}
+    for n, (words, targets, second) in enumerate(notes):
+        shown = " ".join(form.format(f"n{t}") for t, form in targets)
+        files[f"n{n}.md"] = f"# Top\n\n{' '.join(words)} {shown}\n" + (
+            f"\n## Part\n\n{words[0]}\n" if second else "")
+        # what the writer linked: notes that exist, each once, never the note itself
+        links[f"v/n{n}.md"] = {f"v/n{t}.md" for t, _ in targets
+                                   if t < len(notes) and t != n}
+    with tempfile.TemporaryDirectory() as tmp, synced(tmp, files) as (store, revs, now):
+        for words in queries:
+            text = " ".join(words)
+            want = gt.expected(revs, text, "notes", now, now, links=links)[:50]
+            fast = store.search(text, namespace="notes", limit=50)
+            ref = store.search_reference(text, namespace="notes", limit=50)
+            same(fast, ref)
+            assert [r.memory_id for r in fast] == [w[0] for w in want], text
+            assert all(abs(r.score - w[1]) <= 1e-9 for r, w in zip(fast, want)), text
+        store.close()
+        with MemoryStore.open(os.path.join(tmp, "m.db"), embedder=gt.ToyEmbedder()) as model:
+            model.embed_pending()
+            for words in queries:
+                text = " ".join(words)
+                same(model.search(text, namespace="notes", limit=50),
+                     model.search_reference(text, namespace="notes", limit=50))
+
+
+def test_a_linked_note_rises_from_the_link_on_and_not_before(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Hub.md").write_text("Kettle descaling with citric acid every month.\n")
+    (vault / "Other.md").write_text("Kettle.\n")
+    (vault / "Target.md").write_text("Kettle.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        before = max(r.known_at for r in store.export())  # the first sync's last write
+        order = [r.note for r in store.search("kettle descaling", namespace="notes")]
+        assert order == ["vault/Hub.md", "vault/Other.md", "vault/Target.md"]  # a tie: by ID
+        (vault / "Hub.md").write_text("Kettle descaling with citric acid every month. "
+                                      "See [[Target]].\n")
+        store.sync([Folder.of(vault)])
+        for search in (store.search, store.search_reference):
+            found = search("kettle descaling", namespace="notes")
+            assert [r.note for r in found] == ["vault/Hub.md", "vault/Target.md",
+                                               "vault/Other.md"]
+            # the lift is a tenth of the linking note's score: Target has one linking note
+            assert abs(found[1].score - found[2].score - 0.1 * found[0].score) <= 1e-9
+            then = search("kettle descaling", namespace="notes", as_of=before)
+            assert [r.note for r in then] == order
+
+
+def test_the_graph_counts_each_linking_note_once_and_resolves_as_obsidian():
+    graph = LinkGraph.of([
+        ("notes/a.md", {"links": ["b", "b#Part", "B.md", "sub/c", "#Own", "a", "missing",
+                                  "https://x.org"]}),
+        ("notes/b.md", {"links": ["Nick", "c%20d.md"]}),
+        ("notes/sub/c.md", {"aliases": ["Nick"]}),
+        ("notes/c d.md", {}),
+        ("other/b.md", {"links": ["b"]}),
+    ])
+    assert graph.targets("notes/a.md") == {"notes/b.md", "notes/sub/c.md"}
+    assert graph.targets("notes/b.md") == {"notes/sub/c.md", "notes/c d.md"}
+    assert graph.targets("other/b.md") == set()  # itself: its own collection's b
+    assert graph.degree["notes/sub/c.md"] == 2 and graph.degree["notes/b.md"] == 1

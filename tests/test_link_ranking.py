@@ -90,3 +90,19 @@ def test_the_graph_counts_each_linking_note_once_and_resolves_as_obsidian():
     assert graph.targets("notes/b.md") == {"notes/sub/c.md", "notes/c d.md"}
     assert graph.targets("other/b.md") == set()  # itself: its own collection's b
     assert graph.degree["notes/sub/c.md"] == 2 and graph.degree["notes/b.md"] == 1
+
+
+part = st.sampled_from(["a", "b", "A", "c d", ""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(paths=st.lists(st.lists(part, min_size=1, max_size=4).map("/".join), max_size=8),
+       key=st.lists(part, min_size=2, max_size=3).map("/".join))
+def test_a_partial_path_finds_what_a_scan_of_every_path_finds(paths, key):
+    """A link naming the end of a note's path ([[b/c]] for a/b/c.md) is one lookup; it
+    finds the notes a scan of every path finds."""
+    from personal_memory.notes.resolve import NoteIndex
+    index = NoteIndex("v", {f"v/{p}.md": [] for p in paths})
+    key = key.casefold()
+    scan = sorted(n for rel, n in index.paths.items() if rel.endswith("/" + key))
+    assert sorted(index.tails.get(key, [])) == scan

@@ -59,6 +59,9 @@ class NoteIndex:
         self.paths: dict[str, str] = {}  # stem of the collection-relative path -> note ID
         self.names: dict[str, list[str]] = {}  # file name stem -> note IDs
         self.aliases: dict[str, list[str]] = {}
+        # the end of each path after one of its slashes ("b/c" of "a/b/c") -> notes: a
+        # partial path is one lookup, however many links name one
+        self.tails: dict[str, list[str]] = {}
         for note, aliases in sorted(notes.items()):
             if not note.startswith(prefix):
                 continue
@@ -67,8 +70,15 @@ class NoteIndex:
             self.names.setdefault(posixpath.basename(rel), []).append(note)
             for alias in aliases:
                 self.aliases.setdefault(alias.casefold(), []).append(note)
+        for rel, note in self.paths.items():
+            at = rel.find("/")
+            while at >= 0:
+                self.tails.setdefault(rel[at + 1:], []).append(note)
+                at = rel.find("/", at + 1)
 
     def _pick(self, candidates: list[str], source: str) -> str:
+        if len(candidates) == 1:
+            return candidates[0]
         folder = posixpath.dirname(source)
         return min(candidates, key=lambda n: (posixpath.dirname(n) != folder, len(n), n))
 
@@ -103,7 +113,7 @@ class NoteIndex:
         key = _stem(path).casefold().lstrip("/")
         found = self.paths.get(key)
         if found is None and "/" in key:  # a partial path: the end of a note's path
-            tails = [n for rel, n in self.paths.items() if rel.endswith("/" + key)]
+            tails = self.tails.get(key)
             found = self._pick(tails, source) if tails else None
         if found is None:
             named = self.names.get(posixpath.basename(key))

@@ -117,6 +117,22 @@ def test_a_span_of_days_is_read_whole(utc):
                        if a[:7] == b[:7]), text  # days alone, no span of several
 
 
+def test_two_slashed_days_joined_are_a_span_and_two_fractions_are_not():
+    """The second of two slashed days needs no word before it; "and" joins them after
+    "between" alone; "from the 3rd to the 9th of March" is a span too."""
+    at = "2026-12-05T10:00:00Z"
+    assert ("2026-03-13", "2026-03-20") in spans_at("what did I do from 13/3 to 19/3?", at)
+    assert ("2026-03-05", "2026-03-10") in spans_at("between 5/3 and 9/3", at)
+    assert ("2026-05-03", "2026-09-04") in spans_at("between 5/3 and 9/3", at)  # US order
+    assert ("2026-03-05", "2026-09-04") not in spans_at("between 5/3 and 9/3", at)
+    assert ("2026-03-03", "2026-03-10") in spans_at("from the 3rd to the 9th of March", at)
+    assert not any(b > a[:8] + f"{int(a[8:]) + 1:02d}" for a, b in spans_at(
+        "on 5/3 and 9/3", at) if a[:7] == b[:7])  # "and" without "between": two days
+    cup = spans_at("reduce it from 1/2 to 3/4 cup", at)
+    assert cup and all(b == a[:8] + f"{int(a[8:]) + 1:02d}" for a, b in cup)  # days alone
+    assert spans_at("between 1/4 and 1/2 of the flour", at) == []
+
+
 def test_a_day_without_its_year_is_that_day_of_every_year():
     for text in ("what did I do on March 14?", "the 14th of March", "le 14 mars",
                  "am 14. März", "Mar 14th"):

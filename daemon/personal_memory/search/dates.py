@@ -178,11 +178,21 @@ _JOIN = re.compile(rf"\s{{0,3}}(?P<to>{_TO})\s{{0,3}}(?:the\s{{1,3}}|dem\s{{1,3}
                    r"|el\s{1,3})?", re.IGNORECASE)
 _DAY_RANGE = re.compile(
     rf"(?<![\w.,:/-])(?P<a1>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?\s{{0,3}}(?P<to1>{_TO})\s{{0,3}}"
-    rf"{_DAY.format('b1')}\s+{_OF}{_MONTH.format('m1')}(?:,?\s+{_OF}{_YEAR.format('y1')})?"
+    rf"(?:the\s{{1,3}})?{_DAY.format('b1')}\s+{_OF}{_MONTH.format('m1')}(?:,?\s+{_OF}{_YEAR.format('y1')})?"
     r"(?!\w)"
     rf"|\b{_MONTH.format('m2')}\s+{_DAY.format('a2')}\s{{0,3}}(?P<to2>{_TO})\s{{0,3}}"
     rf"(?P<b2>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+{_YEAR.format('y2')})?(?![\w.,:]\d)(?!\w)",
     re.IGNORECASE)
+
+# Two slashed days joined, the first announced or after "between": "from 13/3 to 19/3",
+# "between 5/3 and 9/3" (the second needs no word of its own: "to 1/2 cup" alone is not
+# read as a day).
+_SLASH = r"(?P<{0}a>\d{{1,2}})/(?P<{0}b>\d{{1,2}})(?:/(?P<{0}y>\d{{4}}|\d{{2}}))?"
+_SLASHED_SPAN = re.compile(
+    rf"\b(?P<word>{_ANNOUNCED}|between|zwischen|entre|tra|fra|tussen)\s{{1,3}}"
+    rf"(?:the\s{{1,3}}|dem\s{{1,3}}|le\s{{1,3}}|el\s{{1,3}})?{_SLASH.format('f')}"
+    rf"\s{{0,3}}(?P<to>{_TO})\s{{0,3}}(?:the\s{{1,3}}|dem\s{{1,3}}|le\s{{1,3}}|el\s{{1,3}})?"
+    rf"{_SLASH.format('l')}(?![\d/]|[.,]\d|\s+of\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -308,6 +318,16 @@ def _day_ranges(text: str, matches: list[tuple[re.Match, tuple | None]]
         year = int(m.group("y" + slot)) if m.group("y" + slot) else None
         out.append(((year, "day", number, int(m.group("a" + slot))),
                     (year, "day", number, int(m.group("b" + slot)))))
+    for m in _SLASHED_SPAN.finditer(text):
+        if m.group("to").lower() in _AND and m.group("word").lower() in _ANNOUNCED.split("|"):
+            continue  # "and" joins after "between" alone
+        if all(int(m.group(x + "a")) < int(m.group(x + "b")) in (2, 3, 4, 8)
+               and not m.group(x + "y") for x in "fl"):
+            continue  # "from 1/2 to 3/4 cup": two fractions
+        firsts = _readings(m.group("fa"), m.group("fb"), m.group("fy"))
+        lasts = _readings(m.group("la"), m.group("lb"), m.group("ly"))
+        out += [(first, last) for first, a in firsts for last, b in lasts
+                if a is None or b is None or a == b]
     days = sorted(((_date_start(m), m.end(), named, _written_order(m, named))
                    for m, named in matches if named is not None and named[1] == "day"),
                   key=lambda d: d[:2])
@@ -371,10 +391,19 @@ def _range_spans(first: tuple, last: tuple, at: int | None) -> list[tuple[int, i
 def _slashed_days(m: re.Match) -> list[tuple]:
     """The day or days a slashed date names: day first or month first, whichever can be
     (both when both can)."""
-    a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
-    full = _year(m.group("y") or m.group("y2"))
-    orders = [(b, a)] + ([(a, b)] if a != b else [])  # (month, day): day first first
-    return [(full, "day", month, day) for month, day in orders if 1 <= month <= 12]
+    return [named for named, _ in _readings(m.group("a") or m.group("a2"),
+                                            m.group("b") or m.group("b2"),
+                                            m.group("y") or m.group("y2"))]
+
+
+def _readings(first: str, second: str, year: str | None) -> list[tuple[tuple, str | None]]:
+    """The days ``first``/``second``[/``year``] can name, each with its order ("dm" day
+    first, "md" month first; None when both numbers are the same), day first first."""
+    a, b = int(first), int(second)
+    full = _year(year)
+    orders = [(b, a, "dm")] + ([(a, b, "md")] if a != b else [])  # (month, day, order)
+    return [((full, "day", month, day), order if a != b else None)
+            for month, day, order in orders if 1 <= month <= 12]
 
 
 def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:

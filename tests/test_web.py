@@ -355,6 +355,20 @@ def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):
                     "Decisions and follow-ups"], rows
 
 
+def test_a_shared_heading_that_is_not_the_title_stays_in_the_rows(tmp_path):
+    from personal_memory.web import pictures
+    vault = vault_of(tmp_path, {"snippets.md": "Collected over the years.\n\n# C# tips\n\n"
+                                              "## Strings\n\nUse spans.\n\n## LINQ\n\n"
+                                              "Avoid ToList.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.timeline("vault/snippets.md", namespace="notes")
+    assert {r.title for r in found.revisions} == {"snippets"}
+    rows = re.findall(r'<text x="4" y="\d+" class="row">([^<]*)</text>',
+                      pictures.timeline(found, "vault/snippets.md"))
+    assert "C tips › Strings" in rows and "C tips › LINQ" in rows, rows  # as links name it
+
+
 @needs_browser
 def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
     from selenium.webdriver.common.by import By

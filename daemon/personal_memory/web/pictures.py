@@ -205,7 +205,7 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     rows: dict[str, int] = {}
     for r in revs:
         rows.setdefault(_row_key(r), len(rows))
-    shared = _shared_heading(list(rows))
+    shared = _shared_heading(list(rows), {r.title for r in revs if r.title})
     labels = {}
     for key in rows:
         label = key[len(shared):] if shared and key.startswith(shared) else key
@@ -348,13 +348,14 @@ def _legend(left: int, y: int, moves: bool, away: bool, shown: bool,
     return "".join(out) + "</g>"
 
 
-def _shared_heading(keys: list[str]) -> str:
-    """The first heading every section's row starts with (most often the note's title,
-    its one top heading), with its separator: the page's title says it already, so the
-    rows show what follows ("Demo", not "…Falke – 18.11.2026 › Demo")."""
+def _shared_heading(keys: list[str], titles: set[str]) -> str:
+    """The first heading every section's row starts with when it is the note's title (one
+    of ``titles``: its one top heading), with its separator: the page's title says it
+    already, so the rows show what follows ("Demo", not "…Falke – 18.11.2026 › Demo").
+    Another heading they share ("# C# tips" after a preamble) stays."""
     paths = [k for k in keys if not k.startswith("(")]
     firsts = {k.split(" › ", 1)[0] for k in paths}
-    if len(firsts) != 1 or not any(" › " in k for k in paths):
+    if len(firsts) != 1 or not any(" › " in k for k in paths) or not firsts <= titles:
         return ""
     return firsts.pop() + " › "
 

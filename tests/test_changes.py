@@ -390,3 +390,25 @@ def test_a_note_moved_away_and_back_is_unchanged(tmp_path):
         found = store.changes(namespace="notes", since="2025-01-02", until="2025-01-06",
                               query="lantern plan")
         assert found.results == [] and "v/a.md#Plan" in found.unchanged
+
+
+def test_a_change_inside_bold_shows_the_bold_run_whole():
+    assert word_diff("Termin am **12. Januar** um 9", "Termin am **13. Januar** um 9") == \
+        "Termin am [-**12. Januar**-] {+**13. Januar**+} um 9"
+    assert word_diff("a ~~old plan~~ b", "a ~~new plan~~ b") == \
+        "a [-~~old plan~~-] {+~~new plan~~+} b"
+    assert word_diff("x **unclosed y z", "x **unclosed y w") == "x **unclosed y [-z-] {+w+}"
+
+
+def test_a_change_in_a_megabyte_of_one_repeated_word_is_diffed_at_once():
+    """One long line of one word repeated (a part never cut, up to the note's size limit):
+    difflib alone matches it in time quadratic in its length, hours at this size."""
+    import subprocess
+    code = ("from personal_memory.timeline.diffs import word_diff\n"
+            "n = 500_000\n"
+            "print(word_diff('a ' * n + 'b ' + 'a ' * n, 'a ' * n + 'c ' + 'a ' * n))\n"
+            "print(word_diff('a b ' * n, 'b a ' * n)[:20])\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert p.stdout.split("\n")[:2] == ["… a a a a [-b-] {+c+} a a a a …",
+                                        "[-a b a b a b a b a "], p.stderr[-2000:]

@@ -412,3 +412,23 @@ def test_a_change_in_a_megabyte_of_one_repeated_word_is_diffed_at_once():
                        timeout=120)
     assert p.stdout.split("\n")[:2] == ["… a a a a [-b-] {+c+} a a a a …",
                                         "[-a b a b a b a b a "], p.stderr[-2000:]
+
+
+def test_a_renamed_heading_over_a_long_line_of_one_word_pairs_at_once(tmp_path):
+    """Its body is one line of 300,000 words (a part never cut): the rename is found from
+    its first 1,000, where every word matched would take hours."""
+    import subprocess
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from personal_memory import MemoryStore\n"
+            "from personal_memory.notes.folders import Folder\n"
+            "t = Path(sys.argv[1])\n(t / 'vault').mkdir()\n"
+            "line = 'tick ' * 300_000\n"
+            "with MemoryStore.open(t / 'm.db', embedder='none') as store:\n"
+            "    for day, head in (('2025-01-01', 'A'), ('2025-01-05', 'B')):\n"
+            "        (t / 'vault' / 'g.md').write_text(f'# {head}\\n\\n{line}\\n')\n"
+            "        store.sync([Folder.of(t / 'vault')], known_at=day)\n"
+            "    found = store.changes(namespace='notes', since='2025-01-02')\n"
+            "print([s.why for s in found.notes[0].sections])\n")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                       text=True, timeout=180)
+    assert p.stdout.strip() == "['heading renamed']", p.stderr[-2000:]

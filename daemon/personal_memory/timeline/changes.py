@@ -5,6 +5,7 @@ result by result."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,6 +25,10 @@ TEXT_CHANGE_WEIGHT = 0.5
 # A section removed and one added to the same note at the same moment are one section
 # whose heading was renamed when this much of their text (below the heading) is the same.
 RENAMED_SIMILARITY = 0.6
+# Words compared, a section's first: matching words in order takes time that grows with
+# the square of their number when one repeats (a part of one long line; parts are at most
+# 1,800 characters otherwise).
+RENAME_WORDS = 1000
 
 
 def _same_text(a: RevisionRecord, b: RevisionRecord, of_note: bool = False) -> bool:
@@ -210,8 +215,10 @@ def renamed_pairs(removed: list[tuple[str, RevisionRecord, str]],
             a, b = _body(before), _body(after)
             if not a or not b:
                 continue  # no words to compare: nothing says they are one section
-            ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
-            if ratio >= score:
+            matcher = SequenceMatcher(None, a, b, autojunk=False)
+            # the quick bounds first: each is at least the ratio
+            if matcher.real_quick_ratio() >= score and matcher.quick_ratio() >= score \
+                    and (ratio := matcher.ratio()) >= score:
                 best, score = old_id, ratio
         if best is not None:
             used.add(best)
@@ -235,12 +242,14 @@ _MARKERS = re.compile(r"^\s*(?:>\s*)*(?:\d{1,9}[.)]|[-*+])?\s*\[[ xX]\](?=\s|$)"
 
 
 def _body(r: RevisionRecord) -> list[str]:
-    """A section's words below its heading line, without its markup, casefolded."""
+    """A section's first :data:`RENAME_WORDS` words below its heading line, without its
+    markup, casefolded."""
     lines = r.content.split("\n")
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
     text = _MARKERS.sub(" ", "\n".join(lines))
-    return [w.casefold() for w in _word().findall(text)]
+    return [m.group(0).casefold()
+            for m in itertools.islice(_word().finditer(text), RENAME_WORDS)]
 
 
 def _latest(g: _Group) -> str | None:

@@ -17,8 +17,9 @@ from test_syntax import synced
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
 body = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)
+OWN = "[here](%23Part)"  # a link within the note, whichever note it is in
 written = st.tuples(st.integers(0, 7), st.sampled_from(["[[{}]]", "[[{}|see]]", "![[{}]]",
-                                                        "[[{}#Part]]", "[x]({}.md)"]))
+                                                        "[[{}#Part]]", "[x]({}.md)", OWN]))
 note = st.tuples(body, st.lists(written, max_size=4), st.booleans())
 
 
@@ -33,8 +34,8 @@ def test_links_lift_notes_alike_on_every_path(notes, queries):
         files[f"n{n}.md"] = f"# Top\n\n{' '.join(words)} {shown}\n" + (
             f"\n## Part\n\n{words[0]}\n" if second else "")
         # what the writer linked: notes that exist, each once, never the note itself
-        links[f"v/n{n}.md"] = {f"v/n{t}.md" for t, _ in targets
-                                   if t < len(notes) and t != n}
+        links[f"v/n{n}.md"] = {f"v/n{t}.md" for t, form in targets
+                                   if t < len(notes) and t != n and form != OWN}
     with tempfile.TemporaryDirectory() as tmp, synced(tmp, files) as (store, revs, now):
         for words in queries:
             text = " ".join(words)
@@ -90,6 +91,9 @@ def test_the_graph_counts_each_linking_note_once_and_resolves_as_obsidian():
     assert graph.targets("notes/b.md") == {"notes/sub/c.md", "notes/c d.md"}
     assert graph.targets("other/b.md") == set()  # itself: its own collection's b
     assert graph.degree["notes/sub/c.md"] == 2 and graph.degree["notes/b.md"] == 1
+    # a Markdown link that decodes to "#Setup" is each note's own, not the first's
+    own = LinkGraph.of([("v/a.md", {"links": ["%23Setup"]}), ("v/b.md", {"links": ["%23Setup"]})])
+    assert own.out == {} and not own.degree
 
 
 part = st.sampled_from(["a", "b", "A", "c d", ""])
@@ -105,4 +109,4 @@ def test_a_partial_path_finds_what_a_scan_of_every_path_finds(paths, key):
     index = NoteIndex("v", {f"v/{p}.md": [] for p in paths})
     key = key.casefold()
     scan = sorted(n for rel, n in index.paths.items() if rel.endswith("/" + key))
-    assert sorted(index.tails.get(key, [])) == scan
+    assert sorted(index.tails(key)) == scan

@@ -59,9 +59,6 @@ class NoteIndex:
         self.paths: dict[str, str] = {}  # stem of the collection-relative path -> note ID
         self.names: dict[str, list[str]] = {}  # file name stem -> note IDs
         self.aliases: dict[str, list[str]] = {}
-        # the end of each path after one of its slashes ("b/c" of "a/b/c") -> notes: a
-        # partial path is one lookup, however many links name one
-        self.tails: dict[str, list[str]] = {}
         for note, aliases in sorted(notes.items()):
             if not note.startswith(prefix):
                 continue
@@ -70,11 +67,14 @@ class NoteIndex:
             self.names.setdefault(posixpath.basename(rel), []).append(note)
             for alias in aliases:
                 self.aliases.setdefault(alias.casefold(), []).append(note)
-        for rel, note in self.paths.items():
-            at = rel.find("/")
-            while at >= 0:
-                self.tails.setdefault(rel[at + 1:], []).append(note)
-                at = rel.find("/", at + 1)
+        self.rels = {note: rel for rel, note in self.paths.items()}
+
+    def tails(self, key: str) -> list[str]:
+        """The notes whose path ends with ``/key``: among those of its file name, so a
+        partial path costs what the notes so named cost, not a scan of every note."""
+        end = "/" + key
+        return [n for n in self.names.get(posixpath.basename(key), ())
+                if n in self.rels and self.rels[n].endswith(end)]
 
     def _pick(self, candidates: list[str], source: str) -> str:
         if len(candidates) == 1:
@@ -113,7 +113,7 @@ class NoteIndex:
         key = _stem(path).casefold().lstrip("/")
         found = self.paths.get(key)
         if found is None and "/" in key:  # a partial path: the end of a note's path
-            tails = self.tails.get(key)
+            tails = self.tails(key)
             found = self._pick(tails, source) if tails else None
         if found is None:
             named = self.names.get(posixpath.basename(key))

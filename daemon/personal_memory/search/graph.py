@@ -36,11 +36,14 @@ class Resolver:
             if not raw.partition("#")[0].strip():
                 continue  # [[#Heading]]: a link within the note
             key = (folder, raw)
-            if key not in self._seen:
-                self._seen[key] = (index.resolve(raw, note).note
-                                   or index.resolve(raw, note, markdown=True).note)
-            if self._seen[key] is not None:
-                found.add(self._seen[key])
+            target = self._seen.get(key, ())
+            if target == ():
+                target = (index.resolve(raw, note).note
+                          or index.resolve(raw, note, markdown=True).note)
+                if target != note:  # "%23Setup" is the note itself, whichever it is
+                    self._seen[key] = target
+            if target is not None:
+                found.add(target)
         found.discard(note)
         return frozenset(found)
 

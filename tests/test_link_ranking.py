@@ -91,6 +91,12 @@ def test_the_graph_counts_each_linking_note_once_and_resolves_as_obsidian():
     assert graph.targets("notes/b.md") == {"notes/sub/c.md", "notes/c d.md"}
     assert graph.targets("other/b.md") == set()  # itself: its own collection's b
     assert graph.degree["notes/sub/c.md"] == 2 and graph.degree["notes/b.md"] == 1
+    # a Markdown link is relative to its note first ([index](index.md) in proj/plan.md)
+    md = LinkGraph.of([("v/index.md", {}), ("v/proj/index.md", {}),
+                       ("v/proj/plan.md", {"links": ["index.md", "..%2Findex.md"]}),
+                       ("v/proj/wiki.md", {"links": ["index"]})])
+    assert md.targets("v/proj/plan.md") == {"v/proj/index.md", "v/index.md"}
+    assert md.targets("v/proj/wiki.md") == {"v/index.md"}  # a wikilink: the vault's path
     # a Markdown link that decodes to "#Setup" is each note's own, not the first's
     own = LinkGraph.of([("v/a.md", {"links": ["%23Setup"]}), ("v/b.md", {"links": ["%23Setup"]})])
     assert own.out == {} and not own.degree

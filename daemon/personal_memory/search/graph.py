@@ -2,8 +2,11 @@
 which notes each note links to, and how many notes link to each. Read from the records
 of the notes visible then (the targets each lists: links, embeds and Markdown links) and
 resolved among those notes (:mod:`notes.resolve`), so a search at a cutoff sees the links
-of then alone. A target is read as a wikilink first, then as a Markdown link (a record
-lists targets without saying which they were). Pure."""
+of then alone. A record lists targets without saying how they were written, so one that
+reads as a Markdown link's (a file type of a note, ``%`` escapes, ``./`` or ``../``:
+``[index](index.md)``, as Obsidian writes them) is resolved as a Markdown link first,
+relative to its note, and any other as a wikilink first; each is then tried the other
+way. Pure."""
 
 from __future__ import annotations
 
@@ -38,14 +41,21 @@ class Resolver:
             key = (folder, raw)
             target = self._seen.get(key, ())
             if target == ():
-                target = (index.resolve(raw, note).note
-                          or index.resolve(raw, note, markdown=True).note)
+                first = _written_as_markdown(raw)
+                target = (index.resolve(raw, note, markdown=first).note
+                          or index.resolve(raw, note, markdown=not first).note)
                 if target != note:  # "%23Setup" is the note itself, whichever it is
                     self._seen[key] = target
             if target is not None:
                 found.add(target)
         found.discard(note)
         return frozenset(found)
+
+
+def _written_as_markdown(raw: str) -> bool:
+    path = raw.partition("#")[0].strip()
+    return path.casefold().endswith((".md", ".markdown")) or "%" in path \
+        or path.startswith(("./", "../"))
 
 
 class LinkGraph:

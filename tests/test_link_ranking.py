@@ -116,3 +116,29 @@ def test_a_partial_path_finds_what_a_scan_of_every_path_finds(paths, key):
     key = key.casefold()
     scan = sorted(n for rel, n in index.paths.items() if rel.endswith("/" + key))
     assert sorted(index.tails(key)) == scan
+
+
+name = st.sampled_from(["a", "b", "B", "c d", "x.y"])
+path = st.lists(name, min_size=1, max_size=3).map("/".join)
+notes_of = st.dictionaries(path.map(lambda p: f"v/{p}.md"),
+                           st.lists(st.sampled_from(["Nick", "b", "x.y"]), max_size=1)
+                           .map(tuple), max_size=6)
+target = st.one_of(path, path.map(lambda p: p + ".md"), path.map(lambda p: "../" + p + ".md"),
+                   path.map(lambda p: "./" + p.replace(" ", "%20") + ".md"),
+                   st.sampled_from(["Nick", "a/..", "a/", "..", "b#Part", "%62.md"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=notes_of, second=notes_of, links=st.lists(target, max_size=6))
+def test_a_resolver_carried_to_other_notes_resolves_as_a_new_one(first, second, links):
+    """The fast path keeps what it resolved when notes are added, removed or re-aliased
+    (Resolver.after): every link then resolves as a resolver made for the new notes alone
+    resolves it."""
+    from personal_memory.search.graph import Resolver
+    sources = sorted(set(first) | set(second))
+    old = Resolver(first)
+    for note in sources:
+        old.targets(note, links)
+    carried, fresh = old.after(second), Resolver(second)
+    for note in sources:
+        assert carried.targets(note, links) == fresh.targets(note, links), note

@@ -13,20 +13,42 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from typing import Iterable, Sequence
+from urllib.parse import unquote
 
 from ..notes.resolve import NoteIndex
 
 
 class Resolver:
-    """Where the targets a note lists point among one set of notes, ``names``: (note ID,
-    its aliases) of each. A target is resolved once per folder that lists it."""
+    """Where the targets a note lists point among one set of notes, ``names``: note ID ->
+    its aliases. A target is resolved once per folder that lists it."""
 
-    def __init__(self, names: Iterable[tuple[str, Sequence[str]]]):
+    def __init__(self, names: dict[str, tuple[str, ...]]):
+        self.names = names
         collections: dict[str, dict[str, list[str]]] = {}
-        for note, aliases in names:
+        for note, aliases in names.items():
             collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
         self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
+        self._named: dict[str, frozenset[str] | None] = {}  # target -> _names_in(target)
+
+    def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
+        """A resolver for another set of notes that keeps what this one resolved, but for
+        the targets a note added, removed or given other aliases can change: those whose
+        file name is such a note's, or one of those aliases (:func:`_names_in`)."""
+        new = Resolver(names)
+        changed = {n for n in self.names.keys() | names.keys()
+                   if self.names.get(n) != names.get(n)}
+        touched = {posixpath.basename(_stem(n.split("/", 1)[-1]).casefold()) for n in changed}
+        touched |= {a.casefold() for n in changed
+                    for a in (*self.names.get(n, ()), *names.get(n, ()))}
+        new._named = self._named
+        for key, target in self._seen.items():
+            named = self._named.get(key[1], ())
+            if named == ():
+                named = self._named[key[1]] = _names_in(key[1])
+            if named is not None and not named & touched:
+                new._seen[key] = target
+        return new
 
     def targets(self, note: str, written: Sequence[str]) -> frozenset[str]:
         """The notes ``note`` links to (itself left out), from the targets it lists."""
@@ -52,6 +74,24 @@ class Resolver:
         return frozenset(found)
 
 
+def _stem(path: str) -> str:
+    return path[:-3] if path.casefold().endswith(".md") else path
+
+
+def _names_in(raw: str) -> frozenset[str] | None:
+    """The names a target can be resolved by (notes.resolve): the file name its path ends
+    with, read as a wikilink and as a Markdown link, and the whole path (an alias); None
+    when it ends in a dot step or a slash, which make it a folder's name."""
+    out = set()
+    for path in (raw.strip().partition("#")[0].strip().removesuffix("\\").strip(),
+                 unquote(raw.strip()).partition("#")[0].strip()):
+        if path.rsplit("/", 1)[-1] in (".", "..", ""):
+            return None  # "a/..", "a/": the name is the folder's
+        key = _stem(path).casefold().lstrip("/")
+        out |= {posixpath.basename(key), key}
+    return frozenset(out)
+
+
 def _written_as_markdown(raw: str) -> bool:
     path = raw.partition("#")[0].strip()
     return path.casefold().endswith((".md", ".markdown")) or "%" in path \
@@ -72,7 +112,7 @@ class LinkGraph:
         """The graph of ``records``: (note ID, its record's metadata) of every note
         visible at a cutoff."""
         records = list(records)
-        resolver = Resolver((note, meta.get("aliases", ())) for note, meta in records)
+        resolver = Resolver({note: tuple(meta.get("aliases", ())) for note, meta in records})
         return cls({note: resolver.targets(note, meta["links"]) for note, meta in records
                     if meta.get("links")})
 

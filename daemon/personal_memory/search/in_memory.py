@@ -116,7 +116,8 @@ class SearchIndex:
         self._record_links: dict[int, dict] = {}  # position of a note record -> its links
         self._graphs: OrderedDict[bytes, LinkGraph] = OrderedDict()  # by visible records
         # the last set of notes' names links were resolved among, its resolver and what
-        # each record's targets resolved to there: a note edited re-resolves only its own
+        # each record's targets resolved to there: a note edited re-resolves only its own,
+        # a note added or renamed only the targets its name can change
         self._resolved: tuple[tuple, Resolver, dict[int, frozenset[str]]] | None = None
         self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
@@ -369,8 +370,10 @@ class SearchIndex:
         names = (np.sort(codes).tobytes(), tuple(sorted(
             (note, tuple(m["aliases"])) for _, note, m in meta if m.get("aliases"))))
         if self._resolved is None or self._resolved[0] != names:
-            self._resolved = (names, Resolver((note, m.get("aliases", ()))
-                                              for _, note, m in meta), {})
+            every = {note: tuple(m.get("aliases", ())) for _, note, m in meta}
+            # another set of notes: what their names cannot change is kept (Resolver.after)
+            self._resolved = (names, self._resolved[1].after(every) if self._resolved
+                              else Resolver(every), {})
         _, resolver, done = self._resolved
         out = {}
         for p, note, m in meta:

@@ -142,3 +142,43 @@ def test_a_resolver_carried_to_other_notes_resolves_as_a_new_one(first, second, 
     carried, fresh = old.after(second), Resolver(second)
     for note in sources:
         assert carried.targets(note, links) == fresh.targets(note, links), note
+
+
+embed = st.tuples(st.integers(0, 5), st.sampled_from(
+    ["![[{}]]", "![[{}#Part]]", "![[sub/{}]]", "![x]({}.md)", "![x](../{}.md)", "![[Nick]]",
+     "![[{}.png]]"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(embeds=st.lists(st.lists(embed, max_size=3), min_size=2, max_size=6),
+       aliased=st.integers(0, 5))
+def test_the_notes_that_embed_a_result_are_those_a_reading_of_every_embed_finds(
+        embeds, aliased):
+    """A search's ``embedded_in`` reads only the embeds that hold a result's name: the same
+    as when every embed of every note is resolved."""
+    from personal_memory.timeline import links as timeline_links
+    files = {}
+    for n, written in enumerate(embeds):
+        head = "---\naliases: [Nick]\n---\n" if n == aliased else ""
+        shown = " ".join(form.format(f"n{t}") for t, form in written)
+        where = "sub/" if n % 2 else ""
+        files[f"{where}n{n}.md"] = f"{head}# Top\n\nalpha {shown}\n\n## Part\n\nalpha beta\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = os.path.join(tmp, "v")
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(vault, name)), exist_ok=True)
+            with open(os.path.join(vault, name), "w") as fh:
+                fh.write(text)
+        with MemoryStore.open(os.path.join(tmp, "m.db"), embedder="none") as store:
+            store.sync([Folder.of(vault)])
+            for query in ("alpha", "beta"):
+                found = [r.embedded_in for r in store.search(query, namespace="notes",
+                                                             snippets=True, limit=50)]
+                every = timeline_links.names_in
+                try:
+                    timeline_links.names_in = lambda raw: None  # every embed resolved
+                    want = [r.embedded_in for r in store.search(
+                        query, namespace="notes", snippets=True, limit=50)]
+                finally:
+                    timeline_links.names_in = every
+                assert found == want, query

@@ -10,6 +10,7 @@ way. Pure."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections import Counter
 from typing import Iterable, Sequence
@@ -29,23 +30,22 @@ class Resolver:
             collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
         self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
-        self._named: dict[str, frozenset[str] | None] = {}  # target -> _names_in(target)
+        self._named: dict[str, frozenset[str] | None] = {}  # target -> names_in(target)
 
     def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
         """A resolver for another set of notes that keeps what this one resolved, but for
         the targets a note added, removed or given other aliases can change: those whose
-        file name is such a note's, or one of those aliases (:func:`_names_in`)."""
+        file name is such a note's, or one of those aliases (:func:`names_in`)."""
         new = Resolver(names)
         changed = {n for n in self.names.keys() | names.keys()
                    if self.names.get(n) != names.get(n)}
-        touched = {posixpath.basename(_stem(n.split("/", 1)[-1]).casefold()) for n in changed}
-        touched |= {a.casefold() for n in changed
-                    for a in (*self.names.get(n, ()), *names.get(n, ()))}
+        touched = {key for n in changed
+                   for key in names_of(n, (*self.names.get(n, ()), *names.get(n, ())))}
         new._named = self._named
         for key, target in self._seen.items():
             named = self._named.get(key[1], ())
             if named == ():
-                named = self._named[key[1]] = _names_in(key[1])
+                named = self._named[key[1]] = names_in(key[1])
             if named is not None and not named & touched:
                 new._seen[key] = target
         return new
@@ -78,7 +78,15 @@ def _stem(path: str) -> str:
     return path[:-3] if path.casefold().endswith(".md") else path
 
 
-def _names_in(raw: str) -> frozenset[str] | None:
+def names_of(note: str, aliases: Sequence[str]) -> set[str]:
+    """The names a target must hold (:func:`names_in`) to resolve to ``note``: its file
+    name and its aliases, case folded."""
+    return {posixpath.basename(_stem(note.split("/", 1)[-1]).casefold()),
+            *(a.casefold() for a in aliases)}
+
+
+@functools.lru_cache(maxsize=65536)  # a vault's targets repeat from search to search
+def names_in(raw: str) -> frozenset[str] | None:
     """The names a target can be resolved by (notes.resolve): the file name its path ends
     with, read as a wikilink and as a Markdown link, and the whole path (an alias); None
     when it ends in a dot step or a slash, which make it a folder's name."""

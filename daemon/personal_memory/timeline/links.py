@@ -17,6 +17,7 @@ from ..notes import links as link_syntax
 from ..notes.model import record_id, under, value_links
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
 from ..records import Embed, Link, Links, RevisionRecord
+from ..search.graph import names_in, names_of
 from ..store import Database
 from ..times import format_time
 from .moves import path_at
@@ -246,14 +247,23 @@ def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
     by memory ID. Only notes whose record lists embeds are read."""
     wanted = {r.memory_id for r in results}
     out: dict[str, list[str]] = {}
-    if (not results or not db.any_record_with(namespace, "embeds")
-            or not db.visible_records(namespace, as_of, valid_at, "embeds")):
+    if not results or not db.any_record_with(namespace, "embeds"):
         return out
-    cut = at()
-    for source, record in cut.records.items():
-        meta = record.metadata or {}
+    hosts = db.visible_records(namespace, as_of, valid_at, "embeds")
+    # an embed can show one of the results' notes only if it holds its name (graph.names_in)
+    names = set()
+    for note in {r.note for r in results if r.note is not None}:
+        record = db.visible(namespace, record_id(note), as_of, valid_at)
+        names |= names_of(note, (record.metadata or {}).get("aliases", []) if record else [])
+    cut = None
+    for record in hosts:
+        source, meta = record.note, record.metadata or {}
         written_as_markdown = set(meta.get("markdown_embeds", []))
         for raw in meta.get("embeds", []):
+            named = names_in(raw)
+            if named is not None and not named & names:
+                continue
+            cut = cut or at()
             occ = link_syntax.Occurrence(raw, True, raw in written_as_markdown, 0)
             target, section = cut.resolve(occ, source)
             if section is not None:

@@ -33,22 +33,43 @@ class Cutoff:
 
     def __init__(self, db: Database, namespace: str, as_of: int | None, valid_at: int):
         self.db, self.namespace, self.as_of, self.valid_at = db, namespace, as_of, valid_at
-        self.records = {r.note: r for r in db.visible_records(namespace, as_of, valid_at)}
         self._indexes: dict[str, NoteIndex] = {}
         self._sections: dict[str, list[tuple[RevisionRecord, int]]] = {}
+        self._read: dict[str, RevisionRecord | None] = {}  # records read one by one
+
+    @functools.cached_property
+    def records(self) -> dict[str, RevisionRecord]:
+        """The visible notes' records, by note (read when first asked for)."""
+        return {r.note: r for r in self.db.visible_records(self.namespace, self.as_of,
+                                                             self.valid_at)}
+
+    def record(self, note: str) -> RevisionRecord | None:
+        """A visible note's record: one read, unless every record was read already."""
+        if "records" in self.__dict__:
+            return self.records.get(note)
+        if note not in self._read:
+            self._read[note] = self.db.visible(self.namespace, record_id(note), self.as_of,
+                                               self.valid_at)
+        return self._read[note]
 
     def index(self, note: str) -> NoteIndex:
         collection = note.split("/", 1)[0]
         if collection not in self._indexes:
-            self._indexes[collection] = NoteIndex(collection, {
-                n: (r.metadata or {}).get("aliases", []) for n, r in self.records.items()})
+            if "records" in self.__dict__:
+                aliases = {n: (r.metadata or {}).get("aliases", [])
+                           for n, r in self.records.items()}
+            else:  # the names alone, not every record whole
+                aliases = {n: meta.get("aliases", []) for n, meta in
+                           self.db.visible_record_fields(self.namespace, self.as_of,
+                                                         self.valid_at, ("aliases",))}
+            self._indexes[collection] = NoteIndex(collection, aliases)
         return self._indexes[collection]
 
     def sections(self, note: str) -> list[tuple[RevisionRecord, int]]:
         """(revision, first file line) of each visible section of a note, in order."""
         if note not in self._sections:
             spans = section_lines(self.db, self.namespace, note, self.as_of, self.valid_at)
-            record = self.records.get(note)
+            record = self.record(note)
             out = []
             for memory_id in (record.metadata or {}).get("sections", []) if record else []:
                 rev = self.db.visible(self.namespace, memory_id, self.as_of, self.valid_at)
@@ -98,7 +119,7 @@ class Cutoff:
         """Each link of a note with its target: what ``memory links`` lists, and what an
         embed shows when the note is read (one resolution for both)."""
         out = []
-        record = self.records.get(note)
+        record = self.record(note)
         if record is not None and "[[" in record.content \
                 and "front_matter_error" not in (record.metadata or {}):
             written = set(value_links(record.content))  # in values, not keys or comments
@@ -170,7 +191,8 @@ def resolve_targets(db: Database, namespace: str, note: str,
 
 def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str, str | None]:
     """The text an embed shows at the cutoff, and when it was known."""
-    if target.note is None or target.note not in at.records:
+    record = at.record(target.note) if target.note is not None else None
+    if record is None:
         return "", None
     sections = at.sections(target.note)
     if section is not None:
@@ -193,7 +215,7 @@ def embedded_text(at: Cutoff, target: Target, section: str | None) -> tuple[str,
     if target.kind in (SECTION, BLOCK):
         return "", None  # a heading or block that is not there
     text = "\n\n".join(r.content for r, _ in sections)
-    return text[:MAX_EMBED_CHARS], at.records[target.note].known_at
+    return text[:MAX_EMBED_CHARS], record.known_at
 
 
 def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
@@ -205,7 +227,7 @@ def note_embeds(db: Database, namespace: str, note: str, as_of: int | None,
 
 def _note_embeds_at(at: Cutoff, note: str) -> list[Embed]:
     out = []
-    for link, target in (at.resolved_in(note) if note in at.records else []):
+    for link, target in (at.resolved_in(note) if at.record(note) is not None else []):
         if not link.embed:
             continue
         text, known = embedded_text(at, target, link.section)
@@ -249,15 +271,15 @@ def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
     out: dict[str, list[str]] = {}
     if not results or not db.any_record_with(namespace, "embeds"):
         return out
-    hosts = db.visible_records(namespace, as_of, valid_at, "embeds")
+    hosts = db.visible_record_fields(namespace, as_of, valid_at,
+                                     ("embeds", "markdown_embeds"), with_key="embeds")
     # an embed can show one of the results' notes only if it holds its name (graph.names_in)
     names = set()
     for note in {r.note for r in results if r.note is not None}:
         record = db.visible(namespace, record_id(note), as_of, valid_at)
         names |= names_of(note, (record.metadata or {}).get("aliases", []) if record else [])
     cut = None
-    for record in hosts:
-        source, meta = record.note, record.metadata or {}
+    for source, meta in hosts:
         written_as_markdown = set(meta.get("markdown_embeds", []))
         for raw in meta.get("embeds", []):
             named = names_in(raw)

@@ -30,7 +30,6 @@ class Resolver:
             collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
         self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
-        self._named: dict[str, frozenset[str] | None] = {}  # target -> names_in(target)
 
     def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
         """A resolver for another set of notes that keeps what this one resolved, but for
@@ -41,11 +40,8 @@ class Resolver:
                    if self.names.get(n) != names.get(n)}
         touched = {key for n in changed
                    for key in names_of(n, (*self.names.get(n, ()), *names.get(n, ())))}
-        new._named = self._named
         for key, target in self._seen.items():
-            named = self._named.get(key[1], ())
-            if named == ():
-                named = self._named[key[1]] = names_in(key[1])
+            named = names_in(key[1])
             if named is not None and not named & touched:
                 new._seen[key] = target
         return new
@@ -85,7 +81,7 @@ def names_of(note: str, aliases: Sequence[str]) -> set[str]:
             *(a.casefold() for a in aliases)}
 
 
-@functools.lru_cache(maxsize=65536)  # a vault's targets repeat from search to search
+@functools.lru_cache(maxsize=1 << 18)  # a vault's targets repeat from search to search
 def names_in(raw: str) -> frozenset[str] | None:
     """The names a target can be resolved by (notes.resolve): the file name its path ends
     with, read as a wikilink and as a Markdown link, and the whole path (an alias); None

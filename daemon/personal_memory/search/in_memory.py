@@ -374,13 +374,13 @@ class SearchIndex:
             # another set of notes: what their names cannot change is kept (Resolver.after)
             self._resolved = (names, self._resolved[1].after(every) if self._resolved
                               else Resolver(every), {})
-        _, resolver, done = self._resolved
-        out = {}
+        names, resolver, done = self._resolved
+        out, kept = {}, {}  # kept: what the records visible now resolved to, no more
         for p, note, m in meta:
             if m.get("links"):
-                if p not in done:
-                    done[p] = resolver.targets(note, m["links"])
-                out[note] = done[p]
+                kept[p] = done[p] if p in done else resolver.targets(note, m["links"])
+                out[note] = kept[p]
+        self._resolved = (names, resolver, kept)
         self._graphs[key] = LinkGraph(out)
         if len(self._graphs) > GRAPHS_KEPT:
             self._graphs.popitem(last=False)

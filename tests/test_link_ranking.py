@@ -182,3 +182,44 @@ def test_the_notes_that_embed_a_result_are_those_a_reading_of_every_embed_finds(
                 finally:
                     timeline_links.names_in = every
                 assert found == want, query
+
+
+step = st.tuples(st.sampled_from(["add", "rename", "delete", "relink", "alias"]),
+                 st.integers(0, 5), st.integers(0, 5))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(step, min_size=1, max_size=8))
+def test_one_store_searched_as_notes_come_go_and_move_ranks_as_the_reference(steps):
+    """The fast path keeps what it resolved from search to search (graphs, targets); after
+    every change it answers as the reference path, which resolves every link anew."""
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = os.path.join(tmp, "v")
+        os.makedirs(os.path.join(vault, "sub"))
+
+        def write(name, links, alias=None):
+            head = f"---\naliases: [{alias}]\n---\n" if alias else ""
+            with open(os.path.join(vault, name), "w") as fh:
+                fh.write(f"{head}# T\n\nalpha beta {' '.join(links)}\n")
+        for n in range(4):
+            write(f"n{n}.md", [f"[[n{(n + 1) % 4}]]", f"[x](sub/m{n}.md)"])
+        with MemoryStore.open(os.path.join(tmp, "m.db"), embedder="none") as store:
+            store.sync([Folder.of(vault)])
+            for op, i, j in steps:
+                names = sorted(os.path.relpath(os.path.join(d, f), vault)
+                               for d, _, fs in os.walk(vault) for f in fs)
+                pick = names[i % len(names)] if names else None
+                if op == "add" or pick is None:
+                    write(f"sub/m{i}.md" if j % 2 else f"m{i}.md", [f"[[n{j}]]", "[[Nick]]"])
+                elif op == "rename":
+                    os.replace(os.path.join(vault, pick), os.path.join(vault, f"n{j}.md"))
+                elif op == "delete" and len(names) > 1:  # an emptied folder is refused
+                    os.remove(os.path.join(vault, pick))
+                elif op == "relink":
+                    write(pick, [f"[[m{j}]]", f"![[n{i}]]", f"[y](../n{j}.md)"])
+                elif op == "alias":
+                    write(pick, [f"[[n{j}]]"], alias="Nick")
+                store.sync([Folder.of(vault)])
+                for query in ("alpha", "beta"):
+                    same(store.search(query, namespace="notes", limit=50),
+                         store.search_reference(query, namespace="notes", limit=50))

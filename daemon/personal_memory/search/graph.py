@@ -30,6 +30,7 @@ class Resolver:
             collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
         self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
+        self.changed: set[str] | None = None  # after(): the targets it did not keep
 
     def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
         """A resolver for another set of notes that keeps what this one resolved, but for
@@ -40,9 +41,11 @@ class Resolver:
                    if self.names.get(n) != names.get(n)}
         touched = {key for n in changed
                    for key in names_of(n, (*self.names.get(n, ()), *names.get(n, ())))}
+        new.changed = set()
         for key, target in self._seen.items():
-            named = names_in(key[1])
-            if named is not None and not named & touched:
+            if _may_name(key[1], touched):
+                new.changed.add(key[1])
+            else:
                 new._seen[key] = target
         return new
 
@@ -94,6 +97,19 @@ def names_in(raw: str) -> frozenset[str] | None:
         key = _stem(path).casefold().lstrip("/")
         out |= {posixpath.basename(key), key}
     return frozenset(out)
+
+
+def _may_name(raw: str, names: set[str]) -> bool:
+    """Whether a target can hold one of ``names`` (:func:`names_in`). Every name a target
+    holds is a part of it, case folded, unless it is escaped (%) or ends in a dot step or a
+    slash; those are read whole, the others only when a name is a part of them."""
+    path = raw.partition("#")[0].rstrip()
+    if "%" in raw or path.endswith(("/", ".", "\\")) or not path:
+        named = names_in(raw)
+        return named is None or bool(named & names)
+    folded = raw.casefold()
+    return any(name in folded for name in names) and (
+        (named := names_in(raw)) is None or bool(named & names))
 
 
 def _written_as_markdown(raw: str) -> bool:

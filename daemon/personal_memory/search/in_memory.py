@@ -371,9 +371,14 @@ class SearchIndex:
             (note, tuple(m["aliases"])) for _, note, m in meta if m.get("aliases"))))
         if self._resolved is None or self._resolved[0] != names:
             every = {note: tuple(m.get("aliases", ())) for _, note, m in meta}
-            # another set of notes: what their names cannot change is kept (Resolver.after)
-            self._resolved = (names, self._resolved[1].after(every) if self._resolved
-                              else Resolver(every), {})
+            if self._resolved is None:
+                self._resolved = (names, Resolver(every), {})
+            else:  # another set of notes: what their names cannot change is kept
+                _, resolver, done = self._resolved
+                resolver = resolver.after(every)
+                self._resolved = (names, resolver, {
+                    p: targets for p, targets in done.items()
+                    if not resolver.changed.intersection(self._record_links[p]["links"])})
         names, resolver, done = self._resolved
         out, kept = {}, {}  # kept: what the records visible now resolved to, no more
         for p, note, m in meta:

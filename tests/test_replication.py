@@ -694,3 +694,28 @@ def test_restore_from_a_folder_that_holds_no_replica_says_so(tmp_path):
     done = run_memory("restore", notes, "--to", tmp_path / "x.db", env=env())
     assert done.returncode == 2 and "no replica there" in done.stderr, done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_second_replicator_says_it_waits_and_takes_over(tmp_path):
+    vault, db, replica = tmp_path / "vault", tmp_path / "m.db", tmp_path / "replica"
+    vault.mkdir()
+    note(vault, "First.md", "one note")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    assert run_memory("--db", db, "replicate", "setup", replica, "--no-service",
+                      env=env()).returncode == 0
+    first = Replicator(db)
+    first.litestream_pid()
+    second_log = tmp_path / "second.log"
+    with open(second_log, "wb") as out:
+        second = subprocess.Popen(MEMORY + ["--db", str(db), "replicate", "run"],
+                                  env=user_env(env()), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "this one waits" in second_log.read_text(), 30,
+                 what="the second replicator saying it waits")
+        assert first.stop() == 0
+        wait_for(lambda: subprocess.run(["pgrep", "-P", str(second.pid)],
+                                        capture_output=True).returncode == 0, 30,
+                 what="litestream under the second replicator")
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)

@@ -22,6 +22,7 @@ from . import litestream
 
 log = logging.getLogger(__name__)
 PAUSE_WAIT_SECONDS = 60.0
+HELD_NOTICE_SECONDS = 2.0  # a second replicator says it waits after this long
 
 
 def lock_path(db: Path) -> Path:
@@ -167,6 +168,7 @@ def supervise(db: Path, stopping) -> int:
         raise ReplicationError(f"no replica is set up for {db}; run 'memory replicate "
                                "setup DEST' first")
     litestream.binary()
+    held_since = None  # when the lock was first found held by another replicator
     while not stopping():
         if not litestream.config_path(db).exists():
             log.info("the replica of %s was removed; replication ends", db)
@@ -175,9 +177,15 @@ def supervise(db: Path, stopping) -> int:
             time.sleep(0.2)
             continue
         fd = _lock(db, blocking=False)
-        if fd is None:
-            time.sleep(0.2)  # another replicator, or a pause being taken
+        if fd is None:  # another replicator, or a pause being taken (a moment)
+            held_since = held_since or time.monotonic()
+            if held_since > 0 and time.monotonic() - held_since > HELD_NOTICE_SECONDS:
+                log.warning("another 'memory replicate run' is replicating %s; this one "
+                            "waits and takes over when it stops", db)
+                held_since = -1.0  # said once
+            time.sleep(0.2)
             continue
+        held_since = None
         try:
             lost = lost_generation(db)
             if lost:

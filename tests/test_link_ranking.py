@@ -209,8 +209,9 @@ def test_one_store_searched_as_notes_come_go_and_move_ranks_as_the_reference(ste
                 names = sorted(os.path.relpath(os.path.join(d, f), vault)
                                for d, _, fs in os.walk(vault) for f in fs)
                 pick = names[i % len(names)] if names else None
-                if op == "add" or pick is None:
-                    write(f"sub/m{i}.md" if j % 2 else f"m{i}.md", [f"[[n{j}]]", "[[Nick]]"])
+                if op == "add" or pick is None:  # [[m{i}]]: its own name, until another
+                    write(f"sub/m{i}.md" if j % 2 else f"m{i}.md",
+                          [f"[[n{j}]]", "[[Nick]]", f"[[m{i}]]"])
                 elif op == "rename":
                     os.replace(os.path.join(vault, pick), os.path.join(vault, f"n{j}.md"))
                 elif op == "delete" and len(names) > 1:  # an emptied folder is refused
@@ -223,3 +224,20 @@ def test_one_store_searched_as_notes_come_go_and_move_ranks_as_the_reference(ste
                 for query in ("alpha", "beta"):
                     same(store.search(query, namespace="notes", limit=50),
                          store.search_reference(query, namespace="notes", limit=50))
+
+
+def test_a_link_to_its_own_name_follows_a_note_of_that_name_written_later(tmp_path):
+    """[[Plan]] in sub/Plan.md is the note itself until a Plan.md is written at the vault's
+    root, then it is that one's: the fast path, which resolved it before, must see it."""
+    vault = tmp_path / "v"
+    (vault / "sub").mkdir(parents=True)
+    (vault / "sub" / "Plan.md").write_text("# Kettle\n\nKettle descaling. [[Plan]]\n")
+    (vault / "Other.md").write_text("# Other\n\nKettle.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        store.search("kettle descaling", namespace="notes")  # resolved once, as itself
+        (vault / "Plan.md").write_text("# Plan\n\nKettle.\n")
+        store.sync([Folder.of(vault)])
+        fast = store.search("kettle descaling", namespace="notes")
+        same(fast, store.search_reference("kettle descaling", namespace="notes"))
+        assert [r.note for r in fast][:2] == ["v/sub/Plan.md", "v/Plan.md"]  # lifted

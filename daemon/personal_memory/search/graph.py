@@ -30,7 +30,7 @@ class Resolver:
             collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
         self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
-        self.changed: set[str] | None = None  # after(): the targets it did not keep
+        self.touched: set[str] = set()  # after(): the names of the notes that changed
 
     def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
         """A resolver for another set of notes that keeps what this one resolved, but for
@@ -41,13 +41,16 @@ class Resolver:
                    if self.names.get(n) != names.get(n)}
         touched = {key for n in changed
                    for key in names_of(n, (*self.names.get(n, ()), *names.get(n, ())))}
-        new.changed = set()
+        new.touched = touched
         for key, target in self._seen.items():
-            if _may_name(key[1], touched):
-                new.changed.add(key[1])
-            else:
+            if not _may_name(key[1], touched):
                 new._seen[key] = target
         return new
+
+    def kept(self, written: Sequence[str]) -> bool:
+        """Whether targets resolved before :meth:`after` made this resolver resolve the
+        same here: none can hold the name of a note added, removed or re-aliased."""
+        return not any(_may_name(raw, self.touched) for raw in written)
 
     def targets(self, note: str, written: Sequence[str]) -> frozenset[str]:
         """The notes ``note`` links to (itself left out), from the targets it lists."""

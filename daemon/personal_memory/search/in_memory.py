@@ -378,7 +378,7 @@ class SearchIndex:
                 resolver = resolver.after(every)
                 self._resolved = (names, resolver, {
                     p: targets for p, targets in done.items()
-                    if not resolver.changed.intersection(self._record_links[p]["links"])})
+                    if resolver.kept(self._record_links[p]["links"])})
         names, resolver, done = self._resolved
         out, kept = {}, {}  # kept: what the records visible now resolved to, no more
         for p, note, m in meta:

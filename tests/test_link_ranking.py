@@ -12,6 +12,7 @@ import ground_truth as gt
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
 from personal_memory.search.graph import LinkGraph
+from support import vault_of
 from test_fast_search import same
 from test_syntax import synced
 
@@ -55,11 +56,8 @@ def test_links_lift_notes_alike_on_every_path(notes, queries):
 
 
 def test_a_linked_note_rises_from_the_link_on_and_not_before(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "Hub.md").write_text("Kettle descaling with citric acid every month.\n")
-    (vault / "Other.md").write_text("Kettle.\n")
-    (vault / "Target.md").write_text("Kettle.\n")
+    vault = vault_of(tmp_path, {"Hub.md": "Kettle descaling with citric acid every month.\n",
+                                "Other.md": "Kettle.\n", "Target.md": "Kettle.\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)])
         before = max(r.known_at for r in store.export())  # the first sync's last write
@@ -229,10 +227,8 @@ def test_one_store_searched_as_notes_come_go_and_move_ranks_as_the_reference(ste
 def test_a_link_to_its_own_name_follows_a_note_of_that_name_written_later(tmp_path):
     """[[Plan]] in sub/Plan.md is the note itself until a Plan.md is written at the vault's
     root, then it is that one's: the fast path, which resolved it before, must see it."""
-    vault = tmp_path / "v"
-    (vault / "sub").mkdir(parents=True)
-    (vault / "sub" / "Plan.md").write_text("# Kettle\n\nKettle descaling. [[Plan]]\n")
-    (vault / "Other.md").write_text("# Other\n\nKettle.\n")
+    vault = vault_of(tmp_path, {"sub/Plan.md": "# Kettle\n\nKettle descaling. [[Plan]]\n",
+                                "Other.md": "# Other\n\nKettle.\n"}, name="v")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)])
         store.search("kettle descaling", namespace="notes")  # resolved once, as itself

@@ -79,7 +79,7 @@ def measure(n: int, work: Path) -> dict:
             spent.append(time.perf_counter() - t)
     in_memory.SearchIndex.graph = timed
     shipped = ranking.linked
-    off = lambda kept, fused, note_of, graph: (kept, fused)  # noqa: E731
+    off = lambda kept, fused, note_of, graph: (kept, fused, {})  # noqa: E731
     stores = {"links": MemoryStore.open(db, embedder="none"),
               "without": MemoryStore.open(db, embedder="none")}
     steps = []

@@ -44,6 +44,7 @@ def test_links_lift_notes_alike_on_every_path(notes, queries):
             fast = store.search(text, namespace="notes", limit=50)
             ref = store.search_reference(text, namespace="notes", limit=50)
             same(fast, ref)
+            assert all(abs(a.linked - b.linked) <= 1e-9 for a, b in zip(fast, ref)), text
             assert [r.memory_id for r in fast] == [w[0] for w in want], text
             assert all(abs(r.score - w[1]) <= 1e-9 for r, w in zip(fast, want)), text
         store.close()
@@ -72,6 +73,8 @@ def test_a_linked_note_rises_from_the_link_on_and_not_before(tmp_path):
                                                "vault/Other.md"]
             # the lift is a tenth of the linking note's score: Target has one linking note
             assert abs(found[1].score - found[2].score - 0.1 * found[0].score) <= 1e-9
+            assert abs(found[1].linked - 0.1 * found[0].score) <= 1e-9  # and says so
+            assert found[0].linked == found[2].linked == 0.0
             then = search("kettle descaling", namespace="notes", as_of=before)
             assert [r.note for r in then] == order
 

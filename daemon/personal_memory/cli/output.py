@@ -25,6 +25,8 @@ def results(found: SearchResults) -> str:
         cos = f"cosine {rank}{r.cosine:.3f}" if r.cosine is not None else "cosine -"
         if r.dated:
             cos += f", +{r.dated:.1f} for the period named"
+        if r.linked:
+            cos += f", +{r.linked:.3f} from notes linking here"
         lines.append(f"{i:>2}. {name(r.memory_id)}{title}")
         if r.heading_path:
             lines.append(f"    in {' › '.join(r.heading_path)}")

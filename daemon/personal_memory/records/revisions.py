@@ -130,12 +130,16 @@ class SearchResult(_Revision, Record):
     # What the score gained for being about a period the query names (a daily note of
     # the day asked about: ranking.DATED_NOTE), else 0.
     dated: float = 0.0
+    # What the score gained from the best results that link to its note (ranking.linked),
+    # else 0.
+    linked: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """One flat mapping: the revision's fields, the scores, and the snippet if any."""
         out = self.revision.to_dict()
         out.update(score=self.score, bm25=self.bm25, bm25_rank=self.bm25_rank,
                    cosine=self.cosine, cosine_rank=self.cosine_rank, dated=self.dated,
+                   linked=self.linked,
                    matched_lines=list(self.matched_lines) if self.matched_lines else None)
         if self.snippet is not None:
             out["snippet"] = self.snippet.to_dict()

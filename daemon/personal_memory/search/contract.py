@@ -552,10 +552,11 @@ def cosines(matrix64: np.ndarray, query32: np.ndarray) -> np.ndarray:
 
 def result(r: RevisionRecord, score: float, bm25: float | None, bm25_rank: int | None,
            cosine: float | None, cosine_rank: int | None,
-           lines: tuple[int, int] | None = None, dated: float = 0.0) -> SearchResult:
+           lines: tuple[int, int] | None = None, dated: float = 0.0,
+           linked: float = 0.0) -> SearchResult:
     return SearchResult(revision=r, score=score, bm25=bm25, bm25_rank=bm25_rank,
                         cosine=cosine, cosine_rank=cosine_rank, matched_lines=lines,
-                        dated=dated)
+                        dated=dated, linked=linked)
 
 
 def piece_lines(db, semantic: "Semantic | None"):
@@ -634,8 +635,9 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
         if i is not None and i + 1 < len(free):
             after[m] = rows[free[i + 1]].memory_id
     kept, fused = ranking.context_order(fused, kept, before, after, asking)
+    gained: dict[str, float] = {}
     if graph is not None:
-        kept, fused = ranking.linked(kept, fused, {
+        kept, fused, gained = ranking.linked(kept, fused, {
             m: rows[by_memory[m]].note for m in kept[:ranking.CONTEXT_DEPTH]
             if rows[by_memory[m]].note is not None}, graph)
     out = []
@@ -646,5 +648,5 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
                    and rid in pieces else None)
         out.append(result(rows[rid], fused[m], bm25_m.get(m), bm25_ranks.get(m),
                           cos_m.get(m), co_rank if co_rank and co_rank <= ranking.SEMANTIC_RANKS
-                          else None, matched, dated.get(m, 0.0)))
+                          else None, matched, dated.get(m, 0.0), gained.get(m, 0.0)))
     return out

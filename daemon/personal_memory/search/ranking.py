@@ -205,10 +205,11 @@ def context_order(fused: dict[str, float], kept: list[str], before: dict[str, st
 
 
 def linked(kept: list[str], fused: dict[str, float], note_of: dict[str, str],
-           graph: Callable) -> tuple[list[str], dict[str, float]]:
+           graph: Callable) -> tuple[list[str], dict[str, float], dict[str, float]]:
     """``kept`` (the results in order, :func:`context_order`) with its first
     :data:`CONTEXT_DEPTH` ordered again after each note's sections among them gain what
-    the notes linking to it lend (:data:`LINK_SHARE`), and every result's final score.
+    the notes linking to it lend (:data:`LINK_SHARE`), every result's final score, and
+    what each result that gained gained.
     ``note_of``: the note of each result that is a note's section; ``graph()``: the links
     at the cutoff (``targets(note)``, ``degree[note]``: search.graph.LinkGraph), read only
     when a note is among the results."""
@@ -219,7 +220,7 @@ def linked(kept: list[str], fused: dict[str, float], note_of: dict[str, str],
             best[n] = fused[m]
     seeds = [n for n in list(best)[:LINK_SEEDS] if best[n] > 0.0]
     if not seeds:
-        return kept, fused
+        return kept, fused, {}
     links = graph()
     lift: dict[str, float] = {}
     for seed in seeds:
@@ -228,10 +229,10 @@ def linked(kept: list[str], fused: dict[str, float], note_of: dict[str, str],
                 lift[target] = lift.get(target, 0.0) + \
                     LINK_SHARE * best[seed] / links.degree[target]
     if not lift:
-        return kept, fused
-    scores = {**fused, **{m: fused[m] + lift[note_of[m]] for m in top
-                          if note_of.get(m) in lift}}
-    return fused_order({m: scores[m] for m in top}) + kept[len(top):], scores
+        return kept, fused, {}
+    gained = {m: lift[note_of[m]] for m in top if note_of.get(m) in lift}
+    scores = {**fused, **{m: fused[m] + gain for m, gain in gained.items()}}
+    return fused_order({m: scores[m] for m in top}) + kept[len(top):], scores, gained
 
 
 def competition_ranks_array(scores, tied: Callable[[float, float], bool]):

@@ -180,9 +180,10 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     rows = load([int(ids[pos]) for pos in lending.values()]) if lending else {}
     asking = {name for name, pos in lending.items() if ranking.asks(rows[int(ids[pos])].content)}
     kept, fused = ranking.context_order(fused, kept, before, after, asking)
+    linked: dict[str, float] = {}
     if graph is not None:
         codes = {name: int(note[parts[name][0]]) for name in kept[:ranking.CONTEXT_DEPTH]}
-        kept, fused = ranking.linked(kept, fused, {
+        kept, fused, linked = ranking.linked(kept, fused, {
             name: note_names[c] for name, c in codes.items() if c >= 0}, graph)
     top = kept[:limit]
     unread = [rid for rid in (int(ids[parts[name][0]]) for name in top) if rid not in rows]
@@ -197,7 +198,7 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                           float(bm_score[b]) if b >= 0 else None, bm_ranks.get(b),
                           exact.get(c), co_ranks.get(c),
                           lines(int(ids[pos]), cosine.piece(c)) if c >= 0 and lines else None,
-                          gains[name]))
+                          gains[name], linked.get(name, 0.0)))
     return out
 
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 from http_harness import (PASSPHRASE, Browser, Memory, _wait_ready, notes_db,  # noqa: F401
-                          oauth, server, start, with_token)
+                          notes_db_made, oauth, server, start, with_token)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import apsw
 import httpx2
 import pytest
-from http_harness import (PASSPHRASE, Browser, Memory, notes_db, oauth, server,  # noqa: F401
-                          start, stop)
+from http_harness import (PASSPHRASE, Browser, Memory, notes_db, notes_db_made,  # noqa: F401
+                          oauth, server, start, stop)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

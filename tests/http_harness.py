@@ -48,14 +48,19 @@ def notes_db_made(tmp_path_factory):
     return db
 
 
+def copy_notes(made: str, db: str) -> str:
+    """A copy of the notes database ``made`` and its access file, at ``db``."""
+    made = Path(made)
+    for file in made.parent.glob(made.name + "*"):  # the database and memory.db.access
+        shutil.copy2(file, db + file.name[len(made.name):])
+    return db
+
+
 @pytest.fixture
 def notes_db(notes_db_made, db_path):
     """Each test's own copy of the notes and their access file: what its clients register,
     grant or revoke is no other test's."""
-    made = Path(notes_db_made)
-    for file in made.parent.glob(made.name + "*"):  # the database and memory.db.access
-        shutil.copy2(file, db_path + file.name[len(made.name):])
-    return db_path
+    return copy_notes(notes_db_made, db_path)
 
 
 class Served:

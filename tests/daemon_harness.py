@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 from personal_memory import MemoryStore
+from personal_memory.settings import resolve
 from support import keyword_ids, user_env, wait_for
 
 
@@ -37,8 +38,11 @@ class Daemon:
             pass
         self.messages = []
         if not self.db.exists():  # the daemon never creates a database by itself
-            subprocess.run([sys.executable, "-m", "personal_memory", "--db", str(self.db),
-                            "init"], env=env, check=True, capture_output=True)
+            # made as `memory init` makes it with these settings (the model chosen writes
+            # nothing there), in this process rather than one more of its own
+            chosen = resolve(environ=env, db=str(self.db))
+            MemoryStore.open(chosen.db, vector_backend=chosen.vector_backend,
+                             embedder="none").close()
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "personal_memory", "--db", str(self.db), "watch",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import time
@@ -33,15 +34,33 @@ def remember_roles(store) -> None:
                    known_at="2025-03-15", source="journal.md")
 
 
-@pytest.fixture
-def notes_db(db_path):
-    with MemoryStore.open(db_path, embedder="none") as s:
+@pytest.fixture(scope="module")
+def notes_db_made(tmp_path_factory):
+    """The notes and the owner's passphrase, set as a user sets it, once for a test file:
+    the passphrase's slow hash in a process of its own takes a second or two."""
+    db = str(tmp_path_factory.mktemp("notes") / "memory.db")
+    with MemoryStore.open(db, embedder="none") as s:
         s.remember("secret", "the private plan to prefer", namespace="private",
                    known_at="2025-01-01")
         remember_roles(s)
-    assert run_memory("--db", db_path, "http", "passphrase", input=PASSPHRASE + "\n"
+    assert run_memory("--db", db, "http", "passphrase", input=PASSPHRASE + "\n"
                       ).returncode == 0
-    return db_path
+    return db
+
+
+def copy_notes(made: str, db: str) -> str:
+    """A copy of the notes database ``made`` and its access file, at ``db``."""
+    made = Path(made)
+    for file in made.parent.glob(made.name + "*"):  # the database and memory.db.access
+        shutil.copy2(file, db + file.name[len(made.name):])
+    return db
+
+
+@pytest.fixture
+def notes_db(notes_db_made, db_path):
+    """Each test's own copy of the notes and their access file: what its clients register,
+    grant or revoke is no other test's."""
+    return copy_notes(notes_db_made, db_path)
 
 
 class Served:

@@ -43,6 +43,20 @@ def run_memory(*args, env=None, input=None, timeout=60, cwd=None):
                           env=full_env, input=input, timeout=timeout, cwd=cwd)
 
 
+def remember_all(db, memories: dict[str, str], namespace: str | None = None) -> None:
+    """Write ``memories`` (ID: text) as ``memory remember`` writes each, with the semantic
+    model the command would use (:func:`user_env`) making their vectors, in this process:
+    for tests whose subject is what comes after, not a process per memory."""
+    from personal_memory import MemoryStore
+    from personal_memory.settings import resolve
+    chosen = resolve(environ=user_env(), db=str(db), namespace=namespace)
+    with MemoryStore.open(db, embedder=chosen.embedder) as store:
+        for memory_id, text in memories.items():
+            store.remember(memory_id, text, namespace=chosen.namespace)
+        if store.embedder is not None:
+            store.embed_pending()
+
+
 def ids(results) -> list[str]:
     """Memory IDs of search results, in rank order."""
     return [r.memory_id for r in results]

@@ -11,7 +11,7 @@ import apsw
 import pytest
 
 from daemon_harness import Daemon
-from support import run_memory, wait_for
+from support import remember_all, run_memory, wait_for
 from test_replication import (Replicator, caught_up, env, needs_litestream, note,
                               replicated_once)
 
@@ -399,9 +399,7 @@ def test_restore_refuses_a_fifo_takes_a_long_name_and_reports_a_damaged_backup(t
 def test_restore_on_a_full_disk_says_the_disk_is_full(tmp_path):
     from support import small_disk
     db = tmp_path / "m.db"
-    for i in range(20):
-        assert run_memory("--db", db, "remember", f"m{i}", os.urandom(20000).hex(),
-                          "-n", "p").returncode == 0
+    remember_all(db, {f"m{i}": os.urandom(20000).hex() for i in range(20)}, namespace="p")
     with small_disk(tmp_path / "small", "200k") as small:
         done = run_memory("restore", db, "--to", small / "r.db")
         assert done.returncode == 2 and "disk full" in done.stderr, done.stderr

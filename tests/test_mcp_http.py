@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import pytest
-from http_harness import (PASSPHRASE, Browser, Memory, _wait_ready, notes_db,  # noqa: F401
-                          oauth, server, start, with_token)
+from http_harness import (PASSPHRASE, Browser, Memory, _wait_ready, copy_notes,  # noqa: F401
+                          notes_db, notes_db_made, oauth, server, start, stop, with_token)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -671,6 +671,18 @@ def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes
         proc.wait(timeout=20)
 
 
+@pytest.fixture(scope="module")
+def shapes_server(notes_db_made, tmp_path_factory):
+    """One server and token for the bodies below: each is refused before it reaches a
+    tool, and leaves the server as it found it."""
+    tmp = tmp_path_factory.mktemp("shapes")
+    served = start(copy_notes(notes_db_made, str(tmp / "memory.db")), tmp)
+    try:
+        yield served, served.token("shapes")
+    finally:
+        stop(served)
+
+
 @pytest.mark.parametrize("body, says", [
     (b"[]", "one JSON-RPC message, an object"),
     (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', "this server takes no batches"),
@@ -680,8 +692,8 @@ def test_a_public_address_with_its_scheme_s_port_is_the_address_without_it(notes
     (b'{"jsonrpc": "2.0", "id": 1}', 'names its "method"'),
     (b"[" * 100_000 + b"]" * 100_000, "nests its arrays or objects too deep"),
 ])
-def test_a_body_that_is_no_json_rpc_message_gets_one_line(server, body, says):
-    token = server.token("shapes")
+def test_a_body_that_is_no_json_rpc_message_gets_one_line(shapes_server, body, says):
+    server, token = shapes_server
     r = httpx2.post(server.url, content=body, headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream"})

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import apsw
 import httpx2
 import pytest
-from http_harness import (PASSPHRASE, Browser, Memory, notes_db, oauth, server,  # noqa: F401
-                          start, stop)
+from http_harness import (PASSPHRASE, Browser, Memory, copy_notes, notes_db,  # noqa: F401
+                          notes_db_made, oauth, server, start, stop)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -296,12 +296,24 @@ def test_a_public_client_revokes_its_token_as_rfc_7009_says(server):
         "Authorization": f"Bearer {second['access_token']}"}).status_code != 401
 
 
+@pytest.fixture(scope="module")
+def registrar(notes_db_made, tmp_path_factory):
+    """One server for the redirect URIs below: a refused registration registers nothing,
+    so each URI finds the server as it was."""
+    tmp = tmp_path_factory.mktemp("registrar")
+    served = start(copy_notes(notes_db_made, str(tmp / "memory.db")), tmp)
+    try:
+        yield served
+    finally:
+        stop(served)
+
+
 @pytest.mark.parametrize("uri", [
     "javascript:alert(document.cookie)", "JavaScript://%0aalert(1)", "data:text/html,<b>x",
     "file:///etc/passwd", "vbscript:msgbox(1)", "blob:https://evil.example/uuid",
     "about:blank", "http://127.0.0.1:9/cb#fragment"])
-def test_registration_refuses_dangerous_redirect_uris(server, uri):
-    r = _register(server.base, redirect_uris=[uri])
+def test_registration_refuses_dangerous_redirect_uris(registrar, uri):
+    r = _register(registrar.base, redirect_uris=[uri])
     assert r.status_code == 400, r.text
     assert r.json()["error"] == "invalid_redirect_uri"
 

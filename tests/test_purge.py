@@ -366,11 +366,13 @@ def test_a_purge_whose_rewrite_fills_the_disk_says_it_is_recorded(tmp_path):
     with small_disk(tmp_path / "small", "8m") as small:
         vault, db = tmp_path / "vault", small / "m.db"
         vault.mkdir()
-        for i in range(200):
-            (vault / f"n{i}.md").write_text(f"# N{i}\n\n" + f"words of note {i} " * 200 + "\n")
+        # A database of about 2 MB, too large to be rewritten in the room left below: a
+        # few long notes rather than many short ones, since the model reads only the first
+        # 2,000 characters of each (MAX_PASSAGE_CHARS). With the model on (the hostile
+        # pass) the first sync embeds 21 passages; 201 short notes took minutes.
+        for i in range(20):
+            (vault / f"n{i}.md").write_text(f"# N{i}\n\n" + f"words of note {i} " * 4000 + "\n")
         (vault / "keys.md").write_text(f"# Keys\n\nthe key {SECRET}\n")
-        # with the model on (the hostile pass), the first sync embeds 201 notes: minutes
-        # on a busy machine
         assert run_memory("--db", db, "sync", vault, timeout=600).returncode == 0
         (vault / "keys.md").unlink()
         assert run_memory("--db", db, "sync", vault, timeout=600).returncode == 0

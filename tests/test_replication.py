@@ -193,9 +193,14 @@ def test_replicate_while_the_daemon_writes_kill_both_then_restore(replicated, tm
                 daemon.proc.wait()
                 daemon.start()
         time.sleep(rng.uniform(0.0, 0.2))
-    rep.restart_if_exited()
     daemon.cookie()
-    wait_for(lambda: caught_up(db), 60, what=f"the replica to catch up (seed {seed})")
+
+    def restarted_and_caught_up():
+        # as its service manager would, also when a supervisor whose Litestream was killed
+        # last was still ending as the loop above ended
+        rep.restart_if_exited()
+        return caught_up(db)
+    wait_for(restarted_and_caught_up, 60, what=f"the replica to catch up (seed {seed})")
     assert oct(replica.stat().st_mode & 0o777) == "0o700"
     try:
         restored = restored_whole(str(replica), db, tmp_path)

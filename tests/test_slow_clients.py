@@ -16,7 +16,7 @@ import httpx2
 import pytest
 import uvicorn
 
-from http_harness import notes_db, server  # noqa: F401
+from http_harness import notes_db, notes_db_made, server  # noqa: F401
 from personal_memory.limits import HTTP_HEAD_SECONDS
 from personal_memory.slow_clients import SlowClientsClosed
 from support import MEMORY, user_env

@@ -15,7 +15,8 @@ from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.notes.folders import Folder
 from personal_memory.store import SCHEMA_VERSION
-from support import ROOT, keyword_ids, run_memory, small_disk, user_env, wait_for
+from support import (ROOT, keyword_ids, remember_all, run_memory, small_disk, user_env,
+                     wait_for)
 
 
 def live(store, namespace="notes") -> dict[str, str]:
@@ -353,8 +354,7 @@ def test_a_huge_file_is_reported_with_its_real_size(store, root):
 
 def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
     db = tmp_path / "m.db"
-    for i in range(30):
-        run_memory("--db", db, "remember", f"m{i}", f"pipe test line {i} " * 20)
+    remember_all(db, {f"m{i}": f"pipe test line {i} " * 20 for i in range(30)})
     env = user_env()
     for _ in range(5):
         p = subprocess.run(f"{sys.executable} -m personal_memory --db {db} search pipe "

@@ -420,11 +420,11 @@ def test_a_deleted_database_stops_the_daemon_for_a_restart(tmp_path, notes):
 
 
 LOCK_HOLDER = """
-import sys, time, apsw
+import sys, apsw
 conn = apsw.Connection(sys.argv[1])
 conn.execute("BEGIN IMMEDIATE")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()  # held until the test has seen the daemon wait for it
 conn.execute("ROLLBACK")
 """
 
@@ -433,12 +433,16 @@ def test_the_daemon_waits_for_a_writer_that_holds_the_lock(tmp_path, notes):
     d = Daemon(tmp_path / "m.db", notes)
     try:
         d.start()
-        holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(d.db), "14"],
-                                  stdout=subprocess.PIPE, text=True)
-        assert holder.stdout.readline().strip() == "locked"
-        (notes / "during.md").write_text("written while locked damson\n")
-        wait_for(lambda: "waiting for the database lock" in d.log(), timeout=40,
-                 what="busy reported")
+        holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(d.db)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "locked"
+            (notes / "during.md").write_text("written while locked damson\n")
+            # the daemon's busy timeout (10 s) runs out before it says so
+            wait_for(lambda: "waiting for the database lock" in d.log(), timeout=40,
+                     what="busy reported")
+        finally:
+            holder.stdin.close()  # the writer commits nothing and lets go
         assert holder.wait(timeout=60) == 0
         wait_for(lambda: d.search_ids("damson") == ["notes/during.md"], timeout=60,
                  what="import after the lock was released")

@@ -155,7 +155,7 @@ def test_results_carry_provenance_and_scores(store):
     expected = rec.revision.to_dict()
     assert d == expected | {"score": r.score, "bm25": r.bm25, "bm25_rank": 1,
                                  "cosine": r.cosine, "cosine_rank": 1, "dated": 0.0,
-                                 "matched_lines": [1, 1]} and "created" not in d
+                                 "linked": 0.0, "matched_lines": [1, 1]} and "created" not in d
     assert (d["memory_id"], d["known_at"], d["valid_to"]) == ("a", "2025-01-01T00:00:00Z", None)
     assert r.revision_id == rec.revision_id and r.content_hash == rec.content_hash
     assert len(r.content_hash) == 64 and r.source == "notes/a.md" and r.title == "Greek"

@@ -321,8 +321,9 @@ def _day_ranges(text: str, matches: list[tuple[re.Match, tuple | None]]
     for m in _SLASHED_SPAN.finditer(text):
         if m.group("to").lower() in _AND and m.group("word").lower() in _ANNOUNCED.split("|"):
             continue  # "and" joins after "between" alone
-        if all(int(m.group(x + "a")) < int(m.group(x + "b")) in (2, 3, 4, 8)
-               and not m.group(x + "y") for x in "fl"):
+        if all(int(m.group(x + "a")) < int(m.group(x + "b"))
+               and int(m.group(x + "b")) in (2, 3, 4, 8) and not m.group(x + "y")
+               for x in "fl"):
             continue  # "from 1/2 to 3/4 cup": two fractions
         firsts = _readings(m.group("fa"), m.group("fb"), m.group("fy"))
         lasts = _readings(m.group("la"), m.group("lb"), m.group("ly"))

@@ -136,6 +136,31 @@ def test_left_out_counts_against_the_limit_asked(tmp_path):
     assert grouped.left_out == rows.left_out  # not against the deeper window (19)
 
 
+def test_left_out_by_note_counts_notes_not_the_sections_of_a_note_shown(tmp_path):
+    """By note, a place is a note: the unrelated sections of the note shown fill none, and
+    a tag that only one note has leaves no place to fill."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "beacon.md").write_text("---\ntags: [work]\n---\n# Beacon\n\n"
+                                     "The quokkabeacon blinks.\n\n" + "".join(
+                                         f"## Part {k}\n\ncabbage{k} turnip{k}\n\n"
+                                         for k in range(6)))
+    for i in range(3):
+        (vault / f"other{i}.md").write_text(f"# Other {i}\n\nparsnip{i} leek{i}\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+        s.embed_pending()
+        for search in (s.search, s.search_reference):
+            rows = search("quokkabeacon", namespace="notes", limit=10)
+            assert [r.note for r in rows] == ["vault/beacon.md"] and rows.left_out == 9
+            assert search("quokkabeacon tag:work", namespace="notes", limit=10).left_out == 6
+        by_note = s.search("quokkabeacon", namespace="notes", limit=10, group="note")
+        assert [r.note for r in by_note] == ["vault/beacon.md"]
+        assert by_note.left_out == 3  # the three other notes
+        tagged = s.search("quokkabeacon tag:work", namespace="notes", limit=10, group="note")
+        assert [r.note for r in tagged] == ["vault/beacon.md"] and tagged.left_out == 0
+
+
 def test_more_shows_only_sections_whose_own_text_holds_a_query_word(tmp_path):
     vault = tmp_path / "vault"
     vault.mkdir()

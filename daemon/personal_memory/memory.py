@@ -297,7 +297,11 @@ class MemoryStore(Upkeep):
             key = grouping.key_for(group, parsed, found.results)
             rows = grouping.groups(found.results, limit, key)
             if len(rows) == limit or len(found.results) < window or window == MAX_LIMIT:
-                found.left_out = grouping.left_out(limit, len(rows), found.left_out)
+                if key is grouping.note_key and found.scored_notes is not None:
+                    # places of notes: the rows left out may be sections of a note shown
+                    found.left_out = max(0, min(limit, found.scored_notes()) - len(rows))
+                else:
+                    found.left_out = grouping.left_out(limit, len(rows), found.left_out)
                 return found, rows
             window = min(2 * window, MAX_LIMIT)
 

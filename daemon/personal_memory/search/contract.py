@@ -170,6 +170,9 @@ class Ranked:
     unembedded: int = 0
     no_answer: str | None = None
     left_out: int = 0  # unrelated rows the limit would have held (see fuse)
+    # how many notes the rows either arm scored belong to (a memory outside notes counts
+    # alone): what a search by note counts its places against (MemoryStore.search)
+    scored_notes: Callable[[], int] | None = None
     terms: list[str] = field(default_factory=list)  # ranked by (search/variants.py too)
     missing: list[str] = field(default_factory=list)  # see missing_words
     marks: list[str] = field(default_factory=list)  # of terms, worth marking (see marked)

@@ -20,6 +20,7 @@ import math
 import threading
 import time
 from collections import Counter, OrderedDict
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -577,11 +578,13 @@ class SearchIndex:
         # (a count, not a union of two long arrays: both arms are among the winners)
         scored = len(s.bm_pos) + (len(cos.pos) - int(np.count_nonzero(
             self.rows.vpos[s.bm_pos] >= 0)) if cos else 0)
+        days = None
         if s.dated is not None:  # notes about a day named that neither arm scored
             days = s.winners[(s.dated > 0) & (self.rows.note[s.winners] >= 0)]
             scored += len(days) - int(np.count_nonzero(np.isin(
                 days, np.union1d(s.bm_pos, cos.pos if cos else s.bm_pos))))
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
+                      scored_notes=partial(_scored_notes, self.rows.note, s, days),
                       terms=s.terms, missing=s.missing, marks=s.marks)
 
 
@@ -599,3 +602,13 @@ class _Scored(NamedTuple):
     marks: list[str]  # the terms worth marking (contract.marked)
     named_notes: bool  # the filters name a few notes (contract.filters_name_notes)
     everything: np.ndarray  # the visible rows, notes' records among them
+
+
+def _scored_notes(note: np.ndarray, s: "_Scored", days: np.ndarray | None) -> int:
+    """How many notes the rows either arm scored (and ``days``) belong to, a memory outside
+    notes counted alone; ``note``, the index's column at the search (a refresh may replace
+    it)."""
+    parts = [s.bm_pos] + ([s.cosine.pos] if s.cosine else []) + (
+        [days] if days is not None else [])
+    codes = note[np.unique(np.concatenate(parts))]
+    return len(np.unique(codes[codes >= 0])) + int(np.count_nonzero(codes < 0))

@@ -143,6 +143,22 @@ def test_a_no_answer_in_a_language_no_note_uses_says_so(tmp_path):
                     assert not found and "ask in" not in found.no_answer, found.no_answer
 
 
+def test_a_few_notes_in_the_query_s_language_are_not_called_foreign(tmp_path):
+    """Short English notes may lack a question's "what", "did", "do": they hold other
+    function words only English has ("with", "about", "from"), so an English question they
+    cannot answer is not told to ask in their language; a German one still is."""
+    days = {"2026-12-01": "Walked the dog with Mei, then wrote about the budget.",
+            "2026-12-02": "A call from the bank about the loan; lunch with Tom."}
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for day, text in days.items():
+            store.remember(day, text, namespace="n")
+        for search in (store.search, store.search_reference):
+            found = search("what did I do at the zoo?", namespace="n")
+            assert not found and "ask in" not in found.no_answer, found.no_answer
+            found = search("Was habe ich im Zoo gemacht?", namespace="n")
+            assert not found and "ask in theirs" in found.no_answer, found.no_answer
+
+
 def test_a_query_of_function_words_alone_still_searches_them(tmp_path):
     with keyword_store(tmp_path) as store:
         assert set(ids(store.search("the", namespace="n", limit=20))) == {

@@ -285,6 +285,11 @@ def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]
 # is lower than within one, and no bar tells a foreign question the notes answer from
 # one they do not: docs/data-model.md#ranking).
 FOREIGN_FUNCTION_WORDS = 2
+# ... unless the notes hold at least this many other function words of the query's language
+# that no other language has, of four letters or more as the index reads them ("with",
+# "from", "about" for English; shorter ones are parts of names and codes: "aux", "san"):
+# a few short notes in the query's own language may lack its "what", "did", "do".
+OWN_LANGUAGE_WORDS = 3
 
 
 def foreign_words(db, words: str, held_in: Callable[[list[str]], set[str]]) -> list[str]:
@@ -295,7 +300,26 @@ def foreign_words(db, words: str, held_in: Callable[[list[str]], set[str]]) -> l
     if len(typed) < FOREIGN_FUNCTION_WORDS:
         return []
     held = held_in(sorted(typed))
-    return [typed[t] for t in typed if t not in held] if 2 * len(held) <= len(typed) else []
+    if 2 * len(held) > len(typed):
+        return []
+    own = _own_function_words(db, set(typed))
+    if own and len(held_in(sorted(own))) >= OWN_LANGUAGE_WORDS:
+        return []
+    return [typed[t] for t in typed if t not in held]
+
+
+def _own_function_words(db, asked: set[str]) -> frozenset[str]:
+    """The function words of four letters or more that only the query's language has (as
+    ``db`` tokenizes them), but for the query's own: its language is the one whose function
+    words it holds most of, English included; none when two languages tie."""
+    plain, _ = _language_terms(db)
+    counts = {language: len(asked & terms) for language, terms in plain.items()}
+    best = max(counts.values(), default=0)
+    leaders = [language for language, n in counts.items() if n == best]
+    if not best or len(leaders) != 1:
+        return frozenset()
+    others = frozenset().union(*(t for lang, t in plain.items() if lang != leaders[0]))
+    return frozenset(t for t in plain[leaders[0]] - others - asked if len(t) >= 4)
 
 
 def as_typed(words: str, word: str) -> str:

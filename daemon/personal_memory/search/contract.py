@@ -23,7 +23,7 @@ from ..notes.model import is_record
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, share
+from .dates import Named, about, date_words, share
 from .graph import LinkGraph
 from .text import find_folded, normalize_text, paired, stop_words, stop_words_by_language
 
@@ -272,11 +272,15 @@ def _words_among(db, words: str, among: set[str]):
 def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]:
     """The query's words, as typed and once each, whose term no row it ranks holds
     (``held``: those some row holds, a word found as its parts among them): an answer
-    then rests on its other words and on meaning, and says so. Stop words and pairs of
-    characters of a script written without spaces are no such word."""
+    then rests on its other words and on meaning, and says so. Stop words, pairs of
+    characters of a script written without spaces and the words of a date the query
+    names (:func:`date_words`: "5th", "yesterday") are no such word."""
     unheld = set(terms) - held - stop_terms(db)
-    return [as_typed(words, word) for word, _ in _words_among(db, words, unheld)] \
-        if unheld else []
+    if not unheld:
+        return []
+    named = date_words(words)
+    return [as_typed(words, word) for word, _ in _words_among(db, words, unheld)
+            if word.lower() not in named]
 
 
 # A query is taken for one in a language the notes are not written in when at least this

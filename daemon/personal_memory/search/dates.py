@@ -250,6 +250,20 @@ def periods_named(text: str, at: int | None = None) -> Named:
     return Named(tuple(found), tuple(latest))
 
 
+def date_words(text: str) -> frozenset[str]:
+    """The words (in lower case) of the days, weeks, months and relative days ``text``
+    names ("december", "5th", "yesterday"): read as a date, they are not missing from the
+    notes when no note holds them as a word."""
+    text = unicodedata.normalize("NFKC", text)
+    lower = text.lower()
+    spans = [(lower, m.span()) for m in _RELATIVE.finditer(lower)] + [
+        (text, m.span()) for pattern in (_PATTERNS, _GERMAN_DAY, _SLASHED, _DAY_RANGE,
+                                         _SLASHED_SPAN)
+        for m in pattern.finditer(text)]
+    return frozenset(w.lower() for source, (a, b) in spans
+                     for w in re.findall(r"\w+", source[a:b]))
+
+
 def share(span: tuple[int, int], named: Named) -> float:
     """How much of a period's gain a span gets: 1 when the periods named first hold it
     whole, :data:`ranking.EARLIER_YEARS` when only an earlier year's does, else 0."""

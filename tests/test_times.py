@@ -67,8 +67,12 @@ def test_a_day_as_a_cutoff_means_its_end():
     assert format_time(parse_cutoff("9999-12-31")) == "9999-12-31T23:59:59.999999Z"
     # a time given in full is taken as it is
     assert format_time(parse_cutoff("2025-02-14T00:00:00Z")) == "2025-02-14T00:00:00Z"
-    with pytest.raises(InvalidTime, match="^as_of: .*out of range"):
-        parse_cutoff("2025-02-30")
+    with pytest.raises(InvalidTime, match=r"^as_of: .*out of range \([^)]*\)$"):
+        parse_cutoff("2025-02-30")  # a date, wrong: no "or a span back from now"
+    with pytest.raises(InvalidTime, match="has no timezone; add 'Z' or an offset like \+02:00$"):
+        parse_cutoff("2025-02-14T10:00")
+    with pytest.raises(InvalidTime, match="is not a date .*, or a span back from now such as"):
+        parse_cutoff("last tuesdayish")
 
 
 def test_a_search_as_of_a_day_sees_what_was_learnt_that_day(tmp_path):

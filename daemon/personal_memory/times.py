@@ -44,6 +44,9 @@ def from_micros(us: int) -> datetime:
 DAY_US = 86_400_000_000
 
 
+_NOT_A_TIME = "is not a date"  # what no form of a time reads, where a span is named too
+
+
 def parse_time(value: object, field: str = "time", *, day_end: bool = False) -> int:
     """Return UTC microseconds for a date string, zoned timestamp or aware datetime. A bare
     day is its start, or with ``day_end`` its last microsecond (see the module's rule)."""
@@ -73,7 +76,7 @@ def parse_time(value: object, field: str = "time", *, day_end: bool = False) -> 
         return _build(field, value, *m.groups())
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?", text):
         raise InvalidTime(f"{field}: {value!r} has no timezone; add 'Z' or an offset like +02:00")
-    raise InvalidTime(f"{field}: {value!r} is not a date (YYYY-MM-DD, or DD.MM.YYYY) or an "
+    raise InvalidTime(f"{field}: {value!r} {_NOT_A_TIME} (YYYY-MM-DD, or DD.MM.YYYY) or an "
                       "ISO 8601 timestamp with a timezone (e.g. 2025-02-01T09:30:00Z)")
 
 
@@ -174,5 +177,7 @@ def parse_moment(value: object, field: str, now: int, *, day_end: bool = False) 
     try:
         return parse_time(value, field, day_end=day_end)
     except InvalidTime as exc:
+        if _NOT_A_TIME not in str(exc):  # a date out of range, an offset missing: as said
+            raise
         raise InvalidTime(f"{exc}, or a span back from now such as 15m, 24h, 7d or "
                           "2w") from None

@@ -17,6 +17,7 @@ from typing import Callable
 
 from ..errors import DatabaseBusy, DiskFull
 from ..memory import MemoryStore
+from ..render import counted
 from . import notify
 
 log = logging.getLogger("personal_memory.watch")
@@ -121,8 +122,9 @@ class EmbeddingWorker:
             self._below = None
             self.progress = ""
             if self.embedded:
-                log.info("embedded %d memories in %.1f s (%.1f per second, %d reused); all "
-                         "are searchable by meaning", self.embedded, self.seconds,
+                log.info("embedded %s in %.1f s (%.1f per second, %d reused); all "
+                         "are searchable by meaning",
+                         counted(self.embedded, "memory", "memories"), self.seconds,
                          self.embedded / max(self.seconds, 1e-9), self.reused)
                 self.embedded = self.reused = 0
                 self.seconds = 0.0

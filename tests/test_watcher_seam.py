@@ -2,13 +2,18 @@
 cannot be made to do on demand: an inotify queue overflow and a dying observer."""
 
 import logging
+import os
+import subprocess
 import threading
 import time
 from contextlib import contextmanager
 
+import pytest
+
 from personal_memory import MemoryStore
 from personal_memory.notes.folders import Folder
 from personal_memory.watch.daemon import Watcher
+from personal_memory.watch.mounts import MountWatch, mount_of, mounts
 from support import keyword_ids as ids, wait_for
 
 
@@ -320,3 +325,34 @@ def test_an_embedding_fault_is_logged_and_the_worker_tries_again(tmp_path, monke
             worker.stop()
     assert "embedding stopped: [Errno 22] Invalid argument; retrying" in caplog.text
     assert "Traceback" in caplog.text and len(calls) >= 2
+
+
+def test_the_mount_watch_is_told_of_a_mount_and_an_unmount(tmp_path):
+    """A file system mounted anywhere changes the mount table: the watch says so at once,
+    and not before, and says nothing once stopped."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a folder needs root")
+    seen = threading.Event()
+    watch = MountWatch(seen.set)
+    watch.start()
+    try:
+        (tmp_path / "src").mkdir()
+        (tmp_path / "dst").mkdir()
+        before = mount_of(tmp_path / "dst", mounts())
+        assert not seen.wait(1.5)  # started: no change yet
+        assert subprocess.run(["mount", "--bind", str(tmp_path / "src"),
+                               str(tmp_path / "dst")]).returncode == 0
+        try:
+            wait_for(seen.is_set, timeout=10, what="the mount to be told")
+            assert mount_of(tmp_path / "dst", mounts()) != before
+            seen.clear()
+        finally:
+            subprocess.run(["umount", "-l", str(tmp_path / "dst")])
+        wait_for(seen.is_set, timeout=10, what="the unmount to be told")
+        assert mount_of(tmp_path / "dst", mounts()) == before
+    finally:
+        watch.stop()
+    seen.clear()
+    subprocess.run(["mount", "--bind", str(tmp_path / "src"), str(tmp_path / "dst")])
+    subprocess.run(["umount", "-l", str(tmp_path / "dst")])
+    assert not seen.wait(1.5)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -29,6 +28,7 @@ from ..times import now_micros
 from . import notify
 from .embedding import EmbeddingWorker
 from .lock import DaemonLock
+from .mounts import MountWatch, mount_of, mounts
 from .observer import (INOTIFY_WATCHES, OBSERVER_LOGGERS, EventFilter, ObserverLifecycle,
                        OverflowWatch, watchdog_observer)
 from .pending import MAX_DELAY_FACTOR, PendingPaths
@@ -104,6 +104,8 @@ class Watcher:
         self._db_identity = _identity(os.path.abspath(store.path))
         self._roots: dict[Folder, tuple] = {}  # see _remounted
         self._next_mount_check = 0.0
+        self._mounts_changed = threading.Event()  # told at once by the mount watch
+        self._mount_watch = MountWatch(self._mount_table_changed)
         self._overflow = OverflowWatch(lambda: self.request_rescan("inotify queue overflow"))
         self.last_status = ""
         self.embedder = (EmbeddingWorker(store, busy=self.busy,
@@ -144,6 +146,10 @@ class Watcher:
         self.stop_event.set()
         self._wake.set()
 
+    def _mount_table_changed(self) -> None:
+        self._mounts_changed.set()
+        self._wake.set()
+
     def _limit_reached(self) -> None:
         self.rescan_interval = min(self.rescan_interval or 60.0, 60.0)
 
@@ -156,6 +162,7 @@ class Watcher:
         self._check_watch_limit()
         try:
             self._heartbeat("starting")
+            self._mount_watch.start()
             self._roots = self._root_identities()  # before the watches are made
             self.observer.start(self._lost)
             # Ready once watching: a long first sync is progress, not a slow start.
@@ -170,6 +177,7 @@ class Watcher:
             notify.notify("STOPPING=1")
             if self.embedder is not None:
                 self.embedder.stop()
+            self._mount_watch.stop()
             self.observer.stop()
             for name in OBSERVER_LOGGERS:
                 logging.getLogger(name).removeHandler(self._overflow)
@@ -394,9 +402,11 @@ class Watcher:
     def _remounted(self) -> list[Folder]:
         """The folders whose root is now another directory (a file system mounted on it or
         taken away: its watches are gone, and nothing said so), since last asked; asked
-        at most once a heartbeat (the mount table is read each time)."""
-        if time.monotonic() < self._next_mount_check:
+        when the mount watch says the table changed, else at most once a heartbeat (the
+        mount table is read each time)."""
+        if not self._mounts_changed.is_set() and time.monotonic() < self._next_mount_check:
             return []
+        self._mounts_changed.clear()
         now = self._root_identities()
         changed = [f for f, seen in now.items()
                    if f in self._roots and self._roots[f] != seen]
@@ -407,8 +417,8 @@ class Watcher:
         """Each folder's mount and directory now (what its watches are on, when they are
         made), and when to look again."""
         self._next_mount_check = time.monotonic() + HEARTBEAT_SECONDS
-        mounts = _mounts()
-        return {f: (_mount_of(f.root, mounts), _identity(os.path.abspath(f.root)))
+        table = mounts()
+        return {f: (mount_of(f.root, table), _identity(os.path.abspath(f.root)))
                 for f in self.folders}
 
     def _database_replaced(self) -> bool:
@@ -444,38 +454,6 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-_MOUNTINFO = Path("/proc/self/mountinfo")
-_OCTAL = re.compile(r"\\([0-7]{3})")
-
-
-def _mounts() -> list[tuple[str, str]]:
-    """(mount ID, mount point) of each mount, in the kernel's order (a mount over another
-    comes later); none where the system does not list them. A file system mounted again
-    on the same folder has a new ID, though its device number and root inode may be the
-    old one's."""
-    try:
-        lines = _MOUNTINFO.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        fields = line.split(" ")
-        if len(fields) > 4:
-            out.append((fields[0], _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])))
-    return out
-
-
-def _mount_of(root: Path | str, mounts: list[tuple[str, str]]) -> str | None:
-    """The ID of the mount a folder lies on: the last of the longest mount points above
-    it."""
-    real = os.path.realpath(root)
-    best, found = -1, None
-    for mount_id, point in mounts:
-        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= best:
-            best, found = len(point), mount_id
-    return found
 
 
 def _no_database(db_path: Path) -> bool:

@@ -38,6 +38,9 @@ log = logging.getLogger("personal_memory.watch")
 # After a busy or full database, retry after 2 s, doubling up to this.
 MAX_BACKOFF_SECONDS = 60.0
 ROOT_RETRY_SECONDS = 2.0
+# A database moved or deleted under the daemon is looked for at least this often (a stat):
+# until then its writes go into the file it opened, wherever that went.
+DATABASE_CHECK_SECONDS = 2.0
 PROBLEMS_LOGGED = 20  # a sync's skipped files and warnings, a log line each, at most
 
 
@@ -244,6 +247,7 @@ class Watcher:
             self._progress(0, 0)
             # while a rescan waits for quiet, it, not the settled paths, is what comes next
             deadlines = [self._next_beat, self._next_ping, next_rescan, self._retry_at,
+                         time.monotonic() + DATABASE_CHECK_SECONDS,
                          self.pending.next_deadline() if self._quiet_since is None
                          else self._quiet_deadline(),
                          next_root_check if self._lost else None]

@@ -328,3 +328,24 @@ def test_a_link_in_a_comment_or_a_key_of_the_properties_is_no_link(tmp_path):
                 ] == [("New", 4)]
         assert s.links("v/Old.md", namespace="notes").backlinks == []
         assert s.links("v/Key.md", namespace="notes").backlinks == []
+
+
+def test_a_heading_with_a_hash_is_linked_read_and_filtered_as_written_or_as_linked(tmp_path):
+    """"C# tips" is shown as written; a link names it as Obsidian's do ([[code#C tips]]),
+    and `read --section` and the section filter take either form."""
+    from personal_memory import render
+    v = vault_of(tmp_path, name="v", files={
+        "code.md": "# C# tips\n\n## Issue #42\n\nUse LINQ.\n\n## Other\n\nmore\n",
+        "A.md": "See [[code#C tips#Issue 42]] and [[code#Issue 42]].\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(v)])
+        out = s.links("v/A.md", namespace="notes").outgoing
+        assert [(x.kind, x.section) for x in out] == [
+            ("section", "v/code.md#C tips#Issue 42")] * 2
+        view = s.read("v/code.md", namespace="notes")
+        for name in ("Issue #42", "issue 42"):
+            first, last, text = render.note_part(view, name)
+            assert "## Issue #42\n\nUse LINQ." in text and "more" not in text, name
+        for query in ('LINQ section:"Issue #42"', 'LINQ section:"C tips#Issue"'):
+            assert [r.memory_id for r in s.search(query, namespace="notes")] == [
+                "v/code.md#C tips#Issue 42"], query

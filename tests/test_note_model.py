@@ -215,6 +215,22 @@ def test_titles_follow_obsidian():
     assert note("## Level two first\n", "x.md").title == "x"
 
 
+def test_a_heading_is_shown_as_written_and_named_in_ids_as_links_name_it():
+    """#, ^, | and brackets separate a heading link's parts, so a memory ID (and a link)
+    drops them; the title and heading path keep what was written, a wikilink by its
+    text and without a block ID."""
+    text = ("# C# tips\n\n## Q&A | [[Other|links]] ^abc\n\nUse LINQ.\n\n"
+            "### Issue #42 [draft]\n\nbody\n")
+    n = note(text, "code.md")
+    assert n.title == "C# tips"
+    assert [s.memory_id for s in n.sections] == [
+        "vault/code.md#C tips#Q&A Other links abc",
+        "vault/code.md#C tips#Q&A Other links abc#Issue 42 draft"]
+    assert [s.heading_path for s in n.sections] == [
+        ("C# tips", "Q&A | links"), ("C# tips", "Q&A | links", "Issue #42 [draft]")]
+    assert rebuilt(n) == text
+
+
 def test_links_read_as_words_and_are_kept_as_metadata():
     text = ("See [[Internal links#Heading|the guide]], [[Other note]], "
             "[[Folder/Deep note#Part]] and ![[diagram.png|300]] ![[lucide-cog.svg#icon]] "

@@ -366,7 +366,7 @@ def test_a_shared_heading_that_is_not_the_title_stays_in_the_rows(tmp_path):
     assert {r.title for r in found.revisions} == {"snippets"}
     rows = re.findall(r'<text x="4" y="\d+" class="row">([^<]*)</text>',
                       pictures.timeline(found, "vault/snippets.md"))
-    assert "C tips › Strings" in rows and "C tips › LINQ" in rows, rows  # as links name it
+    assert "C# tips › Strings" in rows and "C# tips › LINQ" in rows, rows  # as written
 
 
 @needs_browser

@@ -8,7 +8,7 @@ import re
 
 from .errors import InvalidArgument
 from .times import parse_cutoff, parse_time
-from .notes.model import under
+from .notes.model import same_heading, under
 from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
                       SearchResult, SearchResults, TagListing)
 
@@ -252,7 +252,7 @@ def note_part(view: NoteView, section: str | None = None,
     if section is not None:
         wanted = section.strip()
         match = [s for s in view.sections if s.memory_id == wanted
-                 or (s.heading_path and s.heading_path[-1].casefold() == wanted.casefold())]
+                 or (s.heading_path and same_heading(s.heading_path[-1], wanted))]
         if not match:
             raise InvalidArgument(f"section: {section!r} is not a section of {view.note} "
                                   "(give a memory ID or a heading)")

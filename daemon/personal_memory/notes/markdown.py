@@ -27,6 +27,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from ..limits import MAX_HEADINGS, MAX_TITLE_CHARS
+from .links import reading_text
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_CHUNK_CHARS = 1800
@@ -81,6 +82,9 @@ class Section:
     start: int
     end: int
     parents: tuple[str, ...]  # the plain text of the enclosing headings, outermost first
+    # the enclosing headings and its own as a reader sees them (heading_texts); () before
+    # the first heading
+    shown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class Structure:
     body_start: int
     parts: tuple[Part, ...]
     lines: int
-    first_heading: tuple[int, str] | None  # (level, text) of a heading on the first body line
+    first_heading: tuple[int, str] | None  # (level, text as shown) of a heading on the first body line
     headings_over: int = 0  # headings after the first MAX_HEADINGS, read as text
 
     def head_text(self, text: str) -> str:
@@ -143,11 +147,12 @@ _ID_UNSAFE = re.compile(r"[#^|\[\]]+")
 HEADING_SOURCE_CHARS = 4 * MAX_TITLE_CHARS
 
 
-def heading_text(source: str) -> str:
-    """A heading as plain text: what a reader sees (no emphasis marks, link text without
-    its URL), with the characters that separate heading links (#, ^, |, brackets) made
-    spaces, and whitespace collapsed. Only the first :data:`HEADING_SOURCE_CHARS` of the
-    source are read."""
+def heading_texts(source: str) -> tuple[str, str]:
+    """A heading as plain text (no emphasis marks, link text without its URL), whitespace
+    collapsed, two ways: as a memory ID names it, with the characters that separate heading
+    links (#, ^, |, brackets) made spaces, as Obsidian's heading links do ("C tips"); and
+    as a reader sees it ("C# tips", a wikilink by its text, no block ID). Only the first
+    :data:`HEADING_SOURCE_CHARS` of the source are read."""
     parts: list[str] = []
     source = source[:HEADING_SOURCE_CHARS]
     inline = _inline_parser().parseInline(source)[0] if source.strip() else None
@@ -158,8 +163,14 @@ def heading_text(source: str) -> str:
             parts.append(" ")
         elif child.type == "image":
             parts.append(child.content)
-    text = _ID_UNSAFE.sub(" ", "".join(parts))
-    return " ".join(text.split())[:MAX_TITLE_CHARS]
+    plain = "".join(parts)
+    return id_text(plain), " ".join(reading_text(plain).split())[:MAX_TITLE_CHARS]
+
+
+def id_text(heading: str) -> str:
+    """A heading as a memory ID (and a heading link) names it: #, ^, |, brackets made
+    spaces, whitespace collapsed."""
+    return " ".join(_ID_UNSAFE.sub(" ", heading).split())[:MAX_TITLE_CHARS]
 
 
 def _blank(line: str) -> bool:
@@ -194,7 +205,8 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
         if tok.type in ("fence", "code_block", "html_block"):
             protected.append((start, end))
         if tok.level == 0 and tok.type == "heading_open" and len(headings) < MAX_HEADINGS:
-            headings.append((start, end, int(tok.tag[1]), heading_text(tokens[i + 1].content)))
+            headings.append((start, end, int(tok.tag[1]),
+                             *heading_texts(tokens[i + 1].content)))
             units[start] = _Unit(start, heading=True)
         elif tok.level == 0 and tok.type == "heading_open":  # text of the section before
             headings_over += 1
@@ -214,27 +226,28 @@ def parse(text: str, *, front_matter_as_text: bool = False) -> Structure:
     note = _Lines(lines, units, protected)
     for section in _sections(lines, headings, body_start):
         parts.extend(_split(note, section))
-    first = next(((level, text) for start, _, level, text in headings if start == body_start),
-                 None)
+    first = next(((level, shown) for start, _, level, _, shown in headings
+                  if start == body_start), None)
     return Structure(front_lines, yaml_text, body_start, tuple(parts), len(lines), first,
                      headings_over)
 
 
-def _sections(lines: list[str], headings: list[tuple[int, int, int, str]],
+def _sections(lines: list[str], headings: list[tuple[int, int, int, str, str]],
               body_start: int) -> list[Section]:
     """Sections with their parents; bare headings joined to a neighbour."""
     raw: list[tuple[int, int, Section]] = []  # (start, end of the heading lines, section)
     first = headings[0][0] if headings else len(lines)
     if any(not _blank(x) for x in lines[body_start:first]):
         raw.append((body_start, body_start, Section(0, None, body_start, first, ())))
-    stack: list[tuple[int, str]] = []
-    for n, (start, head_end, level, text) in enumerate(headings):
+    stack: list[tuple[int, str, str]] = []
+    for n, (start, head_end, level, text, shown) in enumerate(headings):
         end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
         while stack and stack[-1][0] >= level:
             stack.pop()
         raw.append((start, head_end,
-                    Section(level, text, start, end, tuple(t for _, t in stack))))
-        stack.append((level, text))
+                    Section(level, text, start, end, tuple(t for _, t, _ in stack),
+                            tuple(x for _, _, x in stack) + (shown,))))
+        stack.append((level, text, shown))
     out: list[Section] = []
     pending: int | None = None  # start of bare headings waiting for the next section
     for n, (start, head_end, section) in enumerate(raw):
@@ -255,7 +268,8 @@ def _sections(lines: list[str], headings: list[tuple[int, int, int, str]],
 
 def _with(section: Section, **changes) -> Section:
     values = {"level": section.level, "heading": section.heading, "start": section.start,
-              "end": section.end, "parents": section.parents} | changes
+              "end": section.end, "parents": section.parents,
+              "shown": section.shown} | changes
     return Section(**values)
 
 

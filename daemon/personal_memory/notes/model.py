@@ -38,8 +38,11 @@ from .markdown import Piece
 # revisions); version 9 keeps that notice in the note's record, so that `memory status`
 # names the note (only such notes get a new revision, of their record); version 10 indexes
 # a section without its HTML tags (a video's <div style="...">: its attributes are no words
-# of the note; only sections with such tags get a new revision, their text unchanged).
-CHUNKER_VERSION = 10
+# of the note; only sections with such tags get a new revision, their text unchanged);
+# version 11 keeps a heading's #, ^, | and brackets in its title and heading path ("C#
+# tips", not "C tips"; its memory ID still drops them) and shows a wikilink in it by its
+# text (only notes with such headings get new revisions).
+CHUNKER_VERSION = 11
 PREVIOUS_CHUNKER_VERSION = 1  # paragraphs packed into numbered chunks (note.md#3)
 
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -155,6 +158,12 @@ def is_record(memory_id: str, note: str | None) -> bool:
     return note is not None and memory_id == record_id(note)
 
 
+def same_heading(written: str, wanted: str) -> bool:
+    """Whether a heading is the one a link or a user names: alike as memory IDs and heading
+    links read them (case aside), so "C tips" names "C# tips", as in Obsidian."""
+    return markdown.id_text(written).casefold() == markdown.id_text(wanted).casefold()
+
+
 def under(heading_path, other_path) -> bool:
     """Whether a section with ``other_path`` belongs to the section with ``heading_path``
     when it follows it: a deeper heading under it, or a later part of it (a long section
@@ -223,7 +232,7 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         plain = "\n".join(source)
         index_text, outgoing, tags = links.read(part.text, _without_headings(plain))
         sections.append(ParsedSection(
-            memory_id=memory_id, heading_path=path, text=part.text, index_text=index_text,
+            memory_id=memory_id, heading_path=sec.shown, text=part.text, index_text=index_text,
             line_start=line_start, line_end=line_end, lines=part.end - part.start,
             context=part.context,
             tags=tuple(tags), links=tuple(outgoing), part=part.number,

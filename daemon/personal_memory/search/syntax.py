@@ -30,6 +30,7 @@ from typing import Iterable
 
 from ..errors import InvalidArgument
 from ..notes.front_matter import wanted_tag
+from ..notes.markdown import id_text
 from .dates import Named, periods_named
 
 OPERATORS = ("path", "folder", "file", "section", "tag")
@@ -205,4 +206,5 @@ def section_matches(query: Query, memory_id: str, note: str | None) -> bool:
     if not query.sections:
         return True
     text = section_of(memory_id, note).casefold()
-    return any(s.casefold() in text for s in query.sections)
+    # a heading as written ("C# tips") is in its memory ID as a heading link names it
+    return any(s.casefold() in text or id_text(s).casefold() in text for s in query.sections)

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
-from ..notes.model import record_id, under, value_links
+from ..notes.model import record_id, same_heading, under, value_links
 from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
 from ..records import Embed, Link, Links, RevisionRecord
 from ..search.graph import names_in, names_of
@@ -105,10 +105,11 @@ class Cutoff:
                 if any(line.rstrip().endswith(marker) for line in rev.content.split("\n")):
                     return rev.memory_id
             return None
-        wanted = [h.strip().casefold() for h in fragment.split("#") if h.strip()]
+        wanted = [h for h in fragment.split("#") if h.strip()]
         for rev, _ in self.sections(note):
-            path = [h.casefold() for h in rev.heading_path or []]
-            if wanted and path[-len(wanted):] == wanted:
+            path = rev.heading_path or []
+            if wanted and len(path) >= len(wanted) and all(
+                    same_heading(h, w) for h, w in zip(path[-len(wanted):], wanted)):
                 return rev.memory_id
         return None
 

@@ -9,6 +9,7 @@ from datetime import timedelta
 from html import escape
 from urllib.parse import urlencode
 
+from ..notes.markdown import id_text
 from ..records import Activity, NoteTimeline
 from ..render import when
 from ..times import DAY_US, format_time, from_micros, parse_time, to_micros
@@ -203,12 +204,16 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
     moved = {(m.old_note, parse_time(m.known_at)) for m in found.moves} | set(away)
     arrived = {(m.new_note, parse_time(m.known_at)): m.old_note for m in found.moves}
     rows: dict[str, int] = {}
+    written: dict[str, str] = {}  # a row's heading path as written (its newest revision's)
     for r in revs:
-        rows.setdefault(_row_key(r), len(rows))
-    shared = _shared_heading(list(rows), {r.title for r in revs if r.title})
+        key = _row_key(r)
+        rows.setdefault(key, len(rows))
+        written[key] = _written(key, r.heading_path) or written.get(key, key)
+    shared = _shared_heading(list(written.values()), {r.title for r in revs if r.title})
     labels = {}
     for key in rows:
-        label = key[len(shared):] if shared and key.startswith(shared) else key
+        label = written[key]
+        label = label[len(shared):] if shared and label.startswith(shared) else label
         labels[key] = label if len(label) <= 34 else "…" + label[-33:]
     # the lanes start right after the longest label (10 px text), so short headings leave
     # the marks the room (a phone shows only part of the picture's width)
@@ -358,6 +363,18 @@ def _shared_heading(keys: list[str], titles: set[str]) -> str:
     if len(firsts) != 1 or not any(" › " in k for k in paths) or not firsts <= titles:
         return ""
     return firsts.pop() + " › "
+
+
+def _written(key: str, heading_path) -> str | None:
+    """A row's label as its headings are written ("C# tips", where the key, read off the
+    memory ID, says "C tips"), and what the key adds ("(part 2)"); None when the path is
+    not the key's."""
+    if not heading_path:
+        return None
+    named = " › ".join(id_text(h) for h in heading_path)
+    if key != named and not key.startswith(named + " ("):
+        return None
+    return " › ".join(heading_path) + key[len(named):]
 
 
 def _row_key(r) -> str:

@@ -507,15 +507,21 @@ def test_a_full_disk_keeps_the_import_and_the_daemon_waits_for_space(root, tmp_p
             (small / "filler").unlink()
             subprocess.run(["mount", "-o", "remount,size=8m", str(small)], check=True)
 
+            said = []  # what a status that failed said (asked again: its reason is shown)
+
             def embedded():
-                s = json.loads(run_memory("--db", db, "--json", "status").stdout)
-                return s["vectors"]["pending_vectors"] == 0
+                p = run_memory("--db", db, "--json", "status")
+                if p.returncode != 0:
+                    said.append(p.stderr)
+                    return False
+                return json.loads(p.stdout)["vectors"]["pending_vectors"] == 0
             try:
                 wait_for(lambda: daemon.search_ids("zebra") == ["notes/late.md"], 90,
                          what="the import once there is space")
                 wait_for(embedded, 120, what="every vector once there is space")
             except AssertionError as exc:
-                raise AssertionError(f"{exc}; the daemon's log:\n{daemon.log()}") from None
+                raise AssertionError(f"{exc}; status said {said[-3:]}; the daemon's log:\n"
+                                     f"{daemon.log()}") from None
             assert daemon.proc.poll() is None
         finally:
             if daemon:

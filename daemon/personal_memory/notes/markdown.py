@@ -109,7 +109,7 @@ class Structure:
     body_start: int
     parts: tuple[Part, ...]
     lines: int
-    first_heading: tuple[int, str] | None  # (level, text as shown) of a heading on the first body line
+    first_heading: tuple[int, str] | None  # (level, text as shown) of one on the first body line
     headings_over: int = 0  # headings after the first MAX_HEADINGS, read as text
 
     def head_text(self, text: str) -> str:

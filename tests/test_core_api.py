@@ -220,6 +220,18 @@ def test_history_of_an_id_that_is_none_names_the_sections_of_its_note(tmp_path):
         with pytest.raises(NotFound) as short:
             store.timeline("og.md", namespace=NS)  # the end of a name is no path
         assert "did you mean" not in str(short.value)
+        # a path on disk, a case slip, a name without .md, a title, a typo
+        for given in (str(vault / "Prog.md"), "v/prog.md", "Prog", "prog", "Progg.md"):
+            with pytest.raises(NotFound) as meant:
+                store.read(given, namespace=NS)
+            assert str(meant.value).endswith("; did you mean 'v/Prog.md'?"), given
+        with pytest.raises(NotFound) as meant:
+            store.links("/elsewhere/v/über.md", namespace=NS)
+        assert "did you mean 'v/Über.md'?" in str(meant.value)
+        for given in ("Pr", "Other.md", "v/"):
+            with pytest.raises(NotFound) as meant:
+                store.read(given, namespace=NS)
+            assert "did you mean" not in str(meant.value), given
 
 
 def test_listings_say_when_a_note_last_changed_as_reading_it_does(tmp_path):

@@ -540,7 +540,7 @@ class MemoryStore(Upkeep):
             return (f"; its note {note!r} has no such section; it has {named} (a "
                     "heading's '#' is left out of its section's ID; read lists them all)")
         with self._db.errors(), self._db.snapshot():  # a path given without its collection
-            meant = self._db.notes_ending(namespace, unicodedata.normalize(
+            meant = self._db.notes_meant(namespace, unicodedata.normalize(
                 "NFC", memory_id.split("#")[0]), cutoff)
         return ("; did you mean " + " or ".join(repr(m) for m in meant) + "? (a section's ID "
                 "starts with its note's)") if meant else ""

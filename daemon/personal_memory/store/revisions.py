@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import unicodedata
 from typing import Any, Iterator, Sequence
 
 from ..notes.model import is_record, legacy_chunk_number, record_id
@@ -183,6 +185,38 @@ class RevisionLog:
             "SELECT DISTINCT note FROM revisions WHERE namespace = ? AND note IS NOT NULL "
             "AND substr(note, -?) = ? AND known_at <= ? ORDER BY note LIMIT ?",
             (namespace, len(tail), tail, cutoff(as_of), limit))]
+
+    def notes_meant(self, namespace: str, given: str, as_of: int | None = None,
+                    limit: int = 3) -> list[str]:
+        """The notes known by ``as_of`` that a note not known as ``given`` may be, for an
+        error to name: :meth:`notes_ending`; else, case aside and with ``.md`` added when
+        it has none, those that end with the most of its last folders (a file's path on
+        disk, ``/home/me/vault/Health.md``), or whose file is named so ("Project Falcon",
+        a note's title as often as not); else a file name a typo away. At most ``limit``,
+        by ID."""
+        found = self.notes_ending(namespace, given, as_of, limit)
+        if found or not self.at_least(4):
+            return found
+        wanted = unicodedata.normalize("NFC", given.strip()).replace("\\", "/").casefold()
+        wanted = wanted.strip("/")
+        if not wanted:
+            return []
+        if not wanted.endswith(".md"):
+            wanted += ".md"
+        notes = {n.casefold(): n for n, in self.execute(
+            "SELECT DISTINCT note FROM revisions WHERE namespace = ? AND note IS NOT NULL "
+            "AND known_at <= ?", (namespace, cutoff(as_of)))}
+        parts = wanted.split("/")
+        for k in range(len(parts), 0, -1):
+            tail = "/" + "/".join(parts[-k:])
+            found = sorted(n for folded, n in notes.items() if folded.endswith(tail))
+            if found:
+                return found[:limit]
+        names: dict[str, list[str]] = {}
+        for folded, n in notes.items():
+            names.setdefault(folded.rsplit("/", 1)[-1], []).append(n)
+        close = difflib.get_close_matches(parts[-1], list(names), n=limit, cutoff=0.85)
+        return sorted(n for name in close for n in names[name])[:limit]
 
     def holds_namespace(self, namespace: str) -> bool:
         """Whether the namespace holds any revision (one index probe)."""

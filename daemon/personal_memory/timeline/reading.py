@@ -37,11 +37,12 @@ def read_note(db: Database, namespace: str, note: str, as_of: int | None,
 
 def unknown_note(db: Database, namespace: str, note: str, as_of: int | None) -> NotFound:
     """The error for a note not known (by ``as_of``): when it is first known, or the notes
-    whose path ends as the one given (typed without its collection), or what to give."""
+    it may mean (``Database.notes_meant``: typed without its collection, as a path on
+    disk, by its name), or what to give."""
     when = "" if as_of is None else f" as of {format_time(as_of)}"
     later = db.note_revisions(namespace, note) if as_of is not None else []
     first = min((r.known_at for r in later), key=parse_time, default=None)
-    meant = db.notes_ending(namespace, note, as_of) if first is None else []
+    meant = db.notes_meant(namespace, note, as_of) if first is None else []
     hint = (f"; it is first known at {first}" if first is not None else
             "; did you mean " + " or ".join(repr(m) for m in meant) + "?" if meant else
             " (give COLLECTION/path.md, as in memory IDs)")

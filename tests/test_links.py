@@ -96,7 +96,9 @@ def test_links_and_backlinks_follow_time(tmp_path):
     out = run_memory("--db", tmp_path / "m.db", "read", "v/A.md", "--as-of", "2025-03-15")
     assert "↳ [embedded from v/B2.md#B#Setup" in out.stdout and "The old block text." in out.stdout
     out = run_memory("--db", tmp_path / "m.db", "links", "v/B2.md")
-    assert "embedded by v/A.md:3" in out.stdout
+    assert "embedded by v/A.md:3 (to B › Setup › ^blk)" in out.stdout  # a block, not a section
+    out = run_memory("--db", tmp_path / "m.db", "links", "v/A.md")
+    assert "line 3: embeds v/B2.md › B › Setup › ^blk" in out.stdout
 
 
 def test_a_reader_sees_the_first_embed_written_by_another_connection(tmp_path):

@@ -428,9 +428,15 @@ def links(found) -> str:
     """A note's links at a cutoff: outgoing, then backlinks, each with its place."""
     shown = f" as of {moment(found.as_of)}" if found.as_of else ""
 
+    def part(link) -> str:
+        """The section a link goes to, as headings (``Budget › Q3``), and its block."""
+        path = (link.section.split("#", 1)[-1].replace("#", " › ") if link.section
+                and "#" in link.section else "")
+        block = ("^" + link.target.rsplit("^", 1)[-1] if link.kind == "block" else "")
+        return " › ".join(x for x in (path, block) if x)
+
     def where(link) -> str:
-        return name(link.note) + (f" › {link.section.split('#', 1)[-1]}" if link.section
-                                 and "#" in link.section else "")
+        return name(link.note) + (f" › {part(link)}" if part(link) else "")
     if found.deleted:
         went = (f", moved to {name(found.moved_to.new_note)} at "
                 f"{when(found.moved_to.known_at)}" if found.moved_to else "")
@@ -444,7 +450,7 @@ def links(found) -> str:
     for link in found.backlinks:
         kind = "embedded by" if link.embed else "linked from"
         lines.append(f"  {kind} {name(link.source_note)}:{link.line}"
-                     + (f" (to {link.section.split('#', 1)[-1]})" if link.section else ""))
+                     + (f" (to {part(link)})" if part(link) else ""))
     return "\n".join(lines)
 
 

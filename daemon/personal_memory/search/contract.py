@@ -521,7 +521,7 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
                 f"{' '.join(query.filters())} left nothing of what was visible then")
     if not visible:
         return ("no memory was visible then: none known by the cutoff was valid at the "
-                "valid time")
+                "valid time, or each was forgotten or deleted by then")
     if semantic is None or best_cosine is None:
         if keyword_matches:
             return None

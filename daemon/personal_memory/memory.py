@@ -279,7 +279,7 @@ class MemoryStore(Upkeep):
                 found.results[0] = grouping.words_first(found.results[0], words)
             if snippets:
                 found.results = search_embeds(self._db, namespace, cutoff, at,
-                                              found.results)
+                                              found.results, found.visible_notes)
             if not found.results:
                 return self._before_anything(found, namespace, cutoff, at)
         return self._results(found, cutoff, at)

@@ -123,3 +123,27 @@ class NoteIndex:
             aliased = self.aliases.get(key)
             found = self._pick(aliased, source) if aliased else None
         return Target(kind, found, fragment) if found else missing
+
+
+class VisibleNotes:
+    """The notes visible at one cutoff as a search's fast path holds them: each note's
+    aliases (``aliases``), and each note whose record lists embeds with what it lists
+    (``embeds``: note, {"embeds": [...], "markdown_embeds": [...]}), so that the notes
+    embedding a search's results are found without reading every record again. The
+    :class:`NoteIndex` of a collection is made once."""
+
+    def __init__(self, aliases: dict[str, tuple[str, ...]], embeds: list[tuple[str, dict]]):
+        self.aliases = aliases
+        self.embeds = embeds
+        self._indexes: dict[str, NoteIndex] = {}
+
+    def share(self, other: "VisibleNotes") -> None:
+        """Use ``other``'s indexes: it holds the same notes with the same aliases."""
+        self._indexes = other._indexes
+
+    def index(self, collection: str) -> NoteIndex:
+        if collection not in self._indexes:
+            prefix = collection + "/"
+            self._indexes[collection] = NoteIndex(collection, {
+                n: list(a) for n, a in self.aliases.items() if n.startswith(prefix)})
+        return self._indexes[collection]

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ..notes.model import is_record
+from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
@@ -173,6 +174,9 @@ class Ranked:
     # how many notes the rows either arm scored belong to (a memory outside notes counts
     # alone): what a search by note counts its places against (MemoryStore.search)
     scored_notes: Callable[[], int] | None = None
+    # the notes visible at the search's cutoff, as the fast path holds them (snippets'
+    # embeds: timeline.links.search_embeds)
+    visible_notes: Callable[[], VisibleNotes] | None = None
     terms: list[str] = field(default_factory=list)  # ranked by (search/variants.py too)
     missing: list[str] = field(default_factory=list)  # see missing_words
     marks: list[str] = field(default_factory=list)  # of terms, worth marking (see marked)

@@ -16,47 +16,46 @@ from collections import Counter
 from typing import Iterable, Sequence
 from urllib.parse import unquote
 
-from ..notes.resolve import NoteIndex
+from ..notes.resolve import VisibleNotes
 
 
 class Resolver:
     """Where the targets a note lists point among one set of notes, ``names``: note ID ->
     its aliases. A target is resolved once per folder that lists it."""
 
-    def __init__(self, names: dict[str, tuple[str, ...]]):
+    def __init__(self, names: dict[str, tuple[str, ...]], notes: VisibleNotes | None = None):
         self.names = names
-        collections: dict[str, dict[str, list[str]]] = {}
-        for note, aliases in names.items():
-            collections.setdefault(note.split("/", 1)[0], {})[note] = list(aliases)
-        self._indexes = {c: NoteIndex(c, notes) for c, notes in collections.items()}
+        # each collection's NoteIndex, made when first asked for (``notes``: those notes,
+        # whose indexes a search's embeds use too)
+        self.notes = notes if notes is not None else VisibleNotes(names, [])
+        self._collections = {note.split("/", 1)[0] for note in names}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
+        self._naming = NameIndex()  # of _seen's keys (shared with the resolvers after)
         self.touched: set[str] = set()  # after(): the names of the notes that changed
 
-    def after(self, names: dict[str, tuple[str, ...]]) -> "Resolver":
+    def after(self, names: dict[str, tuple[str, ...]],
+              notes: VisibleNotes | None = None) -> "Resolver":
         """A resolver for another set of notes that keeps what this one resolved, but for
         the targets a note added, removed or given other aliases can change: those whose
         file name is such a note's, or one of those aliases (:func:`names_in`)."""
-        new = Resolver(names)
+        new = Resolver(names, notes)
         changed = {n for n in self.names.keys() | names.keys()
                    if self.names.get(n) != names.get(n)}
         touched = {key for n in changed
                    for key in names_of(n, (*self.names.get(n, ()), *names.get(n, ())))}
         new.touched = touched
-        for key, target in self._seen.items():
-            if not _may_name(key[1], touched):
-                new._seen[key] = target
+        new._seen = dict(self._seen)
+        for key in self._naming.naming(touched):
+            new._seen.pop(key, None)
+        new._naming = self._naming
         return new
-
-    def kept(self, written: Sequence[str]) -> bool:
-        """Whether targets resolved before :meth:`after` made this resolver resolve the
-        same here: none can hold the name of a note added, removed or re-aliased."""
-        return not any(_may_name(raw, self.touched) for raw in written)
 
     def targets(self, note: str, written: Sequence[str]) -> frozenset[str]:
         """The notes ``note`` links to (itself left out), from the targets it lists."""
-        index = self._indexes.get(note.split("/", 1)[0])
-        if index is None:
+        collection = note.split("/", 1)[0]
+        if collection not in self._collections:
             return frozenset()
+        index = self.notes.index(collection)
         folder = posixpath.dirname(note)  # resolution depends on it alone (notes.resolve)
         found = set()
         for raw in written:
@@ -70,6 +69,7 @@ class Resolver:
                           or index.resolve(raw, note, markdown=not first).note)
                 if target != note:  # "%23Setup" is the note itself, whichever it is
                     self._seen[key] = target
+                    self._naming.add(key, raw)
             if target is not None:
                 found.add(target)
         found.discard(note)
@@ -102,17 +102,30 @@ def names_in(raw: str) -> frozenset[str] | None:
     return frozenset(out)
 
 
-def _may_name(raw: str, names: set[str]) -> bool:
-    """Whether a target can hold one of ``names`` (:func:`names_in`). Every name a target
-    holds is a part of it, case folded, unless it is escaped (%) or ends in a dot step or a
-    slash; those are read whole, the others only when a name is a part of them."""
-    path = raw.partition("#")[0].rstrip()
-    if "%" in raw or path.endswith(("/", ".", "\\")) or not path:
+class NameIndex:
+    """Keys (of resolutions, of records) by the names their targets can be resolved by
+    (:func:`names_in`), to find those a changed note's names may change without reading
+    them all; a key once added stays (looking up one no longer kept finds nothing)."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, set] = {}
+        self._any: set = set()  # targets read whole: a folder's name, "a/.."
+
+    def add(self, key, raw: str) -> None:
         named = names_in(raw)
-        return named is None or bool(named & names)
-    folded = raw.casefold()
-    return any(name in folded for name in names) and (
-        (named := names_in(raw)) is None or bool(named & names))
+        if named is None:
+            self._any.add(key)
+        else:
+            for name in named:
+                self._by_name.setdefault(name, set()).add(key)
+
+    def naming(self, names: set[str]) -> set:
+        """The keys with a target that can hold one of ``names``: one resolved by such a
+        name, or one read whole (:func:`names_in`)."""
+        out = set(self._any)
+        for name in names:
+            out |= self._by_name.get(name, set())
+        return out
 
 
 def _written_as_markdown(raw: str) -> bool:

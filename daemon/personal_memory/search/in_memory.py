@@ -27,13 +27,14 @@ import numpy as np
 
 from ..embedding.threads import one_blas_thread
 from ..limits import FOREVER_US
+from ..notes.resolve import VisibleNotes
 from ..store import Database
 from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_tag,
                        keyword_terms, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
                        text_filtered)
 from .dates import about, shares
-from .graph import LinkGraph, Resolver
+from .graph import LinkGraph, NameIndex, Resolver
 from .syntax import Query, note_matches, section_matches
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
@@ -116,10 +117,12 @@ class SearchIndex:
         self._note_names: list[str] = []  # note code -> note
         self._record_links: dict[int, dict] = {}  # position of a note record -> its links
         self._graphs: OrderedDict[bytes, LinkGraph] = OrderedDict()  # by visible records
+        self._views: OrderedDict[bytes, VisibleNotes] = OrderedDict()  # by visible records
         # the last set of notes' names links were resolved among, its resolver and what
         # each record's targets resolved to there: a note edited re-resolves only its own,
         # a note added or renamed only the targets its name can change
         self._resolved: tuple[tuple, Resolver, dict[int, frozenset[str]]] | None = None
+        self._record_naming = NameIndex()  # the records in _resolved's, by their targets
         self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
@@ -277,7 +280,8 @@ class SearchIndex:
                 self._record_tags[rows.size + i] = tuple(meta.get("tags", ()))
                 if meta.get("links") or meta.get("aliases"):
                     self._record_links[rows.size + i] = {
-                        "links": meta.get("links", []), "aliases": meta.get("aliases", [])}
+                        "links": meta.get("links", []), "aliases": meta.get("aliases", []),
+                        **{k: meta[k] for k in ("embeds", "markdown_embeds") if meta.get(k)}}
         cols["vpos"][at] = -1
         rows.size += n
         self.last_id = int(rid[-1])
@@ -370,27 +374,62 @@ class SearchIndex:
                 for p, c in zip(records.tolist(), codes.tolist())]
         names = (np.sort(codes).tobytes(), tuple(sorted(
             (note, tuple(m["aliases"])) for _, note, m in meta if m.get("aliases"))))
-        if self._resolved is None or self._resolved[0] != names:
-            every = {note: tuple(m.get("aliases", ())) for _, note, m in meta}
+        view = self._view(self._views, self.rows.record, self.rows.note, everything)
+        if self._resolved is not None and self._resolved[0] == names:
+            view.share(self._resolved[1].notes)  # the same notes: the same indexes
+        else:
             if self._resolved is None:
-                self._resolved = (names, Resolver(every), {})
+                self._resolved = (names, Resolver(view.aliases, view), {})
             else:  # another set of notes: what their names cannot change is kept
                 _, resolver, done = self._resolved
-                resolver = resolver.after(every)
-                self._resolved = (names, resolver, {
-                    p: targets for p, targets in done.items()
-                    if resolver.kept(self._record_links[p]["links"])})
+                resolver = resolver.after(view.aliases, view)
+                done = dict(done)
+                for p in self._record_naming.naming(resolver.touched):
+                    done.pop(p, None)
+                self._resolved = (names, resolver, done)
         names, resolver, done = self._resolved
         out, kept = {}, {}  # kept: what the records visible now resolved to, no more
         for p, note, m in meta:
             if m.get("links"):
-                kept[p] = done[p] if p in done else resolver.targets(note, m["links"])
+                if p in done:
+                    kept[p] = done[p]
+                else:
+                    kept[p] = resolver.targets(note, m["links"])
+                    for raw in m["links"]:
+                        self._record_naming.add(p, raw)
                 out[note] = kept[p]
         self._resolved = (names, resolver, kept)
         self._graphs[key] = LinkGraph(out)
         if len(self._graphs) > GRAPHS_KEPT:
             self._graphs.popitem(last=False)
         return self._graphs[key]
+
+    def _visible_notes(self, views: OrderedDict, record: np.ndarray, note: np.ndarray,
+                       everything: np.ndarray) -> VisibleNotes:
+        """The notes among ``everything`` (a search's visible rows), for finding what
+        embeds its results; kept for the last few sets of records. ``views`` and the
+        columns are the index's at that search (a reset after it makes new ones)."""
+        with self._lock:
+            return self._view(views, record, note, everything)
+
+    def _view(self, views: OrderedDict, record: np.ndarray, note: np.ndarray,
+              everything: np.ndarray) -> VisibleNotes:
+        """:meth:`_visible_notes`, the lock held."""
+        records = everything[record[everything]]
+        key = records.tobytes()
+        if key in views:
+            views.move_to_end(key)
+            return views[key]
+        aliases, embeds = {}, []
+        for p, c in zip(records.tolist(), note[records].tolist()):
+            name, m = self._note_names[c], self._record_links.get(p, {})
+            aliases[name] = tuple(m.get("aliases", ()))
+            if m.get("embeds"):
+                embeds.append((name, m))
+        views[key] = VisibleNotes(aliases, embeds)
+        if len(views) > GRAPHS_KEPT:
+            views.popitem(last=False)
+        return views[key]
 
     def rankable(self, winners: np.ndarray, query: Query) -> np.ndarray:
         """:func:`contract.rankable` over positions: no note records; with tags, only
@@ -585,6 +624,8 @@ class SearchIndex:
                 days, np.union1d(s.bm_pos, cos.pos if cos else s.bm_pos))))
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
                       scored_notes=partial(_scored_notes, self.rows.note, s, days),
+                      visible_notes=partial(self._visible_notes, self._views, self.rows.record,
+                                            self.rows.note, s.everything),
                       terms=s.terms, missing=s.missing, marks=s.marks)
 
 

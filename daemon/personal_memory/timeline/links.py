@@ -15,7 +15,7 @@ from typing import Callable
 from ..limits import SNIPPET_EMBEDS
 from ..notes import links as link_syntax
 from ..notes.model import record_id, same_heading, under, value_links
-from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target
+from ..notes.resolve import BLOCK, SECTION, NoteIndex, Target, VisibleNotes
 from ..records import Embed, Link, Links, RevisionRecord
 from ..search.graph import names_in, names_of
 from ..store import Database
@@ -31,8 +31,10 @@ class Cutoff:
     sections of each, with their lines. One per call: it reads inside the caller's
     snapshot."""
 
-    def __init__(self, db: Database, namespace: str, as_of: int | None, valid_at: int):
+    def __init__(self, db: Database, namespace: str, as_of: int | None, valid_at: int,
+                 notes: VisibleNotes | None = None):
         self.db, self.namespace, self.as_of, self.valid_at = db, namespace, as_of, valid_at
+        self.notes = notes  # the visible notes as a search held them: their names, once
         self._indexes: dict[str, NoteIndex] = {}
         self._sections: dict[str, list[tuple[RevisionRecord, int]]] = {}
         self._read: dict[str, RevisionRecord | None] = {}  # records read one by one
@@ -54,6 +56,8 @@ class Cutoff:
 
     def index(self, note: str) -> NoteIndex:
         collection = note.split("/", 1)[0]
+        if self.notes is not None:
+            return self.notes.index(collection)
         if collection not in self._indexes:
             if "records" in self.__dict__:
                 aliases = {n: (r.metadata or {}).get("aliases", [])
@@ -239,15 +243,18 @@ def _note_embeds_at(at: Cutoff, note: str) -> list[Embed]:
 
 
 def search_embeds(db: Database, namespace: str, as_of: int | None, valid_at: int,
-                  results: list) -> list:
+                  results: list, notes: Callable[[], VisibleNotes] | None = None) -> list:
     """Search results (with snippets) as the notes stood at the cutoff: ``embedded_in``,
     the notes that embed each one then, and ``embeds``, what its snippet's lines embed,
     read through. Both resolve against one reading of the notes' records, made only when
-    one of them needs it."""
-    at = functools.cache(lambda: Cutoff(db, namespace, as_of, valid_at))
+    one of them needs it; ``notes``, the visible notes as the search held them (their
+    names and embeds), spares reading every record again."""
+    at = functools.cache(lambda: Cutoff(db, namespace, as_of, valid_at,
+                                        notes() if notes is not None else None))
     embeds_of = functools.cache(lambda note: _note_embeds_at(at(), note))  # once a note
     with db.snapshot():
-        hosts = _embedded_in(db, at, namespace, as_of, valid_at, results)
+        hosts = _embedded_in(db, at, namespace, as_of, valid_at, results,
+                             notes is not None)
         return [_snippet_embeds(embeds_of, replace(r, embedded_in=tuple(hosts[r.memory_id]))
                                 if r.memory_id in hosts else r) for r in results]
 
@@ -265,18 +272,24 @@ def _snippet_embeds(embeds_of: Callable[[str], list[Embed]], r):
 
 
 def _embedded_in(db: Database, at: Callable[[], Cutoff], namespace: str,
-                 as_of: int | None, valid_at: int, results: list) -> dict[str, list[str]]:
+                 as_of: int | None, valid_at: int, results: list,
+                 held: bool = False) -> dict[str, list[str]]:
     """For search results (sections): the notes that embed each one at the cutoff, keyed
-    by memory ID. Only notes whose record lists embeds are read."""
+    by memory ID. Only notes whose record lists embeds are read (``held``: the cutoff's
+    notes were read by the search, and ``at()`` holds them)."""
     wanted = {r.memory_id for r in results}
     out: dict[str, list[str]] = {}
     if not results or not db.any_record_with(namespace, "embeds"):
         return out
-    hosts = db.visible_record_fields(namespace, as_of, valid_at,
-                                     ("embeds", "markdown_embeds"), with_key="embeds")
+    notes = at().notes if held else None
+    hosts = notes.embeds if notes is not None else db.visible_record_fields(
+        namespace, as_of, valid_at, ("embeds", "markdown_embeds"), with_key="embeds")
     # an embed can show one of the results' notes only if it holds its name (graph.names_in)
     names = set()
     for note in {r.note for r in results if r.note is not None}:
+        if notes is not None:
+            names |= names_of(note, notes.aliases.get(note, ()))
+            continue
         record = db.visible(namespace, record_id(note), as_of, valid_at)
         names |= names_of(note, (record.metadata or {}).get("aliases", []) if record else [])
     cut = None

@@ -113,6 +113,22 @@ def test_a_name_cited_escaped_can_be_pasted_back(tmp_path):
     assert history.stdout.startswith("#") and "source " + cited in history.stdout, history.stdout
     literal = run_memory("--db", db, "read", "vault/back\\nslash.md")
     assert literal.returncode == 0 and "a backslash" in literal.stdout, literal.stderr
+    # an assistant passes back the name as the MCP text cited it
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "personal_memory", "--db", str(db), "serve"],
+                                   env=user_env())
+
+    async def go():
+        async with Client(params, mode="legacy") as c:
+            return [await c.call_tool("memory_read", {"note": cited}),
+                    await c.call_tool("memory_links", {"note": cited}),
+                    await c.call_tool("memory_history", {"memory_id": cited + "#Odd"}),
+                    await c.call_tool("memory_read", {"note": "vault/back\\nslash.md"})]
+    read, links, history, literal = asyncio.run(go())
+    assert not read.is_error and "quokka facts" in read.content[0].text, read.content
+    assert not links.is_error and not history.is_error, (links.content, history.content)
+    assert history.structured_content["revisions"], history.structured_content
+    assert not literal.is_error and "a backslash" in literal.content[0].text
 
 
 def test_folding_finds_each_occurrence_as_written():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import InvalidArgument
+from .errors import InvalidArgument, NotFound
 from .times import parse_cutoff, parse_time
 from .notes.model import same_heading, under
 from .records import (Changes, DaemonStatus, FolderListing, NoteView, RevisionRecord,
@@ -52,6 +52,22 @@ def unname(text: str) -> str:
         ch = chr(int(code, 16)) if code else {"n": "\n", "t": "\t", "r": "\r"}[m.group(3)]
         return ch if ord(ch) in _BREAKS else m.group(0)
     return _ESCAPED.sub(back, text) if "\\" in text else text
+
+
+def by_name(lookup, name: str):
+    """What ``lookup`` finds by a note or memory ID, also as :func:`name` cites it (a line
+    break in a file name is printed ``\\n``, and pasted back so): the name as given first,
+    then as written."""
+    written = unname(name)
+    if written == name:
+        return lookup(name)
+    try:
+        found = lookup(name)
+        if found:
+            return found
+    except NotFound:
+        pass
+    return lookup(written)
 
 
 def when(iso: str | None) -> str:

@@ -8,7 +8,6 @@ import os
 import sys
 
 from .. import render
-from ..errors import NotFound
 from ..limits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM
 from . import output
 from .context import CommandError, command, emit, note, open_store, replica_note, settings
@@ -108,26 +107,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _by_name(lookup, name: str):
-    """What ``lookup`` finds by a note or memory ID, also as this command line cites it (a
-    line break in a file name is printed ``\\n``, and pasted back so): the name as given
-    first, then as written."""
-    written = render.unname(name)
-    if written == name:
-        return lookup(name)
-    try:
-        found = lookup(name)
-        if found:
-            return found
-    except NotFound:
-        pass
-    return lookup(written)
-
-
 @command
 def cmd_read(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
-        view = _by_name(lambda n: store.read(n, namespace=settings(args).namespace,
+        view = render.by_name(lambda n: store.read(n, namespace=settings(args).namespace,
                                              as_of=args.as_of), args.note)
         up_to = store.known_up_to()
     replica_note(args, up_to, view.as_of)
@@ -143,7 +126,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 @command
 def cmd_links(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
-        found = _by_name(lambda n: store.links(n, namespace=settings(args).namespace,
+        found = render.by_name(lambda n: store.links(n, namespace=settings(args).namespace,
                                                as_of=args.as_of), args.note)
         up_to = store.known_up_to()
     emit(args, found, render.links)
@@ -166,7 +149,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
 @command
 def cmd_history(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
-        revisions = _by_name(lambda m: store.history(m, namespace=settings(args).namespace,
+        revisions = render.by_name(lambda m: store.history(m, namespace=settings(args).namespace,
                                                      as_of=args.as_of), args.memory_id)
         up_to = store.known_up_to()
     emit(args, revisions, output.history)

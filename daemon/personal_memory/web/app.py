@@ -121,7 +121,8 @@ class Pages:
         since = request.query_params.get("from") or None
         until = request.query_params.get("to") or None
         try:
-            view = store.read(note, namespace=self.namespace, as_of=as_of)
+            view = render.by_name(lambda n: store.read(n, namespace=self.namespace,
+                                                       as_of=as_of), note)
             note = view.note  # as stored (NFC)
             timeline = store.timeline(note, namespace=self.namespace)
             backlinks = [] if view.deleted else store.links(

@@ -15,6 +15,7 @@ from personal_memory import MemoryStore
 from personal_memory.errors import MassDelete
 from personal_memory.notes.folders import Folder
 from personal_memory.store import SCHEMA_VERSION
+from personal_memory.sync import scan
 from support import (ROOT, keyword_ids, remember_all, run_memory, small_disk, user_env,
                      wait_for)
 
@@ -103,6 +104,33 @@ def test_a_symlinked_root_is_followed(store, tmp_path):
     report = store.sync([Folder.of(tmp_path / "notes")])
     assert report.files_scanned == 1 and keyword_ids(store, "lychee") == ["notes/a.md"]
     assert store.sync([Folder.of(tmp_path / "notes")]).files_removed == 0
+
+
+def test_symbolic_links_inside_the_folder_are_named_and_a_note_replaced_by_one_is_gone(
+        store, root, tmp_path):
+    """Links inside a notes folder are not followed: a linked note or folder is named as
+    skipped, and a note whose file became a link is removed, not kept at its old text."""
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "Inbox.md").write_text("walruses and seals\n")
+    (outside / "sub" / "deep.md").write_text("deep quince\n")
+    (root / "Inbox.md").write_text("walruses and seals\n")
+    (root / "Stays.md").write_text("stays here\n")
+    (root / "Linked.md").symlink_to(outside / "Inbox.md")
+    (root / "LinkedDir").symlink_to(outside / "sub")
+    (root / "picture.png").symlink_to(outside / "Inbox.md")  # no note's name: not named
+    folder = Folder.of(root)
+    report = store.sync([folder])
+    assert {(s.path, s.reason) for s in report.skipped} == {
+        ("Linked.md", scan.LINKED_NOTE), ("LinkedDir", scan.LINKED_FOLDER)}
+    assert keyword_ids(store, "walruses") == ["notes/Inbox.md"]
+    assert keyword_ids(store, "quince") == []
+    (root / "Inbox.md").unlink()
+    (root / "Inbox.md").symlink_to(outside / "Inbox.md")
+    report = store.sync_paths({folder: {"Inbox.md"}})  # as the daemon does
+    assert [(s.path, s.reason) for s in report.skipped] == [("Inbox.md", scan.LINKED_NOTE)]
+    assert report.files_removed == 1 and keyword_ids(store, "walruses") == []
+    assert store.sync([folder]).files_removed == 0  # a whole scan agrees
 
 
 def test_load_refuses_a_fifo_that_replaced_a_file_after_the_scan(store, root, monkeypatch):

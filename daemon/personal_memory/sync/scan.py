@@ -112,6 +112,12 @@ def check_root(folder: Folder) -> None:
                               "nothing was tombstoned") from None
 
 NOT_REGULAR = "not a regular file (a FIFO, socket or device took its name)"
+# Links inside a notes folder are not followed (a link to a note elsewhere would make it
+# two notes, a link to a folder above a loop); each is named, and a note replaced by one
+# is gone.
+LINKED_NOTE = "a symbolic link: not followed (its target is not read)"
+LINKED_FOLDER = ("a symbolic link to a folder: not followed; add its target as a notes "
+                 "folder of its own")
 
 
 def scan(folder: Folder, scope: Iterable[str] | None = None,
@@ -150,15 +156,16 @@ def os_path(root: str, rel: str, listings: Listings | None = None) -> str | None
 
 def occupied(root: str, rel: str, listings: Listings | None = None) -> bool:
     """Whether a note's path holds a file: a note (back, or never gone), or a FIFO, socket
-    or device that took its name (named as skipped, its note kept as it was). A folder
-    that took its name, or nothing, is no note: the note is gone."""
+    or device that took its name (named as skipped, its note kept as it was). A folder or
+    a symbolic link that took its name, or nothing, is no note: the note is gone."""
     path = os_path(root, rel, listings)
     if path is None:
         return False
     try:
-        return not stat.S_ISDIR(os.lstat(path).st_mode)
+        mode = os.lstat(path).st_mode
     except OSError:
         return False
+    return not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
@@ -178,7 +185,9 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
             _twins(root, top, found, skipped, listings)
         return
     if not stat.S_ISDIR(st.st_mode):
-        if start and not stat.S_ISLNK(st.st_mode) and markdown.is_note_name(
+        if start and stat.S_ISLNK(st.st_mode):
+            _linked(start, top, skipped)
+        elif start and markdown.is_note_name(
                 os.path.basename(top)):  # a FIFO, socket or device: named, never opened
             skipped.append(SkippedFile(printable(markdown.normalise_path(start)), NOT_REGULAR))
         return
@@ -194,6 +203,7 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
         for entry in entries:
             try:
                 if entry.is_symlink():
+                    _linked(os.path.relpath(entry.path, root), entry.path, skipped)
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if markdown.is_watched_dir(entry.name):
@@ -208,6 +218,19 @@ def _walk(root: str, start: str, found: dict, skipped: list[SkippedFile],
                                                    NOT_REGULAR))
             except OSError:
                 continue  # vanished while listing: the next event or rescan sees it
+
+def _linked(rel: str, path: str, skipped: list[SkippedFile]) -> None:
+    """A symbolic link inside the folder: named when it reads as a note or as a folder
+    that would be watched (a link to a file of another kind, or a hidden one, is not)."""
+    name = os.path.basename(path)
+    if markdown.is_note_name(name):
+        reason = LINKED_NOTE
+    elif markdown.is_watched_dir(name) and os.path.isdir(path):
+        reason = LINKED_FOLDER
+    else:
+        return
+    skipped.append(SkippedFile(printable(markdown.normalise_path(rel)), reason))
+
 
 def _parent_unlisted(root: str, start: str, skipped: list[SkippedFile],
                      unlisted: list[str]) -> None:

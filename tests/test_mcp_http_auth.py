@@ -206,6 +206,24 @@ def test_token_errors_are_those_of_rfc_6749(server):
     assert _tokens(server.base, both)["refresh_token"]
 
 
+def test_an_authorization_sent_back_with_an_error_is_logged(server):
+    """No PKCE challenge, a plain one, the implicit grant: the client is sent back with
+    the OAuth error, and the log says why, as for every other refusal."""
+    client = _register(server.base).json()
+    base = {"client_id": client["client_id"], "redirect_uri": CALLBACK, "state": "s"}
+    _, challenge = _pkce()
+    for params in ({"response_type": "code"},
+                   {"response_type": "code", "code_challenge": challenge,
+                    "code_challenge_method": "plain"},
+                   {"response_type": "token", "code_challenge": challenge,
+                    "code_challenge_method": "S256"}):
+        before = server.log_text().count("refused GET /authorize")
+        r = httpx2.get(server.base + "/authorize", params=base | params)
+        assert r.status_code in (302, 303) and "error=" in r.headers["location"], r.text
+        wait_for(lambda: server.log_text().count("refused GET /authorize") > before,
+                 timeout=5, what=f"a log line for {params}")
+
+
 def test_a_loopback_redirect_may_name_any_port(server):
     """RFC 8252 7.3: a native app registers its loopback callback and listens on whatever
     port is free when it asks."""

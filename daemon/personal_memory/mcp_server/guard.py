@@ -13,7 +13,7 @@ import math
 import time
 from collections import OrderedDict
 from typing import Callable, Iterable, Mapping, NamedTuple
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -441,13 +441,19 @@ class Guard:
     @staticmethod
     def _logged(send: Send, where: str, say) -> Send:
         """One log line for each refusal of the SDK's OAuth endpoints (unknown client, a
-        redirect URI not registered, a wrong PKCE verifier...)."""
+        redirect URI not registered, a wrong PKCE verifier...), and for an authorization
+        sent back to the client with an error (no PKCE challenge, a plain one)."""
         status = 0
 
         async def logged(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if 300 <= status < 400:
+                    location = dict(message.get("headers", ())).get(b"location", b"")
+                    query = parse_qs(urlsplit(location.decode("latin-1")).query)
+                    if "error" in query:
+                        say(where, (query.get("error_description") or query["error"])[0])
             elif message["type"] == "http.response.body" and 400 <= status < 500:
                 try:
                     body = json.loads(message.get("body", b"") or b"{}")

@@ -23,6 +23,12 @@ def test_a_utf16_note_with_its_byte_order_mark_is_read():
     assert md.decode(b"\xfe\xff" + text.encode("utf-16-be")) == md.decode(text.encode("utf-16"))
     with pytest.raises(md.BadNote, match="invalid UTF-16 at byte"):
         md.decode(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")  # a lone surrogate
+    for encoding in ("utf-16-le", "utf-16-be"):  # without its mark: the error says so
+        with pytest.raises(md.BadNote, match=r"NUL byte at offset [01] \(saved as UTF-16 "
+                                             "without its byte order mark"):
+            md.decode("# Café\nNotes\n".encode(encoding))
+    with pytest.raises(md.BadNote, match=r"NUL byte at offset 8 \(binary file\?\)$"):
+        md.decode(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     with pytest.raises(md.BadNote, match="NUL character"):
         md.decode("a\x00b".encode("utf-16"))
 

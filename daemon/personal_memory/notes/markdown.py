@@ -53,7 +53,9 @@ def decode(data: bytes) -> str:
         return text.replace("\r\n", "\n").replace("\r", "\n")
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise BadNote(f"contains a NUL byte at offset {nul} (binary file?)")
+        raise BadNote(f"contains a NUL byte at offset {nul} (" + (
+            "saved as UTF-16 without its byte order mark? save it as UTF-8: it is imported "
+            "then)" if _utf16(data[:256]) else "binary file?)"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -61,6 +63,22 @@ def decode(data: bytes) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _utf16(head: bytes) -> bool:
+    """Whether a file's first bytes read as UTF-16 text of Latin letters: every other byte
+    NUL, the others not."""
+    if len(head) < 4:
+        return False
+    even, odd = head[0::2], head[1::2]
+    for zeros, other, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if not zeros.strip(b"\0") and b"\0" not in other:
+            try:
+                head[:len(head) // 2 * 2].decode(encoding)
+            except UnicodeDecodeError:
+                return False
+            return True
+    return False
 
 
 def _guess(data: bytes) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 from urllib.parse import unquote
 
 from ..notes.resolve import VisibleNotes
@@ -30,7 +30,8 @@ class Resolver:
         self.notes = notes if notes is not None else VisibleNotes(names, [])
         self._collections = {note.split("/", 1)[0] for note in names}
         self._seen: dict[tuple[str, str], str | None] = {}  # (folder, target) -> note
-        self._naming = NameIndex()  # of _seen's keys (shared with the resolvers after)
+        # _seen's keys (shared with the resolvers after)
+        self._naming = NameIndex(lambda key: (key[1],))
         self.touched: set[str] = set()  # after(): the names of the notes that changed
 
     def after(self, names: dict[str, tuple[str, ...]],
@@ -69,7 +70,7 @@ class Resolver:
                           or index.resolve(raw, note, markdown=not first).note)
                 if target != note:  # "%23Setup" is the note itself, whichever it is
                     self._seen[key] = target
-                    self._naming.add(key, raw)
+                    self._naming.add(key)
             if target is not None:
                 found.add(target)
         found.discard(note)
@@ -104,24 +105,32 @@ def names_in(raw: str) -> frozenset[str] | None:
 
 class NameIndex:
     """Keys (of resolutions, of records) by the names their targets can be resolved by
-    (:func:`names_in`), to find those a changed note's names may change without reading
-    them all; a key once added stays (looking up one no longer kept finds nothing)."""
+    (:func:`names_in`; ``raws_of(key)``: its targets), to find those a changed note's
+    names may change without reading them all. A key once added stays (looking up one no
+    longer kept finds nothing). Keys are indexed when first looked up: a search that
+    never sees a note added or renamed (a command line's one search) never pays for it."""
 
-    def __init__(self) -> None:
+    def __init__(self, raws_of: Callable[[object], Iterable[str]]):
+        self._raws_of = raws_of
         self._by_name: dict[str, set] = {}
         self._any: set = set()  # targets read whole: a folder's name, "a/.."
+        self._pending: list = []
 
-    def add(self, key, raw: str) -> None:
-        named = names_in(raw)
-        if named is None:
-            self._any.add(key)
-        else:
-            for name in named:
-                self._by_name.setdefault(name, set()).add(key)
+    def add(self, key) -> None:
+        self._pending.append(key)
 
     def naming(self, names: set[str]) -> set:
         """The keys with a target that can hold one of ``names``: one resolved by such a
         name, or one read whole (:func:`names_in`)."""
+        for key in self._pending:
+            for raw in self._raws_of(key):
+                named = names_in(raw)
+                if named is None:
+                    self._any.add(key)
+                else:
+                    for name in named:
+                        self._by_name.setdefault(name, set()).add(key)
+        self._pending.clear()
         out = set(self._any)
         for name in names:
             out |= self._by_name.get(name, set())

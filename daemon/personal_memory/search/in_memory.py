@@ -122,7 +122,8 @@ class SearchIndex:
         # each record's targets resolved to there: a note edited re-resolves only its own,
         # a note added or renamed only the targets its name can change
         self._resolved: tuple[tuple, Resolver, dict[int, frozenset[str]]] | None = None
-        self._record_naming = NameIndex()  # the records in _resolved's, by their targets
+        # the records in _resolved's, by their targets
+        self._record_naming = NameIndex(lambda p: self._record_links[p]["links"])
         self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
@@ -395,8 +396,7 @@ class SearchIndex:
                     kept[p] = done[p]
                 else:
                     kept[p] = resolver.targets(note, m["links"])
-                    for raw in m["links"]:
-                        self._record_naming.add(p, raw)
+                    self._record_naming.add(p)
                 out[note] = kept[p]
         self._resolved = (names, resolver, kept)
         self._graphs[key] = LinkGraph(out)

@@ -11,6 +11,7 @@ way. Pure."""
 from __future__ import annotations
 
 import functools
+import gc
 import posixpath
 from collections import Counter
 from typing import Callable, Iterable, Sequence
@@ -112,8 +113,9 @@ class NameIndex:
 
     def __init__(self, raws_of: Callable[[object], Iterable[str]]):
         self._raws_of = raws_of
-        self._by_name: dict[str, set] = {}
-        self._any: set = set()  # targets read whole: a folder's name, "a/.."
+        self._keys: dict[str, set] = {}  # target -> the keys that hold it
+        self._by_name: dict[str, list[str]] = {}  # name -> the targets it resolves
+        self._whole: list[str] = []  # targets read whole: a folder's name, "a/.."
         self._pending: list = []
 
     def add(self, key) -> None:
@@ -122,19 +124,34 @@ class NameIndex:
     def naming(self, names: set[str]) -> set:
         """The keys with a target that can hold one of ``names``: one resolved by such a
         name, or one read whole (:func:`names_in`)."""
+        keys = self._keys
+        paused = gc.isenabled()
+        gc.disable()  # tens of thousands of new sets: no collection scans them part-built
+        try:
+            self._index_pending()
+        finally:
+            if paused:
+                gc.enable()
+        out: set = set()
+        for raw in [*self._whole, *(r for n in names for r in self._by_name.get(n, ()))]:
+            out |= keys[raw]
+        return out
+
+    def _index_pending(self) -> None:
+        keys = self._keys
         for key in self._pending:
             for raw in self._raws_of(key):
-                named = names_in(raw)
-                if named is None:
-                    self._any.add(key)
-                else:
-                    for name in named:
-                        self._by_name.setdefault(name, set()).add(key)
+                held = keys.get(raw)
+                if held is None:  # a target first seen: its names, once
+                    held = keys[raw] = set()
+                    named = names_in(raw)
+                    if named is None:
+                        self._whole.append(raw)
+                    else:
+                        for name in named:
+                            self._by_name.setdefault(name, []).append(raw)
+                held.add(key)
         self._pending.clear()
-        out = set(self._any)
-        for name in names:
-            out |= self._by_name.get(name, set())
-        return out
 
 
 def _written_as_markdown(raw: str) -> bool:

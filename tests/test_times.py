@@ -69,7 +69,7 @@ def test_a_day_as_a_cutoff_means_its_end():
     assert format_time(parse_cutoff("2025-02-14T00:00:00Z")) == "2025-02-14T00:00:00Z"
     with pytest.raises(InvalidTime, match=r"^as_of: .*out of range \([^)]*\)$"):
         parse_cutoff("2025-02-30")  # a date, wrong: no "or a span back from now"
-    with pytest.raises(InvalidTime, match="has no timezone; add 'Z' or an offset like \+02:00$"):
+    with pytest.raises(InvalidTime, match=r"has no timezone; add 'Z' or an offset like \+02:00$"):
         parse_cutoff("2025-02-14T10:00")
     with pytest.raises(InvalidTime, match="is not a date .*, or a span back from now such as"):
         parse_cutoff("last tuesdayish")

@@ -26,7 +26,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
-from personal_memory.search.dates import periods_named
+from personal_memory.search.dates import day_numbers, periods_named
 from personal_memory.search.text import (model_text, normalize_text, stop_words,
                                          stop_words_by_language)
 
@@ -134,11 +134,16 @@ def _language_terms() -> tuple[dict, dict]:
 
 
 def keyword_terms(query: str) -> list[str]:
-    """The query's terms without stop words (the package's list of words, tokenized here),
-    unless nothing else is left; a language's words that are content words elsewhere
-    ("son", "van") are stop words when the query holds more of that language's function
-    words than of any other's, English's included."""
+    """The query's terms without stop words (the package's list of words, tokenized here)
+    and the day number of a day named with its month, unless nothing else is left; a
+    language's words that are content words elsewhere ("son", "van") are stop words when
+    the query holds more of that language's function words than of any other's, English's
+    included."""
     terms = query_terms(query)
+    # the day of "December 1" is its period's, not the word "1" (reading the dates is
+    # input preparation, as below)
+    days = {t for d in day_numbers(query) for t in _tokens(d, apsw.FTS5_TOKENIZE_QUERY)}
+    terms = [t for t in terms if t not in days] or terms
     words, only = _language_terms()
     stop = set(_stop_terms())
     counts = sorted(((len(set(terms) & w), lang) for lang, w in words.items()), reverse=True)

@@ -387,6 +387,23 @@ def test_a_dated_question_ranks_the_daily_note_of_that_day_first(tmp_path):
                 [(r.memory_id, r.score) for r in before]
 
 
+def test_a_day_s_number_beside_its_month_is_no_word_of_its_own(tmp_path):
+    """"December 1": the day is favoured by its period; "1" alone would match any note
+    with a 1 in it (an address, a price) and be marked there."""
+    vault = tmp_path / "v"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Daily" / "2026-12-01.md").write_text("- walked the dog\n")
+    (vault / "Network.md").write_text("# Network\n\nThe router is at 192.168.178.1\n")
+    (vault / "Party.md").write_text("# Party\n\nOn December 1 we meet at eight.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-11-01T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what did I do on December 1", namespace="notes")
+            assert [r.note for r in found] == ["v/Daily/2026-12-01.md", "v/Party.md"], \
+                [r.note for r in found]
+            assert search("router 1", namespace="notes")[0].note == "v/Network.md"
+
+
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):
     """A weekly note is about its week and a monthly note about its month: a week or month
     named favours them and the days inside; a day named favours only its daily note."""

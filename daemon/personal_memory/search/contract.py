@@ -24,7 +24,7 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, share
+from .dates import Named, about, date_words, day_numbers, share
 from .graph import LinkGraph
 from .text import find_folded, normalize_text, paired, stop_words, stop_words_by_language
 
@@ -105,6 +105,10 @@ def keyword_terms(db, query: str) -> list[str]:
     ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
     for "the who")."""
     terms = query_terms(db, query)
+    days = day_numbers(query)
+    if days:  # "December 1": the day is named by the month and its period, not "1"
+        days = {t for d in days for t in db.tokens(d)}
+        terms = [t for t in terms if t not in days] or terms
     stop = query_stop_terms(db, terms)
     kept = [t for t in terms if t not in stop]
     return kept or terms

@@ -264,6 +264,20 @@ def date_words(text: str) -> frozenset[str]:
                      for w in re.findall(r"\w+", source[a:b]))
 
 
+def day_numbers(text: str) -> frozenset[str]:
+    """The day numbers of the days ``text`` names with their month's name ("1" of
+    "December 1", "5th" of "5th of May", "14." of "14. März"), in lower case: such a
+    number alone holds as a word in any note with a 1 in it (an address, a price), and
+    the day is favoured by its period (:func:`periods_named`), not by the number."""
+    text = unicodedata.normalize("NFKC", text)
+    out = set()
+    for m in _PATTERNS.finditer(text):
+        for g in ("d1", "d2", "d7", "d8"):
+            if m.group(g):  # the number, and as written ("5th", "1er")
+                out |= {m.group(g), text[m.start(g):m.end()].split()[0].rstrip(".,")}
+    return frozenset(w.lower() for w in out)
+
+
 def share(span: tuple[int, int], named: Named) -> float:
     """How much of a period's gain a span gets: 1 when the periods named first hold it
     whole, :data:`ranking.EARLIER_YEARS` when only an earlier year's does, else 0."""

@@ -243,7 +243,8 @@ def test_a_word_of_a_language_is_no_made_up_word_however_the_model_cuts_it(tmp_p
 def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
     """"vacation wifi" is answered by its held word and by meaning, and says that no
     result holds "vacation" (as typed, once), on both paths; stop words, words found as
-    two held words and a word held at the cutoff are never named; an empty answer names
+    two held words, another form of a held word and a word held at the cutoff are never
+    named; an empty answer names
     none. A word held only later is named at an earlier cutoff."""
     from personal_memory import render
 
@@ -255,6 +256,8 @@ def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
     with MemoryStore.open(tmp_path / "m.db", embedder=Vocabulary()) as store:
         for mid, text in NOTES.items():
             store.remember(mid, text, namespace="n", known_at="2025-01-01")
+        store.remember("ru#Карта", "Карта сайта и статуса.", namespace="n",
+                       known_at="2025-01-01")
         store.remember("cabin#Vacation", "A vacation at the cabin in July.", namespace="n",
                        known_at="2025-06-01")
         store.embed_pending()
@@ -265,7 +268,9 @@ def test_an_answer_names_the_query_words_no_visible_memory_holds(tmp_path):
                 ("Passwortgarten", None, []),  # Passwort + Garten, both held
                 ("wifi zorbleflux quintessa", None, ["zorbleflux", "quintessa"]),
                 ("wifi paramı", None, ["paramı"]),  # as typed, not as the index folds ı
-                ("wifi الفلترات", None, ["الفلترات"])]:
+                ("wifi الفلترات", None, ["الفلترات"]),
+                ("wifi карту статус", None, []),  # other forms of held words
+                ("wifi карандаш", None, ["карандаш"])]:  # not one of карта's
             fast = store.search(query, namespace="n", as_of=as_of)
             ref = store.search_reference(query, namespace="n", as_of=as_of)
             assert fast and fast.missing == ref.missing == missing, query

@@ -277,18 +277,38 @@ def _words_among(db, words: str, among: set[str]):
             yield word, term
 
 
-def missing_words(db, words: str, terms: list[str], held: set[str]) -> list[str]:
+def missing_words(db, words: str, terms: list[str], held: set[str],
+                  held_in: Callable[[list[str]], set[str]]) -> list[str]:
     """The query's words, as typed and once each, whose term no row it ranks holds
-    (``held``: those some row holds, a word found as its parts among them): an answer
-    then rests on its other words and on meaning, and says so. Stop words, pairs of
-    characters of a script written without spaces and the words of a date the query
-    names (:func:`date_words`: "5th", "yesterday") are no such word."""
+    (``held``: those some row holds, a word found as its parts among them), nor another
+    form of (:func:`_inflected`; ``held_in(terms)``: which of these terms a row it ranks
+    holds): an answer then rests on its other words and on meaning, and says so. Stop
+    words, pairs of characters of a script written without spaces and the words of a date
+    the query names (:func:`date_words`: "5th", "yesterday") are no such word."""
     unheld = set(terms) - held - stop_terms(db)
     if not unheld:
         return []
     named = date_words(words)
-    return [as_typed(words, word) for word, _ in _words_among(db, words, unheld)
-            if word.lower() not in named]
+    return [as_typed(words, word) for word, term in _words_among(db, words, unheld)
+            if word.lower() not in named and not _inflected(db, term, held_in)]
+
+
+# Another form of a word: a term that starts with all of it but its last letters, at least
+# this many ("Allergien" for "Allergie", "карта" for "карту", "статуса" for "статус"):
+# the keyword arm stems English alone, and a word the notes hold in another form is not
+# missing from them.
+FORM_LETTERS = 4
+
+
+def _inflected(db, term: str, held_in: Callable[[list[str]], set[str]]) -> bool:
+    """Whether some row the search ranks holds another form of ``term`` (it and that form
+    start alike: all of ``term`` but its last two letters, at least
+    :data:`FORM_LETTERS`)."""
+    if len(term) <= FORM_LETTERS or not term.isalpha():
+        return False
+    alike = [t for t in db.terms_starting(term[:max(FORM_LETTERS, len(term) - 2)],
+                                          STEM_CANDIDATES + 1) if t != term]
+    return len(alike) > STEM_CANDIDATES or bool(alike and held_in(alike))
 
 
 # A query is taken for one in a language the notes are not written in when at least this

@@ -597,9 +597,10 @@ class SearchIndex:
                         foreign=lambda: foreign_words(
                             db, query.words, lambda some: self.held(db, winners, some)))
         marks = marked(ranked_by, len(winners), docs)
+        missing = missing_words(db, query.words, terms, held,
+                                lambda some: self.held(db, winners, some))
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing_words(db, query.words, terms, held), marks, named_notes,
-                       everything)
+                       missing, marks, named_notes, everything)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:

@@ -90,5 +90,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)
                                                | set(dated_notes(rows, periods))), len(found)),
-                  terms=ranked_by, missing=missing_words(db, query.words, terms, held),
+                  terms=ranked_by, missing=missing_words(
+                      db, query.words, terms, held,
+                      lambda some: db.terms_held(list(rows), some)),
                   marks=marks)

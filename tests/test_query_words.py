@@ -466,6 +466,15 @@ def test_two_held_words_written_as_one_are_searched_as_their_parts(tmp_path):
         for made_up in ("Kwibblesoft", "snorkwidget", "snorkpasswort"):
             assert not store.search(made_up, namespace="n")
             assert not store.search_reference(made_up, namespace="n")
+        # a word of a dictionary is no two words: "passport" is no pass and no port
+        store.remember("travel#Tokyo", "Buy the rail pass; the port is near.", namespace="n")
+        store.remember("de#Reise", "Die Reise beginnt am Montag.", namespace="n")
+        store.embed_pending()
+        for query in ("where is my passport", "passport"):
+            assert not store.search(query, namespace="n"), query
+            assert not store.search_reference(query, namespace="n"), query
+        # a compound the dictionaries lack is still searched as its parts
+        assert "travel#Tokyo" in ids(store.search("Reisepass", namespace="n"))
 
 
 def test_words_of_other_scripts_are_never_taken_for_made_up_ones(tmp_path):

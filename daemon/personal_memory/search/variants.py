@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from . import lexicon
 from .contract import UNSPACED, lone_character, query_language, query_terms, stop_terms
 
 # Two words some row holds written as one ("Dateiwiederherstellung", "Studentenrabatt":
@@ -142,9 +143,13 @@ def word_parts(db, terms: list[str], held: set[str],
     typed = {term: word.casefold() for word, term in (db.term_spans(words) if words else ())
              if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)
              } if words and query_language(db, query_terms(db, words)) else {}
+    # a word of a dictionary is no two words written together ("passport" is no pass and
+    # no port, "notebook" no note): only a word the dictionaries lack is split
+    known = {term for word, term in (db.term_spans(words) if words else ())
+             if lexicon.known(word)}
     for term in terms:
         if term not in held and term not in stop:
-            splits[term] = _splits(term, stop)
+            splits[term] = _splits(term, stop) if term not in known else []
             if lone_character(term):
                 alone.add(term)
                 forms[term] = db.pairs_holding(term)

@@ -125,12 +125,12 @@ class NameIndex:
         """The keys with a target that can hold one of ``names``: one resolved by such a
         name, or one read whole (:func:`names_in`)."""
         keys = self._keys
-        paused = gc.isenabled()
+        was_on = gc.isenabled()
         gc.disable()  # tens of thousands of new sets: no collection scans them part-built
         try:
             self._index_pending()
         finally:
-            if paused:
+            if was_on:
                 gc.enable()
         out: set = set()
         for raw in [*self._whole, *(r for n in names for r in self._by_name.get(n, ()))]:

@@ -375,7 +375,7 @@ class SearchIndex:
                 for p, c in zip(records.tolist(), codes.tolist())]
         names = (np.sort(codes).tobytes(), tuple(sorted(
             (note, tuple(m["aliases"])) for _, note, m in meta if m.get("aliases"))))
-        view = self._view(self._views, self.rows.record, self.rows.note, everything)
+        view = self._view(self._held(), everything)
         if self._resolved is not None and self._resolved[0] == names:
             view.share(self._resolved[1].notes)  # the same notes: the same indexes
         else:
@@ -404,17 +404,22 @@ class SearchIndex:
             self._graphs.popitem(last=False)
         return self._graphs[key]
 
-    def _visible_notes(self, views: OrderedDict, record: np.ndarray, note: np.ndarray,
-                       everything: np.ndarray) -> VisibleNotes:
+    def _visible_notes(self, held: tuple, everything: np.ndarray) -> VisibleNotes:
         """The notes among ``everything`` (a search's visible rows), for finding what
-        embeds its results; kept for the last few sets of records. ``views`` and the
-        columns are the index's at that search (a reset after it makes new ones)."""
+        embeds its results; kept for the last few sets of records. ``held``: what the
+        index held at that search (:meth:`_held`; a reset after it makes new ones)."""
         with self._lock:
-            return self._view(views, record, note, everything)
+            return self._view(held, everything)
 
-    def _view(self, views: OrderedDict, record: np.ndarray, note: np.ndarray,
-              everything: np.ndarray) -> VisibleNotes:
+    def _held(self) -> tuple:
+        """The views kept, the record and note columns, the note names and the records'
+        links, as they are now (for :meth:`_view`)."""
+        return (self._views, self.rows.record, self.rows.note, self._note_names,
+                self._record_links)
+
+    def _view(self, held: tuple, everything: np.ndarray) -> VisibleNotes:
         """:meth:`_visible_notes`, the lock held."""
+        views, record, note, note_names, record_links = held
         records = everything[record[everything]]
         key = records.tobytes()
         if key in views:
@@ -422,7 +427,7 @@ class SearchIndex:
             return views[key]
         aliases, embeds = {}, []
         for p, c in zip(records.tolist(), note[records].tolist()):
-            name, m = self._note_names[c], self._record_links.get(p, {})
+            name, m = note_names[c], record_links.get(p, {})
             aliases[name] = tuple(m.get("aliases", ()))
             if m.get("embeds"):
                 embeds.append((name, m))
@@ -625,8 +630,7 @@ class SearchIndex:
                 days, np.union1d(s.bm_pos, cos.pos if cos else s.bm_pos))))
         return Ranked(found, s.unembedded, left_out=left_out(limit, scored, len(found)),
                       scored_notes=partial(_scored_notes, self.rows.note, s, days),
-                      visible_notes=partial(self._visible_notes, self._views, self.rows.record,
-                                            self.rows.note, s.everything),
+                      visible_notes=partial(self._visible_notes, self._held(), s.everything),
                       terms=s.terms, missing=s.missing, marks=s.marks)
 
 

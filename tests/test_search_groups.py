@@ -13,7 +13,7 @@ from personal_memory import MemoryStore
 from personal_memory.errors import InvalidArgument
 from personal_memory.notes.folders import Folder
 from personal_memory.search.snippets import best_line
-from support import run_memory
+from support import run_memory, vault_of
 
 
 @pytest.fixture
@@ -139,14 +139,10 @@ def test_left_out_counts_against_the_limit_asked(tmp_path):
 def test_left_out_by_note_counts_notes_not_the_sections_of_a_note_shown(tmp_path):
     """By note, a place is a note: the unrelated sections of the note shown fill none, and
     a tag that only one note has leaves no place to fill."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "beacon.md").write_text("---\ntags: [work]\n---\n# Beacon\n\n"
-                                     "The quokkabeacon blinks.\n\n" + "".join(
-                                         f"## Part {k}\n\ncabbage{k} turnip{k}\n\n"
-                                         for k in range(6)))
-    for i in range(3):
-        (vault / f"other{i}.md").write_text(f"# Other {i}\n\nparsnip{i} leek{i}\n")
+    beacon = "---\ntags: [work]\n---\n# Beacon\n\nThe quokkabeacon blinks.\n\n" + "".join(
+        f"## Part {k}\n\ncabbage{k} turnip{k}\n\n" for k in range(6))
+    vault = vault_of(tmp_path, {"beacon.md": beacon, **{
+        f"other{i}.md": f"# Other {i}\n\nparsnip{i} leek{i}\n" for i in range(3)}})
     with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as s:
         s.sync([Folder.of(vault)], known_at="2025-01-01")
         s.embed_pending()

@@ -143,13 +143,9 @@ def word_parts(db, terms: list[str], held: set[str],
     typed = {term: word.casefold() for word, term in (db.term_spans(words) if words else ())
              if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)
              } if words and query_language(db, query_terms(db, words)) else {}
-    # a word of a dictionary is no two words written together ("passport" is no pass and
-    # no port, "notebook" no note): only a word the dictionaries lack is split
-    known = {term for word, term in (db.term_spans(words) if words else ())
-             if lexicon.known(word)}
     for term in terms:
         if term not in held and term not in stop:
-            splits[term] = _splits(term, stop) if term not in known else []
+            splits[term] = _splits(term, stop)
             if lone_character(term):
                 alone.add(term)
                 forms[term] = db.pairs_holding(term)
@@ -170,6 +166,8 @@ def word_parts(db, terms: list[str], held: set[str],
         found: tuple[str, ...] = ()
         if term in splits:
             pick = next((pair for pair in splits[term] if set(pair) <= have), None)
+            if pick and _known_whole(db, words, term):
+                pick = None  # "passport" is no pass and no port, "notebook" no note
             kept = tuple(dict.fromkeys(f for f in forms[term] if f in have))[
                 :PAIRS_OF_ONE if term in alone else PREFIXED_FORMS]
             found = pick or kept or tuple(f for f in ends.get(term, ()) if f in have)[
@@ -178,6 +176,14 @@ def word_parts(db, terms: list[str], held: set[str],
         if found or more:
             out[term] = tuple(dict.fromkeys((*found, *more)))
     return out
+
+
+def _known_whole(db, words: str, term: str) -> bool:
+    """Whether a dictionary knows the query's word of ``term`` as typed, whole: then it is
+    no two words written together. Asked only when a split is found (the dictionaries
+    take a second to read)."""
+    return any(lexicon.known(word) for word, t in (db.term_spans(words) if words else ())
+               if t == term)
 
 
 def with_parts(terms: list[str], parts: dict[str, tuple[str, ...]]) -> list[str]:

@@ -15,7 +15,6 @@ log = logging.getLogger("personal_memory.watch")
 
 _MOUNTINFO = Path("/proc/self/mountinfo")
 _OCTAL = re.compile(r"\\([0-7]{3})")
-POLL_MS = 1000  # how soon a stopped watch notices
 
 
 def mounts() -> list[tuple[str, str]]:
@@ -50,12 +49,13 @@ class MountWatch:
     """Calls ``changed()`` from its own thread each time the mount table changes: Linux
     marks an open /proc/self/mountinfo with a priority event then (poll's POLLPRI). Where
     there is no such file, or it cannot be polled, it does nothing, and the daemon's
-    check once a heartbeat finds a mount all the same, later."""
+    check once a heartbeat finds a mount all the same, later. :meth:`stop` returns at
+    once (a pipe wakes the poll)."""
 
     def __init__(self, changed: Callable[[], None]):
         self._changed = changed
-        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._wake: int | None = None  # the pipe's writing end
 
     def start(self) -> None:
         try:
@@ -66,27 +66,36 @@ class MountWatch:
             poller = select.poll()
             poller.register(f, select.POLLPRI | select.POLLERR)
             poller.poll(0)  # the first poll reports the table as new: not a change
+            woken, self._wake = os.pipe()
+            poller.register(woken, select.POLLIN)
         except (OSError, AttributeError) as exc:  # no poll (macOS has it, but no file)
             log.debug("the mount table cannot be watched: %s", exc)
             f.close()
             return
-        self._thread = threading.Thread(target=self._run, args=(f, poller),
+        self._thread = threading.Thread(target=self._run, args=(f, poller, woken),
                                         name="mount-watch", daemon=True)
         self._thread.start()
 
-    def _run(self, f, poller) -> None:
-        with f:
-            while not self._stop.is_set():
+    def _run(self, f, poller, woken: int) -> None:
+        try:
+            while True:
                 try:
-                    events = poller.poll(POLL_MS)
+                    events = poller.poll()
                 except OSError as exc:
                     log.warning("the mount table can no longer be watched: %s", exc)
                     return
-                if events and not self._stop.is_set():
+                if any(fd == woken for fd, _ in events):
+                    return
+                if events:
                     self._changed()
+        finally:
+            f.close()
+            os.close(woken)
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._thread is None:
+            return
+        os.write(self._wake, b"x")
+        self._thread.join()
+        os.close(self._wake)
+        self._thread = self._wake = None

@@ -423,6 +423,15 @@ def test_a_guesser_is_slowed_but_never_holds_up_the_owner(server, guesser_addres
     assert r.status_code == 302 and "code=" in r.headers["location"]
     assert done == ["guesser", "owner", "guesser"]
     assert server.log_text().count("wrong passphrase") == 3
+    assert "refused POST /consent" not in server.log_text()  # each said once, with why
+
+
+def test_a_consent_request_unknown_or_expired_is_refused_and_logged(server):
+    r = httpx2.post(server.base + "/consent", data={
+        "request": "no-such-request", "passphrase": PASSPHRASE, "decision": "allow"})
+    assert r.status_code == 400 and "unknown or has expired" in r.text
+    wait_for(lambda: "consent page: its request is unknown or has expired"
+             in server.log_text(), timeout=5, what="the refusal's log line")
 
 
 def test_a_guesser_gains_nothing_by_sending_from_other_loopback_addresses(server):

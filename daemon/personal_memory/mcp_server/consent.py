@@ -116,6 +116,7 @@ class Consent:
             gone = ("This request is unknown or has expired. Start again from the "
                     "assistant.")
             status = 400
+            log.warning("refused the consent page: its request is unknown or has expired")
         context = {"gone": gone, "error": error, "key": key}
         if held is not None:
             context |= {"client": held.client.client_name or held.client.client_id,

@@ -443,18 +443,22 @@ class Guard:
         """One log line for each refusal of the SDK's OAuth endpoints (unknown client, a
         redirect URI not registered, a wrong PKCE verifier...), and for an authorization
         sent back to the client with an error (no PKCE challenge, a plain one)."""
-        status = 0
+        status, page = 0, False
 
         async def logged(message: Message) -> None:
-            nonlocal status
+            nonlocal status, page
             if message["type"] == "http.response.start":
                 status = message["status"]
+                headers = dict(message.get("headers", ()))
+                # a page of this server's (the consent page) logs its own refusals
+                page = headers.get(b"content-type", b"").startswith(b"text/html")
                 if 300 <= status < 400:
-                    location = dict(message.get("headers", ())).get(b"location", b"")
+                    location = headers.get(b"location", b"")
                     query = parse_qs(urlsplit(location.decode("latin-1")).query)
                     if "error" in query:
                         say(where, (query.get("error_description") or query["error"])[0])
-            elif message["type"] == "http.response.body" and 400 <= status < 500:
+            elif message["type"] == "http.response.body" and 400 <= status < 500 \
+                    and not page:
                 try:
                     body = json.loads(message.get("body", b"") or b"{}")
                     reason = body.get("error_description") or body.get("error")

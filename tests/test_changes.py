@@ -176,6 +176,10 @@ def test_cli_and_mcp(tmp_path):
                    "2025-01-20T00:00:00.5Z")
     assert p.stdout.startswith("Nothing changed from 2025-01-15 00:00:00.25 UTC to "
                                "2025-01-20 00:00:00.5 UTC"), p.stdout
+    from personal_memory import render  # what MCP memory_changes says: exact too
+    with MemoryStore.open(db, read_only=True, embedder="none") as s:
+        found = s.changes(namespace="notes", since="2025-01-15T00:00:00.25Z")
+    assert render.changes(found).startswith("1 note changed from 2025-01-15 00:00:00.25 UTC to ")
     data = json.loads(run_memory("--db", db, "changes", "--since", "2025-01-15", "launch",
                                  "date", "--json").stdout)
     assert data["query"] == "launch date" and data["results"][0]["change"] == "changed"

@@ -388,7 +388,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def changes(found: Changes) -> str:
-    span = f"from {when(found.since)} to {moment(found.until)}"
+    span = f"from {moment(found.since)} to {moment(found.until)}"  # both exact
     c = found.counts
     if found.query is None:
         if not found.notes:

@@ -77,18 +77,21 @@ def _language_terms(db) -> tuple[dict, dict]:
 
 
 def query_language(db, terms: list[str]) -> str | None:
-    """The language a query's function words say it is in, other than English: the one
-    whose function words it holds most of (at least :data:`LANGUAGE_FUNCTION_WORDS`),
-    more than of any other and of English's; None when they say English, or nothing, or
-    two languages alike ("Le son de la guitare" is as Spanish as French)."""
+    """The language a query's function words say it is in, other than English
+    (:func:`_leading_language`); None when they say English, or nothing, or two languages
+    alike ("Le son de la guitare" is as Spanish as French)."""
+    language = _leading_language(db, set(terms))
+    return None if language == "en" else language
+
+
+def _leading_language(db, asked: set[str]) -> str | None:
+    """The language whose function words the terms ``asked`` hold most of (at least
+    :data:`LANGUAGE_FUNCTION_WORDS`), more than of any other, English included."""
     plain, _ = _language_terms(db)
-    asked = set(terms)
     counts = {language: len(asked & words) for language, words in plain.items()}
     best = max(counts.values(), default=0)
     leaders = [language for language, n in counts.items() if n == best]
-    if best < LANGUAGE_FUNCTION_WORDS or len(leaders) != 1 or leaders[0] == "en":
-        return None
-    return leaders[0]
+    return leaders[0] if best >= LANGUAGE_FUNCTION_WORDS and len(leaders) == 1 else None
 
 
 def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
@@ -306,9 +309,7 @@ def _inflected(db, term: str, held_in: Callable[[list[str]], set[str]]) -> bool:
     :data:`FORM_LETTERS`)."""
     if len(term) <= FORM_LETTERS or not term.isalpha():
         return False
-    alike = [t for t in db.terms_starting(term[:max(FORM_LETTERS, len(term) - 2)],
-                                          STEM_CANDIDATES + 1) if t != term]
-    return len(alike) > STEM_CANDIDATES or bool(alike and held_in(alike))
+    return _held_starting(db, term[:max(FORM_LETTERS, len(term) - 2)], term, held_in)
 
 
 # A query is taken for one in a language the notes are not written in when at least this
@@ -342,16 +343,14 @@ def foreign_words(db, words: str, held_in: Callable[[list[str]], set[str]]) -> l
 
 def _own_function_words(db, asked: set[str]) -> frozenset[str]:
     """The function words of four letters or more that only the query's language has (as
-    ``db`` tokenizes them), but for the query's own: its language is the one whose function
-    words it holds most of, English included; none when two languages tie."""
-    plain, _ = _language_terms(db)
-    counts = {language: len(asked & terms) for language, terms in plain.items()}
-    best = max(counts.values(), default=0)
-    leaders = [language for language, n in counts.items() if n == best]
-    if not best or len(leaders) != 1:
+    ``db`` tokenizes them), but for the query's own: its language is
+    :func:`_leading_language`'s, English included; none when two languages tie."""
+    language = _leading_language(db, asked)
+    if language is None:
         return frozenset()
-    others = frozenset().union(*(t for lang, t in plain.items() if lang != leaders[0]))
-    return frozenset(t for t in plain[leaders[0]] - others - asked if len(t) >= 4)
+    plain, _ = _language_terms(db)
+    others = frozenset().union(*(t for lang, t in plain.items() if lang != language))
+    return frozenset(t for t in plain[language] - others - asked if len(t) >= 4)
 
 
 def as_typed(words: str, word: str) -> str:
@@ -458,14 +457,24 @@ def _spelled_like_held(db, term: str, held: Callable[[list[str]], set[str]]) -> 
     """Whether some row the search ranks holds a term that is a typo away from ``term``
     (with the same first letter: "vroom" is no typo of "room") or that starts with its
     first :data:`STEM_LETTERS` letters."""
-    if len(term) >= STEM_LETTERS + 2:
-        alike = db.terms_starting(term[:STEM_LETTERS], STEM_CANDIDATES + 1)
-        if len(alike) > STEM_CANDIDATES or held([t for t in alike if t != term]):
-            return True
+    if len(term) >= STEM_LETTERS + 2 and _held_starting(db, term[:STEM_LETTERS], term, held):
+        return True
     most = typo_distance(term)
     typos = [t for t in db.terms_like(term, most)
              if t != term and t[:1] == term[:1] and near(term, t, most)]
     return bool(typos) and bool(held(typos))
+
+
+def _held_starting(db, prefix: str, term: str,
+                   held: Callable[[list[str]], set[str]]) -> bool:
+    """Whether some row the search ranks holds a term other than ``term`` that starts with
+    ``prefix``; more than :data:`STEM_CANDIDATES` such terms ever held is a common stem,
+    taken for held."""
+    found = db.terms_starting(prefix, STEM_CANDIDATES + 1)
+    if len(found) > STEM_CANDIDATES:
+        return True
+    alike = [t for t in found if t != term]
+    return bool(alike) and bool(held(alike))
 
 
 def made_up_word(db, words: str, terms: list[str], unheld: set[str],

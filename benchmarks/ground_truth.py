@@ -26,7 +26,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
-from personal_memory.search.dates import day_numbers, periods_named
+from personal_memory.search.dates import day_numbers, numeric_dates, periods_named
 from personal_memory.search.text import (model_text, normalize_text, stop_words,
                                          stop_words_by_language)
 
@@ -139,10 +139,11 @@ def keyword_terms(query: str) -> list[str]:
     language's words that are content words elsewhere ("son", "van") are stop words when
     the query holds more of that language's function words than of any other's, English's
     included."""
-    terms = query_terms(query)
+    phrases, rest = _date_phrases(query)
+    terms = query_terms(rest)
     # the day of "December 1" is its period's, not the word "1" (reading the dates is
     # input preparation, as below)
-    days = {t for d in day_numbers(query) for t in _tokens(d, apsw.FTS5_TOKENIZE_QUERY)}
+    days = {t for d in day_numbers(rest) for t in _tokens(d, apsw.FTS5_TOKENIZE_QUERY)}
     terms = [t for t in terms if t not in days] or terms
     words, only = _language_terms()
     stop = set(_stop_terms())
@@ -150,7 +151,22 @@ def keyword_terms(query: str) -> list[str]:
     (best, language), (second, _) = counts[0], counts[1]
     if best >= 1 and best > second and language != "en":  # one language, and not English
         stop |= only.get(language, set())
-    return [t for t in terms if t not in stop] or terms
+    kept = [t for t in terms if t not in stop]
+    return kept + list(phrases) if kept or phrases else terms
+
+
+def _date_phrases(query: str) -> tuple[dict[str, str], str]:
+    """A date written in numbers ("2025-01-15") is one phrase of its terms, matched where
+    they are written together: {its terms joined by a space: the date as written}, and
+    the query without those dates."""
+    rest = _nfkc(query)
+    out: dict[str, str] = {}
+    for date in numeric_dates(query):
+        terms = _tokens(date, apsw.FTS5_TOKENIZE_QUERY)
+        if len(terms) > 1:
+            out.setdefault(" ".join(terms), date)
+            rest = rest.replace(date, " ", 1)
+    return out, rest
 
 
 def _tokens(text: str, mode) -> list[str]:
@@ -190,7 +206,7 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))
-    words = _words_of_terms(query)
+    words = {**_words_of_terms(query), **_date_phrases(query)[0]}
     quoted = ['"' + words[t].replace('"', '""') + '"' for t in terms]
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
@@ -209,7 +225,7 @@ def _vocabulary(query: str, unheld: set[str], embedder) -> int:
     pieces = getattr(embedder, "word_pieces", None)
     if pieces is None:
         return 0
-    found = {t for t in unheld if t.isdigit()}  # numbers are never made up
+    found = {t for t in unheld if t.isdigit() or " " in t}  # numbers (a date) are never made up
     for word in re.findall(r"[^\W\d_]+", _nfkc(query)):
         if re.search("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\U0010ffff]", word):
             continue  # a run of a script written without spaces is no one word

@@ -404,6 +404,30 @@ def test_a_day_s_number_beside_its_month_is_no_word_of_its_own(tmp_path):
             assert search("router 1", namespace="notes")[0].note == "v/Network.md"
 
 
+def test_a_date_written_in_numbers_is_matched_as_one_phrase(tmp_path):
+    """"2026-03-11": its numbers count where they are written together, as that date
+    (however it is punctuated: 2026/03/11 reads the same); "2026" or "03" alone is in
+    every note of the year or month, and no such note is an answer."""
+    vault = tmp_path / "v"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Daily" / "2026-03-11.md").write_text("- walked the dog\n")
+    (vault / "Standup.md").write_text("# Standup\n\nMoved the release to 2026/03/11 after "
+                                      "the outage.\n\nBudget for 2026 is in 03 of the plan.\n")
+    (vault / "Budget.md").write_text("# Budget\n\nThe 2026 budget, version 03, page 11.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-04-01T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what did I do on 2026-03-11", namespace="notes")
+            assert {r.note for r in found} == {"v/Daily/2026-03-11.md", "v/Standup.md"}, \
+                [r.note for r in found]
+            assert search("2026 budget", namespace="notes")[0].note == "v/Budget.md"
+        shown = store.search("2026-03-11", namespace="notes", snippets=True)
+        standup = next(r for r in shown if r.note == "v/Standup.md")
+        assert "**2026/03/11**" in standup.snippet.text
+        assert "**2026**" not in standup.snippet.text, standup.snippet.text
+        assert store.search("14.03.2026", namespace="notes").no_answer
+
+
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):
     """A weekly note is about its week and a monthly note about its month: a week or month
     named favours them and the days inside; a day named favours only its daily note."""

@@ -224,3 +224,37 @@ def test_a_revision_the_read_could_not_see_is_waited_for_not_lost(tmp_path, monk
         with db.snapshot():
             index.refresh(db)
         assert index.last_id == 5  # a hole that stays is passed
+
+
+# Texts with dates written in numbers, their numbers alone and in other orders: a date's
+# phrase is held only where its numbers are written together, in order.
+DATE_PIECES = ["2025-01-15", "2025", "01", "15", "15/01", "15.01.2025", "2025-01-15 2025-01-15",
+               "01 15 2025", "apple", "echo", "15 15", "2025-01"]
+dated_text = st.lists(st.sampled_from(DATE_PIECES), min_size=1, max_size=6).map(" ".join)
+date_query = st.sampled_from(["what happened on 2025-01-15", "apple 2025-01-15", "15.01.2025",
+                              "on 15/01 echo", "2025-01 apple 2025", "15 15", "2025-01-15 15",
+                              "between 2025-01-15 and 2025-01-16"])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bodies=st.lists(st.tuples(st.sampled_from(["m0", "m1", "m2", "m3", "m4"]), dated_text,
+                                 st.sampled_from(["", "2025-01-15", "apple",
+                                                  "2025-01-15 and 2025-01-15"])),
+                       min_size=1, max_size=12),
+       queries=st.lists(date_query, min_size=1, max_size=3))
+def test_a_date_in_numbers_is_one_phrase_on_both_paths_and_in_the_ground_truth(bodies, queries):
+    import ground_truth as gt
+    from test_properties import revs_of
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryStore.open(os.path.join(tmp, "m.db"), embedder=None) as store:
+            for day, (mid, body, title) in enumerate(bodies):
+                store.remember(mid, body, title=title or None, namespace="a",
+                               known_at=format_time(T0 + day * DAY))
+            at = T0 + 400 * DAY
+            kw = dict(namespace="a", limit=50, as_of=format_time(at), valid_at=format_time(at))
+            for q in queries:
+                fast, ref = store.search(q, **kw), store.search_reference(q, **kw)
+                same(fast, ref)
+                want = gt.expected(revs_of(store), q, "a", at, at, None, None)
+                assert [r.memory_id for r in fast] == [w[0] for w in want]
+                assert [r.bm25 for r in fast] == [w[2] for w in want]

@@ -24,9 +24,10 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, day_numbers, share
+from .dates import Named, about, date_words, day_numbers, numeric_dates, share
 from .graph import LinkGraph
-from .text import find_folded, normalize_text, paired, stop_words, stop_words_by_language
+from .text import (find_folded, is_phrase, normalize_text, paired, stop_words,
+                   stop_words_by_language)
 
 
 def query_terms(db, query: str) -> list[str]:
@@ -106,15 +107,35 @@ def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
 def keyword_terms(db, query: str) -> list[str]:
     """The terms the keyword arm ranks by: the query's terms without its stop words
     ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
-    for "the who")."""
-    terms = query_terms(db, query)
-    days = day_numbers(query)
+    for "the who"); a date written in numbers is one phrase of its terms
+    (:func:`date_phrases`)."""
+    phrases, rest = date_phrases(db, query)
+    terms = query_terms(db, rest)
+    days = day_numbers(rest)
     if days:  # "December 1": the day is named by the month and its period, not "1"
         days = {t for d in days for t in db.tokens(d)}
         terms = [t for t in terms if t not in days] or terms
     stop = query_stop_terms(db, terms)
     kept = [t for t in terms if t not in stop]
-    return kept or terms
+    return kept + phrases if kept or phrases else terms
+
+
+def date_phrases(db, query: str) -> tuple[list[str], str]:
+    """The phrases of the dates ``query`` writes in numbers (:func:`dates.numeric_dates`),
+    each its terms joined by a space ("2026 03 11"), once each; and the query without
+    them. Such a date's numbers count only where they are written together: "2026" or
+    "03" alone is in every note of the year or month."""
+    dated = numeric_dates(query)
+    if not dated:
+        return [], query
+    rest = unicodedata.normalize("NFKC", query)
+    phrases: dict[str, None] = {}
+    for date in dated:
+        terms = db.tokens(date)
+        if len(terms) > 1:
+            phrases.setdefault(" ".join(terms), None)
+            rest = rest.replace(date, " ", 1)
+    return list(phrases), rest
 
 
 def has_tag(note_tags, wanted: tuple[str, ...]) -> bool:
@@ -372,7 +393,7 @@ def _real_words(db, words: str, unheld: set[str], semantic: "Semantic | None",
         return
     # A number is never a made-up word; nor is a pair of characters of a script written
     # without spaces (what the index makes of 締め切り), which is no word to judge.
-    real = {t for t in unheld if t.isdigit() or UNSPACED.search(t)}
+    real = {t for t in unheld if t.isdigit() or UNSPACED.search(t) or is_phrase(t)}
     yield from real
     rest: dict[str, str] = {}
     for word, term in _words_among(db, words, unheld - real):
@@ -489,7 +510,8 @@ def made_up_word(db, words: str, terms: list[str], unheld: set[str],
     no row holds any of the query's words, only if every one of them looks made up: a
     real word among them ("departure time of the coastal rail") leaves the answer to
     meaning. None when there is none, or no model."""
-    asked = [t for t in terms if not t.isdigit()]  # a version or a date: a detail
+    asked = [t for t in terms if not t.isdigit() and not is_phrase(t)]  # a version or a
+    # date: a detail
     if (not unheld or len(asked) > MADE_UP_QUERY_TERMS or semantic is None
             or semantic.word_pieces is None):
         return None

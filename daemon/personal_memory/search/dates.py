@@ -278,6 +278,27 @@ def day_numbers(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in out)
 
 
+def numeric_dates(text: str) -> list[str]:
+    """The days and months ``text`` (read in NFKC) writes in numbers alone, as written:
+    "2026-03-11", "2026-03", "14.03.2026", "am 14.03." (its numbers), "on 23/09" (its
+    numbers), "2026年3月14日"; only those that name a day or month that exists."""
+    text = unicodedata.normalize("NFKC", text)
+    spans = [m.span() for m in _PATTERNS.finditer(text)
+             if m.lastgroup.lstrip("ymdwq") in ("4", "5", "6")
+             and _exists(_named(m, m.lastgroup.lstrip("ymdwq")))]
+    spans += [(m.start("d"), m.end()) for m in _GERMAN_DAY.finditer(text)
+              if _exists(_german_day(m))]
+    spans += [(_date_start(m), m.end()) for m in _SLASHED.finditer(text)
+              if any(_exists(day) for day in _slashed_days(m))]
+    return [text[a:b] for a, b in sorted(set(spans))]
+
+
+def _exists(named: tuple | None) -> bool:
+    """Whether a day or month :func:`_named` read is one of the calendar's (of a leap
+    year, when named without its year)."""
+    return named is not None and _span(named[0] or 2024, *named[1:]) is not None
+
+
 def share(span: tuple[int, int], named: Named) -> float:
     """How much of a period's gain a span gets: 1 when the periods named first hold it
     whole, :data:`ranking.EARLIER_YEARS` when only an earlier year's does, else 0."""

@@ -36,6 +36,7 @@ from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_
 from .dates import about, shares
 from .graph import LinkGraph, NameIndex, Resolver
 from .syntax import Query, note_matches, section_matches
+from .text import instances, is_phrase
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
@@ -49,6 +50,7 @@ B = 0.75
 GAP_PATIENCE_SECONDS = 60.0
 MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
+PHRASES_KEPT = 16  # dates' phrases whose postings are kept (SearchIndex._phrase_postings)
 GRAPHS_KEPT = 4  # link graphs kept, each for one set of visible notes' records
 
 
@@ -130,6 +132,7 @@ class SearchIndex:
         self._sorted: dict[str, np.ndarray] = {}
         self._postings: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._posting_entries = 0
+        self._phrases: dict[str, tuple[int, tuple]] = {}  # phrase -> (rows then, postings)
         # the last search's scores: grouping asks the same search again, deeper
         self._last_scored: tuple | None = None
 
@@ -312,6 +315,8 @@ class SearchIndex:
         """Positions of every revision holding ``term`` and its weighted count there (each
         occurrence in the title counts :data:`TITLE_WEIGHT`, in the text
         :data:`CONTENT_WEIGHT`, as FTS5's bm25() counts with column weights)."""
+        if is_phrase(term):
+            return self._phrase_postings(db, term)
         cached = self._postings.get(term)
         if cached is not None:
             self._postings.move_to_end(term)
@@ -328,6 +333,33 @@ class SearchIndex:
         while self._posting_entries > MAX_CACHED_POSTINGS and len(self._postings) > 1:
             _, (old, _) = self._postings.popitem(last=False)
             self._posting_entries -= len(old)
+        return entry
+
+    def _phrase_postings(self, db: Database, phrase: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`postings` of a phrase (a date's: contract.date_phrases): the rows
+        holding each of its words, read again for the phrase itself, counted per column
+        as FTS5 counts a phrase's instances. Kept while no row is added (one search asks
+        more than once)."""
+        cached = self._phrases.get(phrase)
+        if cached is not None and cached[0] == self.rows.size:
+            return cached[1]
+        pos = None
+        for word in phrase.split(" "):
+            found = self.postings(db, word)[0]
+            pos = np.unique(found) if pos is None else np.intersect1d(pos, found)
+        texts = db.index_texts(self.rows.ids[pos].tolist())
+        kept, tf = [], []
+        for p, rid in zip(pos.tolist(), self.rows.ids[pos].tolist()):
+            title, content = texts.get(rid, ("", ""))
+            count = (instances(db.document_tokens(title or ""), phrase) * TITLE_WEIGHT
+                     + instances(db.document_tokens(content or ""), phrase) * CONTENT_WEIGHT)
+            if count:
+                kept.append(p)
+                tf.append(float(count))
+        entry = (np.array(kept, dtype=np.int32), np.array(tf, dtype=np.float64))
+        if len(self._phrases) >= PHRASES_KEPT:
+            self._phrases.clear()
+        self._phrases[phrase] = (self.rows.size, entry)
         return entry
 
     def warm(self, db: Database, vector_key: str | None = None,

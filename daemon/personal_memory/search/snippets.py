@@ -12,7 +12,7 @@ from ..notes.front_matter import read_scalar
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
-from .text import unspaced, without_optional
+from .text import holds_term, is_phrase, unspaced, without_optional
 
 # The lines shown around the best one: 300 characters (220 before) show the answer's lines
 # for one or two more questions in each set, and over MCP one question fewer needs a
@@ -89,15 +89,14 @@ def _spans(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     ascii_only = len(data) == len(line)  # byte offsets are character offsets
     spans = []
     byte = char = 0  # where the last match began, in bytes and in characters
-    for start, end, *tokens in db.tokenize_with_offsets(data):
-        if any(t in terms for t in tokens):
-            if ascii_only:
-                spans.append((start, end))
-                continue
-            # counted from the previous match on: a long line is decoded once, not per word
-            char += len(data[byte:start].decode("utf-8", "ignore"))
-            byte = start
-            spans.append((char, char + len(data[start:end].decode("utf-8", "ignore"))))
+    for start, end in _byte_spans(db.tokenize_with_offsets(data), terms):
+        if ascii_only:
+            spans.append((start, end))
+            continue
+        # counted from the previous match on: a long line is decoded once, not per word
+        char += len(data[byte:start].decode("utf-8", "ignore"))
+        byte = start
+        spans.append((char, char + len(data[start:end].decode("utf-8", "ignore"))))
     if ascii_only:
         return spans
     # Chinese, Japanese, Thai...: the index holds pairs of characters, which the line as
@@ -119,11 +118,38 @@ def _spans(db: Database, line: str, terms: set[str]) -> list[tuple[int, int]]:
     return merged
 
 
+def _byte_spans(found: list[tuple], terms: set[str]) -> list[tuple[int, int]]:
+    """(start, end) byte spans, in order, of the tokens (``found``: (start, end, term,
+    colocated...) each) that are query terms, a phrase's words (a date's) as one span."""
+    words = {t for t in terms if not is_phrase(t)}
+    phrases = [t.split(" ") for t in terms if is_phrase(t)]
+    spans: list[tuple[int, int]] = []
+    for i, (start, end, *tokens) in enumerate(found):
+        last = i if any(t in words for t in tokens) else None
+        for wanted in phrases:
+            if all(i + j < len(found) and w in found[i + j][2:] for j, w in enumerate(wanted)):
+                last = max(last if last is not None else i, i + len(wanted) - 1)
+        if last is None:
+            continue
+        if spans and start < spans[-1][1]:  # inside a phrase already marked
+            spans[-1] = (spans[-1][0], max(spans[-1][1], found[last][1]))
+        else:
+            spans.append((start, found[last][1]))
+    return spans
+
+
 def _named(db: Database, rev: RevisionRecord, terms: set[str]) -> set[str]:
-    """The query terms the result's title and heading path hold: shown above the snippet
-    already, they do not tell which of its lines answer."""
-    heading = " ".join([rev.title or "", *(rev.heading_path or ())])
-    return terms & set(db.tokens(heading)) if heading.strip() else set()
+    """The query terms the result's title, heading path and file name hold: shown above
+    the snippet already, they do not tell which of its lines answer (a daily note's
+    ``date: 2026-03-11`` repeats its file name)."""
+    stem = rev.note.rsplit("/", 1)[-1].removesuffix(".md") if rev.note else ""
+    heading = "\n".join([rev.title or "", *(rev.heading_path or ()), stem])
+    return _held(db.tokens(heading), terms) if heading.strip() else set()
+
+
+def _held(tokens: list[str], terms: set[str]) -> set[str]:
+    """Which of ``terms`` a text of ``tokens`` holds (a phrase as its words in order)."""
+    return {t for t in terms if holds_term(tokens, t)}
 
 
 def _score(line: str, spans: list[tuple[int, int]], fresh: Callable[[str], bool],
@@ -215,7 +241,8 @@ class _ScoredLines:
 
         def fresh(found_term: str) -> bool:
             if found_term not in unnamed:
-                unnamed[found_term] = not named or not set(found_term.split()) <= named
+                unnamed[found_term] = not named or (found_term not in named and
+                                                    not set(found_term.split()) <= named)
             return unnamed[found_term]
         self.scores = [_score(line, spans, fresh, term)
                        for line, spans in zip(self.lines, self.found)]
@@ -430,7 +457,7 @@ def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], boo
     def holds(r: SearchResult) -> bool:
         own = [line for line in r.content.splitlines() if not _heading(line)]
         own.extend(r.heading_path[-1:])
-        return bool(wanted.intersection(db.document_tokens(db.normalize("\n".join(own)))))
+        return bool(_held(db.document_tokens(db.normalize("\n".join(own))), wanted))
     return holds
 
 
@@ -471,9 +498,9 @@ def _in_properties(db: Database, r: SearchResult, terms: list[str]) -> bool:
     and headings do not name (a daily note's ``date: 2025-10-12`` repeats its title: its
     lines answer "what happened on 2025-10-12", not its properties)."""
     properties = (r.revision.metadata or {}).get("properties")
-    return bool(properties) and bool(
-        (set(terms) - _named(db, r.revision, set(terms)))
-        & set(db.document_tokens(db.normalize(properties))))
+    return bool(properties) and bool(_held(
+        db.document_tokens(db.normalize(properties)),
+        set(terms) - _named(db, r.revision, set(terms))))
 
 
 def _properties_snippet(db: Database, r: SearchResult, terms: list[str], namespace: str,

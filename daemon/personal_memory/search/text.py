@@ -357,3 +357,23 @@ def stop_words_by_language() -> tuple[dict[str, frozenset[str]], dict[str, froze
             words.setdefault(language, set()).update(line.split())
     return ({k: frozenset(v) for k, v in words.items()},
             {k: frozenset(v) for k, v in only.items()})
+
+
+def is_phrase(term: str) -> bool:
+    """Whether a keyword term is a phrase of several (a date's: contract.date_phrases); a
+    term the index holds is never written with a space."""
+    return " " in term
+
+
+def holds_term(terms: list[str], term: str) -> bool:
+    """Whether a text of ``terms`` (as the index reads it, in order) holds ``term``: a
+    word anywhere, a phrase as its words one after another."""
+    return term in terms if not is_phrase(term) else instances(terms, term) > 0
+
+
+def instances(terms: list[str], phrase: str) -> int:
+    """How many times a text of ``terms`` holds ``phrase`` (its words one after another),
+    each place it starts counted, as FTS5 counts a phrase's instances."""
+    wanted = phrase.split(" ")
+    size = len(wanted)
+    return sum(1 for i, t in enumerate(terms) if t == wanted[0] and terms[i:i + size] == wanted)

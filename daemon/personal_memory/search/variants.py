@@ -13,6 +13,7 @@ from typing import Callable
 
 from . import lexicon
 from .contract import UNSPACED, lone_character, query_language, query_terms, stop_terms
+from .text import is_phrase
 
 # Two words some row holds written as one ("Dateiwiederherstellung", "Studentenrabatt":
 # Student-en-Rabatt): each of at least COMPOUND_PART letters, the first maybe followed by
@@ -143,7 +144,8 @@ def word_parts(db, terms: list[str], held: set[str],
     typed = {term: word.casefold() for word, term in (db.term_spans(words) if words else ())
              if len(term) >= COMPOUND_PART and term.isalpha() and not UNSPACED.search(term)
              } if words and query_language(db, query_terms(db, words)) else {}
-    for term in terms:
+    words_only = [t for t in terms if not is_phrase(t)]  # a date's phrase has no forms
+    for term in words_only:
         if term not in held and term not in stop:
             splits[term] = _splits(term, stop)
             if lone_character(term):
@@ -155,7 +157,7 @@ def word_parts(db, terms: list[str], held: set[str],
             if term in typed:
                 ends[term] = _compounds_ending(db, term, typed[term])
     derived = {t: [f for f in _derived(t) if f not in stop and f not in terms]
-               for t in terms if t not in stop}
+               for t in words_only if t not in stop}
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)
     asked.update(f for found in derived.values() for f in found)

@@ -333,8 +333,8 @@ def test_a_link_in_a_comment_or_a_key_of_the_properties_is_no_link(tmp_path):
 
 
 def test_a_heading_with_a_hash_is_linked_read_and_filtered_as_written_or_as_linked(tmp_path):
-    """"C# tips" is shown as written; a link names it as Obsidian's do ([[code#C tips]]),
-    and `read --section` and the section filter take either form."""
+    """"C# tips" is shown as written (links included); a link names it as Obsidian's do
+    ([[code#C tips]]), and `read --section` and the section filter take either form."""
     from personal_memory import render
     v = vault_of(tmp_path, name="v", files={
         "code.md": "# C# tips\n\n## Issue #42\n\nUse LINQ.\n\n## Other\n\nmore\n",
@@ -342,8 +342,12 @@ def test_a_heading_with_a_hash_is_linked_read_and_filtered_as_written_or_as_link
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
         s.sync([Folder.of(v)])
         out = s.links("v/A.md", namespace="notes").outgoing
-        assert [(x.kind, x.section) for x in out] == [
-            ("section", "v/code.md#C tips#Issue 42")] * 2
+        assert [(x.kind, x.section, x.headings) for x in out] == [
+            ("section", "v/code.md#C tips#Issue 42", ("C# tips", "Issue #42"))] * 2
+        shown = render.links(s.links("v/A.md", namespace="notes"))
+        assert "links to v/code.md › C# tips › Issue #42" in shown, shown
+        assert "(to C# tips › Issue #42)" in render.links(s.links("v/code.md",
+                                                                  namespace="notes"))
         view = s.read("v/code.md", namespace="notes")
         for name in ("Issue #42", "issue 42"):
             first, last, text = render.note_part(view, name)

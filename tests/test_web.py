@@ -340,19 +340,20 @@ def test_a_renamed_heading_is_drawn_as_a_rename_not_a_deletion(tmp_path):
                                         "and a new boiler.\n\n## Gone\n\nshort lived\n"})
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")
-        (vault / "r.md").write_text("# R\n\n## Decisions and follow-ups\n\nWe chose the "
+        (vault / "r.md").write_text("# R\n\n## Decisions and follow-ups #42\n\nWe chose the "
                                     "blue tiles and a new boiler.\n")
         store.sync([Folder.of(vault)], known_at="2025-01-02")
         svg = pictures.timeline(store.timeline("vault/r.md", namespace="notes"), "vault/r.md")
     titles = re.findall(r"<title>([^<]*)</title>", svg)
-    assert any("renamed to R › Decisions and follow-ups" in t for t in titles), titles
+    # named as written, not as its ID reads it ("follow-ups 42")
+    assert any("renamed to R › Decisions and follow-ups #42" in t for t in titles), titles
     assert any(t.startswith("#") and "deleted" in t for t in titles)  # "Gone": deleted
     assert svg.count('class="moved renamed"') == 2  # the mark, and its legend entry
     assert "heading renamed" in svg
     # the rows say what follows the note's one top heading, which the page's title says
     rows = re.findall(r'<text x="4" y="\d+" class="row">([^<]*)</text>', svg)
     assert rows == ["Outcomes", "Gone", "(title, tags, order)",
-                    "Decisions and follow-ups"], rows
+                    "Decisions and follow-ups #42"], rows
 
 
 def test_a_shared_heading_that_is_not_the_title_stays_in_the_rows(tmp_path):

@@ -446,8 +446,7 @@ def links(found) -> str:
 
     def part(link) -> str:
         """The section a link goes to, as headings (``Budget › Q3``), and its block."""
-        path = (link.section.split("#", 1)[-1].replace("#", " › ") if link.section
-                and "#" in link.section else "")
+        path = " › ".join(link.headings)
         block = ("^" + link.target.rsplit("^", 1)[-1] if link.kind == "block" else "")
         return " › ".join(x for x in (path, block) if x)
 

@@ -223,8 +223,7 @@ class ReadOutput(Positioned):
 class LinksOutput(Positioned):
     note: str
     as_of: str | None
-    outgoing: list[Link] = Field(description="the note's links then: kind note, section, "
-                                 "block, attachment, external or dangling")
+    outgoing: list[Link] = Field(description="the note's links then")
     backlinks: list[Link] = Field(description="the notes that linked to it then")
     deleted: bool = False
 

@@ -23,10 +23,10 @@ class SectionView(Record):
 
 @dataclass(frozen=True)
 class Link(Record):
-    """One link at a cutoff: where it is written (a section of a note, and the line in
-    the file), the target as written, and where it resolves then: ``kind`` note, section,
-    block, attachment, external or dangling; ``note`` and ``section`` (a memory ID) when
-    it resolves to them."""
+    """One link at a cutoff: where it is written (section, file line), the target as
+    written, and where it resolves then: ``kind`` note, section, block, attachment,
+    external or dangling; ``note`` and ``section`` (a memory ID) when resolved, and
+    its ``headings`` as written."""
     source_note: str
     source_section: str
     line: int | None
@@ -35,6 +35,7 @@ class Link(Record):
     kind: str
     note: str | None
     section: str | None
+    headings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,13 @@ class Cutoff:
                 return rev.memory_id
         return None
 
+    def headings(self, note: str | None, section: str | None) -> tuple[str, ...]:
+        """The headings of a section a link resolved to, as written then."""
+        if note is None or section is None:
+            return ()
+        return tuple(next((rev.heading_path or () for rev, _ in self.sections(note)
+                           if rev.memory_id == section), ()))
+
     def links_in(self, note: str) -> list[Link]:
         return [link for link, _ in self.resolved_in(note)]
 
@@ -135,7 +142,8 @@ class Cutoff:
                     target, section = self.resolve(occ, note)
                     out.append((Link(source_note=note, source_section=record.memory_id,
                                      line=1 + occ.line, target=occ.target, embed=False,
-                                     kind=target.kind, note=target.note, section=section),
+                                     kind=target.kind, note=target.note, section=section,
+                                     headings=self.headings(target.note, section)),
                                 target))
         for rev, first in self.sections(note):
             context = (rev.metadata or {}).get("context", 0)
@@ -146,7 +154,8 @@ class Cutoff:
                 out.append((Link(source_note=note, source_section=rev.memory_id,
                                  line=first + occ.line - context, target=occ.target,
                                  embed=occ.embed, kind=target.kind, note=target.note,
-                                 section=section), target))
+                                 section=section,
+                                 headings=self.headings(target.note, section)), target))
         return out
 
 
@@ -190,7 +199,8 @@ def resolve_targets(db: Database, namespace: str, note: str,
                                          source)
             found[raw, markdown] = Link(
                 source_note=source, source_section=record_id(source), line=None, target=raw,
-                embed=False, kind=target.kind, note=target.note, section=section)
+                embed=False, kind=target.kind, note=target.note, section=section,
+                headings=at.headings(target.note, section))
     return [found[t] for t in targets]
 
 

@@ -248,7 +248,7 @@ def timeline(found: NoteTimeline, note: str, shown: int | None = None,
         renamed = r.deleted and not r.purged and r.moved_to  # a heading's rename
         href = "/note?" + urlencode({"id": note, "as_of": r.known_at})
         what = ("purged" if r.purged else
-                f"renamed to {_row_key(replace(r, memory_id=r.moved_to))}" if renamed else
+                f"renamed to {_renamed_to(r, written)}" if renamed else
                 "deleted" if r.deleted else
                 f"moved from {came_from}" if came_from else "revision")
         tip = escape(f"#{r.revision_id} {what}, known {when(r.known_at)}")
@@ -375,6 +375,12 @@ def _written(key: str, heading_path) -> str | None:
     if key != named and not key.startswith(named + " ("):
         return None
     return " › ".join(heading_path) + key[len(named):]
+
+
+def _renamed_to(r, written: dict[str, str]) -> str:
+    """The row a renamed heading's section went to, as its headings are written."""
+    key = _row_key(replace(r, memory_id=r.moved_to))
+    return written.get(key, key)
 
 
 def _row_key(r) -> str:

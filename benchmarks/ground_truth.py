@@ -26,7 +26,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
-from personal_memory.search.dates import day_numbers, numeric_dates, periods_named
+from personal_memory.search.dates import periods_named, written_dates
 from personal_memory.search.text import (model_text, normalize_text, stop_words,
                                          stop_words_by_language)
 
@@ -134,17 +134,13 @@ def _language_terms() -> tuple[dict, dict]:
 
 
 def keyword_terms(query: str) -> list[str]:
-    """The query's terms without stop words (the package's list of words, tokenized here)
-    and the day number of a day named with its month, unless nothing else is left; a
-    language's words that are content words elsewhere ("son", "van") are stop words when
-    the query holds more of that language's function words than of any other's, English's
-    included."""
+    """The query's terms without stop words (the package's list of words, tokenized here),
+    a date the query names one phrase of its terms or none (:func:`_date_phrases`),
+    unless nothing else is left; a language's words that are content words elsewhere
+    ("son", "van") are stop words when the query holds more of that language's function
+    words than of any other's, English's included."""
     phrases, rest = _date_phrases(query)
     terms = query_terms(rest)
-    # the day of "December 1" is its period's, not the word "1" (reading the dates is
-    # input preparation, as below)
-    days = {t for d in day_numbers(rest) for t in _tokens(d, apsw.FTS5_TOKENIZE_QUERY)}
-    terms = [t for t in terms if t not in days] or terms
     words, only = _language_terms()
     stop = set(_stop_terms())
     counts = sorted(((len(set(terms) & w), lang) for lang, w in words.items()), reverse=True)
@@ -152,20 +148,31 @@ def keyword_terms(query: str) -> list[str]:
     if best >= 1 and best > second and language != "en":  # one language, and not English
         stop |= only.get(language, set())
     kept = [t for t in terms if t not in stop]
-    return kept + list(phrases) if kept or phrases else terms
+    if kept or phrases:
+        return kept + list(phrases)
+    return terms if rest == _nfkc(query) and not _dated(query) else []
+
+
+def _dated(query: str) -> bool:
+    return any(written_dates(query))
 
 
 def _date_phrases(query: str) -> tuple[dict[str, str], str]:
-    """A date written in numbers ("2025-01-15") is one phrase of its terms, matched where
-    they are written together: {its terms joined by a space: the date as written}, and
-    the query without those dates."""
+    """A date the query names as a note could write it ("2025-01-15", "3 February 2025")
+    is one phrase of its terms, matched where they are written together: {its terms
+    joined by a space: the date as written}; one named from the day asked about or as a
+    span ("last week", "3-9 March") is no term. And the query without those dates
+    (reading the dates is input preparation: the package's reader)."""
     rest = _nfkc(query)
     out: dict[str, str] = {}
-    for date in numeric_dates(query):
+    phrases, dropped = written_dates(query)
+    for date in phrases:
         terms = _tokens(date, apsw.FTS5_TOKENIZE_QUERY)
         if len(terms) > 1:
             out.setdefault(" ".join(terms), date)
             rest = rest.replace(date, " ", 1)
+    for date in dropped:
+        rest = rest.replace(date, " ", 1)
     return out, rest
 
 

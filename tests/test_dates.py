@@ -218,7 +218,13 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("last week") == [("2026-11-23", "2026-11-30")]
     assert named("this month") == [("2026-12-01", "2027-01-01")]
     assert named("last month") == [("2026-11-01", "2026-12-01")]
-    for text in ("Monday meeting", "the team meets on Tuesdays", "todays", "last weekend"):
+    assert named("last weekend") == named("this past weekend") == [("2026-11-28", "2026-11-30")]
+    assert named("this weekend") == [("2026-12-05", "2026-12-07")]
+    assert named("3 days ago") == named("three days ago") == [("2026-12-02", "2026-12-03")]
+    assert named("two weeks ago") == named("2 weeks ago") == [("2026-11-16", "2026-11-23")]
+    assert named("a month ago") == named("last month")
+    for text in ("Monday meeting", "the team meets on Tuesdays", "todays", "weekend plans",
+                 "an hour ago", "weeks ago"):
         assert named(text) == [], text
     # and in German
     assert named("Was habe ich gestern gemacht?") == named("yesterday")
@@ -229,6 +235,10 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("letzten Monat") == named("last month")
     assert named("Was war am Montag?") == named("letzten Montag") == named("last Monday")
     assert named("vorigen Samstag") == named("on Saturday")
+    assert named("letztes Wochenende") == named("last weekend")
+    assert named("vor zwei Wochen") == named("two weeks ago")
+    assert named("vor 3 Tagen") == named("3 days ago")
+    assert named("vor einem Monat") == named("last month")
     for text in ("Montagsmeeting", "die Woche", "hier", "heutig", "thıs week"):
         assert named(text) == [], text
     # and in Dutch, Spanish, Portuguese, Italian and French: the days and weeks alone
@@ -426,6 +436,35 @@ def test_a_date_written_in_numbers_is_matched_as_one_phrase(tmp_path):
         assert "**2026/03/11**" in standup.snippet.text
         assert "**2026**" not in standup.snippet.text, standup.snippet.text
         assert store.search("14.03.2026", namespace="notes").no_answer
+
+
+def test_a_day_named_with_its_month_is_one_phrase_and_a_relative_one_no_word(tmp_path):
+    """"March 14": "march" alone is in the monthly note's title and every note that names
+    another day of March; "last week": "week" is in every weekly plan. The day or week
+    is its period's to favour; its words count only written together, or not at all."""
+    vault = tmp_path / "v"
+    (vault / "Journal").mkdir(parents=True)
+    (vault / "Journal" / "2026-03.md").write_text("# March 2026\n\n## Next month\n\nMove flat.\n")
+    (vault / "Plan.md").write_text("# Plan\n\nDeadline moved to March 18.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-10T10:00:00Z")
+        (vault / "Journal" / "2026-03-14.md").write_text("- Flohmarkt mit Lena\n")
+        (vault / "Journal" / "2026-W11.md").write_text(
+            "# Week 11\n\n## Good\n\nShipped the importer.\n\n## Next week\n\nRetro.\n")
+        (vault / "Party.md").write_text("# Party\n\nOn March 14 we meet at eight.\n")
+        store.sync([Folder.of(vault)], known_at="2026-03-16T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what did I do on March 14", namespace="notes")
+            assert [r.note for r in found] == ["v/Journal/2026-03-14.md", "v/Party.md"], \
+                [r.note for r in found]
+            early = search("what did I do on March 14", namespace="notes",
+                           as_of="2026-03-13T12:00:00Z")
+            assert not early and early.no_answer, [r.note for r in early]
+            week = search("what did I do last week", namespace="notes",
+                          as_of="2026-03-18T12:00:00Z")
+            assert {r.note for r in week} == {"v/Journal/2026-W11.md",
+                                              "v/Journal/2026-03-14.md"}, [r.note for r in week]
+            assert all(r.bm25 is None for r in week)  # no word of it is a keyword
 
 
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):

@@ -24,7 +24,7 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, day_numbers, numeric_dates, share
+from .dates import Named, about, date_words, share, written_dates
 from .graph import LinkGraph
 from .text import (find_folded, is_phrase, normalize_text, paired, stop_words,
                    stop_words_by_language)
@@ -107,34 +107,38 @@ def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
 def keyword_terms(db, query: str) -> list[str]:
     """The terms the keyword arm ranks by: the query's terms without its stop words
     ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
-    for "the who"); a date written in numbers is one phrase of its terms
+    for "the who"); a date is one phrase of its terms, or no term at all
     (:func:`date_phrases`)."""
     phrases, rest = date_phrases(db, query)
     terms = query_terms(db, rest)
-    days = day_numbers(rest)
-    if days:  # "December 1": the day is named by the month and its period, not "1"
-        days = {t for d in days for t in db.tokens(d)}
-        terms = [t for t in terms if t not in days] or terms
     stop = query_stop_terms(db, terms)
     kept = [t for t in terms if t not in stop]
-    return kept + phrases if kept or phrases else terms
+    if kept or phrases:
+        return kept + phrases
+    # stop words alone are searched for ("the who"), unless a date was all the rest
+    # ("what did I do last week": its period and meaning rank)
+    return terms if rest is query else []
 
 
 def date_phrases(db, query: str) -> tuple[list[str], str]:
-    """The phrases of the dates ``query`` writes in numbers (:func:`dates.numeric_dates`),
-    each its terms joined by a space ("2026 03 11"), once each; and the query without
-    them. Such a date's numbers count only where they are written together: "2026" or
-    "03" alone is in every note of the year or month."""
-    dated = numeric_dates(query)
-    if not dated:
+    """The phrases of the dates ``query`` names as a note could write them
+    (:func:`dates.written_dates`: "March 14", "2026-03-11", "week 11"), each its terms
+    joined by a space ("march 14"), once each; and the query without them, nor the dates
+    it names from the day asked about ("last week") or as spans. A date is its period's
+    to favour, and its words count only together: "March" or "2026" alone is in every
+    note of the month or year, "14" in every price, "week" in every weekly plan."""
+    phrases_of, dropped = written_dates(query)
+    if not phrases_of and not dropped:
         return [], query
     rest = unicodedata.normalize("NFKC", query)
     phrases: dict[str, None] = {}
-    for date in dated:
+    for date in phrases_of:
         terms = db.tokens(date)
         if len(terms) > 1:
             phrases.setdefault(" ".join(terms), None)
             rest = rest.replace(date, " ", 1)
+    for date in dropped:
+        rest = rest.replace(date, " ", 1)
     return list(phrases), rest
 
 

@@ -121,6 +121,14 @@ _WEEKDAY_MORE = {name: i for names in _WEEKDAYS_MORE for i, name in enumerate(na
 _WEEKDAY_MORE.update({unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode():
                       i for name, i in list(_WEEKDAY_MORE.items())})
 _LAST_DE = r"letzte[nmrs]?|vorige[nmrs]?|vergangene[nmrs]?"
+# How many days, weeks or months ago ("two weeks ago", "vor 3 Tagen"): a number, or one
+# to twelve in words
+_NUMBERS = {w: i + 1 for words in ("one two three four five six seven eight nine ten "
+                                   "eleven twelve", "eins zwei drei vier fünf sechs "
+                                   "sieben acht neun zehn elf zwölf")
+            for i, w in enumerate(words.split())}
+_NUMBERS.update({"a": 1, "an": 1, "ein": 1, "einem": 1, "einer": 1, "einen": 1})
+_FEW = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 # Days and spans named from the day asked about, as a question puts them in English or
 # German, and today, yesterday, the day before, this or last week or month and last Monday
 # in Dutch, Spanish, Portuguese, Italian and French ("hier", French for yesterday, is
@@ -134,6 +142,10 @@ _RELATIVE = re.compile(
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|heute|vandaag|hoy"
     r"|hoje|oggi|aujourd'hui)"
     r"|(?P<yesterday>yesterday|last\s+night|gestern|gisteren|ayer|ontem|ieri)"
+    r"|(?P<weekend>(?:(?P<lastwe>last|this\s+past|letzte[ns]?|vorige[ns]?)|this|dieses)\s+"
+    r"(?:weekend|wochenende))"
+    rf"|(?P<ago>{_FEW})\s+(?P<agounit>days?|weeks?|months?)\s+ago"
+    rf"|vor\s+(?P<vor>{_FEW})\s+(?P<vorunit>tag(?:en)?|woche[n]?|monat(?:en)?)"
     rf"|(?P<which>last|{_THIS}|{_LAST_DE}|vorige)\s+(?P<unit>{_WEEK})"
     rf"|(?:(?:la|el|a|o|il|le)\s+)?(?P<unit2>{_WEEK})\s+"
     r"(?P<last2>pasad[ao]|passad[ao]|scors[ao]|derni[eè]re?)"
@@ -264,33 +276,39 @@ def date_words(text: str) -> frozenset[str]:
                      for w in re.findall(r"\w+", source[a:b]))
 
 
-def day_numbers(text: str) -> frozenset[str]:
-    """The day numbers of the days ``text`` names with their month's name ("1" of
-    "December 1", "5th" of "5th of May", "14." of "14. März"), in lower case: such a
-    number alone holds as a word in any note with a 1 in it (an address, a price), and
-    the day is favoured by its period (:func:`periods_named`), not by the number."""
-    text = unicodedata.normalize("NFKC", text)
-    out = set()
-    for m in _PATTERNS.finditer(text):
-        for g in ("d1", "d2", "d7", "d8"):
-            if m.group(g):  # the number, and as written ("5th", "1er")
-                out |= {m.group(g), text[m.start(g):m.end()].split()[0].rstrip(".,")}
-    return frozenset(w.lower() for w in out)
-
-
-def numeric_dates(text: str) -> list[str]:
-    """The days and months ``text`` (read in NFKC) writes in numbers alone, as written:
-    "2026-03-11", "2026-03", "14.03.2026", "am 14.03." (its numbers), "on 23/09" (its
-    numbers), "2026年3月14日"; only those that name a day or month that exists."""
+def written_dates(text: str) -> tuple[list[str], list[str]]:
+    """The dates ``text`` (read in NFKC) names, as written, in two kinds: those a note
+    could write the same way, each read as one phrase of its words (a day, a month with
+    its year, a week or a quarter that exists: "March 14", "14th of March 2026",
+    "2026-03-11", "14.03.", "23/09", "March 2026", "week 11", "Q1 2026"); and those named
+    from the day asked about or as a span, which no note's words say ("last week",
+    "yesterday", "3-9 March", "from 13/3 to 19/3"). A month named alone ("in March")
+    is in neither: its name is a word."""
     text = unicodedata.normalize("NFKC", text)
     spans = [m.span() for m in _PATTERNS.finditer(text)
-             if m.lastgroup.lstrip("ymdwq") in ("4", "5", "6")
+             if m.lastgroup.lstrip("ymdwq") != "9"
              and _exists(_named(m, m.lastgroup.lstrip("ymdwq")))]
     spans += [(m.start("d"), m.end()) for m in _GERMAN_DAY.finditer(text)
               if _exists(_german_day(m))]
     spans += [(_date_start(m), m.end()) for m in _SLASHED.finditer(text)
               if any(_exists(day) for day in _slashed_days(m))]
-    return [text[a:b] for a, b in sorted(set(spans))]
+    lower = text.lower()
+    spans_of = [m.span() for m in _RELATIVE.finditer(lower)] + [
+        m.span() for pattern in (_DAY_RANGE, _SLASHED_SPAN) for m in pattern.finditer(text)]
+    dropped = [text[a:b] for a, b in _outermost(spans_of)]
+    phrases = [text[a:b] for a, b in _outermost(spans)
+               if not any(c <= a and b <= d for c, d in spans_of)]
+    return phrases, dropped
+
+
+def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans no other holds, in order (each once)."""
+    spans = sorted(set(spans), key=lambda s: (s[0], -s[1]))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if not out or b > out[-1][1] and a >= out[-1][1]:
+            out.append((a, b))
+    return out
 
 
 def _exists(named: tuple | None) -> bool:
@@ -516,6 +534,21 @@ def _relative_day(m: re.Match, today, weekday: int | None):
         return today, 1
     if m.group("yesterday"):
         return today - timedelta(days=1), 1
+    if m.group("weekend"):  # Saturday and Sunday of this week, or of the week before
+        saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+        return (saturday - timedelta(days=7) if m.group("lastwe") else saturday), 2
+    if m.group("ago") or m.group("vor"):
+        count = m.group("ago") or m.group("vor")
+        n = int(count) if count.isdigit() else _NUMBERS[count]
+        unit = (m.group("agounit") or m.group("vorunit"))[0]
+        if unit in "dt":  # days, Tagen
+            return today - timedelta(days=n), 1
+        if unit == "w":  # the week (Monday to Sunday) n weeks before this one
+            return today - timedelta(days=today.weekday() + 7 * n), 7
+        first = today.replace(day=1)
+        for _ in range(n):
+            first = (first - timedelta(days=1)).replace(day=1)
+        return first, monthrange(first.year, first.month)[1]
     unit = m.group("unit") or m.group("unit2")
     last = bool(m.group("unit2")) or (m.group("which") is not None and re.fullmatch(
         _THIS, m.group("which")) is None)

@@ -190,8 +190,13 @@ def test_writes_after_the_correction_win_at_every_later_cutoff(tmp_path, clock):
             assert visible == {PLAN: {f"{PLAN}#Gamma", f"{PLAN}#Keep"}, DRAFT: set()}
         else:
             assert_agree(store, cutoff)
-    # Default reads see the writes made after the correction: "now" is the newest stamp.
-    assert found(store, "grape", None) == [f"{PLAN}#Gamma"]
+    # Default reads see the writes made after the correction: "now" is the newest stamp,
+    # typed or not ("now", and a span back such as 7d, count from the newest stamp)
+    assert found(store, "grape", None) == found(store, "grape", "now") == [f"{PLAN}#Gamma"]
+    assert sections(store, PLAN, "now") == sections(store, PLAN, None)
+    history = [r.revision_id for r in store.history(f"{PLAN}#Gamma", namespace=NS)]
+    assert [r.revision_id for r in store.history(f"{PLAN}#Gamma", namespace=NS,
+                                                 as_of="now")] == history != []
     assert found(store, "dragonfruit", None) == []
     kinds = {c.note: c.change for c in store.changes(
         namespace=NS, since=times.format_time(first)).notes}
@@ -276,9 +281,20 @@ def test_doctor_status_and_the_repair_command_through_real_processes(tmp_path, c
     p = run_memory("--db", db, "doctor")
     clock_line = next(line for line in p.stdout.splitlines() if "clock" in line)
     assert clock_line.startswith("[warn]") and "behind the newest revision" in clock_line
+    newest = max(store_revisions(db), key=lambda r: (r[1], r[0]))  # (id, known_at)
+    assert f", #{newest[0]} " in clock_line, clock_line  # the newest revision, named
     p = run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01")
     assert p.returncode == 2 and "before the newest revision" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def store_revisions(db):
+    import apsw
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return list(conn.execute("SELECT id, known_at FROM revisions"))
+    finally:
+        conn.close()
 
 
 HEADINGS = ["Plan", "Risks", "Links"]

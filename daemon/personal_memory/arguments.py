@@ -12,7 +12,7 @@ from .errors import InvalidArgument
 from .limits import (MAX_ID_CHARS, MAX_LIMIT, MAX_NAMESPACE_CHARS, MAX_QUERY_CHARS,
                      MAX_TAGS, SEARCH_GROUPS)
 from .notes.front_matter import wanted_tag
-from .times import now_micros, parse_cutoff, parse_time
+from .times import now_micros, parse_moment, parse_time
 
 
 def text(value: object, field: str, limit: int, *, optional: bool = False) -> str | None:
@@ -57,9 +57,12 @@ def optional_time(value: object, field: str) -> int | None:
     return None if value is None else parse_time(value, field)
 
 
-def optional_cutoff(value: object, field: str = "as_of") -> int | None:
-    """A cutoff one looks back from: a bare day is its last moment (see ``times``)."""
-    return None if value is None else parse_cutoff(value, field)
+def optional_cutoff(value: object, field: str = "as_of",
+                    now: Callable[[], int] = now_micros) -> int | None:
+    """A cutoff one looks back from: a bare day is its last moment (see ``times``);
+    ``now`` and a span back (``7d``) count from ``now()``, the store's now (never before
+    its newest revision: a clock behind it would hide what "now" must see)."""
+    return None if value is None else parse_moment(value, field, now(), day_end=True)
 
 
 def query_arg(query: object) -> str:
@@ -118,10 +121,10 @@ def moment(as_of: object, valid_at: object,
     """The cutoff (None: everything known) and the valid time, which defaults to the
     cutoff, or to ``now()`` (the store's: never before its newest revision). A cutoff
     after now is now, the time echoed: what arrives later must not change its answer."""
-    cutoff = optional_cutoff(as_of, "as_of")
+    cutoff = optional_cutoff(as_of, "as_of", now)
     if cutoff is not None:
         cutoff = min(cutoff, now())
-    at = optional_cutoff(valid_at, "valid_at")
+    at = optional_cutoff(valid_at, "valid_at", now)
     if at is None:
         at = now() if cutoff is None else cutoff
     return cutoff, at

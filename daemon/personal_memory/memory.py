@@ -204,6 +204,11 @@ class MemoryStore(Upkeep):
             newest = self._db.max_known_at()
         return now_micros() if newest is None else max(now_micros(), newest)
 
+    def cutoff(self, as_of: Any) -> int | None:
+        """A cutoff as this store reads it (microseconds; None for None): ``now`` and a
+        span back (``7d``) count from the store's now, never before its newest revision."""
+        return args.optional_cutoff(as_of, now=self._now)
+
     def _search_args(self, query, namespace, as_of, valid_at, limit):
         """Validated arguments of a search: query, namespace, cutoff, valid_at, limit."""
         query = args.query_arg(query)
@@ -499,7 +504,7 @@ class MemoryStore(Upkeep):
         had under the note's earlier paths (each with its own ``memory_id``)."""
         memory_id = args.memory_id_arg(memory_id)
         namespace = args.namespace_arg(namespace)
-        cutoff = args.optional_cutoff(as_of)
+        cutoff = args.optional_cutoff(as_of, now=self._now)
         with self._db.errors(), self._db.snapshot():
             revisions = moves.history(self._db, namespace, memory_id, cutoff)
             composed = unicodedata.normalize("NFC", memory_id)
@@ -694,7 +699,7 @@ class MemoryStore(Upkeep):
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:
-        cutoff = args.optional_cutoff(as_of)
+        cutoff = args.optional_cutoff(as_of, now=self._now)
         with self._db.snapshot():
             yield from self._db.revisions_in(namespace, cutoff)
 
@@ -702,7 +707,7 @@ class MemoryStore(Upkeep):
         """The export file's content: a versioned JSON document of revisions (the file
         format itself, so a mapping)."""
         records = [r.to_dict() for r in self.export(namespace=namespace, as_of=as_of)]
-        cutoff = args.optional_cutoff(as_of)
+        cutoff = args.optional_cutoff(as_of, now=self._now)
         return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                 "exported_at": format_time(now_micros()), "namespace": namespace,
                 "as_of": format_time(cutoff), "revisions": records}

@@ -26,7 +26,7 @@ from ..limits import (EXIT_RESTART, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS,
                       MAX_TOOL_SOURCE_CHARS, SEARCH_GROUPS)
 from ..memory import MemoryStore
 from ..settings import Settings
-from ..times import format_time, parse_cutoff
+from ..times import format_time
 from .models import (TIME_HELP, ChangesOutput, HistoryOutput, LinksOutput, ReadOutput,
                      RevisionOut,
                      SearchOutput, StatusOutput, WriteOutput)
@@ -345,7 +345,7 @@ class MemoryTools:
         has its revisions under earlier paths."""
         store = self._store()
         # resolved once: "7d" read twice would report a moment after the one used
-        cutoff = self._call(parse_cutoff, as_of) if as_of is not None else None
+        cutoff = self._call(store.cutoff, as_of)
         revs = self._call(render.by_name, lambda m: store.history(
             m, namespace=self.namespace, as_of=format_time(cutoff)), memory_id)
         out = HistoryOutput(memory_id=memory_id, as_of=format_time(cutoff),

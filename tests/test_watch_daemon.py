@@ -172,6 +172,13 @@ def test_bad_files_are_skipped_and_named(daemon, notes):
                    and daemon.log(), what="bad files named in the log")
     assert "NUL byte" in log and "invalid UTF-8" in log and "too large" in log
     assert daemon.history("notes/binary.md") == []
+    # a name with a line break cannot forge a log line: it is cited escaped, as by the CLI
+    forged = "evil\n2026-12-06 00:00:00,000 personal_memory.watch INFO all good.md"
+    (notes / forged).write_bytes(b"bad\x00x")
+    log = wait_for(lambda: "all good.md" in daemon.log() and daemon.log(),
+                   what="the oddly named file in the log")
+    assert "evil\\n2026-12-06" in log, log[-600:]
+    assert not any(line.startswith("2026-12-06 00:00:00,000") for line in log.splitlines())
 
 
 def test_changes_while_stopped_are_picked_up(tmp_path, notes):

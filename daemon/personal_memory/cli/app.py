@@ -88,11 +88,22 @@ class _OneLineWarnings(logging.Filter):
         return True
 
 
+class _OneLineFormatter(logging.Formatter):
+    """A log line is one line: a file named with a line break (or a terminal's control)
+    is shown escaped, as the command line cites it, so it cannot forge the next line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        from .. import render
+        record.message = render.name(render.for_terminal(record.message))
+        return super().formatMessage(record)
+
+
 def configure_logging(long_running: bool) -> None:
     import warnings
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.INFO if long_running else logging.WARNING,
-                        stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+                        handlers=[handler])
     # The SDK says every HTTP session's start and end at INFO: a line per request.
     for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
         logging.getLogger(name).setLevel(logging.WARNING)

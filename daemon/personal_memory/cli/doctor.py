@@ -148,12 +148,13 @@ def _clock(health) -> Check:
                      "older revision stamped later by a clock that ran ahead; run 'memory "
                      "repair-clock' (it appends what each last write said, audited)")
     if c.behind_seconds > 0:
-        first = health.future_revisions[0] if health.future_revisions else None
+        newest = max(health.future_revisions, default=None,
+                     key=lambda r: (r.known_at, r.revision_id))
         return Check("clock", "warn",
                      f"this machine's clock is {render.duration(c.behind_seconds)} behind the "
                      f"newest revision ({c.newest_known_at}"
-                     + (f", #{first.revision_id} {first.namespace}/{first.memory_id}"
-                        if first else "")
+                     + (f", #{newest.revision_id} {newest.namespace}/"
+                        f"{render.name(newest.memory_id)}" if newest else "")
                      + "): new writes are stamped after it, and 'now' reads as that time "
                      "until the clock catches up")
     return Check("clock", "ok", "no revision is known after now")

@@ -4,6 +4,7 @@ does not freeze later imports, and backdating is explicit. Through real processe
 import json
 
 import apsw
+import pytest
 
 from personal_memory import MemoryStore
 from support import run_memory, word_hits
@@ -134,6 +135,44 @@ def test_a_clock_far_in_the_future_writes_nothing_and_the_daemon_waits(tmp_path,
                    for r in store.export(namespace="notes"))
     doctor = run_memory("--db", tmp_path / "m.db", "doctor")
     assert "[fail] clock" not in doctor.stdout
+
+
+def test_a_clock_decades_past_the_newest_revision_writes_nothing_until_confirmed(
+        tmp_path, monkeypatch):
+    """A clock set to 2099 (inside the plausible range) after revisions of 2026: a write
+    stamped then would hide every later one until 2099. Nothing is written, with a
+    message that says how to confirm a clock that is right; one explicit known_at does."""
+    from personal_memory import times
+    from personal_memory.errors import ClockImplausible
+    from personal_memory.notes.folders import Folder
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nan apple\n")
+    real = times.now_micros
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2026-01-01")
+        monkeypatch.setattr(times, "now_micros", lambda: 4_070_908_800 * 10**6)  # 2099
+        for write in (lambda: store.remember("x", "a later fact", namespace="n"),
+                      lambda: store.sync([Folder.of(vault)])):
+            with pytest.raises(ClockImplausible, match=r"2099-01-01.* 73 years after the "
+                               r"newest revision .*nothing was written.*--known-at 2099"):
+                write()
+        assert store.stats().counts.revisions == 2  # the note's record and its section
+        # a clock that is right (a store left alone for years) is confirmed once
+        store.remember("x", "a later fact", namespace="n", known_at="2099-01-01")
+        assert store.remember("x", "later still", namespace="n").known_at.startswith("2099")
+    # nine years on is no leap: a store left alone that long writes as usual; nor is a
+    # backtest's history written with known_at (no folder synced), however old
+    monkeypatch.setattr(times, "now_micros", real)
+    with MemoryStore.open(tmp_path / "n.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2026-01-01")
+        monkeypatch.setattr(times, "now_micros", lambda: 2_051_222_400 * 10**6)  # 2035
+        assert store.remember("x", "nine years on", namespace="n").known_at.startswith("2035")
+    monkeypatch.setattr(times, "now_micros", real)
+    with MemoryStore.open(tmp_path / "b.db", embedder="none") as store:
+        store.remember("x", "old news", namespace="n", known_at="2010-03-01")
+        assert store.remember("x", "live", namespace="n").known_at.startswith("20")
 
 
 def test_a_clock_never_set_writes_nothing(tmp_path, monkeypatch):

@@ -85,6 +85,11 @@ CLOCK_PLAUSIBLE_UNTIL_US = 4_102_444_800 * 1_000_000
 # board without a battery-backed clock starts in 1970): a revision stamped then would be
 # "known" at a time before it was written, and every point-in-time search would see it.
 CLOCK_PLAUSIBLE_FROM_US = 1_577_836_800 * 1_000_000
+# A clock this far past the newest revision (ten years) is taken for a wrong one too (a
+# clock set to 2099): a write it stamps would put every later one after it, for good.
+# One write with an explicit known_at confirms a clock that is right.
+YEAR_US = 365 * 86_400 * 1_000_000
+CLOCK_LEAP_US = 10 * YEAR_US
 # A replica further behind the database's last write than this is lagging: `memory
 # doctor` fails (Litestream ships the WAL every second; minutes mean it is stuck).
 REPLICA_MAX_LAG_SECONDS = 300.0

@@ -16,8 +16,10 @@ import hashlib
 from typing import Any
 
 from ..arguments import memory_id_arg, namespace_arg, optional_time, text, unicode_checked
-from ..errors import AlreadyHidden, BackdatedWrite, InvalidArgument, InvalidTime, NotFound
-from ..limits import CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS, MAX_TITLE_CHARS
+from ..errors import (AlreadyHidden, BackdatedWrite, ClockImplausible, InvalidArgument,
+                      InvalidTime, NotFound)
+from ..limits import (CLOCK_LEAP_US, CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_SOURCE_CHARS,
+                      MAX_TITLE_CHARS, YEAR_US)
 from ..notes.model import is_record
 from ..records import RevisionRecord, WriteResult
 from ..store import Database
@@ -37,9 +39,18 @@ def _location(provenance: dict | None) -> dict | None:
 
 
 def next_known_at(db: Database) -> int:
-    """The clock: now, or just after the newest revision stored when that is later."""
+    """The clock: now, or just after the newest revision stored when that is later;
+    refused, in a store that syncs folders, when now is :data:`CLOCK_LEAP_US` or more
+    past the newest revision (a store of history written with known_at, a backtest's,
+    may be that old and written to now)."""
     now = plausible_now()
     last = db.max_known_at()
+    if last is not None and now - last >= CLOCK_LEAP_US and db.last_sync_runs(1):
+        raise ClockImplausible(
+            f"the system clock says {format_time(now)}, {(now - last) // YEAR_US} years "
+            f"after the newest revision ({format_time(last)}), which cannot be right; "
+            "nothing was written (set the clock; if it is right, confirm it once with "
+            f"--known-at {format_time(now)})")
     return plausible_stamp(now if last is None or now > last else last + 1)
 
 

@@ -310,6 +310,8 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
             for r in rows if (t := _about(r)) is not None and _held(t, periods)}
     notes = {r.memory_id for r in rows if r.note is not None}  # a note's day counts alone
     if (not bm or unknown) and not set(gain) & notes:
+        if periods and all(" " in t for t in kept) and not gain:
+            return []  # it asks about a period alone, and no row is about it
         if not co:
             if not bm:
                 return []

@@ -465,6 +465,17 @@ def test_a_day_named_with_its_month_is_one_phrase_and_a_relative_one_no_word(tmp
             assert {r.note for r in week} == {"v/Journal/2026-W11.md",
                                               "v/Journal/2026-03-14.md"}, [r.note for r in week]
             assert all(r.bm25 is None for r in week)  # no word of it is a keyword
+    # asked of a week no note is about, by meaning alone: other weeks' notes are no answer
+    from ground_truth import ToyEmbedder
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
+        store.embed_pending()
+        for search in (store.search, store.search_reference):
+            assert search("what did I do last week", namespace="notes",
+                          as_of="2026-03-18T12:00:00Z")
+            found = search("what did I do last week", namespace="notes",
+                           as_of="2026-04-20T12:00:00Z")
+            assert not found and "about the day or period" in found.no_answer, \
+                [r.note for r in found]
 
 
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):

@@ -31,8 +31,8 @@ from ..notes.resolve import VisibleNotes
 from ..store import Database
 from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_tag,
                        keyword_terms, left_out, made_up_word, marked, missing_words,
-                       mostly_unknown, no_answer, padding_floor, piece_lines, query_terms,
-                       text_filtered)
+                       mostly_unknown, no_answer, padding_floor, period_unmet, piece_lines,
+                       query_terms, text_filtered)
 from .dates import about, shares
 from .graph import LinkGraph, NameIndex, Resolver
 from .syntax import Query, note_matches, section_matches
@@ -632,7 +632,9 @@ class SearchIndex:
                                                lambda some: self.held(db, winners, some)),
                         made_up=made_up, named_notes=named_notes, dated=dated_notes,
                         foreign=lambda: foreign_words(
-                            db, query.words, lambda some: self.held(db, winners, some)))
+                            db, query.words, lambda some: self.held(db, winners, some)),
+                        period_unmet=period_unmet(terms, periods, lambda: bool(
+                            dated is not None and np.any(dated > 0))))
         marks = marked(ranked_by, len(winners), docs)
         missing = missing_words(db, query.words, terms, held,
                                 lambda some: self.held(db, winners, some))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Database
-from .contract import (Ranked, Semantic, cosines, dated_notes, filters_name_notes,
+from .contract import (Ranked, Semantic, cosines, dated_notes, dated_row, filters_name_notes,
                        foreign_words, fuse, keyword_terms, link_graph, left_out, made_up_word, marked, missing_words,
-                       mostly_unknown, no_answer, padding_floor, piece_lines, rankable,
-                       text_filtered)
+                       mostly_unknown, no_answer, padding_floor, period_unmet, piece_lines,
+                       rankable, text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -79,7 +79,9 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                         made_up=made_up, named_notes=named_notes,
                         dated=len(dated_notes(rows, periods)),
                         foreign=lambda: foreign_words(
-                            db, query.words, lambda some: db.terms_held(list(rows), some)))
+                            db, query.words, lambda some: db.terms_held(list(rows), some)),
+                        period_unmet=period_unmet(terms, periods, lambda: any(
+                            dated_row(r, periods) for r in rows.values())))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         found = fuse(rows, bm25, cosine, limit,

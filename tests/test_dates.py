@@ -303,8 +303,11 @@ def test_yesterday_is_the_day_before_the_cutoff(tmp_path, utc):
                 # no word of it in any note, no model: the day alone answers
                 found = search("what happened yesterday", namespace="notes", as_of=as_of)
                 assert [r.note for r in found] == [note] and found.no_answer is None
-                # read as a day, "yesterday" is not a word the notes lack; "happened" is
-                assert found.missing == ["happened"]
+                # read as a day, "yesterday" is not a word the notes lack; nor is
+                # "happened", the verb the question is framed with
+                assert found.missing == []
+                found = search("what did Anna say yesterday", namespace="notes", as_of=as_of)
+                assert found.missing == ["say"]  # a word of the question the notes lack
             found = search("who called on March 14th", namespace="notes")
             assert found[0].note == "v/Daily/2026-03-14.md" and found.missing == []
 

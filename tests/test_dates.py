@@ -477,8 +477,9 @@ def test_a_day_named_with_its_month_is_one_phrase_and_a_relative_one_no_word(tmp
                           as_of="2026-03-18T12:00:00Z")
             found = search("what did I do last week", namespace="notes",
                            as_of="2026-04-20T12:00:00Z")
-            assert not found and "about the day or period" in found.no_answer, \
-                [r.note for r in found]
+            assert not found and found.no_answer.startswith(
+                "no visible memory is about the week of Monday 13 April 2026 (the day or "
+                "period the query names)"), (found.no_answer, [r.note for r in found])
 
 
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):

@@ -24,7 +24,7 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, share, written_dates
+from .dates import Named, about, date_words, described, share, written_dates
 from .graph import LinkGraph
 from .text import (find_folded, is_phrase, normalize_text, paired, stop_words,
                    stop_words_by_language)
@@ -556,7 +556,7 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
               query: syntax.Query | None = None, unknown: bool = False,
               made_up: str | None = None, named_notes: bool = False,
               dated: int = 0, foreign: Callable[[], list[str]] = list,
-              period_unmet: bool = False) -> str | None:
+              period_unmet: str | None = None) -> str | None:
     """Why a search has no answer, or None when it has one: nothing was visible at all;
     or the query's filters kept none of the ``unfiltered`` visible rows; or it names a
     ``made_up`` word (:func:`made_up_word`: beside words some row holds, or among words
@@ -569,8 +569,9 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
     and one with ``dated`` notes (about a day it names: :func:`dated_notes`) has an
     answer. ``foreign()``: the query's function words no note holds
     (:func:`foreign_words`), named when no word of the query is held. A query that asks
-    about a period alone, of which no visible row is (``period_unmet``:
-    :func:`period_unmet`), has none: rows near it in meaning are about other days."""
+    about a period alone, of which no visible row is (``period_unmet``, the period in
+    words: :func:`period_unmet`), has none: rows near it in meaning are about other
+    days."""
     if named_notes and semantic is not None and best_cosine is not None:
         return None  # every embedded row of the note is ranked by meaning
     if made_up is not None and semantic is not None and best_cosine is not None:
@@ -589,8 +590,8 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
         return ("no memory was visible then: none known by the cutoff was valid at the "
                 "valid time, or each was forgotten or deleted by then")
     if period_unmet:
-        return ("no visible memory is about the day or period the query names, and it asks "
-                "about nothing else")
+        return (f"no visible memory is about {period_unmet} (the day or period the query "
+                "names), and it asks about nothing else")
     if semantic is None or best_cosine is None:
         if keyword_matches:
             return None
@@ -685,11 +686,15 @@ def dated_row(row: RevisionRecord, periods: Named) -> float:
         about(row.note, parse_time(row.valid_from)), periods)
 
 
-def period_unmet(terms: list[str], periods: Named, about_then: Callable[[], bool]) -> bool:
-    """Whether a query asks about the periods it names alone (its keyword ``terms`` are
+def period_unmet(terms: list[str], periods: Named,
+                 about_then: Callable[[], bool]) -> str | None:
+    """When a query asks about the periods it names alone (its keyword ``terms`` are
     none but dates' phrases: "what did I do last week?", "what did I do on March 14?")
-    and no row it ranks is about one (``about_then()``)."""
-    return bool(periods) and all(is_phrase(t) for t in terms) and not about_then()
+    and no row it ranks is about one (``about_then()``): the period, in words
+    (:func:`dates.described`). Else None."""
+    if periods and all(is_phrase(t) for t in terms) and not about_then():
+        return described(periods)
+    return None
 
 
 def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:

@@ -276,6 +276,28 @@ def date_words(text: str) -> frozenset[str]:
                      for w in re.findall(r"\w+", source[a:b]))
 
 
+def described(named: Named) -> str:
+    """The period a query names first, in words, as a no-answer names it: "Sunday 29
+    November 2026", "the week of Monday 23 November 2026", "November 2026", "14 March
+    2026 to 16 March 2026"; "and 2 more" when it names more."""
+    periods = named.latest or named.periods
+    start, end = periods[0]
+    first = datetime.fromtimestamp(start / 1e6, timezone.utc)
+    last = datetime.fromtimestamp((end - 1) / 1e6, timezone.utc)
+    day = f"{first:%A} {first.day} {first:%B %Y}"
+    if end - start == DAY_US:
+        text = day
+    elif end - start == 7 * DAY_US and first.weekday() == 0:
+        text = f"the week of {day}"
+    elif first.day == 1 and last.month == first.month and last.day == monthrange(
+            first.year, first.month)[1]:
+        text = f"{first:%B %Y}"
+    else:
+        text = f"{first.day} {first:%B %Y} to {last.day} {last:%B %Y}"
+    more = len(periods) - 1
+    return text + (f" and {more} more" if more else "")
+
+
 def written_dates(text: str) -> tuple[list[str], list[str]]:
     """The dates ``text`` (read in NFKC) names, as written, in two kinds: those a note
     could write the same way, each read as one phrase of its words (a day, a month with

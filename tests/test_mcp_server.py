@@ -184,6 +184,13 @@ def test_nothing_fits_gives_zero_results_and_a_hint(notes_db):
     assert not r.is_error and out["count"] == 0 and out["results"] == []
     assert out["hint"].startswith("Nothing matched: no visible memory contains a word")
     assert "the notes' own language" in out["hint"]  # never "the notes hold nothing"
+    # a day no memory is about: ask about another one, not in other words
+    r = call(build_server(config(db=notes_db)), "memory_search",
+             {"query": "what did I do on 3 March 2021?"})
+    out = r.structured_content
+    assert out["count"] == 0 and out["hint"].startswith(
+        "Nothing matched: no visible memory is about Wednesday 3 March 2021"), out["hint"]
+    assert "another day or period" in out["hint"] and "language" not in out["hint"]
 
 
 def test_tools_are_plain_functions(notes_db):

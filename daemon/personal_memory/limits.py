@@ -109,3 +109,6 @@ EXIT_RESTART = 3  # the MCP server's worker: the database changed, start a fresh
 EXIT_LOCKED = 75  # EX_TEMPFAIL: another daemon already watches this database
 EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)
+# How the no-answer of a period asked about alone begins (search/contract.py): an
+# assistant is told to ask about another period, not in other words (mcp_server/tools.py)
+NOTHING_ABOUT = "no visible memory is about "

@@ -23,7 +23,7 @@ from .. import render
 from ..errors import DatabaseBusy, InvalidArgument, InvalidTime, NotFound, PersonalMemoryError
 from ..limits import (EXIT_RESTART, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_TAGS,
                       MAX_TITLE_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_RESULTS,
-                      MAX_TOOL_SOURCE_CHARS, SEARCH_GROUPS)
+                      MAX_TOOL_SOURCE_CHARS, NOTHING_ABOUT, SEARCH_GROUPS)
 from ..memory import MemoryStore
 from ..settings import Settings
 from ..times import format_time
@@ -242,6 +242,9 @@ class MemoryTools:
         if found.earliest:
             hint = (f"Nothing matched: {found.no_answer}. Search with a later cutoff (or "
                     "none) rather than other words.")
+        elif found.no_answer and found.no_answer.startswith(NOTHING_ABOUT):
+            hint = (f"Nothing matched: {found.no_answer}. Ask about another day or period "
+                    "(or with a later cutoff), rather than in other words.")
         elif found.no_answer:
             hint = (f"Nothing matched: {found.no_answer}. Nothing close enough is known as "
                     "of this cutoff: try other words (the notes' own language, if they may "

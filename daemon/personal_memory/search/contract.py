@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..limits import NOTHING_ABOUT
 from ..notes.model import is_record
 from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
@@ -590,8 +591,8 @@ def no_answer(keyword_matches: int, best_cosine: float | None, embedded: int,
         return ("no memory was visible then: none known by the cutoff was valid at the "
                 "valid time, or each was forgotten or deleted by then")
     if period_unmet:
-        return (f"no visible memory is about {period_unmet} (the day or period the query "
-                "names), and it asks about nothing else")
+        return (f"{NOTHING_ABOUT}{period_unmet} (the day or period the query names), and it "
+                "asks about nothing else")
     if semantic is None or best_cosine is None:
         if keyword_matches:
             return None

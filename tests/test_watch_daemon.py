@@ -179,6 +179,11 @@ def test_bad_files_are_skipped_and_named(daemon, notes):
                    what="the oddly named file in the log")
     assert "evil\\n2026-12-06" in log, log[-600:]
     assert not any(line.startswith("2026-12-06 00:00:00,000") for line in log.splitlines())
+    # a link to a folder made while watching is named at once, not at the next rescan
+    (notes.parent / "elsewhere").mkdir()
+    (notes / "linked").symlink_to(notes.parent / "elsewhere")
+    wait_for(lambda: "skipped linked: a symbolic link to a folder" in daemon.log(),
+             what="the linked folder named in the log")
 
 
 def test_changes_while_stopped_are_picked_up(tmp_path, notes):

@@ -226,6 +226,12 @@ def test_relevant_events_exclude_the_database_and_other_files(tmp_path):
         assert not w.relevant(base + "/.note.md.swp", False)
         assert w.relevant(base + "/note.md", False)
         assert w.relevant(base + "/sub", True)
+        # a link to a folder, reported as a file: its scan names it as not followed
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "notes" / "linked").symlink_to(tmp_path / "elsewhere")
+        (tmp_path / "notes" / "dangling").symlink_to(tmp_path / "gone")
+        assert w.relevant(base + "/linked", False)
+        assert not w.relevant(base + "/dangling", False)
 
 
 def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):

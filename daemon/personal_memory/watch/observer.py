@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..notes.folders import Folder
-from ..notes.markdown import is_hidden, is_note_name
+from ..notes.markdown import is_hidden, is_note_name, is_watched_dir
 
 log = logging.getLogger("personal_memory.watch")
 
@@ -29,7 +29,9 @@ def watchdog_observer():
 
 class EventFilter:
     """Whether an event at a path can change what is indexed: a folder, or a file with a
-    note's name, and never the database's own files (it may live in a notes folder)."""
+    note's name, and never the database's own files (it may live in a notes folder); or a
+    symbolic link to a folder, which inotify reports as a file (the scan names it as not
+    followed)."""
 
     def __init__(self, db_path: str):
         db = os.path.abspath(db_path)
@@ -40,7 +42,9 @@ class EventFilter:
             path = os.fsdecode(path)
         if os.path.abspath(path) in self.own_files:
             return False
-        return is_directory or is_note_name(os.path.basename(path))
+        name = os.path.basename(path)
+        return (is_directory or is_note_name(name)
+                or (is_watched_dir(name) and os.path.islink(path) and os.path.isdir(path)))
 
 
 class OverflowWatch(logging.Handler):

@@ -223,6 +223,12 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("3 days ago") == named("three days ago") == [("2026-12-02", "2026-12-03")]
     assert named("two weeks ago") == named("2 weeks ago") == [("2026-11-16", "2026-11-23")]
     assert named("a month ago") == named("last month")
+    # the latest such day of a month, where the clause ends after it
+    assert named("what did I do on the 5th?") == [("2026-12-05", "2026-12-06")]
+    assert named("who called on the 6th and why") == [("2026-11-06", "2026-11-07")]
+    assert named("on the 31st") == [("2026-10-31", "2026-11-01")]  # November has no 31st
+    for text in ("on the 6th floor", "on the 0th", "on the 32nd", "the 5th"):
+        assert named(text) == [], text
     for text in ("Monday meeting", "the team meets on Tuesdays", "todays", "weekend plans",
                  "an hour ago", "weeks ago"):
         assert named(text) == [], text

@@ -146,6 +146,10 @@ _RELATIVE = re.compile(
     r"(?:weekend|wochenende))"
     rf"|(?P<ago>{_FEW})\s+(?P<agounit>days?|weeks?|months?)\s+ago"
     rf"|vor\s+(?P<vor>{_FEW})\s+(?P<vorunit>tag(?:en)?|woche[n]?|monat(?:en)?)"
+    # "on the 6th": the latest 6th of a month, where the sentence or clause ends after
+    # it (not "on the 6th of March", a day named, nor "on the 6th floor")
+    r"|on\s+the\s+(?P<nth>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)"
+    r"(?=\s*(?:[?.!,;:)]|$)|\s+(?:and|or|at|in|with|when|because|to|for|from)\b)"
     rf"|(?P<which>last|{_THIS}|{_LAST_DE}|vorige)\s+(?P<unit>{_WEEK})"
     rf"|(?:(?:la|el|a|o|il|le)\s+)?(?P<unit2>{_WEEK})\s+"
     r"(?P<last2>pasad[ao]|passad[ao]|scors[ao]|derni[eè]re?)"
@@ -559,6 +563,15 @@ def _relative_day(m: re.Match, today, weekday: int | None):
     if m.group("weekend"):  # Saturday and Sunday of this week, or of the week before
         saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
         return (saturday - timedelta(days=7) if m.group("lastwe") else saturday), 2
+    if m.group("nth"):  # the latest such day of a month, today's month first
+        month = today.replace(day=1)
+        for _ in range(12):
+            if int(m.group("nth")) <= monthrange(month.year, month.month)[1]:
+                day = month.replace(day=int(m.group("nth")))
+                if day <= today:
+                    return day, 1
+            month = (month - timedelta(days=1)).replace(day=1)
+        raise ValueError("no such day of a month")
     if m.group("ago") or m.group("vor"):
         count = m.group("ago") or m.group("vor")
         n = int(count) if count.isdigit() else _NUMBERS[count]

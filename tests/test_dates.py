@@ -488,6 +488,25 @@ def test_a_day_named_with_its_month_is_one_phrase_and_a_relative_one_no_word(tmp
                 "period the query names)"), (found.no_answer, [r.note for r in found])
 
 
+def test_a_day_no_calendar_has_is_named_in_a_warning(tmp_path):
+    """"29 February 2026", "31 April" name no period (a slip of the finger): the search
+    says so, and goes on with the words."""
+    from personal_memory.search.dates import impossible_dates
+    assert impossible_dates("on 29 February 2026 and 31 April; or 2026-02-30") == [
+        "29 February 2026", "31 April", "2026-02-30"]
+    for text in ("on 29 February 2024", "March 14", "may 35", "2026-03"):
+        assert impossible_dates(text) == [], text
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Rent.md").write_text("# Rent\n\nPaid the April rent.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)])
+        found = store.search("rent paid on 31 April", namespace="notes")
+        assert [r.note for r in found] == ["v/Rent.md"]
+        assert found.warnings == ["31 April is no day of the calendar: searched as plain words"]
+        assert store.search("rent paid on 30 April", namespace="notes").warnings == []
+
+
 def test_a_named_week_or_month_ranks_its_periodic_note_first(tmp_path, utc):
     """A weekly note is about its week and a monthly note about its month: a week or month
     named favours them and the days inside; a day named favours only its daily note."""

@@ -23,6 +23,7 @@ from .records import (Activity, AnswerCounts, Appended, Capabilities, Changes, F
                       TagListing, WriteResult)
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
+from .search.dates import impossible_dates
 from .search.snippets import holds_a_word, with_snippets
 from .search.text import model_text
 from .store import Database, capabilities
@@ -238,6 +239,8 @@ class MemoryStore(Upkeep):
         out = self._ranked(parsed, namespace, cutoff, at, limit, snippets, group)
         if parsed.folders:
             out.warnings = self._folder_warnings(query, parsed, namespace, cutoff, at)
+        out.warnings += [f"{date} is no day of the calendar: searched as plain words"
+                         for date in impossible_dates(parsed.words)]
         return out
 
     def _folder_warnings(self, query: str, parsed: syntax.Query, namespace: str,

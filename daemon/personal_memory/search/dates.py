@@ -327,6 +327,18 @@ def written_dates(text: str) -> tuple[list[str], list[str]]:
     return phrases, dropped
 
 
+def impossible_dates(text: str) -> list[str]:
+    """The days ``text`` writes with a month's name or as numbers that no calendar has
+    ("29 February 2026", "31 April", "2026-02-30"), as written (NFKC), once each: such a
+    date names no period, and its words are searched as words."""
+    text = unicodedata.normalize("NFKC", text)
+    out = [m.group() for m in _PATTERNS.finditer(text)
+           if m.lastgroup.lstrip("ymdwq") in ("1", "2", "4", "6", "7", "8")
+           and (named := _named(m, m.lastgroup.lstrip("ymdwq"))) is not None
+           and named[1] == "day" and not _exists(named)]
+    return list(dict.fromkeys(out))
+
+
 def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans no other holds, in order (each once)."""
     spans = sorted(set(spans), key=lambda s: (s[0], -s[1]))

@@ -4,6 +4,7 @@ valid Unicode, times, result limits, tag filters. Each raises a one-line
 
 from __future__ import annotations
 
+import functools
 import numbers
 import unicodedata
 from typing import Callable
@@ -121,6 +122,7 @@ def moment(as_of: object, valid_at: object,
     """The cutoff (None: everything known) and the valid time, which defaults to the
     cutoff, or to ``now()`` (the store's: never before its newest revision). A cutoff
     after now is now, the time echoed: what arrives later must not change its answer."""
+    now = functools.cache(now)  # the store's now is read once (a query each time)
     cutoff = optional_cutoff(as_of, "as_of", now)
     if cutoff is not None:
         cutoff = min(cutoff, now())

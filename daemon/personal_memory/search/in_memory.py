@@ -347,9 +347,10 @@ class SearchIndex:
         for word in phrase.split(" "):
             found = self.postings(db, word)[0]
             pos = np.unique(found) if pos is None else np.intersect1d(pos, found)
-        texts = db.index_texts(self.rows.ids[pos].tolist())
+        ids = self.rows.ids[pos].tolist()
+        texts = db.index_texts(ids)
         kept, tf = [], []
-        for p, rid in zip(pos.tolist(), self.rows.ids[pos].tolist()):
+        for p, rid in zip(pos.tolist(), ids):
             title, content = texts.get(rid, ("", ""))
             count = (instances(db.document_tokens(title or ""), phrase) * TITLE_WEIGHT
                      + instances(db.document_tokens(content or ""), phrase) * CONTENT_WEIGHT)

@@ -296,6 +296,23 @@ def test_sigkill_during_a_large_batch_then_restart(tmp_path, notes):
         d.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a zombie is seen in /proc")
+def test_status_right_after_kill_9_says_the_daemon_ended(daemon):
+    """Killed and not yet reaped by the process that started it (a zombie answers
+    kill(pid, 0)), the daemon has ended: status must not say it runs."""
+    daemon.proc.kill()
+    wait_for(lambda: _state_letter(daemon.proc.pid) == "Z", timeout=10, what="a zombie")
+    with daemon.store() as s:
+        gone = s.status().daemon
+    daemon.proc.wait()
+    assert not gone.daemon_running and gone.daemon_state.startswith("ended without"), gone
+
+
+def _state_letter(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rpartition(b")")[2].split()[0].decode()
+
+
 def test_second_instance_is_refused(daemon, tmp_path, notes):
     p = run_memory("--db", daemon.db, "watch", notes, timeout=60)
     assert p.returncode == 75

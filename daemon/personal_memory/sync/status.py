@@ -16,13 +16,22 @@ STALE_AFTER_US = 3 * HEARTBEAT_SECONDS * 1_000_000
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs. A process killed but not yet reaped by its parent
+    (a zombie: kill -9 of a daemon started from a script) has stopped."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            # the state follows the command's name in parentheses, which may hold any byte
+            return f.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except FileNotFoundError:  # gone meanwhile, unless there is no /proc (macOS)
+        return not os.path.isdir("/proc/self")
+    except OSError:
+        return True
 
 
 def lock_holder(db_path: str) -> int | None:

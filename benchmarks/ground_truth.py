@@ -26,7 +26,7 @@ import apsw
 import numpy as np
 
 from personal_memory.embedding.pieces import pieces
-from personal_memory.search.dates import periods_named, written_dates
+from personal_memory.search.dates import periods_named, written_dates, written_forms
 from personal_memory.search.text import (model_text, normalize_text, stop_words,
                                          stop_words_by_language)
 
@@ -157,19 +157,26 @@ def _dated(query: str) -> bool:
     return any(written_dates(query))
 
 
-def _date_phrases(query: str) -> tuple[dict[str, str], str]:
+def _date_phrases(query: str) -> tuple[dict[str, list[str]], str]:
     """A date the query names as a note could write it ("2025-01-15", "3 February 2025")
-    is one phrase of its terms, matched where they are written together: {its terms
-    joined by a space: the date as written}; one named from the day asked about or as a
-    span ("last week", "3-9 March") is no term. And the query without those dates
-    (reading the dates is input preparation: the package's reader)."""
+    is one phrase of its terms, matched where they are written together, or a day or
+    month as any of the ways a note writes it ("3 February", "February 3rd", "3. Februar",
+    "03.02.2025"): {the phrases' terms, each joined by a space, joined by "|": the dates
+    as written}; one named from the day asked about or as a span ("last week", "3-9
+    March") is no term. And the query without those dates (reading the dates and listing
+    their ways of writing is input preparation: the package's reader)."""
     rest = _nfkc(query)
-    out: dict[str, str] = {}
-    phrases, dropped = written_dates(query)
-    for date in phrases:
+    out: dict[str, list[str]] = {}
+    written, dropped = written_forms(query)
+    for date, forms in written:
         terms = _tokens(date, apsw.FTS5_TOKENIZE_QUERY)
         if len(terms) > 1:
-            out.setdefault(" ".join(terms), date)
+            alternatives = {" ".join(terms): date}
+            for form in forms:
+                words = _tokens(form, apsw.FTS5_TOKENIZE_QUERY)
+                if len(words) > 1:
+                    alternatives.setdefault(" ".join(words), form)
+            out.setdefault("|".join(alternatives), list(alternatives.values()))
             rest = rest.replace(date, " ", 1)
     for date in dropped:
         rest = rest.replace(date, " ", 1)
@@ -213,8 +220,8 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))
-    words = {**_words_of_terms(query), **_date_phrases(query)[0]}
-    quoted = ['"' + words[t].replace('"', '""') + '"' for t in terms]
+    words = {**{t: [w] for t, w in _words_of_terms(query).items()}, **_date_phrases(query)[0]}
+    quoted = [" OR ".join('"' + w.replace('"', '""') + '"' for w in words[t]) for t in terms]
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
            conn.execute("SELECT rowid, bm25(f, 3.0, 1.0) FROM f WHERE f MATCH ?",

@@ -46,7 +46,12 @@ def test_dates_written_in_other_orders_and_scripts():
                                                             ("2021-03-01", "2021-04-01")]
     assert spans("12 maggio 2021 e 13 mei 2023") == [("2021-05-12", "2021-05-13"),
                                                     ("2023-05-13", "2023-05-14")]
-    for text in ("version 1.2.2023.5", "3.14.2023", "12.10.20234", "2023年13月"):
+    assert spans("on 2026/03/14 and 2025.1.5") == [("2026-03-14", "2026-03-15"),
+                                                   ("2025-01-05", "2025-01-06")]
+    assert spans("the twenty-first of March 2026") == [("2026-03-21", "2026-03-22")]
+    assert ("2026-04-01", "2026-04-02") in spans("what happened on the first of April")
+    for text in ("version 1.2.2023.5", "3.14.2023", "12.10.20234", "2023年13月",
+                 "v2026.3.14.1", "2026/3/14/2", "first of all", "the second of many"):
         assert named_periods(text) == (), text
 
 
@@ -63,6 +68,7 @@ def test_a_german_day_written_short_is_read_after_a_word_that_announces_it():
     assert spans("vom 9.3.26") == [("2026-03-09", "2026-03-10")]
     assert spans("am 14.03.99") == [("1999-03-14", "1999-03-15")]  # as strptime's %y
     assert ("2026-03-09", "2026-03-10") in spans("Montag, 9.3.")
+    assert spans("Sa 14.3.26") == spans("Fr., 14.3.26") == [("2026-03-14", "2026-03-15")]
     for text in ("Schritt 1.2. lesen", "version 1.2.10", "am 31.02.", "am 1.13.",
                  "Kapitel 3.4."):
         assert "2026-03-14" not in str(spans(text)) and len(spans(text)) <= 1, text
@@ -157,19 +163,25 @@ def test_any_text_is_read_without_error(text, at):
 
 
 def test_hostile_text_is_read_in_linear_time():
-    """Each fragment that could make a pattern backtrack, repeated to a quarter of a
-    megabyte (a query holds 1,000 characters at most): linear, all of them take seconds;
+    """Each fragment that could make a pattern backtrack, repeated to an eighth of a
+    megabyte, through both readers (a query holds 1,000 characters at most): linear, all
+    of them take seconds;
     a quadratic pattern would take hours. The timeout is generous on purpose."""
-    code = ("import sys\nfrom personal_memory.search.dates import named_periods\n"
+    code = ("import sys\nfrom personal_memory.search.dates import named_periods, "
+            "written_forms\n"
             "for unit in sys.argv[1:]:\n"
-            "    named_periods(unit * (256 * 1024 // len(unit)), 1_780_000_000_000_000)\n"
+            "    text = unit * (128 * 1024 // len(unit))\n"
+            "    named_periods(text, 1_780_000_000_000_000)\n"
+            "    written_forms(text)\n"
             "print('done')\n")
     units = ["1 ", "12 May ", "May 1", "2020-", "1st of ", "Oct. ", "2023年 ", "1.1.",
              "2023년 1", " ", "am 1.", "am 1.1", "Montag, ", "in ", "in May", "week ",
              "week 1 ", "2026-W", "Q1 ", "KW 1", "letzte ", "last ", "the week of ",
              "on 1/", "1/1/", "on 1/1/1", "Tue 1/", "lundi ", "vorige ", "3-", "3 to ",
              "between 3 and ", "March 3-", "1 March to ", "between ", "from 1/1 to ",
-             "between 1/1 and ", "from the 1st to the "]
+             "between 1/1 and ", "from the 1st to the ", "2026/1", "2026/1/", "2026.1.1.",
+             "first of ", "the twenty-first of May ", "Sa 1.", "the day after ",
+             "the week before ", "next ", "vorletzte "]
     p = subprocess.run([sys.executable, "-c", code, *units], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and p.stdout == "done\n", p.stderr[-2000:]
@@ -223,6 +235,11 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("3 days ago") == named("three days ago") == [("2026-12-02", "2026-12-03")]
     assert named("two weeks ago") == named("2 weeks ago") == [("2026-11-16", "2026-11-23")]
     assert named("a month ago") == named("last month")
+    assert named("the week before last") == named("two weeks ago")
+    assert named("tomorrow") == [("2026-12-06", "2026-12-07")]  # a plan's daily note
+    assert named("the day after tomorrow") == [("2026-12-07", "2026-12-08")]
+    assert named("next week") == [("2026-12-07", "2026-12-14")]
+    assert named("next month") == [("2027-01-01", "2027-02-01")]
     # the latest such day of a month, where the clause ends after it
     assert named("what did I do on the 5th?") == [("2026-12-05", "2026-12-06")]
     assert named("who called on the 6th and why") == [("2026-11-06", "2026-11-07")]
@@ -245,6 +262,9 @@ def test_days_named_from_the_day_asked_about(utc):
     assert named("vor zwei Wochen") == named("two weeks ago")
     assert named("vor 3 Tagen") == named("3 days ago")
     assert named("vor einem Monat") == named("last month")
+    assert named("vorletzte Woche") == named("the week before last")
+    assert named("nächste Woche") == named("kommende Woche") == named("next week")
+    assert named("übermorgen") == named("the day after tomorrow")
     for text in ("Montagsmeeting", "die Woche", "hier", "heutig", "thıs week"):
         assert named(text) == [], text
     # and in Dutch, Spanish, Portuguese, Italian and French: the days and weeks alone
@@ -486,6 +506,41 @@ def test_a_day_named_with_its_month_is_one_phrase_and_a_relative_one_no_word(tmp
             assert not found and found.no_answer.startswith(
                 "no visible memory is about the week of Monday 13 April 2026 (the day or "
                 "period the query names)"), (found.no_answer, [r.note for r in found])
+
+
+def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
+    """A note writes a day its own way ("28. Februar", "Feb 28th", "11.03.2026"), the
+    question another ("February 28", "2026-03-11"): the same day is found, on both paths,
+    where before nothing was said to be about it. Numbers without a year are no other
+    way of writing it ("28.02" is as often a time), nor another day's words."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Dentist.md").write_text("# Dentist\n\nAm 28. Februar Zahnreinigung.\n")
+    (vault / "Boat.md").write_text("# Boat\n\nSailing trip on Feb 28th with Ana.\n")
+    (vault / "Lease.md").write_text("# Lease\n\nSigned on 11.03.2026 at the agency.\n")
+    (vault / "Clock.md").write_text("# Clock\n\nThe train left at 28.02 sharp.\n")
+    (vault / "Other.md").write_text("# Other\n\nOn February 27 and March 28 nothing.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-20T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what did I do on February 28", namespace="notes")
+            assert sorted(r.note for r in found) == ["v/Boat.md", "v/Dentist.md"], \
+                (found.no_answer, [r.note for r in found])
+            assert sorted(r.note for r in search("what happened on 28.02.2026",
+                                                 namespace="notes")) == [
+                "v/Boat.md", "v/Dentist.md"]
+            lease = search("what did I sign on 2026-03-11", namespace="notes")
+            assert [r.note for r in lease] == ["v/Lease.md"], [r.note for r in lease]
+        lease = store.search("what did I sign on 2026-03-11", namespace="notes", snippets=True)
+        assert "**11.03.2026**" in lease[0].snippet.text, lease[0].snippet
+        # a heading that writes the day another way names it, as the file name does: the
+        # snippet shows the section's lines, not the heading (which left it empty)
+        (vault / "2026-03-12.md").write_text("# Thu 12 March 2026\n\n## Work\n- Fixed the boiler.\n")
+        store.sync([Folder.of(vault)], known_at="2026-03-20T11:00:00Z")
+        day = store.search("what did I do on 2026-03-12", namespace="notes", snippets=True,
+                           group="note")
+        assert day[0].note == "v/2026-03-12.md" and day[0].snippet.text == "- Fixed the boiler.", \
+            day[0].snippet
 
 
 def test_a_day_no_calendar_has_is_named_in_a_warning(tmp_path):

@@ -226,14 +226,19 @@ def test_a_revision_the_read_could_not_see_is_waited_for_not_lost(tmp_path, monk
         assert index.last_id == 5  # a hole that stays is passed
 
 
-# Texts with dates written in numbers, their numbers alone and in other orders: a date's
-# phrase is held only where its numbers are written together, in order.
+# Texts with dates written in numbers and in words, their numbers alone and in other
+# orders: a date's phrase is held only where its numbers are written together, in order,
+# or where the same day is written another way ("15 January", "Jan 15th", "15. Januar").
 DATE_PIECES = ["2025-01-15", "2025", "01", "15", "15/01", "15.01.2025", "2025-01-15 2025-01-15",
-               "01 15 2025", "apple", "echo", "15 15", "2025-01"]
+               "01 15 2025", "apple", "echo", "15 15", "2025-01", "January 15", "15th of January",
+               "15. Januar", "Jan 15th", "January 2025", "1/15/2025", "15 de enero", "January",
+               "2025/01/15", "the fifteenth of January"]
 dated_text = st.lists(st.sampled_from(DATE_PIECES), min_size=1, max_size=6).map(" ".join)
 date_query = st.sampled_from(["what happened on 2025-01-15", "apple 2025-01-15", "15.01.2025",
                               "on 15/01 echo", "2025-01 apple 2025", "15 15", "2025-01-15 15",
-                              "between 2025-01-15 and 2025-01-16"])
+                              "between 2025-01-15 and 2025-01-16", "what did I do on January 15",
+                              "15 January 2025 apple", "in January 2025", "am 15.01. echo",
+                              "the fifteenth of January 2025", "Mi 15.1.25 apple"])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -25,9 +25,9 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, described, share, written_dates
+from .dates import Named, about, date_words, described, share, written_forms
 from .graph import LinkGraph
-from .text import (find_folded, is_phrase, normalize_text, paired, stop_words,
+from .text import (PHRASE_OR, find_folded, is_phrase, normalize_text, paired, stop_words,
                    stop_words_by_language)
 
 
@@ -123,20 +123,24 @@ def keyword_terms(db, query: str) -> list[str]:
 
 def date_phrases(db, query: str) -> tuple[list[str], str]:
     """The phrases of the dates ``query`` names as a note could write them
-    (:func:`dates.written_dates`: "March 14", "2026-03-11", "week 11"), each its terms
-    joined by a space ("march 14"), once each; and the query without them, nor the dates
-    it names from the day asked about ("last week") or as spans. A date is its period's
-    to favour, and its words count only together: "March" or "2026" alone is in every
-    note of the month or year, "14" in every price, "week" in every weekly plan."""
-    phrases_of, dropped = written_dates(query)
-    if not phrases_of and not dropped:
+    (:func:`dates.written_forms`: "March 14", "2026-03-11", "week 11"), each its terms
+    joined by a space ("march 14"), and a day or month as each of the ways a note writes
+    it, joined by "|" ("march 14|14 march|14th of march|14 märz|..."), once each; and the
+    query without them, nor the dates it names from the day asked about ("last week") or
+    as spans. A date is its period's to favour, and its words count only together:
+    "March" or "2026" alone is in every note of the month or year, "14" in every price,
+    "week" in every weekly plan."""
+    written, dropped = written_forms(query)
+    if not written and not dropped:
         return [], query
     rest = unicodedata.normalize("NFKC", query)
     phrases: dict[str, None] = {}
-    for date in phrases_of:
+    for date, forms in written:
         terms = db.tokens(date)
         if len(terms) > 1:
-            phrases.setdefault(" ".join(terms), None)
+            alternatives = [" ".join(terms)] + [
+                " ".join(words) for form in forms if len(words := db.tokens(form)) > 1]
+            phrases.setdefault(PHRASE_OR.join(dict.fromkeys(alternatives)), None)
             rest = rest.replace(date, " ", 1)
     for date in dropped:
         rest = rest.replace(date, " ", 1)

@@ -1,6 +1,7 @@
 """Periods a query names ("on 13 October 2023", "in December 2023", "2023-10-13",
-"2023年10月13日", "2023년 10월", "13.10.2023", "25/12/2025", "week 11", "2026-W11", "Q1 2026",
-and without the year: "on March 14", "in March", "am 14.03.", "on 23/09"): the periods
+"2023年10月13日", "2023년 10월", "13.10.2023", "25/12/2025", "2026/03/14", "week 11", "2026-W11",
+"Q1 2026", "the first of April 2026", and without the year: "on March 14", "in March", "am
+14.03.", "Sa 14.3.", "on 23/09"): the periods
 whose memories the ranking favours (``ranking.DATED``): a note whose file name names a
 day, week, quarter or month inside one, or a memory outside notes valid from one
 (:func:`about`).
@@ -64,6 +65,14 @@ _MONTH = r"(?P<{}>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?"
 _YEAR = r"(?P<{}>\d{{4}})"
 _OF = r"(?:(?:of|de)\s+)?"  # 13 of March 2021, 13 de octubre de 2023
+_ORDINALS = {w: i + 1 for i, w in enumerate(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+    .split())}
+_ORDINALS.update({f"twenty-{w}": 20 + i for w, i in list(_ORDINALS.items()) if i < 10})
+_ORDINALS.update({"thirtieth": 30, "thirty-first": 31})
+_ORDINAL_OF = {i: w for w, i in _ORDINALS.items()}
+_ORDINAL_WORDS = "|".join(sorted(_ORDINALS, key=len, reverse=True))
 _SPACE = r"\s{1,3}"
 
 _PATTERNS = re.compile("|".join([
@@ -95,6 +104,12 @@ _PATTERNS = re.compile("|".join([
     r"(?![\w.:/-]?\d)",
     # quarters with their year: Q1 2026, Q1 of 2026, 2026-Q1
     r"\bQ(?P<q12>[1-4])\s+(?:of\s+)?(?P<y12>\d{4})\b|\b(?P<y13>\d{4})-?Q(?P<q13>[1-4])\b",
+    # the year first with slashes or dots: 2026/03/14, 2026.3.14
+    r"(?<![\d./-])(?P<y15>\d{4})(?P<sep15>[/.])(?P<m15>\d{1,2})(?P=sep15)(?P<d15>\d{1,2})"
+    r"(?!\d|[./-]\d)",
+    # a day in words: the first of April, the twenty-first of March 2026
+    rf"\b(?P<o16>{_ORDINAL_WORDS})\s+of\s+{_MONTH.format('m16')}(?:,?\s+{_YEAR.format('y16')})?"
+    r"(?!\w)",
 ]), re.IGNORECASE)
 # "the week of March 9": the Monday-to-Sunday week holding the day named after it
 _WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.IGNORECASE)
@@ -142,6 +157,9 @@ _RELATIVE = re.compile(
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|heute|vandaag|hoy"
     r"|hoje|oggi|aujourd'hui)"
     r"|(?P<yesterday>yesterday|last\s+night|gestern|gisteren|ayer|ontem|ieri)"
+    r"|(?P<dat>the\s+day\s+after\s+tomorrow|übermorgen)|(?P<tomorrow>tomorrow)"
+    r"|(?P<wbl>the\s+week\s+before\s+last|vorletzte[nmrs]?\s+woche)"
+    r"|(?P<next>next|nächste[nmrs]?|kommende[nmrs]?)\s+(?P<nextunit>week|month|woche|monat)"
     r"|(?P<weekend>(?:(?P<lastwe>last|this\s+past|letzte[ns]?|vorige[ns]?)|this|dieses)\s+"
     r"(?:weekend|wochenende))"
     rf"|(?P<ago>{_FEW})\s+(?P<agounit>days?|weeks?|months?)\s+ago"
@@ -165,7 +183,8 @@ _RELATIVE = re.compile(
 # be a version or a chapter
 _GERMAN_DAY = re.compile(
     r"(?:\b(?:am|vom|zum|bis|ab|seit|den|dem)\s{1,3}|\b(?:" + "|".join(_WEEKDAY) +
-    r"),?\s{1,3})(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{2})?(?![\d]|\.\d)", re.IGNORECASE)
+    r"|mo|di|mi|fr|sa)\.?,?\s{1,3})"  # "Sa 14.3.26" ("So", "Do": English words)
+    r"(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{2})?(?![\d]|\.\d)", re.IGNORECASE)
 
 # "on 23/09", "Tuesday 23/9", "le 23/09/2025", "12/25/2025": a day and month written with
 # slashes, in the writer's order: a number over 12 is the day, and when either could be
@@ -310,21 +329,82 @@ def written_dates(text: str) -> tuple[list[str], list[str]]:
     from the day asked about or as a span, which no note's words say ("last week",
     "yesterday", "3-9 March", "from 13/3 to 19/3"). A month named alone ("in March")
     is in neither: its name is a word."""
+    written, dropped = _written(text)
+    return [date for date, _ in written], dropped
+
+
+def written_forms(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+    """:func:`written_dates`, the first kind each with the other ways a note writes the
+    same day or month (:func:`_forms`): "March 14" is also "14 March", "14th of March",
+    "14. März", "14 de marzo"; "2026-03-11" also "11.03.2026", "March 11"; "March 2026"
+    also "2026-03", "März 2026". Weeks, quarters, and a slashed day that reads two ways
+    ("3/4") have none."""
+    return _written(text)
+
+
+def _written(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
     text = unicodedata.normalize("NFKC", text)
-    spans = [m.span() for m in _PATTERNS.finditer(text)
+    found = [(m.span(), named) for m in _PATTERNS.finditer(text)
              if m.lastgroup.lstrip("ymdwq") != "9"
-             and _exists(_named(m, m.lastgroup.lstrip("ymdwq")))]
-    spans += [(m.start("d"), m.end()) for m in _GERMAN_DAY.finditer(text)
-              if _exists(_german_day(m))]
-    spans += [(_date_start(m), m.end()) for m in _SLASHED.finditer(text)
-              if any(_exists(day) for day in _slashed_days(m))]
+             and _exists(named := _named(m, m.lastgroup.lstrip("ymdwq")))]
+    found += [((m.start("d"), m.end()), named) for m in _GERMAN_DAY.finditer(text)
+              if _exists(named := _german_day(m))]
+    for m in _SLASHED.finditer(text):
+        days = [day for day in _slashed_days(m) if _exists(day)]
+        if days:
+            found.append(((_date_start(m), m.end()), days[0] if len(days) == 1 else None))
     lower = text.lower()
     spans_of = [m.span() for m in _RELATIVE.finditer(lower)] + [
         m.span() for pattern in (_DAY_RANGE, _SLASHED_SPAN) for m in pattern.finditer(text)]
     dropped = [text[a:b] for a, b in _outermost(spans_of)]
-    phrases = [text[a:b] for a, b in _outermost(spans)
+    named_at = {}
+    for span, named in found:
+        named_at.setdefault(span, named)
+    written = [(text[a:b], _forms(named_at.get((a, b))))
+               for a, b in _outermost(list(named_at))
                if not any(c <= a and b <= d for c, d in spans_of)]
-    return phrases, dropped
+    return written, dropped
+
+
+_ORDINAL = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}
+
+
+def _forms(named: tuple | None) -> tuple[str, ...]:
+    """The ways a note writes the day or month ``named`` (:func:`_named`): with each
+    language's name of the month (and English's short one), in each order English
+    writes; with its year, in numbers too (ISO, day first with dots, and month first with
+    slashes where it cannot be read the other way). A day with its year is also written
+    without it ("March 11" in a note of 2026). Numbers alone without a year are no form:
+    "14.03" is as often a time or a version."""
+    if named is None or named[1] not in ("day", "month"):
+        return ()
+    year, month = named[0], named[2]
+    names = [(lang, names.split()[month - 1]) for lang, names in _MONTHS.items()]
+    short = [n for n, number in _NUMBER.items() if number == month  # "mar", "sept"
+             and all(n not in full.split() for full in _MONTHS.values())]
+    if named[1] == "month":
+        return tuple(dict.fromkeys([f"{name} {year}" for _, name in names]
+                                   + [f"{n} {year}" for n in short]
+                                   + [f"{year}-{month:02}", f"{month:02}.{year}"]))
+    day = named[3]
+    th = _ORDINAL.get(day, "th")
+    forms = []
+    for lang, name in names:
+        forms.append(f"{day} {name}")
+        if lang == "en":
+            forms += [f"{name} {day}", f"{name} {day}{th}", f"{day}{th} {name}",
+                      f"{day}{th} of {name}", f"{_ORDINAL_OF[day]} of {name}"]
+            forms += [f for n in short for f in (f"{n} {day}", f"{n} {day}{th}", f"{day} {n}")]
+        elif lang in ("es", "pt"):
+            forms.append(f"{day} de {name}")
+        elif lang == "fr" and day == 1:
+            forms.append(f"1er {name}")
+    if year is not None:
+        forms += [f"{year}-{month:02}-{day:02}", f"{day:02}.{month:02}.{year}",
+                  f"{day}.{month}.{year}"]
+        if day > 12 or day == month:
+            forms += [f"{month}/{day}/{year}", f"{month:02}/{day:02}/{year}"]
+    return tuple(dict.fromkeys(forms))
 
 
 def impossible_dates(text: str) -> list[str]:
@@ -333,7 +413,7 @@ def impossible_dates(text: str) -> list[str]:
     date names no period, and its words are searched as words."""
     text = unicodedata.normalize("NFKC", text)
     out = [m.group() for m in _PATTERNS.finditer(text)
-           if m.lastgroup.lstrip("ymdwq") in ("1", "2", "4", "6", "7", "8")
+           if m.lastgroup.lstrip("ymdwq") in ("1", "2", "4", "6", "7", "8", "15", "16")
            and (named := _named(m, m.lastgroup.lstrip("ymdwq"))) is not None
            and named[1] == "day" and not _exists(named)]
     return list(dict.fromkeys(out))
@@ -381,6 +461,9 @@ def _named(m: re.Match, slot: str) -> tuple | None:
     number = int(month) if month.isdigit() else _NUMBER.get(month.lower())
     if number is None:  # a letter that matches only ignoring case ("aprıl", "ſept")
         return None
+    if slot == "16":  # the first of April
+        day = _ORDINALS.get(group("o16").lower())
+        return None if day is None else (_year(group("y16")), "day", number, day)
     if slot in "789":
         if month == "may":  # "may 3", "in may": a verb in lower case
             return None
@@ -540,8 +623,9 @@ def _week_of(day: tuple[int, int]) -> tuple[int, int]:
 def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     """The days ``text`` names from the day of ``at`` in this machine's time zone (the
     user's calendar): today, yesterday, the day before yesterday, last night, last (or
-    on, or this past) Monday (the latest before today), this or last week (Monday to
-    Sunday) or month, in English or German (heute, gestern, letzte Woche, am Montag);
+    on, or this past) Monday (the latest before today), this, last or next week (Monday to
+    Sunday) or month, the week before last, tomorrow and the day after, in English or
+    German (heute, gestern, letzte Woche, vorletzte Woche, nächste Woche, am Montag);
     today, yesterday, the day before, this or last week or month and last Monday in
     Dutch, Spanish, Portuguese, Italian and French too (ayer, la semana pasada, le mois
     dernier, vorige maandag, lunedì scorso).
@@ -572,6 +656,15 @@ def _relative_day(m: re.Match, today, weekday: int | None):
         return today, 1
     if m.group("yesterday"):
         return today - timedelta(days=1), 1
+    if m.group("tomorrow") or m.group("dat"):
+        return today + timedelta(days=1 if m.group("tomorrow") else 2), 1
+    if m.group("wbl"):
+        return today - timedelta(days=today.weekday() + 14), 7
+    if m.group("next"):
+        if m.group("nextunit")[0] in "wW":  # week, Woche
+            return today - timedelta(days=today.weekday() - 7), 7
+        first = (today.replace(day=28) + timedelta(days=4)).replace(day=1)
+        return first, monthrange(first.year, first.month)[1]
     if m.group("weekend"):  # Saturday and Sunday of this week, or of the week before
         saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
         return (saturday - timedelta(days=7) if m.group("lastwe") else saturday), 2

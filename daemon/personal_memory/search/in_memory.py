@@ -36,7 +36,7 @@ from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_
 from .dates import about, shares
 from .graph import LinkGraph, NameIndex, Resolver
 from .syntax import Query, note_matches, section_matches
-from .text import instances, is_phrase
+from .text import PHRASE_OR, alternatives, instances, is_phrase
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
@@ -50,7 +50,7 @@ B = 0.75
 GAP_PATIENCE_SECONDS = 60.0
 MAX_CACHED_POSTINGS = 8_000_000  # entries (12 bytes each: position, weighted count) kept
 WARM_TERMS = 64
-PHRASES_KEPT = 16  # dates' phrases whose postings are kept (SearchIndex._phrase_postings)
+PHRASES_KEPT = 64  # dates' phrases whose postings are kept (SearchIndex._phrase_postings)
 GRAPHS_KEPT = 4  # link graphs kept, each for one set of visible notes' records
 
 
@@ -315,6 +315,12 @@ class SearchIndex:
         """Positions of every revision holding ``term`` and its weighted count there (each
         occurrence in the title counts :data:`TITLE_WEIGHT`, in the text
         :data:`CONTENT_WEIGHT`, as FTS5's bm25() counts with column weights)."""
+        if PHRASE_OR in term:  # held as any of its phrases: the rows of each, counts summed
+            found = [self._phrase_postings(db, a) for a in alternatives(term)]
+            pos = np.concatenate([p for p, _ in found])
+            tf = np.concatenate([t for _, t in found])
+            rows, at = np.unique(pos, return_inverse=True)
+            return rows.astype(np.int32), np.bincount(at, weights=tf, minlength=len(rows))
         if is_phrase(term):
             return self._phrase_postings(db, term)
         cached = self._postings.get(term)
@@ -519,13 +525,16 @@ class SearchIndex:
         avgdl = float(self.rows.length[winners].sum()) / float(n)
         hits = []
         matched_mask = np.zeros(size, dtype=bool)
+        docs = {}
         for term in terms:
-            pos, tf = self.postings(db, term)
-            keep = is_visible[pos]
-            hits.append((pos[keep], tf[keep]))
-            matched_mask[pos[keep]] = True
+            for alternative in alternatives(term):  # each phrase of an OR, as FTS5 counts
+                pos, tf = self.postings(db, alternative)
+                keep = is_visible[pos]
+                hits.append((pos[keep], tf[keep]))
+                matched_mask[pos[keep]] = True
+            docs[term] = (len(hits[-1][0]) if PHRASE_OR not in term else
+                          int(np.count_nonzero(is_visible[self.postings(db, term)[0]])))
         matched = np.flatnonzero(matched_mask)
-        docs = {term: len(pos) for term, (pos, _) in zip(terms, hits)}
         if not len(matched):
             return matched, np.zeros(0), docs
         slot = np.zeros(size, dtype=np.int64)

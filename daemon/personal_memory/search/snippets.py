@@ -12,7 +12,7 @@ from ..notes.front_matter import read_scalar
 from ..notes.prose import mark, prose
 from ..records import RevisionRecord, SearchResult, Snippet
 from ..store import Database
-from .text import holds_term, is_phrase, unspaced, without_optional
+from .text import alternatives, holds_term, is_phrase, unspaced, without_optional
 
 # The lines shown around the best one: 300 characters (220 before) show the answer's lines
 # for one or two more questions in each set, and over MCP one question fewer needs a
@@ -122,7 +122,7 @@ def _byte_spans(found: list[tuple], terms: set[str]) -> list[tuple[int, int]]:
     """(start, end) byte spans, in order, of the tokens (``found``: (start, end, term,
     colocated...) each) that are query terms, a phrase's words (a date's) as one span."""
     words = {t for t in terms if not is_phrase(t)}
-    phrases = [t.split(" ") for t in terms if is_phrase(t)]
+    phrases = [a.split(" ") for t in terms if is_phrase(t) for a in alternatives(t)]
     spans: list[tuple[int, int]] = []
     for i, (start, end, *tokens) in enumerate(found):
         last = i if any(t in words for t in tokens) else None
@@ -231,6 +231,7 @@ class _ScoredLines:
         wanted = set(terms)
         self.found = [self._matches(line, wanted) for line in self.lines]
         named = _named(db, rev, wanted)
+        named |= {a for t in named for a in alternatives(t)}  # a date as any of its forms
         unnamed: dict[str, bool] = {}  # each word tokenized once, however many lines hold it
         terms_of: dict[str, str] = {}
 

@@ -359,10 +359,21 @@ def stop_words_by_language() -> tuple[dict[str, frozenset[str]], dict[str, froze
             {k: frozenset(v) for k, v in only.items()})
 
 
+PHRASE_OR = "|"  # between the phrases of a term held as any of them (a date's forms)
+
+
 def is_phrase(term: str) -> bool:
-    """Whether a keyword term is a phrase of several (a date's: contract.date_phrases); a
-    term the index holds is never written with a space."""
+    """Whether a keyword term is a phrase of several (a date's: contract.date_phrases), or
+    any of several such phrases (:func:`alternatives`); a term the index holds is never
+    written with a space or "|"."""
     return " " in term
+
+
+def alternatives(term: str) -> list[str]:
+    """The phrases a term is held as, any of them (a date's ways to be written: "march
+    14|14 march"); a word or a single phrase is its own one. BM25 counts each as a
+    phrase of its own, as FTS5 counts the phrases of an OR."""
+    return term.split(PHRASE_OR)
 
 
 def holds_term(terms: list[str], term: str) -> bool:
@@ -373,7 +384,12 @@ def holds_term(terms: list[str], term: str) -> bool:
 
 def instances(terms: list[str], phrase: str) -> int:
     """How many times a text of ``terms`` holds ``phrase`` (its words one after another),
-    each place it starts counted, as FTS5 counts a phrase's instances."""
-    wanted = phrase.split(" ")
-    size = len(wanted)
-    return sum(1 for i, t in enumerate(terms) if t == wanted[0] and terms[i:i + size] == wanted)
+    each place it starts counted, as FTS5 counts a phrase's instances (of any of its
+    :func:`alternatives`, summed)."""
+    count = 0
+    for alternative in alternatives(phrase):
+        wanted = alternative.split(" ")
+        size = len(wanted)
+        count += sum(1 for i, t in enumerate(terms)
+                     if t == wanted[0] and terms[i:i + size] == wanted)
+    return count

@@ -8,6 +8,7 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 
 import apsw
 
+from ..search.text import PHRASE_OR
 from . import visibility
 from .schema import tokenize_option
 
@@ -36,8 +37,10 @@ TERMS_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 
 
 def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 query that matches rows holding any of ``terms`` (each a quoted string)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """An FTS5 query that matches rows holding any of ``terms`` (each a quoted string; a
+    term held as any of several phrases, as each: search.text.alternatives)."""
+    return " OR ".join('"' + a.replace('"', '""') + '"' for t in terms
+                       for a in t.split(PHRASE_OR))
 
 
 class Retrieval:

@@ -131,6 +131,40 @@ def test_a_name_cited_escaped_can_be_pasted_back(tmp_path):
     assert not literal.is_error and "a backslash" in literal.content[0].text
 
 
+def test_a_name_and_its_cited_form_read_back_one_to_one():
+    """No two names are cited alike: a real line break is ``\\n``, a backslash written
+    before an n is doubled; each cited name reads back as the name, on one line."""
+    from hypothesis import given, settings, strategies as st
+    from personal_memory.render import name, unname
+    parts = st.sampled_from(["\\", "n", "x", "0", "a", "u", "2", "e", "\n", "\t", "\r",
+                             "\u202e", "\x85", "b"])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(parts, max_size=12).map("".join))
+    def check(text):
+        cited = name(text)
+        assert unname(cited) == text, (text, cited)
+        assert not any(c in cited for c in "\n\r\t\u202e\x85"), cited
+    check()
+    assert name("a\nb.md") == "a\\nb.md" and name("a\\nb.md") == "a\\\\nb.md"
+
+
+def test_two_names_that_differ_by_an_escape_are_read_apart(tmp_path):
+    """A real line break and a written backslash-n in two file names: each is read by
+    the name the search cites."""
+    vault, db = tmp_path / "vault", tmp_path / "m.db"
+    vault.mkdir()
+    (vault / "same\nname.md").write_text("zebra with a line break\n")
+    (vault / "same\\nname.md").write_text("zebra with a backslash\n")
+    assert run_memory("--db", db, "sync", vault).returncode == 0
+    out = run_memory("--db", db, "search", "zebra").stdout
+    for cited, text in (("vault/same\\nname.md", "line break"),
+                        ("vault/same\\\\nname.md", "backslash")):
+        assert cited in out, out
+        read = run_memory("--db", db, "read", cited)
+        assert read.returncode == 0 and f"zebra with a {text}" in read.stdout, read.stderr
+
+
 def test_folding_finds_each_occurrence_as_written():
     """find_folded returns, for every place fold(needle) occurs in fold(text), the span
     of text as written that folds to it; linear in the text (format runs included)."""

@@ -37,37 +37,46 @@ def for_terminal(text: str) -> str:
 def name(text: str | None) -> str:
     """A path, memory ID or title on the one line it is cited on: a file may be named with
     a newline or a tab, shown escaped (``\\n``) so it cannot forge the next line, or with
-    a bidi control, shown escaped (``\\u202e``) so it cannot reorder what the line says."""
-    return (text or "").translate(_BREAKS)
+    a bidi control, shown escaped (``\\u202e``) so it cannot reorder what the line says.
+    No two names are cited alike: where a name's own backslash could be read as such an
+    escape, or beside one, every backslash it holds is doubled (``back\\\\nslash.md``)."""
+    text = text or ""
+    if "\\" in text and (unname(text) != text or text.translate(_BREAKS) != text):
+        text = text.replace("\\", "\\\\")
+    return text.translate(_BREAKS)
 
 
-_ESCAPED = re.compile(r"\\(?:x([0-9a-f]{2})|u([0-9a-f]{4})|([ntr]))")
+# a doubled backslash, or the escape of a character: read from the left, one at a time
+_CITED = re.compile(r"\\(?:(\\)|x([0-9a-f]{2})|u([0-9a-f]{4})|([ntr]))")
 
 
 def unname(text: str) -> str:
     """A name as :func:`name` cited it, back as written (``new\\nline.md`` is the file
-    whose name holds a line break); a backslash :func:`name` would not write stays."""
+    whose name holds a line break, ``back\\\\nslash.md`` the one whose name holds a
+    backslash and an n); a backslash :func:`name` would not write stays."""
     def back(m: re.Match) -> str:
-        code = m.group(1) or m.group(2)
-        ch = chr(int(code, 16)) if code else {"n": "\n", "t": "\t", "r": "\r"}[m.group(3)]
+        if m.group(1):
+            return "\\"
+        code = m.group(2) or m.group(3)
+        ch = chr(int(code, 16)) if code else {"n": "\n", "t": "\t", "r": "\r"}[m.group(4)]
         return ch if ord(ch) in _BREAKS else m.group(0)
-    return _ESCAPED.sub(back, text) if "\\" in text else text
+    return _CITED.sub(back, text) if "\\" in text else text
 
 
 def by_name(lookup, name: str):
-    """What ``lookup`` finds by a note or memory ID, also as :func:`name` cites it (a line
-    break in a file name is printed ``\\n``, and pasted back so): the name as given first,
-    then as written."""
+    """What ``lookup`` finds by a note or memory ID as :func:`name` cites it (a line break
+    in a file name is printed ``\\n``, and pasted back so), then as given (a name typed
+    with a backslash of its own)."""
     written = unname(name)
     if written == name:
         return lookup(name)
     try:
-        found = lookup(name)
+        found = lookup(written)
         if found:
             return found
     except NotFound:
         pass
-    return lookup(written)
+    return lookup(name)
 
 
 def when(iso: str | None) -> str:

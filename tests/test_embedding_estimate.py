@@ -2,11 +2,13 @@
 midway (the machine got busy) is estimated at the rate it gets now, not at the rate of
 the run's first passages or of an earlier run."""
 
+import os
 import threading
 import time
 
 from ground_truth import ToyEmbedder
 from personal_memory import MemoryStore
+from personal_memory.embedding.runner import eta_seconds
 
 PASSAGES = 240
 SLOWER_AFTER = 60  # passages read at the first speed
@@ -78,3 +80,23 @@ def test_the_bar_shows_the_time_left_it_is_told(monkeypatch):
         update(10, 50)  # asked again only after a few seconds
         shown = str(bar)
     assert len(asked) == 1 and ("<01:40," in shown or "<01:39," in shown), shown
+
+
+def test_a_run_long_past_its_estimate_gives_none(tmp_path):
+    """A run that stores nothing for longer than its estimate by far (a full disk) has no
+    estimate: it said "about 1 s to go" for as long as it was stuck."""
+    from personal_memory.embedding.runner import ETA_OVERDUE_SECONDS
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
+        for i in range(20):
+            store.remember(f"n{i}", f"some words of note {i}", namespace="n")
+        db, now = store._db, time.time()
+
+        def paced(stored_at: float) -> float | None:
+            with db.transaction():  # this process embeds, 100 tokens a second
+                db.set_meta("embedding_by", f"{os.getpid()} {now:.0f}")
+                db.set_meta("embedding_pace", f"1000.0 10.0000 {os.getpid()} {stored_at}")
+            return eta_seconds(db, store._embedder, 20)
+        fresh = paced(now)
+        assert fresh is not None and fresh > 0
+        assert paced(now - fresh - ETA_OVERDUE_SECONDS / 2) == 1.0  # due any moment
+        assert paced(now - fresh - 2 * ETA_OVERDUE_SECONDS) is None  # stuck

@@ -93,7 +93,8 @@ def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
     counted by the model) at the tokens per second of the run in progress over its recent
     passages (:data:`RATE_PASSAGES`), less the time since its last batch was committed
     (the pending count is as of then); else by passages at the last passages per
-    second."""
+    second. None when that run is :data:`ETA_OVERDUE_SECONDS` past its estimate without
+    storing a batch: it is stuck, and "about 1 s to go" would be wrong for as long."""
     if not pending:
         return None
     pace = _pace(db)
@@ -103,12 +104,16 @@ def eta_seconds(db: Database, model: Embedder, pending: int) -> float | None:
             work = sum(work_of(model, p.text) for r in sample for p in pieces_of(r))
             left = pending * work / len(sample) * pace[1] / pace[0]
             if pace[2] == embedder_pid(db):  # that run goes on
-                left = max(left - (time.time() - pace[3]), 1.0)
+                since = time.time() - pace[3]
+                if since > left + ETA_OVERDUE_SECONDS:
+                    return None  # long overdue, nothing stored since: stuck (a full disk?)
+                left = max(left - since, 1.0)
             return round(left, 1)
     rate = db.meta("embedding_rate")
     return round(pending / float(rate), 1) if rate else None
 
 
+ETA_OVERDUE_SECONDS = 30  # past the estimate with no batch stored: no estimate at all
 EMBEDDING_SEEN_SECONDS = 300  # a batch of long passages can take minutes on a slow machine
 
 

@@ -44,6 +44,37 @@ def test_a_verb_finds_the_noun_porter_stems_apart(tmp_path):
                                                                        namespace="notes")]
 
 
+def test_a_verb_finds_its_irregular_past(tmp_path):
+    """A question asks "what did I buy", a journal says "bought": the verb finds its past,
+    on both paths, and the snippet marks the note's form; a form that is as often another
+    word ("saw", "left") is no form of its verb, and a past is not searched as its verb
+    ("the icon is gone" is no question about going)."""
+    from personal_memory.notes.folders import Folder
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Saturday.md").write_text("# Saturday\n\nBought a used amp, 260 €.\n\nWent to the lake.\n")
+    (vault / "Tools.md").write_text("# Tools\n\nThe saw is in the shed, left of the door.\n")
+    (vault / "Hike.md").write_text("# Hike\n\nWe go hiking on Sundays.\n")
+    for i in range(4):
+        (vault / f"f{i}.md").write_text(f"# F{i}\n\nAn amp of letters {i}.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        for search in (store.search, store.search_reference):
+            assert [r.note for r in search("what did I buy", namespace="notes")] == [
+                "v/Saturday.md"]
+            assert {r.note for r in search("where did we go", namespace="notes")} == {
+                "v/Saturday.md", "v/Hike.md"}
+            assert not search("what did I see", namespace="notes")
+            assert not search("when did I leave", namespace="notes")
+            assert [r.note for r in search("the lake is gone", namespace="notes")] == [
+                "v/Saturday.md"]  # by "lake": "gone" is not "go"
+        found = store.search("what did I buy", namespace="notes", snippets=True)
+        assert found[0].snippet.text.startswith("**Bought** a used amp"), found[0].snippet
+        assert [(r.memory_id, r.score) for r in store.search("buy amp", namespace="notes")] \
+            == [(r.memory_id, r.score) for r in store.search_reference("buy amp",
+                                                                       namespace="notes")]
+
+
 def make_legacy(path):
     """What an older version wrote: an unstemmed index and no tokenizer in meta."""
     conn = apsw.Connection(str(path))

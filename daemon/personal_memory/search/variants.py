@@ -114,6 +114,47 @@ def _derived(term: str) -> list[str]:
             if term.endswith(a) and len(term) - len(a) + len(b) >= DERIVED_STEM]
 
 
+# English verbs whose past tense no stemmer joins to them: a question asks "what did I
+# buy", a journal says "bought". Each line a verb, its past tense and participle; forms
+# that are as often another word are left out (saw, found, left, felt, fell, rose,
+# ground, lay, spoke, stole, wound, led, lit, bit), and so are verbs a stemmer joins
+# already or whose forms are function words.
+_IRREGULAR = """
+arise arose arisen; awake awoke awoken; bear bore borne; beat beaten; become became;
+begin began begun; bend bent; bet; bind bound; bleed bled; blow blew blown; break broke
+broken; breed bred; bring brought; build built; burn burnt; buy bought; catch caught;
+choose chose chosen; cling clung; creep crept; deal dealt; dig dug; draw drew drawn;
+dream dreamt; drink drank drunk; drive drove driven; eat ate eaten; feed fed; fight
+fought; flee fled; fly flew flown; forbid forbade forbidden; forget forgot forgotten;
+forgive forgave forgiven; freeze froze frozen; get got gotten; give gave given; go went
+gone; grow grew grown; hang hung; hear heard; hide hid hidden; hold held; keep kept;
+kneel knelt; know knew known; lend lent; lose lost; mean meant; meet met; pay paid;
+ride rode ridden; ring rang rung; run ran; say said; seek sought; sell sold; send sent;
+shake shook shaken; shine shone; shoot shot; shrink shrank shrunk; sing sang sung; sink
+sank sunk; sit sat; sleep slept; slide slid; sling slung; speak spoken; spend spent;
+spin spun; stand stood; stick stuck; sting stung; stink stank stunk; strike struck;
+swear swore sworn; sweep swept; swim swam swum; swing swung; take took taken; teach
+taught; tear tore torn; tell told; think thought; throw threw thrown; understand
+understood; wake woke woken; wear wore worn; weep wept; win won; write wrote written
+"""
+_VERBS = [tuple(line.split()) for line in _IRREGULAR.replace("\n", " ").split(";")]
+
+
+def _irregular(db) -> dict[str, tuple[str, ...]]:
+    """A verb's term (as the index stems it) -> the terms of its past forms. Not the other
+    way: a question's "gone" ("the icon is gone") is no question about going, and the
+    verb alone is in far more rows than its past."""
+    cached = getattr(db, "_irregular_forms", None)
+    if cached is None:
+        cached = {}
+        for verb in _VERBS:
+            terms = [t for word in verb for t in db.tokens(word)[:1]]
+            if terms:
+                cached.setdefault(terms[0], tuple(t for t in terms[1:] if t != terms[0]))
+        db._irregular_forms = cached
+    return cached
+
+
 def _compounds_ending(db, term: str, word: str) -> list[str]:
     """The terms of compounds that end in ``word`` (its term ``term``), as candidates
     (see :data:`COMPOUND_HEADS`)."""
@@ -156,7 +197,9 @@ def word_parts(db, terms: list[str], held: set[str],
                                if f not in stop]
             if term in typed:
                 ends[term] = _compounds_ending(db, term, typed[term])
-    derived = {t: [f for f in _derived(t) if f not in stop and f not in terms]
+    irregular = _irregular(db)
+    derived = {t: [f for f in _derived(t) + list(irregular.get(t, ()))
+                   if f not in stop and f not in terms]
                for t in words_only if t not in stop}
     asked = {p for pairs in splits.values() for pair in pairs for p in pair}
     asked.update(f for found in forms.values() for f in found)

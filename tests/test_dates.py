@@ -543,6 +543,29 @@ def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
             day[0].snippet
 
 
+def test_a_note_about_a_period_asked_about_alone_is_shown_from_its_top(tmp_path):
+    """"What did I do last week?" names nothing but the week: its weekly note is shown
+    from its top, not by the section nearest such a question in meaning ("Next week");
+    a question with words of its own is shown where they are."""
+    from ground_truth import ToyEmbedder
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "2026-W11.md").write_text(
+        "# Week 11\n\n## Shipped\n\nThe importer.\n\n## Next week\n\nWhat I do next week: "
+        "retro.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=ToyEmbedder()) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-16T10:00:00Z")
+        store.embed_pending()
+        kw = dict(namespace="notes", as_of="2026-03-18T12:00:00Z", snippets=True)
+        found = store.search("what did I do last week", group="note", **kw)
+        assert found[0].heading_path[-1] == "Shipped", (found[0].heading_path, found[0].snippet)
+        assert found[0].also  # the other section is named
+        by_section = store.search("what did I do last week", group="section", **kw)
+        assert by_section[0].heading_path[-1] == "Next week"  # nearest in meaning
+        retro = store.search("the retro last week", group="note", **kw)
+        assert retro[0].heading_path[-1] == "Next week", retro[0].heading_path
+
+
 def test_a_day_no_calendar_has_is_named_in_a_warning(tmp_path):
     """"29 February 2026", "31 April" name no period (a slip of the finger): the search
     says so, and goes on with the words."""

@@ -25,7 +25,7 @@ from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
 from .search.dates import impossible_dates
 from .search.snippets import holds_a_word, with_snippets
-from .search.text import model_text
+from .search.text import is_phrase, model_text
 from .store import Database, capabilities
 from .timeline import moves, renames, writes
 from .timeline.links import note_embeds, note_links, resolve_targets, search_embeds
@@ -279,7 +279,8 @@ class MemoryStore(Upkeep):
                 worth_showing = holds_a_word(self._db, terms)
                 if group == "note":
                     first = rows[0][0] if rows else None
-                    rows = [grouping.name_matched(g, worth_showing) for g in rows]
+                    alone = all(is_phrase(t) for t in terms)  # dates' phrases, or none
+                    rows = [grouping.name_matched(g, worth_showing, alone) for g in rows]
                     if rows and rows[0][0] is not first:
                         words = None  # those were the lines of the row no longer first
             found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)

@@ -62,14 +62,20 @@ def groups(rows: list[SearchResult], limit: int,
     return list(kept.values())
 
 
-def name_matched(group: Group, holds: Callable[[SearchResult], bool]) -> Group:
+def name_matched(group: Group, holds: Callable[[SearchResult], bool],
+                 period_alone: bool = False) -> Group:
     """A note matched by its name alone (its best row matched by words, but none in its own
     text: the note's title or an alias) is shown by the first of its rows whose own text
     holds a query word, or else from its top (the row that comes first in the file): the
-    name is the whole note's, and the section that wins on it is only the shortest. The
-    row shown carries the note's score (its best row's), by which the note ranks."""
+    name is the whole note's, and the section that wins on it is only the shortest. So is
+    a note about a period a query asks about alone (``period_alone``: "what did I do last
+    week?"): its period is the whole note's, and the meaning of such a question picks no
+    section (it picked a weekly note's "Next week"). The row shown carries the note's
+    score (its best row's), by which the note ranks."""
     best = group[0]
-    if best.bm25 is None or best.note is None or holds(best):
+    if best.note is None or holds(best):
+        return group
+    if best.bm25 is None and not (period_alone and best.dated > 0):
         return group
     first = next((r for r in group[1:] if holds(r)), None)
     if first is None:

@@ -263,3 +263,14 @@ def test_a_date_in_numbers_is_one_phrase_on_both_paths_and_in_the_ground_truth(b
                 want = gt.expected(revs_of(store), q, "a", at, at, None, None)
                 assert [r.memory_id for r in fast] == [w[0] for w in want]
                 assert [r.bm25 for r in fast] == [w[2] for w in want]
+
+
+@settings(max_examples=300, deadline=None)
+@given(terms=st.lists(st.sampled_from(["14", "march", "of", "14th", "2026"]), max_size=20),
+       wanted=st.lists(st.sampled_from(["14", "march", "of", "14th"]), min_size=1, max_size=3))
+def test_a_phrase_counted_by_index_is_counted_as_token_by_token(terms, wanted):
+    """The fast path counts a phrase's instances from where its first word stands
+    (in_memory._instances); the plain count walks every token (text.instances)."""
+    from personal_memory.search.in_memory import _instances
+    from personal_memory.search.text import instances
+    assert _instances(terms, wanted) == instances(terms, " ".join(wanted))

@@ -36,7 +36,7 @@ from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_
 from .dates import about, shares
 from .graph import LinkGraph, NameIndex, Resolver
 from .syntax import Query, note_matches, section_matches
-from .text import PHRASE_OR, alternatives, instances, is_phrase
+from .text import PHRASE_OR, alternatives, is_phrase
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
 from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
@@ -80,6 +80,19 @@ class _Columns:
             return self.__dict__["cols"][name][:self.__dict__["size"]]
         except KeyError:
             raise AttributeError(name) from None
+
+
+def _instances(terms: list[str], wanted: list[str]) -> int:
+    """:func:`text.instances` of one phrase, by list.index (a C loop) from each place its
+    first word stands: the same count."""
+    count, at, first, size = 0, -1, wanted[0], len(wanted)
+    while True:
+        try:
+            at = terms.index(first, at + 1)
+        except ValueError:
+            return count
+        if terms[at:at + size] == wanted:
+            count += 1
 
 
 class SearchIndex:
@@ -316,7 +329,7 @@ class SearchIndex:
         occurrence in the title counts :data:`TITLE_WEIGHT`, in the text
         :data:`CONTENT_WEIGHT`, as FTS5's bm25() counts with column weights)."""
         if PHRASE_OR in term:  # held as any of its phrases: the rows of each, counts summed
-            found = [self._phrase_postings(db, a) for a in alternatives(term)]
+            found = self._phrases_postings(db, alternatives(term))
             pos = np.concatenate([p for p, _ in found])
             tf = np.concatenate([t for _, t in found])
             rows, at = np.unique(pos, return_inverse=True)
@@ -342,32 +355,52 @@ class SearchIndex:
         return entry
 
     def _phrase_postings(self, db: Database, phrase: str) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`postings` of a phrase (a date's: contract.date_phrases): the rows
-        holding each of its words, read again for the phrase itself, counted per column
-        as FTS5 counts a phrase's instances. Kept while no row is added (one search asks
-        more than once)."""
-        cached = self._phrases.get(phrase)
-        if cached is not None and cached[0] == self.rows.size:
-            return cached[1]
-        pos = None
-        for word in phrase.split(" "):
-            found = self.postings(db, word)[0]
-            pos = np.unique(found) if pos is None else np.intersect1d(pos, found)
-        ids = self.rows.ids[pos].tolist()
-        texts = db.index_texts(ids)
-        kept, tf = [], []
-        for p, rid in zip(pos.tolist(), ids):
-            title, content = texts.get(rid, ("", ""))
-            count = (instances(db.document_tokens(title or ""), phrase) * TITLE_WEIGHT
-                     + instances(db.document_tokens(content or ""), phrase) * CONTENT_WEIGHT)
-            if count:
-                kept.append(p)
-                tf.append(float(count))
-        entry = (np.array(kept, dtype=np.int32), np.array(tf, dtype=np.float64))
-        if len(self._phrases) >= PHRASES_KEPT:
-            self._phrases.clear()
-        self._phrases[phrase] = (self.rows.size, entry)
-        return entry
+        """:meth:`postings` of a phrase (a date's: contract.date_phrases)."""
+        return self._phrases_postings(db, [phrase])[0]
+
+    def _phrases_postings(self, db: Database, phrases: list[str]
+                          ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`postings` of phrases (a date's forms): the rows holding each of a phrase's
+        words, read again for the phrase itself, counted per column as FTS5 counts a
+        phrase's instances; each row read and tokenized once for all of them. Kept while
+        no row is added (one search asks more than once)."""
+        size = self.rows.size
+        todo = [p for p in dict.fromkeys(phrases)
+                if (cached := self._phrases.get(p)) is None or cached[0] != size]
+        if todo:
+            candidates, of_words = {}, {}
+            for phrase in todo:
+                words = frozenset(phrase.split(" "))
+                if words not in of_words:  # "14 march" and "march 14": the same rows
+                    pos = None
+                    for word in sorted(words):  # positions of a term are unique
+                        found = self.postings(db, word)[0]
+                        pos = found if pos is None else np.intersect1d(pos, found,
+                                                                       assume_unique=True)
+                    of_words[words] = pos
+                candidates[phrase] = of_words[words]
+            every = np.unique(np.concatenate(list(candidates.values())))
+            ids = self.rows.ids[every].tolist()
+            texts = db.index_texts(ids)
+            tokens = {}
+            for p, rid in zip(every.tolist(), ids):
+                title, content = texts.get(rid, ("", ""))
+                tokens[p] = (db.document_tokens(title or ""), db.document_tokens(content or ""))
+            if len(self._phrases) + len(todo) > PHRASES_KEPT:
+                self._phrases.clear()
+            for phrase in todo:
+                wanted = phrase.split(" ")
+                kept, tf = [], []
+                for p in candidates[phrase].tolist():
+                    title, content = tokens[p]
+                    count = (_instances(title, wanted) * TITLE_WEIGHT
+                             + _instances(content, wanted) * CONTENT_WEIGHT)
+                    if count:
+                        kept.append(p)
+                        tf.append(float(count))
+                self._phrases[phrase] = (size, (np.array(kept, dtype=np.int32),
+                                                np.array(tf, dtype=np.float64)))
+        return [self._phrases[p][1] for p in phrases]
 
     def warm(self, db: Database, vector_key: str | None = None,
              terms: int = WARM_TERMS) -> None:
@@ -527,13 +560,14 @@ class SearchIndex:
         matched_mask = np.zeros(size, dtype=bool)
         docs = {}
         for term in terms:
+            if PHRASE_OR in term:  # (its phrases read together, once)
+                docs[term] = int(np.count_nonzero(is_visible[self.postings(db, term)[0]]))
             for alternative in alternatives(term):  # each phrase of an OR, as FTS5 counts
                 pos, tf = self.postings(db, alternative)
                 keep = is_visible[pos]
                 hits.append((pos[keep], tf[keep]))
                 matched_mask[pos[keep]] = True
-            docs[term] = (len(hits[-1][0]) if PHRASE_OR not in term else
-                          int(np.count_nonzero(is_visible[self.postings(db, term)[0]])))
+            docs.setdefault(term, len(hits[-1][0]))
         matched = np.flatnonzero(matched_mask)
         if not len(matched):
             return matched, np.zeros(0), docs

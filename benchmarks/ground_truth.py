@@ -133,13 +133,13 @@ def _language_terms() -> tuple[dict, dict]:
     return tokens(words), tokens(only)
 
 
-def keyword_terms(query: str) -> list[str]:
+def keyword_terms(query: str, at: int | None = None) -> list[str]:
     """The query's terms without stop words (the package's list of words, tokenized here),
     a date the query names one phrase of its terms or none (:func:`_date_phrases`),
     unless nothing else is left; a language's words that are content words elsewhere
     ("son", "van") are stop words when the query holds more of that language's function
     words than of any other's, English's included."""
-    phrases, rest = _date_phrases(query)
+    phrases, rest = _date_phrases(query, at)
     terms = query_terms(rest)
     words, only = _language_terms()
     stop = set(_stop_terms())
@@ -157,25 +157,26 @@ def _dated(query: str) -> bool:
     return any(written_dates(query))
 
 
-def _date_phrases(query: str) -> tuple[dict[str, list[str]], str]:
+def _date_phrases(query: str, at: int | None = None) -> tuple[dict[str, list[str]], str]:
     """A date the query names as a note could write it ("2025-01-15", "3 February 2025")
     is one phrase of its terms, matched where they are written together, or a day or
     month as any of the ways a note writes it ("3 February", "February 3rd", "3. Februar",
     "03.02.2025"): {the phrases' terms, each joined by a space, joined by "|": the dates
     as written}; one named from the day asked about or as a span ("last week", "3-9
-    March") is no term. And the query without those dates (reading the dates and listing
+    March") is no term, but one day named so ("tomorrow", from ``at``) is its day's ways
+    of writing alone. And the query without those dates (reading the dates and listing
     their ways of writing is input preparation: the package's reader)."""
     rest = _nfkc(query)
     out: dict[str, list[str]] = {}
-    written, dropped = written_forms(query)
-    for date, forms in written:
+    written, dropped = written_forms(query, at)
+    for date, forms, own in written:  # own: the date's own words are one of its forms
         terms = _tokens(date, apsw.FTS5_TOKENIZE_QUERY)
-        if len(terms) > 1:
-            alternatives = {" ".join(terms): date}
-            for form in forms:
-                words = _tokens(form, apsw.FTS5_TOKENIZE_QUERY)
-                if len(words) > 1:
-                    alternatives.setdefault(" ".join(words), form)
+        alternatives = {" ".join(terms): date} if own and len(terms) > 1 else {}
+        for form in forms:
+            words = _tokens(form, apsw.FTS5_TOKENIZE_QUERY)
+            if len(words) > 1:
+                alternatives.setdefault(" ".join(words), form)
+        if alternatives and (len(terms) > 1 or not own):
             out.setdefault("|".join(alternatives), list(alternatives.values()))
             rest = rest.replace(date, " ", 1)
     for date in dropped:
@@ -210,9 +211,11 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     return _fresh(rows, query)[0]
 
 
-def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
-    """BM25 as :func:`fresh_bm25`, and which of the query's keyword terms the rows hold."""
-    terms = keyword_terms(query)
+def _fresh(rows: list[Rev], query: str, at: int | None = None
+           ) -> tuple[dict[str, float], set[str]]:
+    """BM25 as :func:`fresh_bm25`, and which of the query's keyword terms the rows hold
+    (``at``: the moment the question is about, for the days it names from it)."""
+    terms = keyword_terms(query, at)
     if not terms or not rows:
         return {}, set()
     conn = apsw.Connection(":memory:")
@@ -220,7 +223,8 @@ def _fresh(rows: list[Rev], query: str) -> tuple[dict[str, float], set[str]]:
     for r in rows:
         conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
                      (r.id, _nfkc(r.title), _nfkc(r.content)))
-    words = {**{t: [w] for t, w in _words_of_terms(query).items()}, **_date_phrases(query)[0]}
+    words = {**{t: [w] for t, w in _words_of_terms(query).items()},
+             **_date_phrases(query, at)[0]}
     quoted = [" OR ".join('"' + w.replace('"', '""') + '"' for w in words[t]) for t in terms]
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
@@ -295,9 +299,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     rows = visible(revs, namespace, as_of, valid_at)
     if keep is not None:
         rows = [r for r in rows if keep(r)]
-    bm, held = _fresh(rows, query)
+    bm, held = _fresh(rows, query, valid_at)
     co = python_cosine(rows, query, embedder, embedded)
-    kept = keyword_terms(query)
+    kept = keyword_terms(query, valid_at)
     terms = len(kept)
     # With a model, a query most of whose words no row holds (and the model does not read
     # as one word of its vocabulary) is answered by meaning alone.

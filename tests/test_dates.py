@@ -543,6 +543,27 @@ def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
             day[0].snippet
 
 
+def test_a_day_named_from_the_moment_asked_is_found_where_a_note_writes_it(tmp_path):
+    """"Tomorrow", asked on 16 March 2026, is 17 March 2026 however a note writes it
+    ("17. März 2026"): found, on both paths, where before no memory was said to be about
+    it; the word "tomorrow" in a note is no match (it is another day)."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Arzttermine.md").write_text("# Arzttermine\n\nHautarzt: 17. März 2026 um 9:30.\n")
+    (vault / "Plans.md").write_text("# Plans\n\nCall the bank tomorrow.\n")
+    (vault / "Other.md").write_text("# Other\n\nDentist on 18 March 2026.\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-10T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what's happening tomorrow?", namespace="notes",
+                           as_of="2026-03-16T12:00:00Z")
+            assert [r.note for r in found] == ["v/Arzttermine.md"], \
+                (found.no_answer, [r.note for r in found])
+            later = search("what did I do yesterday", namespace="notes",
+                           as_of="2026-03-19T12:00:00Z")
+            assert [r.note for r in later] == ["v/Other.md"], [r.note for r in later]
+
+
 def test_a_note_about_a_period_asked_about_alone_is_shown_from_its_top(tmp_path):
     """"What did I do last week?" names nothing but the week: its weekly note is shown
     from its top, not by the section nearest such a question in meaning ("Next week");

@@ -228,17 +228,20 @@ def test_a_revision_the_read_could_not_see_is_waited_for_not_lost(tmp_path, monk
 
 # Texts with dates written in numbers and in words, their numbers alone and in other
 # orders: a date's phrase is held only where its numbers are written together, in order,
-# or where the same day is written another way ("15 January", "Jan 15th", "15. Januar").
+# or where the same day is written another way ("15 January", "Jan 15th", "15. Januar");
+# "yesterday", asked on 2026-02-05, is 4 February 2026 written any way.
 DATE_PIECES = ["2025-01-15", "2025", "01", "15", "15/01", "15.01.2025", "2025-01-15 2025-01-15",
                "01 15 2025", "apple", "echo", "15 15", "2025-01", "January 15", "15th of January",
                "15. Januar", "Jan 15th", "January 2025", "1/15/2025", "15 de enero", "January",
-               "2025/01/15", "the fifteenth of January"]
+               "2025/01/15", "the fifteenth of January", "2026-02-04", "4. Februar",
+               "February 4th"]
 dated_text = st.lists(st.sampled_from(DATE_PIECES), min_size=1, max_size=6).map(" ".join)
 date_query = st.sampled_from(["what happened on 2025-01-15", "apple 2025-01-15", "15.01.2025",
                               "on 15/01 echo", "2025-01 apple 2025", "15 15", "2025-01-15 15",
                               "between 2025-01-15 and 2025-01-16", "what did I do on January 15",
                               "15 January 2025 apple", "in January 2025", "am 15.01. echo",
-                              "the fifteenth of January 2025", "Mi 15.1.25 apple"])
+                              "the fifteenth of January 2025", "Mi 15.1.25 apple",
+                              "what did I do yesterday", "yesterday apple"])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -105,12 +105,12 @@ def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
     return stop_terms(db) | only.get(language, frozenset()) if language else stop_terms(db)
 
 
-def keyword_terms(db, query: str) -> list[str]:
+def keyword_terms(db, query: str, at: int | None = None) -> list[str]:
     """The terms the keyword arm ranks by: the query's terms without its stop words
     ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
     for "the who"); a date is one phrase of its terms, or no term at all
-    (:func:`date_phrases`)."""
-    phrases, rest = date_phrases(db, query)
+    (:func:`date_phrases`; ``at``: the moment the question is about)."""
+    phrases, rest = date_phrases(db, query, at)
     terms = query_terms(db, rest)
     stop = query_stop_terms(db, terms)
     kept = [t for t in terms if t not in stop]
@@ -121,25 +121,26 @@ def keyword_terms(db, query: str) -> list[str]:
     return terms if rest is query else []
 
 
-def date_phrases(db, query: str) -> tuple[list[str], str]:
+def date_phrases(db, query: str, at: int | None = None) -> tuple[list[str], str]:
     """The phrases of the dates ``query`` names as a note could write them
     (:func:`dates.written_forms`: "March 14", "2026-03-11", "week 11"), each its terms
     joined by a space ("march 14"), and a day or month as each of the ways a note writes
-    it, joined by "|" ("march 14|14 march|14th of march|14 märz|..."), once each; and the
-    query without them, nor the dates it names from the day asked about ("last week") or
-    as spans. A date is its period's to favour, and its words count only together:
+    it, joined by "|" ("march 14|14 march|14th of march|14 märz|..."), once each; a day
+    named from the moment ``at`` ("tomorrow", "yesterday") as its day's ways alone; and
+    the query without them, nor the other dates it names from that moment ("last week")
+    or as spans. A date is its period's to favour, and its words count only together:
     "March" or "2026" alone is in every note of the month or year, "14" in every price,
     "week" in every weekly plan."""
-    written, dropped = written_forms(query)
+    written, dropped = written_forms(query, at)
     if not written and not dropped:
         return [], query
     rest = unicodedata.normalize("NFKC", query)
     phrases: dict[str, None] = {}
-    for date, forms in written:
+    for date, forms, own in written:
         terms = db.tokens(date)
-        if len(terms) > 1:
-            alternatives = [" ".join(terms)] + [
-                " ".join(words) for form in forms if len(words := db.tokens(form)) > 1]
+        alternatives = [" ".join(terms)] if own and len(terms) > 1 else []
+        alternatives += [" ".join(words) for form in forms if len(words := db.tokens(form)) > 1]
+        if alternatives and (len(terms) > 1 or not own):
             phrases.setdefault(PHRASE_OR.join(dict.fromkeys(alternatives)), None)
             rest = rest.replace(date, " ", 1)
     for date in dropped:

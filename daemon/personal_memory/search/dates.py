@@ -330,19 +330,24 @@ def written_dates(text: str) -> tuple[list[str], list[str]]:
     "yesterday", "3-9 March", "from 13/3 to 19/3"). A month named alone ("in March")
     is in neither: its name is a word."""
     written, dropped = _written(text)
-    return [date for date, _ in written], dropped
+    return [date for date, _, _ in written], dropped
 
 
-def written_forms(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+def written_forms(text: str, at: int | None = None
+                  ) -> tuple[list[tuple[str, tuple[str, ...], bool]], list[str]]:
     """:func:`written_dates`, the first kind each with the other ways a note writes the
     same day or month (:func:`_forms`): "March 14" is also "14 March", "14th of March",
     "14. März", "14 de marzo"; "2026-03-11" also "11.03.2026", "March 11"; "March 2026"
     also "2026-03", "März 2026". Weeks, quarters, and a slashed day that reads two ways
-    ("3/4") have none."""
-    return _written(text)
+    ("3/4") have none. Given the moment ``at`` the question is about, a day named from it
+    ("tomorrow", "yesterday", "last Monday", "on the 6th") is written too, as its day's
+    forms: its own words are no form of it ("tomorrow" in a note is another day). Each
+    is (as written, its forms, whether its own words are one of them)."""
+    return _written(text, at)
 
 
-def _written(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+def _written(text: str, at: int | None = None
+             ) -> tuple[list[tuple[str, tuple[str, ...], bool]], list[str]]:
     text = unicodedata.normalize("NFKC", text)
     found = [(m.span(), named) for m in _PATTERNS.finditer(text)
              if m.lastgroup.lstrip("ymdwq") != "9"
@@ -356,13 +361,19 @@ def _written(text: str) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
     lower = text.lower()
     spans_of = [m.span() for m in _RELATIVE.finditer(lower)] + [
         m.span() for pattern in (_DAY_RANGE, _SLASHED_SPAN) for m in pattern.finditer(text)]
-    dropped = [text[a:b] for a, b in _outermost(spans_of)]
+    # a day named from the moment asked about, alone (not inside a span): its day's forms
+    days = {span: (start.year, "day", start.month, start.day)
+            for span, start, count in (_relative_days(text, at) if at is not None else ())
+            if count == 1}
+    outer = _outermost(spans_of)
+    dropped = [text[a:b] for a, b in outer if (a, b) not in days]
     named_at = {}
     for span, named in found:
         named_at.setdefault(span, named)
-    written = [(text[a:b], _forms(named_at.get((a, b))))
+    written = [(text[a:b], _forms(named_at.get((a, b))), True)
                for a, b in _outermost(list(named_at))
                if not any(c <= a and b <= d for c, d in spans_of)]
+    written += [(text[a:b], _forms(days[(a, b)]), False) for a, b in outer if (a, b) in days]
     return written, dropped
 
 
@@ -631,20 +642,29 @@ def relative_periods(text: str, at: int) -> list[tuple[int, int]]:
     dernier, vorige maandag, lunedì scorso).
     Each is the label's day as the dates named in full are, [00:00, 24:00) UTC, so
     "yesterday" finds the daily note named by yesterday's date."""
+    out = []
+    for _, start, days in _relative_days(unicodedata.normalize("NFKC", text), at):
+        begin = to_micros(datetime(start.year, start.month, start.day, tzinfo=timezone.utc))
+        out.append((begin, begin + days * DAY_US))
+    return out
+
+
+def _relative_days(text: str, at: int) -> list[tuple[tuple[int, int], object, int]]:
+    """Each day or span ``text`` (in NFKC) names from the day of ``at``: (where it is
+    written, its first day, how many days)."""
     try:
         today = datetime.fromtimestamp(at / 1e6).date()
     except (OverflowError, ValueError, OSError):  # outside what a calendar date holds
         return []
     out = []
-    for m in _RELATIVE.finditer(unicodedata.normalize("NFKC", text).lower()):
+    for m in _RELATIVE.finditer(text.lower()):
         name = m.group("wd") or m.group("wd2") or m.group("wd3")
         weekday = _WEEKDAY.get(name, _WEEKDAY_MORE.get(name)) if name else None
         try:
             start, days = _relative_day(m, today, weekday)
         except (OverflowError, ValueError):  # before year 1 or after 9999
             continue
-        begin = to_micros(datetime(start.year, start.month, start.day, tzinfo=timezone.utc))
-        out.append((begin, begin + days * DAY_US))
+        out.append((m.span(), start, days))
     return out
 
 

@@ -645,7 +645,7 @@ class SearchIndex:
                                  lambda text: self._holding(db, winners, text))
             winners = np.sort(np.searchsorted(self.rows.ids,
                                               np.array(kept, dtype=np.int64)))
-        terms = keyword_terms(db, query.words)
+        terms = keyword_terms(db, query.words, valid_at)
         bm_pos, bm_score, docs = self.bm25(db, winners, terms)
         held = {t for t, n in docs.items() if n}
         parts = word_parts(db, terms, held, lambda some: self.held(db, winners, some),

@@ -55,7 +55,7 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
             kept = set(text_filtered(db, [r.revision_id for r in visible], query))
             visible = [r for r in visible if r.revision_id in kept]
         rows = {r.revision_id: r for r in visible}
-        terms = keyword_terms(db, query.words)
+        terms = keyword_terms(db, query.words, valid_at)
         weights = (ranking.TITLE_WEIGHT, ranking.CONTENT_WEIGHT)
         bm25 = db.bm25_over(list(rows), terms, weights)
         held = db.terms_held(list(rows), terms) if bm25 else set()

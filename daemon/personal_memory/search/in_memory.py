@@ -370,7 +370,15 @@ class SearchIndex:
         if todo:
             candidates, of_words = {}, {}
             for phrase in todo:
-                words = frozenset(phrase.split(" "))
+                wanted = phrase.split(" ")
+                if db.tokens(phrase) == wanted:  # FTS5 reads it as itself: its rows, at once
+                    ids = np.array(db.phrase_rows(wanted), dtype=np.int64)
+                    pos = np.searchsorted(self.rows.ids, ids)
+                    inside = pos < size
+                    inside[inside] = self.rows.ids[pos[inside]] == ids[inside]
+                    candidates[phrase] = pos[inside]  # (rows added since: the next refresh)
+                    continue
+                words = frozenset(wanted)
                 if words not in of_words:  # "14 march" and "march 14": the same rows
                     pos = None
                     for word in sorted(words):  # positions of a term are unique

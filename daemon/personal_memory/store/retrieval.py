@@ -213,6 +213,15 @@ class Retrieval:
                     f"AND deleted = 0 AND NOT ({self.purged}) AND NOT {self.note_record}",
                     (first_id, last_id))]
 
+    def phrase_rows(self, terms: Sequence[str]) -> list[int]:
+        """The revision ids the persistent FTS5 index holds ``terms`` at, one after another
+        in one column, ascending; ``terms`` as the index holds them and its tokenizer reads
+        them (the caller checks: a stemmed term may be stemmed again)."""
+        expression = '"' + " ".join(terms).replace('"', '""') + '"'
+        return [rid for (rid,) in self.conn.execute(
+            "SELECT rowid FROM revisions_fts WHERE revisions_fts MATCH ? ORDER BY rowid",
+            (expression,))]
+
     def term_postings(self, term: str) -> list[tuple[int, int, int]]:
         """(revision id, occurrences in the title, occurrences in the content) for every
         revision holding ``term``, read from the persistent FTS5 index."""

@@ -3,7 +3,7 @@ dates (a journal's), in one run:
 
     .venv/bin/python benchmarks/date_queries.py --sizes 20000 100000
 
-Each memory holds four lines of everyday words, each with a day written one of six ways
+Each memory holds four lines of everyday words, each with a day written one of five ways
 ("14 March", "March 14", "2026-03-14", "14.03.2026", "14th of March") or a price. A day
 in a query is searched as each way a note writes it (search/dates.py, ``written_forms``):
 the queries "what did I do on March 14" and "budget review 2026-05-05" are timed against

@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 from personal_memory import MemoryStore
 from personal_memory.search import ranking
 from personal_memory.notes.folders import Folder
-from personal_memory.search.dates import NO_DAY, YEARS, about, named_periods, note_day
+from personal_memory.search.dates import YEARS, named_periods
+from personal_memory.search.periods import NO_DAY, about, note_day
 from personal_memory.times import format_time, parse_time
 
 
@@ -685,11 +686,11 @@ def test_a_row_about_the_day_named_is_not_held_back_by_its_meaning():
 @given(st.lists(st.tuples(st.integers(-50, 50), st.integers(1, 30)), max_size=8),
        st.lists(st.tuples(st.integers(-60, 90), st.integers(1, 40)), max_size=40))
 def test_the_fast_paths_mask_is_the_rule(spans_, rows):
-    """The fast path's binary search over merged periods equals :func:`dates.inside`,
+    """The fast path's binary search over merged periods equals :func:`periods.inside`,
     which is checked here against a span held day by day by one period or by periods
     that meet."""
     import numpy as np
-    from personal_memory.search.dates import inside, periods_mask
+    from personal_memory.search.periods import inside, periods_mask
     periods = tuple((a, a + n) for a, n in spans_)
     starts = np.array([a for a, _ in rows], dtype=np.int64)
     ends = np.array([a + n for a, n in rows], dtype=np.int64)

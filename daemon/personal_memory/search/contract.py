@@ -25,8 +25,9 @@ from ..notes.resolve import VisibleNotes
 from ..records import RevisionRecord, SearchResult
 from ..times import parse_time
 from . import lexicon, ranking, syntax
-from .dates import Named, about, date_words, described, share, written_forms
+from .dates import Named, date_words, described, share, written_forms
 from .graph import LinkGraph
+from .periods import about
 from .text import (PHRASE_OR, find_folded, is_phrase, normalize_text, paired, stop_words,
                    stop_words_by_language)
 
@@ -685,7 +686,7 @@ def link_graph(visible: list[RevisionRecord]) -> LinkGraph:
 
 def dated_row(row: RevisionRecord, periods: Named) -> float:
     """What a row gains for being about a span the periods a query names hold
-    (:func:`dates.about`, :func:`dates.share`, :func:`ranking.dated_bonus`), or 0."""
+    (:func:`periods.about`, :func:`dates.share`, :func:`ranking.dated_bonus`), or 0."""
     if not periods:
         return 0.0
     return ranking.dated_bonus(row.note is not None) * share(

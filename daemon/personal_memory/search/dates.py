@@ -4,7 +4,7 @@
 14.03.", "Sa 14.3.", "on 23/09"): the periods
 whose memories the ranking favours (``ranking.DATED``): a note whose file name names a
 day, week, quarter or month inside one, or a memory outside notes valid from one
-(:func:`about`).
+(:func:`periods.about`).
 
 A month needs its year, or a preposition before it ("in March", "im März"), so "May I
 export?" names no period; a day, week or month without its year is that one of every
@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_right
 from calendar import monthrange
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from itertools import groupby
 
 import numpy as np
 
 from ..times import DAY_US, to_micros
+from .periods import inside, periods_mask, span_of
 from .ranking import EARLIER_YEARS
 
 _MONTHS = {  # each language's names of the twelve months, January first
@@ -275,7 +274,7 @@ def periods_named(text: str, at: int | None = None) -> Named:
         if named[0] is None:
             seen.add(named)
         years = YEARS if named[0] is None else (named[0],)
-        periods = [p for y in years if (p := _span(y, *named[1:])) is not None
+        periods = [p for y in years if (p := span_of(y, *named[1:])) is not None
                    and (named[0] is not None or at is None or p[0] <= at)]
         if named[1] == "day" and _WEEK_OF.search(text[max(0, m.start() - 24):m.start()]):
             periods = [_week_of(p) for p in periods]
@@ -443,7 +442,7 @@ def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _exists(named: tuple | None) -> bool:
     """Whether a day or month :func:`_named` read is one of the calendar's (of a leap
     year, when named without its year)."""
-    return named is not None and _span(named[0] or 2024, *named[1:]) is not None
+    return named is not None and span_of(named[0] or 2024, *named[1:]) is not None
 
 
 def share(span: tuple[int, int], named: Named) -> float:
@@ -581,7 +580,7 @@ def _range_spans(first: tuple, last: tuple, at: int | None) -> list[tuple[int, i
         pairs = [(y, y if order else y + 1) for y in YEARS]
     out = []
     for y1, y2 in pairs:
-        a, b = _span(y1, "day", first[2], first[3]), _span(y2, "day", last[2], last[3])
+        a, b = span_of(y1, "day", first[2], first[3]), span_of(y2, "day", last[2], last[3])
         if a and b and a[0] < b[1] and (first[0] is not None or last[0] is not None
                                         or at is None or a[0] <= at):
             out.append((a[0], b[1]))
@@ -604,24 +603,6 @@ def _readings(first: str, second: str, year: str | None) -> list[tuple[tuple, st
     orders = [(b, a, "dm")] + ([(a, b, "md")] if a != b else [])  # (month, day, order)
     return [((full, "day", month, day), order if a != b else None)
             for month, day, order in orders if 1 <= month <= 12]
-
-
-def _span(year: int, unit: str, *numbers: int) -> tuple[int, int] | None:
-    """[start, end) of a day, month, ISO week or quarter of ``year``; None when there is
-    no such one (31 February, week 53 of most years, month 13)."""
-    if unit == "day":
-        return _period(year, numbers[0], numbers[1])
-    if unit == "month":
-        return _period(year, numbers[0], None)
-    if unit == "quarter":
-        first, last = _period(year, 3 * numbers[0] - 2, None), \
-            _period(year, 3 * numbers[0], None)
-        return (first[0], last[1]) if first and last else None
-    try:
-        monday = datetime.fromisocalendar(year, numbers[0], 1).replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-    return to_micros(monday), to_micros(monday) + 7 * DAY_US
 
 
 def _week_of(day: tuple[int, int]) -> tuple[int, int]:
@@ -721,107 +702,3 @@ def _relative_day(m: re.Match, today, weekday: int | None):
             first = (first - timedelta(days=1)).replace(day=1)
         return first, monthrange(first.year, first.month)[1]
     return today - timedelta(days=(today.weekday() - weekday) % 7 or 7), 1
-
-
-def _period(year: int, month: int, day: int | None) -> tuple[int, int] | None:
-    try:
-        start = datetime(year, month, day or 1, tzinfo=timezone.utc)
-        if day is not None:
-            return to_micros(start), to_micros(start) + DAY_US
-        after = (datetime(year + 1, 1, 1, tzinfo=timezone.utc) if month == 12
-                 else datetime(year, month + 1, 1, tzinfo=timezone.utc))
-    except ValueError:  # no such day, month or year (31 February, month 13, year 0)
-        return None
-    return to_micros(start), to_micros(after)
-
-
-# The period a file name names (Obsidian's daily and periodic notes): a day (2026-03-14.md,
-# "2026-03-03 Budget review.md", 2026_03_14, 20260314), an ISO week (2026-W11, 2026-KW11),
-# a quarter (2026-Q1) or a month (2026-03); not inside a longer number (a Zettelkasten ID).
-# A year alone names none: "1984.md" is a book as often as a yearly note.
-_FILE_PERIODS = (
-    ("day", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.]?)(\d\d)\2(\d\d)(?!\d)")),
-    ("week", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?(?:[Ww]|[Kk][Ww])(\d\d?)(?!\d)")),
-    ("quarter", re.compile(r"(?<![\d\w])((?:19|20|21)\d\d)[-_ ]?[Qq]([1-4])(?!\d)")),
-    ("month", re.compile(r"(?<!\d)((?:19|20|21)\d\d)([-_.])(\d\d)(?![-_.]?\d)")),
-)
-# A day named with its year last (14.03.2026, 14-03-2026, 03-14-2026): with dots day first,
-# as written from Germany to Russia; with a dash or an underscore in whichever order the
-# numbers allow, and none when either could be the day (03-04-2026 is 3 April to most of
-# the world and 4 March to the United States, and one name alone cannot tell which).
-_DAY_FIRST = re.compile(r"(?<![\d\w.])(\d\d)([-_.])(\d\d)\2((?:19|20|21)\d\d)(?!\d|[-_.]\d)")
-NO_DAY = np.iinfo(np.int64).min  # a memory about no day: inside no period
-FOREVER = np.iinfo(np.int64).max
-
-
-def note_span(note: str) -> tuple[int, int] | None:
-    """The period a note's file name names ([start, end), the first kind found of day,
-    week, quarter, month), or None."""
-    name = note.rsplit("/", 1)[-1]
-    for unit, pattern in _FILE_PERIODS:
-        m = pattern.search(name)
-        if m is not None:
-            numbers = [int(g) for g in m.groups() if g and g.isdigit()]
-            return _span(numbers[0], unit, *numbers[1:])
-    m = _DAY_FIRST.search(name)
-    if m is None:
-        return None
-    a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
-    if m.group(2) != "." and a <= 12:
-        if b <= 12:  # either could be the day
-            return None
-        a, b = b, a
-    return _span(year, "day", b, a)
-
-
-def note_day(note: str) -> int | None:
-    """The start of the period a note's file name names, or None."""
-    span = note_span(note)
-    return None if span is None else span[0]
-
-
-def about(note: str | None, valid_from: int) -> tuple[int, int]:
-    """The span of time a memory is about, which a period the query names favours when it
-    holds the whole span: a note's day, week, quarter or month, when its file name names
-    one (a daily or periodic note), else none for a note (when its text was imported says
-    nothing of what it is about: a first sync stamps a whole vault with one day); a memory
-    that is no note's is about the moment of its valid time."""
-    if note is None:
-        return valid_from, valid_from + 1
-    span = note_span(note)
-    return (NO_DAY, NO_DAY) if span is None else span
-
-
-@lru_cache(maxsize=64)
-def _merged(periods: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-    """Periods sorted, those that touch or overlap made one (once per query's periods:
-    the reference path asks for every row)."""
-    merged: list[list[int]] = []
-    for start, end in sorted(periods):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return tuple((a, b) for a, b in merged)
-
-
-def inside(span: tuple[int, int], periods: tuple[tuple[int, int], ...]) -> bool:
-    """Whether the periods named hold a span (UTC microseconds) whole: a day of March in
-    "in March 2026", a weekly note in "last week", not a monthly note in "on March 4"."""
-    start, end = span
-    merged = _merged(periods)
-    i = bisect_right(merged, (start, FOREVER)) - 1  # the last merged period from before it
-    return i >= 0 and merged[i][0] <= start and end <= merged[i][1]
-
-
-def periods_mask(starts: np.ndarray, ends: np.ndarray,
-                 periods: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """:func:`inside` over arrays of spans (the fast path's rows): one binary search per
-    span among the periods merged (a query may name a hundred)."""
-    merged = _merged(periods)
-    if not merged:
-        return np.zeros(len(starts), dtype=bool)
-    first = np.array([a for a, _ in merged], dtype=np.int64)
-    last = np.array([b for _, b in merged], dtype=np.int64)
-    at = np.searchsorted(first, starts, side="right") - 1
-    return (at >= 0) & (ends <= last[np.maximum(at, 0)])

@@ -33,8 +33,9 @@ from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_
                        keyword_terms, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, period_unmet, piece_lines,
                        query_terms, text_filtered)
-from .dates import about, shares
+from .dates import shares
 from .graph import LinkGraph, NameIndex, Resolver
+from .periods import about
 from .syntax import Query, note_matches, section_matches
 from .text import PHRASE_OR, alternatives, is_phrase
 from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
@@ -139,7 +140,7 @@ class SearchIndex:
         self._resolved: tuple[tuple, Resolver, dict[int, frozenset[str]]] | None = None
         # the records in _resolved's, by their targets
         self._record_naming = NameIndex(lambda p: self._record_links[p]["links"])
-        self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (dates.about)
+        self._note_days: dict[str, tuple[int, int]] = {}  # note -> its span (periods.about)
         self._record_tags: dict[int, tuple[str, ...]] = {}  # position of a note record -> tags
         self._order = np.zeros(0, dtype=np.int64)  # positions by (memory, known_at, id)
         self._sorted: dict[str, np.ndarray] = {}

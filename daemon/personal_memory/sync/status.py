@@ -70,6 +70,8 @@ def daemon_status(db: Database, namespace: str | None = None) -> DaemonStatus:
             return _status(db, namespace, daemon, fresh, daemon.state, pid)
         running = fresh and pid_alive(daemon.pid)
     holder = None if running or db.follow is not None else lock_holder(db.path)
+    if holder and not pid_alive(holder):
+        holder = None  # killed: its last thread closes the lock a moment after the first
     if holder is not None:
         running, pid = True, holder or None
         state = "not writing: no heartbeat lately (a full disk? see its log)"

@@ -13,6 +13,7 @@ from personal_memory.notes.folders import Folder
 from personal_memory.search.dates import YEARS, named_periods
 from personal_memory.search.periods import NO_DAY, about, note_day
 from personal_memory.times import format_time, parse_time
+from support import vault_of
 
 
 def spans_at(text, at):
@@ -514,13 +515,12 @@ def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
     question another ("February 28", "2026-03-11"): the same day is found, on both paths,
     where before nothing was said to be about it. Numbers without a year are no other
     way of writing it ("28.02" is as often a time), nor another day's words."""
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "Dentist.md").write_text("# Dentist\n\nAm 28. Februar Zahnreinigung.\n")
-    (vault / "Boat.md").write_text("# Boat\n\nSailing trip on Feb 28th with Ana.\n")
-    (vault / "Lease.md").write_text("# Lease\n\nSigned on 11.03.2026 at the agency.\n")
-    (vault / "Clock.md").write_text("# Clock\n\nThe train left at 28.02 sharp.\n")
-    (vault / "Other.md").write_text("# Other\n\nOn February 27 and March 28 nothing.\n")
+    vault = vault_of(tmp_path, {
+        "Dentist.md": "# Dentist\n\nAm 28. Februar Zahnreinigung.\n",
+        "Boat.md": "# Boat\n\nSailing trip on Feb 28th with Ana.\n",
+        "Lease.md": "# Lease\n\nSigned on 11.03.2026 at the agency.\n",
+        "Clock.md": "# Clock\n\nThe train left at 28.02 sharp.\n",
+        "Other.md": "# Other\n\nOn February 27 and March 28 nothing.\n"}, "v")
     with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
         store.sync([Folder.of(vault)], known_at="2026-03-20T10:00:00Z")
         for search in (store.search, store.search_reference):
@@ -548,11 +548,10 @@ def test_a_day_named_from_the_moment_asked_is_found_where_a_note_writes_it(tmp_p
     """"Tomorrow", asked on 16 March 2026, is 17 March 2026 however a note writes it
     ("17. März 2026"): found, on both paths, where before no memory was said to be about
     it; the word "tomorrow" in a note is no match (it is another day)."""
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "Arzttermine.md").write_text("# Arzttermine\n\nHautarzt: 17. März 2026 um 9:30.\n")
-    (vault / "Plans.md").write_text("# Plans\n\nCall the bank tomorrow.\n")
-    (vault / "Other.md").write_text("# Other\n\nDentist on 18 March 2026.\n")
+    vault = vault_of(tmp_path, {
+        "Arzttermine.md": "# Arzttermine\n\nHautarzt: 17. März 2026 um 9:30.\n",
+        "Plans.md": "# Plans\n\nCall the bank tomorrow.\n",
+        "Other.md": "# Other\n\nDentist on 18 March 2026.\n"}, "v")
     with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
         store.sync([Folder.of(vault)], known_at="2026-03-10T10:00:00Z")
         for search in (store.search, store.search_reference):

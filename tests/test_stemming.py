@@ -4,7 +4,7 @@ re-indexed once, without touching a revision."""
 import apsw
 
 from personal_memory import MemoryStore
-from support import ids
+from support import ids, vault_of
 
 
 def test_a_word_finds_its_other_forms(store):
@@ -50,13 +50,11 @@ def test_a_verb_finds_its_irregular_past(tmp_path):
     word ("saw", "left") is no form of its verb, and a past is not searched as its verb
     ("the icon is gone" is no question about going)."""
     from personal_memory.notes.folders import Folder
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "Saturday.md").write_text("# Saturday\n\nBought a used amp, 260 €.\n\nWent to the lake.\n")
-    (vault / "Tools.md").write_text("# Tools\n\nThe saw is in the shed, left of the door.\n")
-    (vault / "Hike.md").write_text("# Hike\n\nWe go hiking on Sundays.\n")
-    for i in range(4):
-        (vault / f"f{i}.md").write_text(f"# F{i}\n\nAn amp of letters {i}.\n")
+    vault = vault_of(tmp_path, {
+        "Saturday.md": "# Saturday\n\nBought a used amp, 260 €.\n\nWent to the lake.\n",
+        "Tools.md": "# Tools\n\nThe saw is in the shed, left of the door.\n",
+        "Hike.md": "# Hike\n\nWe go hiking on Sundays.\n",
+        **{f"f{i}.md": f"# F{i}\n\nAn amp of letters {i}.\n" for i in range(4)}}, "v")
     with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
         store.sync([Folder.of(vault)])
         for search in (store.search, store.search_reference):

@@ -544,6 +544,21 @@ def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
             day[0].snippet
 
 
+def test_a_query_of_many_dates_searches_the_first_few_in_every_way():
+    """Each date is some twenty phrases: of a query with more than DATES_WRITTEN_WAYS, the
+    rest are searched as written (a day named from the moment asked, as no term), so a
+    1,000-character query of sixty dates stays cheap."""
+    from personal_memory.search.dates import DATES_WRITTEN_WAYS, written_forms
+    query = " ".join(f"{d} March 2026" for d in range(1, 13)) + " and yesterday"
+    written, dropped = written_forms(query, parse_time("2026-03-20T12:00:00Z"))
+    assert [date for date, _, _ in written] == [f"{d} March 2026" for d in range(1, 13)]
+    assert all(len(forms) > 10 for _, forms, _ in written[:DATES_WRITTEN_WAYS])
+    assert all(forms == () for _, forms, _ in written[DATES_WRITTEN_WAYS:])
+    assert dropped == ["yesterday"]
+    assert len(written_forms("on 1 March 2026 or yesterday",
+                             parse_time("2026-03-20T12:00:00Z"))[0]) == 2
+
+
 def test_a_day_named_from_the_moment_asked_is_found_where_a_note_writes_it(tmp_path):
     """"Tomorrow", asked on 16 March 2026, is 17 March 2026 however a note writes it
     ("17. März 2026"): found, on both paths, where before no memory was said to be about

@@ -241,7 +241,8 @@ date_query = st.sampled_from(["what happened on 2025-01-15", "apple 2025-01-15",
                               "between 2025-01-15 and 2025-01-16", "what did I do on January 15",
                               "15 January 2025 apple", "in January 2025", "am 15.01. echo",
                               "the fifteenth of January 2025", "Mi 15.1.25 apple",
-                              "what did I do yesterday", "yesterday apple"])
+                              "what did I do yesterday", "yesterday apple",
+                              " ".join(f"{d} January 2025" for d in range(7, 17))])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -373,10 +373,16 @@ def _written(text: str, at: int | None = None
                for a, b in _outermost(list(named_at))
                if not any(c <= a and b <= d for c, d in spans_of)]
     written += [(text[a:b], _forms(days[(a, b)]), False) for a, b in outer if (a, b) in days]
-    return written, dropped
+    # a query of many dates: the first few are each their ways of writing, the rest as
+    # written, or no term (some twenty phrases a date; 1,000 characters hold sixty dates)
+    kept = written[:DATES_WRITTEN_WAYS]
+    kept += [(date, (), own) for date, _, own in written[DATES_WRITTEN_WAYS:] if own]
+    dropped += [date for date, _, own in written[DATES_WRITTEN_WAYS:] if not own]
+    return kept, dropped
 
 
 _ORDINAL = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}
+DATES_WRITTEN_WAYS = 8  # the dates of a query searched as each way a note writes them
 
 
 def _forms(named: tuple | None) -> tuple[str, ...]:

@@ -278,3 +278,15 @@ def test_a_phrase_counted_by_index_is_counted_as_token_by_token(terms, wanted):
     from personal_memory.search.in_memory import _instances
     from personal_memory.search.text import instances
     assert _instances(terms, wanted) == instances(terms, " ".join(wanted))
+
+
+def test_a_query_of_more_dates_than_the_phrases_kept_after_one_of_them(tmp_path):
+    """Phrases asked for again while the cache of phrases is cleared for new ones are
+    still answered (a KeyError once more than PHRASES_KEPT were new)."""
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.remember("m0", "On 15 January 2025 and 9 January 2025 we met.", namespace="a")
+        many = " ".join(f"{d} January 2025" for d in range(7, 17))  # 15 and 16 as written
+        for q in (many, "15 January 2025 apple", many, "15 January 2025"):
+            fast, ref = store.search(q, namespace="a"), store.search_reference(q, namespace="a")
+            same(fast, ref)
+            assert [r.memory_id for r in fast] == ["m0"], q

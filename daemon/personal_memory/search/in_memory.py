@@ -366,8 +366,9 @@ class SearchIndex:
         phrase's instances; each row read and tokenized once for all of them. Kept while
         no row is added (one search asks more than once)."""
         size = self.rows.size
-        todo = [p for p in dict.fromkeys(phrases)
-                if (cached := self._phrases.get(p)) is None or cached[0] != size]
+        found = {p: cached[1] for p in dict.fromkeys(phrases)
+                 if (cached := self._phrases.get(p)) is not None and cached[0] == size}
+        todo = [p for p in dict.fromkeys(phrases) if p not in found]
         if todo:
             candidates, of_words = {}, {}
             for phrase in todo:
@@ -396,7 +397,7 @@ class SearchIndex:
                 title, content = texts.get(rid, ("", ""))
                 tokens[p] = (db.document_tokens(title or ""), db.document_tokens(content or ""))
             if len(self._phrases) + len(todo) > PHRASES_KEPT:
-                self._phrases.clear()
+                self._phrases.clear()  # (those asked for now are in ``found``)
             for phrase in todo:
                 wanted = phrase.split(" ")
                 kept, tf = [], []
@@ -407,9 +408,10 @@ class SearchIndex:
                     if count:
                         kept.append(p)
                         tf.append(float(count))
-                self._phrases[phrase] = (size, (np.array(kept, dtype=np.int32),
-                                                np.array(tf, dtype=np.float64)))
-        return [self._phrases[p][1] for p in phrases]
+                found[phrase] = (np.array(kept, dtype=np.int32),
+                                 np.array(tf, dtype=np.float64))
+                self._phrases[phrase] = (size, found[phrase])
+        return [found[p] for p in phrases]
 
     def warm(self, db: Database, vector_key: str | None = None,
              terms: int = WARM_TERMS) -> None:

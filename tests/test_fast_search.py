@@ -290,3 +290,22 @@ def test_a_query_of_more_dates_than_the_phrases_kept_after_one_of_them(tmp_path)
             fast, ref = store.search(q, namespace="a"), store.search_reference(q, namespace="a")
             same(fast, ref)
             assert [r.memory_id for r in fast] == ["m0"], q
+
+
+def test_a_phrase_the_tokenizer_reads_otherwise_is_found_by_its_words(tmp_path, monkeypatch):
+    """A phrase of stemmed terms the tokenizer would stem again cannot be asked of FTS5:
+    its rows are those holding its words, read again; the answers are the same."""
+    from personal_memory.search import in_memory
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        for i, text in enumerate(["Paid on 15 January 2025.", "Feb 28th: the boat", "15 apples",
+                                  "2025-01-15 and 15.01.2025", "January 15th, then 28 Feb"]):
+            store.remember(f"m{i}", text, namespace="a")
+        queries = ["what did I pay on January 15", "15.01.2025", "February 28 boat"]
+        fast = [[(r.memory_id, r.score) for r in store.search(q, namespace="a")] for q in queries]
+        monkeypatch.setattr(in_memory, "_reads_as_itself", lambda db, phrase: False)
+        index = store._search_index()
+        index._phrases.clear()
+        again = [[(r.memory_id, r.score) for r in store.search(q, namespace="a")] for q in queries]
+        assert again == fast and all(fast), fast
+        for q in queries:
+            same(store.search(q, namespace="a"), store.search_reference(q, namespace="a"))

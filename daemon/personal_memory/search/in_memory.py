@@ -96,6 +96,12 @@ def _instances(terms: list[str], wanted: list[str]) -> int:
             count += 1
 
 
+def _reads_as_itself(db: Database, phrase: str) -> bool:
+    """Whether the index's tokenizer reads a phrase of stemmed terms as those terms (a
+    stemmed term may be stemmed again: then the rows holding its words are read)."""
+    return db.tokens(phrase) == phrase.split(" ")
+
+
 class SearchIndex:
     """In-memory state for fast exact search over one database. Thread-safe: searches
     hold a lock while they refresh and read the arrays."""
@@ -373,7 +379,7 @@ class SearchIndex:
             candidates, of_words = {}, {}
             for phrase in todo:
                 wanted = phrase.split(" ")
-                if db.tokens(phrase) == wanted:  # FTS5 reads it as itself: its rows, at once
+                if _reads_as_itself(db, phrase):  # FTS5 finds its rows, at once
                     ids = np.array(db.phrase_rows(wanted), dtype=np.int64)
                     pos = np.searchsorted(self.rows.ids, ids)
                     inside = pos < size
@@ -384,9 +390,9 @@ class SearchIndex:
                 if words not in of_words:  # "14 march" and "march 14": the same rows
                     pos = None
                     for word in sorted(words):  # positions of a term are unique
-                        found = self.postings(db, word)[0]
-                        pos = found if pos is None else np.intersect1d(pos, found,
-                                                                       assume_unique=True)
+                        held = self.postings(db, word)[0]
+                        pos = held if pos is None else np.intersect1d(pos, held,
+                                                                      assume_unique=True)
                     of_words[words] = pos
                 candidates[phrase] = of_words[words]
             every = np.unique(np.concatenate(list(candidates.values())))

@@ -121,7 +121,7 @@ def _derived(term: str) -> list[str]:
 # already or whose forms are function words.
 _IRREGULAR = """
 arise arose arisen; awake awoke awoken; bear bore borne; beat beaten; become became;
-begin began begun; bend bent; bet; bind bound; bleed bled; blow blew blown; break broke
+begin began begun; bend bent; bind bound; bleed bled; blow blew blown; break broke
 broken; breed bred; bring brought; build built; burn burnt; buy bought; catch caught;
 choose chose chosen; cling clung; creep crept; deal dealt; dig dug; draw drew drawn;
 dream dreamt; drink drank drunk; drive drove driven; eat ate eaten; feed fed; fight
@@ -140,19 +140,21 @@ understood; wake woke woken; wear wore worn; weep wept; win won; write wrote wri
 _VERBS = [tuple(line.split()) for line in _IRREGULAR.replace("\n", " ").split(";")]
 
 
+_IRREGULAR_TERMS: dict[str, dict[str, tuple[str, ...]]] = {}  # by the index's tokenizer
+
+
 def _irregular(db) -> dict[str, tuple[str, ...]]:
     """A verb's term (as the index stems it) -> the terms of its past forms. Not the other
     way: a question's "gone" ("the icon is gone") is no question about going, and the
     verb alone is in far more rows than its past."""
-    cached = getattr(db, "_irregular_forms", None)
-    if cached is None:
-        cached = {}
+    found = _IRREGULAR_TERMS.get(db.tokenizer)
+    if found is None:
+        found = {}
         for verb in _VERBS:
             terms = [t for word in verb for t in db.tokens(word)[:1]]
-            if terms:
-                cached.setdefault(terms[0], tuple(t for t in terms[1:] if t != terms[0]))
-        db._irregular_forms = cached
-    return cached
+            found.setdefault(terms[0], tuple(t for t in terms[1:] if t != terms[0]))
+        _IRREGULAR_TERMS[db.tokenizer] = found
+    return found
 
 
 def _compounds_ending(db, term: str, word: str) -> list[str]:

@@ -236,6 +236,24 @@ def _fresh(rows: list[Rev], query: str, at: int | None = None
     return out, held
 
 
+def _writing(rows: list[Rev], query: str, at: int) -> set[str]:
+    """The memory IDs of the rows that hold a date the query names, written any way."""
+    dates = _date_phrases(query, at)[0]
+    if not dates or not rows:
+        return set()
+    conn = apsw.Connection(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {TOKENIZE})")
+    for r in rows:
+        conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
+                     (r.id, _nfkc(r.title), _nfkc(r.content)))
+    forms = " OR ".join('"' + w.replace('"', '""') + '"' for ws in dates.values() for w in ws)
+    by_id = {r.id: r.memory_id for r in rows}
+    found = {by_id[rid] for (rid,) in conn.execute("SELECT rowid FROM f WHERE f MATCH ?",
+                                                   (forms,))}
+    conn.close()
+    return found
+
+
 def _vocabulary(query: str, unheld: set[str], embedder) -> int:
     """How many unheld terms were typed as a word the model reads in one or two pieces.
     (Not mirrored: a longer word spelled like a held term, and the made-up-word rule,
@@ -320,8 +338,12 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
             * (1.0 if _held(t, named.latest) else 0.9)
             for r in rows if (t := _about(r)) is not None and _held(t, periods)}
     notes = {r.memory_id for r in rows if r.note is not None}  # a note's day counts alone
-    if (not bm or unknown) and not set(gain) & notes:
-        if periods and all(" " in t for t in kept) and not gain:
+    about = set(gain)
+    # a row that writes a date the query names (any way) and is about none gains 0.3
+    if periods:
+        gain.update({m: 0.3 for m in _writing(rows, query, valid_at) if m not in gain})
+    if (not bm or unknown) and not about & notes:
+        if periods and all(" " in t for t in kept) and not about:
             return []  # it asks about a period alone, and no row is about it
         if not co:
             if not bm:
@@ -340,7 +362,7 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     above = [c for c in sims[::-1][:3] if c > median]
     top_co = sum(above) / len(above) if above else median
     fused = {}
-    for m in set(bm) | set(co) | (set(gain) & notes):
+    for m in set(bm) | set(co) | (about & notes):
         f = gain.get(m, 0.0)
         f += 0.4 * (bm[m] / top_bm) if m in bm else 0.0
         if m in co and top_co > median:  # for a row about the day named, at least 0

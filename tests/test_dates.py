@@ -544,6 +544,24 @@ def test_a_day_written_another_way_in_the_note_is_the_same_day(tmp_path):
             day[0].snippet
 
 
+def test_a_row_that_writes_the_day_named_gains_as_one_valid_then(tmp_path):
+    """"What broke on 23.02.2026?": the retro that writes "Feb 23rd" comes before the note
+    where the heating broke on another day (the word "broke" weighed more than the date
+    alone); on both paths, and the gain is shown (``dated``)."""
+    vault = vault_of(tmp_path, {
+        "Apartment.md": "# Apartment\n\nThe heating broke on the 16th of February.\n",
+        "Retro.md": "# Retro\n\nStaging outage on Feb 23rd: the deploy script failed.\n",
+        **{f"f{i}.md": f"# F{i}\n\nFebruary notes {i}: all quiet.\n" for i in range(3)},
+        "2026-02-23.md": "# Monday\n\nQuiet day.\n"}, "v")
+    with MemoryStore.open(tmp_path / "m.db", embedder=None) as store:
+        store.sync([Folder.of(vault)], known_at="2026-03-01T10:00:00Z")
+        for search in (store.search, store.search_reference):
+            found = search("what broke on 23.02.2026?", namespace="notes")
+            notes = [r.note for r in found]
+            assert notes[:2] == ["v/2026-02-23.md", "v/Retro.md"], notes
+            assert [r.dated for r in found[:2]] == [ranking.DATED_NOTE, ranking.WRITES_DATE]
+
+
 def test_a_query_of_many_dates_searches_the_first_few_in_every_way():
     """Each date is some twenty phrases: of a query with more than DATES_WRITTEN_WAYS, the
     rest are searched as written (a day named from the moment asked, as no term), so a

@@ -713,13 +713,16 @@ def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
 
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
-         lines=None, periods: Named = Named(), graph=None) -> list[SearchResult]:
+         lines=None, periods: Named = Named(), graph=None,
+         writes: set[int] = frozenset()) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
     than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:
     each row's best piece, whose lines ``lines(revision id, piece)`` gives. ``periods``:
-    the days and months the query names (a row valid from one of them is favoured).
-    ``graph()``: the links between notes at the cutoff (:func:`link_graph`)."""
+    the days and months the query names (a row valid from one of them is favoured);
+    ``writes``: the rows that write one of them in their text (gaining
+    :data:`ranking.WRITES_DATE` when about none). ``graph()``: the links between notes at
+    the cutoff (:func:`link_graph`)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     # rows either arm scored, and notes about a day the query names (not yet embedded,
@@ -731,7 +734,8 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     median = ranking.median(ordered) if ordered else 0.0
     top_cos = ranking.arm_scale(ordered[::-1], median)
     dated = {m: bonus for m, rid in by_memory.items()
-             if (bonus := dated_row(rows[rid], periods))}
+             if (bonus := dated_row(rows[rid], periods)
+                 or (ranking.WRITES_DATE if rid in writes else 0.0))}
     fused = {m: ranking.fused_score(bm25_m.get(m), top_bm25, cos_m.get(m), median, top_cos,
                                     dated=dated.get(m, 0.0))
              for m, rid in by_memory.items()}

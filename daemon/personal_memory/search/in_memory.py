@@ -38,7 +38,7 @@ from .graph import LinkGraph, NameIndex, Resolver
 from .periods import about
 from .syntax import Query, note_matches, section_matches
 from .text import PHRASE_OR, alternatives, is_phrase
-from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, dated_bonus
+from .ranking import CONTENT_WEIGHT, TITLE_WEIGHT, WRITES_DATE, dated_bonus
 from .screening import CosineScreen, fuse_ranked
 from .variants import with_parts, word_parts
 
@@ -699,6 +699,12 @@ class SearchIndex:
         marks = marked(ranked_by, len(winners), docs)
         missing = missing_words(db, query.words, terms, held,
                                 lambda some: self.held(db, winners, some))
+        writing = [t for t in terms if is_phrase(t)]  # the dates named, as written
+        if dated is not None and writing:  # a row that writes one is about it in part
+            writes = np.zeros(self.rows.size, dtype=bool)
+            for term in writing:
+                writes[self.postings(db, term)[0]] = True
+            dated = np.where((dated == 0) & writes[winners], WRITES_DATE, dated)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
                        missing, marks, named_notes, everything)
 

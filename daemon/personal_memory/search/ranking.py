@@ -47,6 +47,9 @@ DATED = 0.3
 # puts 8 first, 0.5 11, 1.0 to 2.0 13), held out on a third's 16 (16 first at 1.0, 11 at
 # 0.5; benchmarks/personal_vaults.py, docs/data-model.md#ranking).
 DATED_NOTE = 1.0
+# What a row gains that writes a day, week or month the query names in its text (any way:
+# contract.date_phrases) and is about no period named: as a memory valid then.
+WRITES_DATE = DATED
 # Of a day, week or month named without its year, the latest by the moment asked about
 # gains the whole share and each earlier year's this much of it, so that "what did I do
 # on March 14?" puts this year's daily note before last year's when their words tie,

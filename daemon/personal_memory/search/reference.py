@@ -14,6 +14,7 @@ from .contract import (Ranked, Semantic, cosines, dated_notes, dated_row, filter
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
+from .text import is_phrase
 
 
 def cosine_reference(db: Database, revision_ids: list[int], semantic: Semantic | None,
@@ -84,10 +85,13 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
                             dated_row(r, periods) for r in rows.values())))
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
+        writing = [t for t in terms if is_phrase(t)]  # the dates named, as written
         found = fuse(rows, bm25, cosine, limit,
                      padding_floor(semantic, len(cosine), named_notes),
                      pieces, piece_lines(db, semantic), periods,
-                     graph=lambda: link_graph(everything))
+                     graph=lambda: link_graph(everything),
+                     writes=set(db.bm25_over(list(rows), writing)) if periods and writing
+                     else set())
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)

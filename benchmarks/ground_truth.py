@@ -211,6 +211,16 @@ def fresh_bm25(rows: list[Rev], query: str) -> dict[str, float]:
     return _fresh(rows, query)[0]
 
 
+def _fresh_index(rows: list[Rev]) -> apsw.Connection:
+    """A brand-new in-memory FTS5 table ``f`` holding exactly ``rows``."""
+    conn = apsw.Connection(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {TOKENIZE})")
+    for r in rows:
+        conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
+                     (r.id, _nfkc(r.title), _nfkc(r.content)))
+    return conn
+
+
 def _fresh(rows: list[Rev], query: str, at: int | None = None
            ) -> tuple[dict[str, float], set[str]]:
     """BM25 as :func:`fresh_bm25`, and which of the query's keyword terms the rows hold
@@ -218,11 +228,7 @@ def _fresh(rows: list[Rev], query: str, at: int | None = None
     terms = keyword_terms(query, at)
     if not terms or not rows:
         return {}, set()
-    conn = apsw.Connection(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {TOKENIZE})")
-    for r in rows:
-        conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
-                     (r.id, _nfkc(r.title), _nfkc(r.content)))
+    conn = _fresh_index(rows)
     words = {**{t: [w] for t, w in _words_of_terms(query).items()},
              **_date_phrases(query, at)[0]}
     quoted = [" OR ".join('"' + w.replace('"', '""') + '"' for w in words[t]) for t in terms]
@@ -241,11 +247,7 @@ def _writing(rows: list[Rev], query: str, at: int) -> set[str]:
     dates = _date_phrases(query, at)[0]
     if not dates or not rows:
         return set()
-    conn = apsw.Connection(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(title, content, {TOKENIZE})")
-    for r in rows:
-        conn.execute("INSERT INTO f (rowid, title, content) VALUES (?,?,?)",
-                     (r.id, _nfkc(r.title), _nfkc(r.content)))
+    conn = _fresh_index(rows)
     forms = " OR ".join('"' + w.replace('"', '""') + '"' for ws in dates.values() for w in ws)
     by_id = {r.id: r.memory_id for r in rows}
     found = {by_id[rid] for (rid,) in conn.execute("SELECT rowid FROM f WHERE f MATCH ?",

@@ -328,7 +328,7 @@ def written_dates(text: str) -> tuple[list[str], list[str]]:
     from the day asked about or as a span, which no note's words say ("last week",
     "yesterday", "3-9 March", "from 13/3 to 19/3"). A month named alone ("in March")
     is in neither: its name is a word."""
-    written, dropped = _written(text)
+    written, dropped = written_forms(text)
     return [date for date, _, _ in written], dropped
 
 
@@ -342,11 +342,6 @@ def written_forms(text: str, at: int | None = None
     ("tomorrow", "yesterday", "last Monday", "on the 6th") is written too, as its day's
     forms: its own words are no form of it ("tomorrow" in a note is another day). Each
     is (as written, its forms, whether its own words are one of them)."""
-    return _written(text, at)
-
-
-def _written(text: str, at: int | None = None
-             ) -> tuple[list[tuple[str, tuple[str, ...], bool]], list[str]]:
     text = unicodedata.normalize("NFKC", text)
     found = [(m.span(), named) for m in _PATTERNS.finditer(text)
              if m.lastgroup.lstrip("ymdwq") != "9"
@@ -361,18 +356,19 @@ def _written(text: str, at: int | None = None
     spans_of = [m.span() for m in _RELATIVE.finditer(lower)] + [
         m.span() for pattern in (_DAY_RANGE, _SLASHED_SPAN) for m in pattern.finditer(text)]
     # a day named from the moment asked about, alone (not inside a span): its day's forms
-    days = {span: (start.year, "day", start.month, start.day)
-            for span, start, count in (_relative_days(text, at) if at is not None else ())
-            if count == 1}
+    relative = {span: (start.year, "day", start.month, start.day)
+                for span, start, count in (_relative_days(text, at) if at is not None else ())
+                if count == 1}
     outer = _outermost(spans_of)
-    dropped = [text[a:b] for a, b in outer if (a, b) not in days]
+    dropped = [text[a:b] for a, b in outer if (a, b) not in relative]
     named_at = {}
     for span, named in found:
         named_at.setdefault(span, named)
     written = [(text[a:b], _forms(named_at.get((a, b))), True)
                for a, b in _outermost(list(named_at))
                if not any(c <= a and b <= d for c, d in spans_of)]
-    written += [(text[a:b], _forms(days[(a, b)]), False) for a, b in outer if (a, b) in days]
+    written += [(text[a:b], _forms(relative[(a, b)]), False) for a, b in outer
+                if (a, b) in relative]
     # a query of many dates: the first few are each their ways of writing, the rest as
     # written, or no term (some twenty phrases a date; 1,000 characters hold sixty dates)
     kept = written[:DATES_WRITTEN_WAYS]

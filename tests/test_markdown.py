@@ -37,7 +37,9 @@ def test_a_utf16_note_with_its_byte_order_mark_is_read():
     ("note.md", True), ("Note.MD", True), ("a.markdown", True), (".hidden.md", False),
     ("note.md~", False), ("note.md.swp", False), (".note.md.swp", False), ("#note.md#", False),
     (".#note.md", False), ("4913", False), ("note.md.tmp", False), ("note.txt", False),
-    ("note.md___jb_tmp___", False),
+    ("note.md___jb_tmp___", False), ("~$note.md", False),
+    # a name that only begins with "#" or "~" is a note's (no editor writes one ending in .md)
+    ("#ideas.md", True), ("~draft.md", True), ("#2 plan.md", True),
 ])
 def test_note_names(name, ok):
     assert md.is_note_name(name) is ok

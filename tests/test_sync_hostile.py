@@ -77,6 +77,23 @@ def test_a_file_named_as_another_note_s_section_is_skipped_not_mixed_in(store, r
     assert keyword_ids(store, "gooseberry") == ["notes/a.md#X.md"]
 
 
+def test_a_name_beginning_with_a_hash_or_tilde_is_a_note(store, root):
+    """Only editors' own temp names are skipped (``#x.md#``, ``~$x.md``): a note named
+    "#ideas.md" or "~draft.md" is imported, found, read and kept by a path's sync."""
+    (root / "#ideas.md").write_text("# Ideas\n\nsony headphones for my sister\n")
+    (root / "~draft.md").write_text("draft gooseberry\n")
+    (root / "#ideas.md#").write_text("emacs autosave damson\n")
+    (root / "~$draft.md").write_text("office lock damson\n")
+    report = store.sync([Folder.of(root)])
+    assert report.files_scanned == 2 and report.skipped == []
+    assert keyword_ids(store, "headphones") == ["notes/#ideas.md#Ideas"]
+    assert keyword_ids(store, "gooseberry") == ["notes/~draft.md"]
+    assert keyword_ids(store, "damson") == []
+    (root / "#ideas.md").write_text("# Ideas\n\nsony headphones for my brother\n")
+    store.sync_paths({Folder.of(root): {"#ideas.md"}})
+    assert keyword_ids(store, "brother") == ["notes/#ideas.md#Ideas"]
+
+
 def test_a_file_an_earlier_version_imported_as_a_section_s_id_leaves_it_alone(
         store, root, monkeypatch):
     """What an earlier version stored under both (the file's note and the section share

@@ -409,8 +409,10 @@ def normalise_path(relpath: str) -> str:
 
 
 def is_note_name(name: str) -> bool:
-    """A visible Markdown file; editors' swap, backup, lock and temp files are not notes."""
-    if name.startswith((".", "#", "~")) or name.endswith(("~", "#")):
+    """A visible Markdown file; editors' swap, backup, lock and temp files are not notes
+    (``.x.md.swp``, ``x.md~``, Emacs' ``#x.md#``, Office's ``~$x.md``). A name that only
+    begins with ``#`` or ``~`` is a note's."""
+    if name.startswith((".", "~$")) or name.endswith(("~", "#")):
         return False
     return name.lower().endswith(NOTE_SUFFIXES)
 

@@ -274,6 +274,32 @@ def test_a_file_named_with_a_newline_is_cited_on_one_line(tmp_path):
     assert cli.returncode == 0 and "vault/Fake\\n2. vault\\tx.md — " in cli.stdout
 
 
+def test_a_place_as_a_search_cites_it_opens_in_read(tmp_path):
+    """``vault/Café.md:3-4`` as printed by a search opens those lines through the CLI and
+    the tool (a note's name ends in .md, so none is named so); an unknown path's error
+    names the path as given."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Café.md").write_text("# Cafe\n\nline three\nline four\nline five\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    tools = MemoryTools(config(db=str(tmp_path / "m.db"), embedder="none"))
+    cited = tools.search("four").structured_content["results"][0]
+    place = f"{cited['note']}:{cited['line_start']}-{cited['line_end']}"
+    assert place == "vault/Café.md:3-5"
+    out = tools.read(place).structured_content
+    assert out["text"] == "line three\nline four\nline five" and out["line_start"] == 3
+    assert tools.read("vault/Café.md:3-4").structured_content["line_end"] == 4
+    db = tmp_path / "m.db"
+    cli = run_memory("--db", db, "--embedder", "none", "read", "vault/Café.md:5")
+    assert cli.returncode == 0 and cli.stdout == "5  line five\n", cli.stderr
+    cli = run_memory("--db", db, "--embedder", "none", "read", "vault/Nope.md:3")
+    assert cli.returncode == 2 and "note 'vault/Nope.md:3' is not known" in cli.stderr
+    cli = run_memory("--db", db, "--embedder", "none", "read", "vault/Café.md:3",
+                     "--lines", "4")  # lines given twice: the name is taken as written
+    assert cli.returncode == 2 and "note 'vault/Café.md:3' is not known" in cli.stderr
+
+
 def test_a_server_that_cannot_start_says_why_in_one_line_while_the_client_waits(tmp_path):
     """An MCP client keeps the server's stdin open: a setup error is one line and exit 2,
     never the interpreter's abort (a thread blocked on sys.stdin's buffer at exit made it

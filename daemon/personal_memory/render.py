@@ -79,6 +79,27 @@ def by_name(lookup, name: str):
     return lookup(name)
 
 
+_CITED = re.compile(r"(.+):([0-9]{1,9}(?:-[0-9]{1,9})?)")
+
+
+def cited(lookup, name: str, lines: str | None):
+    """(what ``lookup`` finds, the lines asked as :func:`parse_lines` reads them) for a
+    note named as a search cites a place (``PATH:12``, ``PATH:12-20``) when no note has
+    that name and no lines were given apart; any other name's error is the name's own."""
+    spec = parse_lines(lines)
+    try:
+        return by_name(lookup, name), spec
+    except NotFound as error:
+        place = _CITED.fullmatch(name)
+        if spec is not None or place is None:
+            raise
+        unknown = error
+    try:
+        return by_name(lookup, place[1]), parse_lines(place[2])
+    except NotFound:
+        raise unknown from None
+
+
 def when(iso: str | None) -> str:
     """A stored time as a person reads it: to the second, in UTC ("2025-02-14 15:00:00
     UTC"); the records keep the microseconds."""

@@ -110,12 +110,12 @@ def cmd_search(args: argparse.Namespace) -> int:
 @command
 def cmd_read(args: argparse.Namespace) -> int:
     with open_store(args, read_only=True, embedder="none") as store:
-        view = render.by_name(lambda n: store.read(n, namespace=settings(args).namespace,
-                                             as_of=args.as_of), args.note)
+        view, lines = render.cited(lambda n: store.read(
+            n, namespace=settings(args).namespace, as_of=args.as_of), args.note, args.lines)
         up_to = store.known_up_to()
     replica_note(args, up_to, view.as_of)
-    if args.section or args.lines:
-        first, last, text = render.note_part(view, args.section, render.parse_lines(args.lines))
+    if args.section or lines:
+        first, last, text = render.note_part(view, args.section, lines)
         emit(args, {"note": view.note, "as_of": view.as_of, "line_start": first,
                     "line_end": last, "text": text}, lambda d: render.numbered(first, text))
         return EXIT_OK

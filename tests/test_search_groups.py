@@ -6,6 +6,7 @@ matched best."""
 import json
 import re
 
+import numpy as np
 import pytest
 from ground_truth import ToyEmbedder
 
@@ -203,6 +204,33 @@ def test_a_note_found_by_its_name_alone_is_shown_from_its_top(tmp_path):
         (plan,) = s.search("lobbyzebra quarterly", namespace="notes", limit=5,
                            group="note", snippets=True)
         assert plan.heading_path == ["Home", "Work"]
+
+
+def test_a_question_beyond_the_name_is_shown_by_the_section_nearest_it_in_meaning(tmp_path):
+    """Found by its alias alone, no section's own text holding a word of the question (the
+    text is in another language): the question asks more than the name, so the section
+    nearest it in meaning is shown, not the note's top; the name alone still opens at the
+    top."""
+    class Near(ToyEmbedder):
+        def _vector(self, text):
+            v = np.zeros(self.dimensions, dtype=np.float32)
+            v[0 if "уксус" in text or "vinegar" in text else 1] = 1.0
+            return v
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "borscht.md").write_text(
+        "---\naliases: [borscht]\n---\n# Борщ\n\nБабушкин рецепт.\n\n## Ингредиенты\n\n- свёкла\n"
+        "- уксус, чтобы свёкла не потеряла цвет\n\n## Приготовление\n\nВарить час.\n")
+    (vault / "other.md").write_text("# Other\n\nnothing here\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder=Near()) as s:
+        s.sync([Folder.of(vault)])
+        s.embed_pending()
+        why = s.search("why is vinegar in the borscht", namespace="notes", limit=5,
+                       group="note", snippets=True)[0]
+        assert why.heading_path == ["Борщ", "Ингредиенты"], why.heading_path
+        name = s.search("borscht", namespace="notes", limit=5, group="note",
+                        snippets=True)[0]
+        assert name.heading_path == ["Борщ"]
 
 
 def test_a_bare_parent_heading_joined_to_a_section_does_not_make_it_worth_showing(tmp_path):

@@ -24,7 +24,7 @@ from .records import (Activity, AnswerCounts, Appended, Capabilities, Changes, F
 from .search import grouping, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
 from .search.dates import impossible_dates
-from .search.snippets import holds_a_word, with_snippets
+from .search.snippets import holds_a_word, names_all, with_snippets
 from .search.text import is_phrase, model_text
 from .store import Database, capabilities
 from .timeline import moves, renames, writes
@@ -280,7 +280,9 @@ class MemoryStore(Upkeep):
                 if group == "note":
                     first = rows[0][0] if rows else None
                     alone = all(is_phrase(t) for t in terms)  # dates' phrases, or none
-                    rows = [grouping.name_matched(g, worth_showing, alone) for g in rows]
+                    named = names_all(self._db, terms)
+                    rows = [grouping.name_matched(g, worth_showing, alone, named)
+                            for g in rows]
                     if rows and rows[0][0] is not first:
                         words = None  # those were the lines of the row no longer first
             found.results = grouping.merged(rows, FIRST_RESULT_MORE, worth_showing)

@@ -63,15 +63,19 @@ def groups(rows: list[SearchResult], limit: int,
 
 
 def name_matched(group: Group, holds: Callable[[SearchResult], bool],
-                 period_alone: bool = False) -> Group:
+                 period_alone: bool = False,
+                 named: Callable[[SearchResult], bool] = lambda r: True) -> Group:
     """A note matched by its name alone (its best row matched by words, but none in its own
     text: the note's title or an alias) is shown by the first of its rows whose own text
-    holds a query word, or else from its top (the row that comes first in the file): the
-    name is the whole note's, and the section that wins on it is only the shortest. So is
-    a note about a period a query asks about alone (``period_alone``: "what did I do last
-    week?"): its period is the whole note's, and the meaning of such a question picks no
-    section (it picked a weekly note's "Next week"). The row shown carries the note's
-    score (its best row's), by which the note ranks."""
+    holds a query word. When none does, a query that is the note's name (``named``: its
+    title and headings hold every query word) is shown from the note's top (the row that
+    comes first in the file): the name is the whole note's, and the section that wins on
+    it is only the shortest; a query that asks more ("红烧肉要炖多久" of a note titled
+    红烧肉, in a language the words do not reach) by the row nearest it in meaning.
+    A note about a period a query asks about alone (``period_alone``: "what did I do last
+    week?") is shown from its top too: its period is the whole note's, and the meaning of
+    such a question picks no section (it picked a weekly note's "Next week"). The row
+    shown carries the note's score (its best row's), by which the note ranks."""
     best = group[0]
     if best.note is None or holds(best):
         return group
@@ -79,7 +83,13 @@ def name_matched(group: Group, holds: Callable[[SearchResult], bool],
         return group
     first = next((r for r in group[1:] if holds(r)), None)
     if first is None:
-        first = min(group, key=_line)
+        near = [r for r in group if r.cosine is not None]
+        if near and not period_alone and not named(best):
+            first = max(near, key=lambda r: r.cosine)
+        else:
+            first = min(group, key=_line)
+    if first is best:
+        return group
     return [replace(first, score=best.score), *(r for r in group if r is not first)]
 
 

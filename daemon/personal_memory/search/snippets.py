@@ -462,6 +462,18 @@ def holds_a_word(db: Database, terms: list[str]) -> Callable[[SearchResult], boo
     return holds
 
 
+def names_all(db: Database, terms: list[str]) -> Callable[[SearchResult], bool]:
+    """Whether the title text a result is indexed with (its note's title and aliases, its
+    heading path) holds every one of the query's ``terms``: the query is the name of its
+    note or section, and asks nothing its text must say."""
+    wanted = set(terms)
+
+    def named(r: SearchResult) -> bool:
+        title = db.index_texts([r.revision_id]).get(r.revision_id, ("", ""))[0]
+        return _held(db.document_tokens(db.normalize(title)), wanted) == wanted
+    return named
+
+
 def with_snippets(db: Database, results: list, terms: list[str], namespace: str,
                   as_of: int | None, valid_at: int) -> tuple[list, Snippet | None]:
     """The results with their snippets (the note layouts read once per note), and the

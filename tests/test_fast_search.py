@@ -309,3 +309,30 @@ def test_a_phrase_the_tokenizer_reads_otherwise_is_found_by_its_words(tmp_path, 
         assert again == fast and all(fast), fast
         for q in queries:
             same(store.search(q, namespace="a"), store.search_reference(q, namespace="a"))
+
+
+def test_a_row_holding_only_the_numbers_of_a_question_is_unrelated_on_both_paths(tmp_path):
+    """"tomatoes sow indoors 15": a numbered list's "15." or a price of 15 holds nothing
+    the question asks, so a row far from it in meaning is left out as unrelated, by both
+    paths; a query of numbers alone still finds the rows holding them."""
+    import numpy as np
+
+    class Near(ToyEmbedder):
+        def _vector(self, text):
+            v = np.zeros(self.dimensions, dtype=np.float32)
+            v[0 if "tomato" in text else 1] = 1.0
+            return v
+    with MemoryStore.open(tmp_path / "m.db", embedder=Near()) as store:
+        for mid, body in [("sow", "Sow the tomatoes indoors in March."),
+                          ("list", "Steps: 1. wake 2. walk 15. sleep"),
+                          ("bus", "The bus ticket costs 15 euros."),
+                          ("tea", "Green tea at noon.")]:
+            store.remember(mid, body, namespace="n", known_at="2025-01-01")
+        store.embed_pending()
+        for q in ("tomatoes sow indoors 15", "tomatoes 15 2"):
+            fast, ref = store.search(q, namespace="n"), store.search_reference(q, namespace="n")
+            same(fast, ref)
+            assert [r.memory_id for r in fast] == ["sow"] and fast.left_out == 3, q
+        fast, ref = store.search("15", namespace="n"), store.search_reference("15", namespace="n")
+        same(fast, ref)
+        assert sorted(r.memory_id for r in fast[:2]) == ["bus", "list"]

@@ -15,8 +15,8 @@ from personal_memory.errors import AlreadyHidden, NotFound
 from personal_memory.timeline import writes
 from personal_memory.times import format_time, parse_time
 
-WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade",
-         "会議", "東京", "Straße", "café", "coffee"]  # coffee: a stem Porter stems again
+WORDS = ["apple", "banana", "cherry", "delta", "echo", "fig", "grape", "hotel", "ink", "jade", "15",
+         "会議", "東京", "Straße", "café", "coffee"]  # coffee: a stem Porter stems again; 15 a number
 DAY = 86_400_000_000
 T0 = 1_735_689_600_000_000  # 2025-01-01
 

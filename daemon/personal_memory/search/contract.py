@@ -637,6 +637,15 @@ def padding_floor(semantic: Semantic | None, embedded: int,
         else None
 
 
+def relating_terms(terms: list[str]) -> list[str] | None:
+    """The terms whose presence makes a row related to the query (:func:`unrelated`), or
+    None when they are all of ``terms``: a number ("2", "15") is in every numbered list
+    and price, so a row holding only the numbers of a query that has words ("tomatoes sow
+    indoors 15") holds none of what it asks; a query of numbers alone relates by them."""
+    words = [t for t in terms if not t.isdecimal()]
+    return words if words and len(words) < len(terms) else None
+
+
 def unrelated(has_keyword: bool, cosine: float | None, floor: float | None) -> bool:
     return (floor is not None and not has_keyword and cosine is not None
             and cosine < floor)
@@ -714,7 +723,8 @@ def dated_notes(rows: dict[int, RevisionRecord], periods) -> list[int]:
 def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[int, float],
          limit: int, floor: float | None = None, pieces: dict[int, int] | None = None,
          lines=None, periods: Named = Named(), graph=None,
-         writes: set[int] = frozenset()) -> list[SearchResult]:
+         writes: set[int] = frozenset(),
+         relating: set[int] | None = None) -> list[SearchResult]:
     """Fused scores of every row either arm scored (keyed by memory ID), ordered and shaped.
     With ``floor`` (the no-answer bar), a row that holds no query word and is less similar
     than the bar is no result: it would only pad the list (:func:`unrelated`). ``pieces``:
@@ -722,7 +732,8 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     the days and months the query names (a row valid from one of them is favoured);
     ``writes``: the rows that write one of them in their text (gaining
     :data:`ranking.WRITES_DATE` when about none). ``graph()``: the links between notes at
-    the cutoff (:func:`link_graph`)."""
+    the cutoff (:func:`link_graph`). ``relating``: the rows holding a query term that
+    relates (:func:`relating_terms`; None: every row ``bm25`` scored)."""
     bm25_m = {rows[rid].memory_id: s for rid, s in bm25.items()}
     cos_m = {rows[rid].memory_id: s for rid, s in cosine.items()}
     # rows either arm scored, and notes about a day the query names (not yet embedded,
@@ -742,8 +753,9 @@ def fuse(rows: dict[int, RevisionRecord], bm25: dict[int, float], cosine: dict[i
     bm25_ranks = ranking.competition_ranks(bm25_m.items(), ranking.bm25_tied)
     cos_ranks = ranking.competition_ranks(cos_m.items(), ranking.cosine_tied)
     # a row about a day the query names is related to it, whatever its words
+    related = set(bm25_m) if relating is None else {rows[rid].memory_id for rid in relating}
     kept = [m for m in ranking.fused_order(fused)
-            if not unrelated(m in bm25_m or m in dated, cos_m.get(m), floor)]
+            if not unrelated(m in related or m in dated, cos_m.get(m), floor)]
     free = sorted(rid for rid, r in rows.items() if r.note is None)  # not notes' sections
     at = {rid: i for i, rid in enumerate(free)}
     before: dict[str, str] = {}

@@ -32,7 +32,7 @@ from ..store import Database
 from .contract import (Ranked, Semantic, filters_name_notes, foreign_words, has_tag,
                        keyword_terms, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, period_unmet, piece_lines,
-                       query_terms, text_filtered)
+                       query_terms, relating_terms, text_filtered)
 from .dates import shares
 from .graph import LinkGraph, NameIndex, Resolver
 from .periods import about
@@ -671,6 +671,9 @@ class SearchIndex:
         if parts:
             bm_pos, bm_score, docs = self.bm25(db, winners, ranked_by)
             held |= set(parts)
+        relating = relating_terms(ranked_by)  # rows holding only numbers do not relate
+        relating_pos = self.bm25(db, winners, relating)[0] if relating and len(bm_pos) \
+            else None
         cos = self.cosine(winners, semantic)
         unembedded = (len(winners) - (len(cos.pos) if cos else 0)) if semantic else 0
         made_up = made_up_word(db, query.words, terms, set(terms) - held, semantic,
@@ -706,7 +709,7 @@ class SearchIndex:
                 writes[self.postings(db, term)[0]] = True
             dated = np.where((dated == 0) & writes[winners], WRITES_DATE, dated)
         return _Scored(winners, bm_pos, bm_score, cos, unembedded, why, dated, ranked_by,
-                       missing, marks, named_notes, everything)
+                       missing, marks, named_notes, everything, relating_pos)
 
     def _fused(self, db: Database, s: "_Scored", limit: int,
                semantic: Semantic | None) -> Ranked:
@@ -718,7 +721,7 @@ class SearchIndex:
             note=self.rows.note, winners=s.winners, bm25=(s.bm_pos, s.bm_score), cosine=cos,
             limit=limit, load=db.revisions_by_id,
             floor=padding_floor(semantic, len(cos.pos) if cos else 0, s.named_notes),
-            lines=piece_lines(db, semantic), dated=s.dated,
+            lines=piece_lines(db, semantic), dated=s.dated, relating=s.relating,
             graph=lambda: self.graph(s.everything), note_names=self._note_names)
         # rows either arm scored: every row with a vector, and keyword hits without one
         # (a count, not a union of two long arrays: both arms are among the winners)
@@ -749,6 +752,7 @@ class _Scored(NamedTuple):
     marks: list[str]  # the terms worth marking (contract.marked)
     named_notes: bool  # the filters name a few notes (contract.filters_name_notes)
     everything: np.ndarray  # the visible rows, notes' records among them
+    relating: np.ndarray | None  # rows holding a term that relates (None: bm_pos's)
 
 
 def _scored_notes(note: np.ndarray, s: "_Scored", days: np.ndarray | None) -> int:

@@ -10,7 +10,7 @@ from ..store import Database
 from .contract import (Ranked, Semantic, cosines, dated_notes, dated_row, filters_name_notes,
                        foreign_words, fuse, keyword_terms, link_graph, left_out, made_up_word, marked, missing_words,
                        mostly_unknown, no_answer, padding_floor, period_unmet, piece_lines,
-                       rankable, text_filtered)
+                       rankable, relating_terms, text_filtered)
 from .variants import with_parts, word_parts
 from . import ranking
 from .syntax import Query
@@ -86,12 +86,15 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         writing = [t for t in terms if is_phrase(t)]  # the dates named, as written
+        relating = relating_terms(ranked_by)
         found = fuse(rows, bm25, cosine, limit,
                      padding_floor(semantic, len(cosine), named_notes),
                      pieces, piece_lines(db, semantic), periods,
                      graph=lambda: link_graph(everything),
                      writes=set(db.bm25_over(list(rows), writing)) if periods and writing
-                     else set())
+                     else set(),
+                     relating=None if relating is None
+                     else set(db.bm25_over(list(rows), relating)))
         marks = marked(ranked_by, len(rows), db.documents_holding(list(rows), ranked_by))
     return Ranked(found, unembedded,
                   left_out=left_out(limit, len(set(bm25) | set(cosine)

@@ -102,7 +102,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
                 cosine: CosineScreen | None, limit: int, load,
                 floor: float | None = None, lines=None,
                 dated: np.ndarray | None = None, graph=None,
-                note_names: list[str] | None = None) -> list[SearchResult]:
+                note_names: list[str] | None = None,
+                relating: np.ndarray | None = None) -> list[SearchResult]:
     """:func:`search.fuse` over numpy arrays: fused scores are screened with the float32
     cosines, and those that can reach the top ``limit`` (ties included) are recomputed
     exactly by the same rule as the reference path. Loads only the rows it returns.
@@ -110,7 +111,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     among them. ``lines(revision id, piece)``: the lines of a result's best piece.
     ``dated``: per winner, what it gains for being about a period the query names.
     ``graph()``: the links between notes at the cutoff; ``note_names``: each note code's
-    note."""
+    note. ``relating``: the positions of the rows holding a query term that relates
+    (contract.relating_terms; None: every row the keyword arm scored)."""
     bm_pos, bm_score = bm25
     n = len(winners)
     if not n:
@@ -145,7 +147,8 @@ def fuse_ranked(*, memory_ids: list[str], mem: np.ndarray, ids: np.ndarray,
     if dated is not None:
         approx += dated
     if floor is not None and cosine is not None and len(ci):
-        _leave_out_unrelated(approx, bi, ci, cosine, floor, n, dated)
+        _leave_out_unrelated(approx, bi if relating is None else slot[relating], ci,
+                             cosine, floor, n, dated)
     scored = np.isfinite(approx)
     depth = max(limit, ranking.CONTEXT_DEPTH)  # the first results lend each other context
     if np.count_nonzero(scored) <= depth:
@@ -236,9 +239,9 @@ def _neighbours(top: list[str], parts: dict[str, tuple[int, int, int]], winners:
 def _leave_out_unrelated(approx: np.ndarray, bi: np.ndarray, ci: np.ndarray,
                          cosine: CosineScreen, floor: float, n: int,
                          dated: np.ndarray | None) -> None:
-    """:func:`contract.unrelated` on the screen: rows with no keyword score (nor about a
-    day the query names: ``dated``) whose cosine is below ``floor`` are no result; near
-    the floor the exact value decides."""
+    """:func:`contract.unrelated` on the screen: rows holding no query term that relates
+    (``bi``: where those that do are) nor about a day the query names (``dated``) whose
+    cosine is below ``floor`` are no result; near the floor the exact value decides."""
     keyword = np.zeros(n, dtype=bool) if dated is None else dated > 0
     keyword[bi] = True
     only = ~keyword[ci]  # per cosine row: scored by meaning alone

@@ -27,7 +27,7 @@ class FakeObserver:
         self.handlers = []
         FakeObserver.instances.append(self)
 
-    def schedule(self, handler, path, recursive=False):
+    def schedule(self, handler, path, recursive=False, event_filter=None):
         if recursive:
             self.handlers.append(handler)
 
@@ -194,7 +194,7 @@ def test_too_few_inotify_watches_are_reported(tmp_path, monkeypatch, caplog):
 class FullObserver(FakeObserver):
     """inotify out of watches: every recursive schedule fails with ENOSPC."""
 
-    def schedule(self, handler, path, recursive=False):
+    def schedule(self, handler, path, recursive=False, event_filter=None):
         if recursive:
             import errno
             raise OSError(errno.ENOSPC, "No space left on device")
@@ -232,6 +232,34 @@ def test_relevant_events_exclude_the_database_and_other_files(tmp_path):
         (tmp_path / "notes" / "dangling").symlink_to(tmp_path / "gone")
         assert w.relevant(base + "/linked", False)
         assert not w.relevant(base + "/dangling", False)
+
+
+def test_the_os_is_asked_for_changes_only_never_for_opens_and_reads(tmp_path):
+    """A program reading a file beside the notes folder (or its hidden settings)
+    thousands of times a second sent every open and close to Python, to be thrown away:
+    hundreds of MB and an overflow rescan after another. inotify's mask for both watches
+    leaves them out; a note's edit, creation, move and deletion are still asked for."""
+    import sys
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's")
+    from watchdog.observers.inotify_c import InotifyConstants as c
+    from personal_memory.watch.observer import (EventFilter, ObserverLifecycle,
+                                                watchdog_observer)
+    (tmp_path / "notes").mkdir()
+    life = ObserverLifecycle([Folder.of(tmp_path / "notes")], EventFilter(str(tmp_path / "m.db")),
+                             lambda *p: None, lambda: None, watchdog_observer)
+    life.start(set())
+    try:
+        masks = {e.watch.path: e.get_event_mask_from_filter() for e in life._observer.emitters}
+    finally:
+        life.stop()
+    assert set(masks) == {str(tmp_path), str(tmp_path / "notes")}
+    for path, mask in masks.items():
+        assert not mask & (c.IN_OPEN | c.IN_CLOSE_NOWRITE | c.IN_ACCESS), path
+        assert mask & c.IN_MOVE and mask & c.IN_CREATE and mask & c.IN_DELETE
+    notes = masks[str(tmp_path / "notes")]
+    assert notes & c.IN_MODIFY and notes & c.IN_CLOSE_WRITE and notes & c.IN_ATTRIB
+    assert not masks[str(tmp_path)] & (c.IN_MODIFY | c.IN_ATTRIB | c.IN_CLOSE_WRITE)
 
 
 def test_a_full_disk_is_retried_after_a_back_off(tmp_path, monkeypatch, caplog):

@@ -27,6 +27,18 @@ def watchdog_observer():
     return Observer()
 
 
+def watched_events() -> tuple[list, list]:
+    """The event kinds asked of the OS (inotify's mask is built from them): in the notes
+    folders, what can change a note; in a root's parent, what can move or remove the root.
+    Never opens and reads: a program reading a file beside the folder, or its hidden
+    settings, thousands of times a second would otherwise reach Python as events to
+    throw away, overflow the queue, and cost a full rescan each time."""
+    from watchdog import events as e
+    moves = [e.DirCreatedEvent, e.DirDeletedEvent, e.DirMovedEvent, e.FileCreatedEvent,
+             e.FileDeletedEvent, e.FileMovedEvent]
+    return moves + [e.FileModifiedEvent, e.FileClosedEvent], moves
+
+
 class EventFilter:
     """Whether an event at a path can change what is indexed: a folder, or a file with a
     note's name, and never the database's own files (it may live in a notes folder); or a
@@ -84,8 +96,6 @@ class ObserverLifecycle:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
                 if event.is_directory and event.event_type == "modified":
                     return  # its entries' own events say what changed
                 if (event.is_directory and event.event_type == "deleted"
@@ -111,13 +121,15 @@ class ObserverLifecycle:
         self._stale.clear()
         observer = self.factory()
         handler = Handler()
+        in_folders, in_parents = watched_events()
         for folder in self.folders:
             try:
                 if folder.root.parent.is_dir() and folder.root.parent != folder.root:
                     observer.schedule(RootHandler(str(folder.root)), str(folder.root.parent),
-                                      recursive=False)
+                                      recursive=False, event_filter=in_parents)
                 if folder not in lost and folder.root.is_dir():
-                    observer.schedule(handler, str(folder.root), recursive=True)
+                    observer.schedule(handler, str(folder.root), recursive=True,
+                                      event_filter=in_folders)
             except OSError as exc:
                 self._failed(folder, exc)
         try:

@@ -91,8 +91,14 @@ def test_missing_or_emptied_root_writes_no_tombstones(store, folder, tmp_path):
     folder.mkdir()  # an empty mount point
     with pytest.raises(RootUnavailable, match="suddenly empty"):
         store.sync([f])
+    # allowing a mass delete is not saying the folder was emptied (the daemon's rescans
+    # may allow it; a drive unmounted later would empty the folder)
+    with pytest.raises(RootUnavailable, match="suddenly empty"):
+        store.sync([f], allow_mass_delete=True)
     assert store.stats().counts.tombstones == 0
     assert store.sync_runs(1)[0].status == "refused"
+    store.sync([f], allow_emptied=True)
+    assert store.stats().counts.tombstones > 0
 
 
 def test_mass_delete_needs_permission(store, tmp_path):

@@ -233,9 +233,16 @@ def test_emptied_root_is_refused_by_one_shot_sync(tmp_path, notes):
         f.unlink()
     p = run_memory("--db", db, "sync", notes)
     assert p.returncode == 2 and "suddenly empty" in p.stderr
+    # the command it names is the way out for a folder emptied on purpose
+    assert f"run 'memory sync {notes} --allow-mass-delete'" in p.stderr
     from personal_memory import MemoryStore
     with MemoryStore.open(db, read_only=True) as s:
         assert s.stats().counts.tombstones == 0
+    p = run_memory("--db", db, "sync", notes, "--allow-mass-delete")
+    assert p.returncode == 0, p.stderr
+    with MemoryStore.open(db, read_only=True) as s:
+        assert s.stats().counts.tombstones > 0
+        assert s.search("the", namespace="notes") == []
 
 
 def test_burst_of_5000_files_is_batched(daemon, notes):

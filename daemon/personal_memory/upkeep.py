@@ -317,11 +317,16 @@ class Upkeep:
              allow_mass_delete: bool = False, known_at: str | None = None,
              kind: str = "sync", progress: Callable[[int, int], None] | None = None,
              cancel: Callable[[], bool] | None = None,
-             hold: dict[Folder, set[str]] | None = None) -> SyncReport:
+             hold: dict[Folder, set[str]] | None = None,
+             allow_emptied: bool = False) -> SyncReport:
         """Reconcile whole folders with the store (see :mod:`personal_memory.sync`).
-        ``hold``: paths (relative to their folder) left as the store has them this time."""
+        ``hold``: paths (relative to their folder) left as the store has them this time.
+        ``allow_emptied``: a folder found empty was emptied on purpose (else it is taken
+        for an unmounted drive and nothing is tombstoned); only asked of one sync, never
+        of the daemon's rescans, which a drive unmounted later would empty."""
         syncer = FolderSync(self._db, allow_mass_delete=allow_mass_delete, known_at=known_at,
-                            progress=progress, cancel=cancel, hold=hold)
+                            progress=progress, cancel=cancel, hold=hold,
+                            allow_emptied=allow_emptied)
         with self._db.errors():
             return syncer.sync(folders, dry_run=dry_run, full=full, kind=kind)
 

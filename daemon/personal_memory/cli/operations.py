@@ -44,6 +44,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
             with bar:
                 report = store.sync(folders, dry_run=args.dry_run, full=args.full,
                                     allow_mass_delete=args.allow_mass_delete,
+                                    allow_emptied=args.allow_mass_delete,
                                     known_at=args.known_at, progress=update,
                                     cancel=interrupt)
         except SyncError as exc:  # one folder refused: say what the others' sync did

@@ -96,8 +96,9 @@ class FolderSync:
                  known_at: str | None = None, batch_files: int = BATCH_FILES,
                  progress: Callable[[int, int], None] | None = None,
                  cancel: Callable[[], bool] | None = None,
-                 hold: dict[Folder, set[str]] | None = None):
+                 hold: dict[Folder, set[str]] | None = None, allow_emptied: bool = False):
         self.db = db
+        self.allow_emptied = allow_emptied  # a folder found empty was emptied on purpose
         # Paths left as the store has them (the daemon's emptied files, still settling).
         self.hold = {f: {markdown.normalise_path(p) for p in s} for f, s in (hold or {}).items()}
         self.allow_mass_delete = allow_mass_delete
@@ -197,10 +198,12 @@ class FolderSync:
         # Notes in a folder that cannot be listed are kept: unreadable is not deleted.
         kept = set(unlisted)
         removed = sorted(p for p in set(known) - set(found) if not in_scope(p, kept))
-        if scope is None and not found and known_all and not unlisted:
+        emptied = scope is None and not found and bool(known_all) and not unlisted
+        if emptied and not self.allow_emptied:
             raise RootUnavailable(f"{folder.root}: folder is suddenly empty but "
                                   f"{len(known_all)} notes were indexed (unmounted drive or "
-                                  "sync hiccup?); nothing was tombstoned")
+                                  "sync hiccup?); nothing was tombstoned; if you emptied it, "
+                                  f"run 'memory sync {folder.root} --allow-mass-delete'")
         arrivals = sorted(p for p in found if p not in known_all)
         arriving = set(arrivals)
         if scope is not None and arrivals:  # a move whose old path lies outside the scope
@@ -214,7 +217,8 @@ class FolderSync:
         maybe_moved = set(probable.values())  # not counted as losses by the guard
         guard = None
         losses = [p for p in lost if p not in maybe_moved]
-        if losses and len(losses) * 2 > len(known_all) and not self.allow_mass_delete:
+        if losses and len(losses) * 2 > len(known_all) and not self.allow_mass_delete \
+                and not emptied:  # emptied on purpose (allow_emptied): every note goes
             guard = MassDelete(f"{folder.root}: this sync would tombstone {len(losses)} of "
                                f"{len(known_all)} notes in collection {folder.collection!r}; "
                                f"new and changed notes were imported; run 'memory sync "

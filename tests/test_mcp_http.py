@@ -410,6 +410,19 @@ def test_tokens_commands(notes_db):
     assert oct(os.stat(str(notes_db) + ".access").st_mode & 0o777) == "0o600"
     p = run_memory("--db", notes_db, "tokens", "revoke", "nobody")
     assert p.returncode == 2 and "no active token" in p.stderr
+    # an expiry past the last time a time can name: refused in one line, nothing stored
+    p = run_memory("--db", notes_db, "tokens", "add", "far", "--expires", "99999999d")
+    assert p.returncode == 2 and "would expire after 9999-12-31" in p.stderr, p.stderr
+    assert "far" not in run_memory("--db", notes_db, "tokens", "list").stdout
+    # one an earlier version stored reads as that last time, and can be revoked
+    import sqlite3
+    with sqlite3.connect(str(notes_db) + ".access") as conn:
+        conn.execute("INSERT INTO grants(name, kind, client_id, namespaces, created_at, "
+                     "expires_at) VALUES ('old', 'static', 'token:old', '[\"notes\"]', 0, "
+                     "8639999999999)")
+    p = run_memory("--db", notes_db, "tokens", "list")
+    assert p.returncode == 0 and "until 9999-12-31T23:59:59" in p.stdout, p.stderr
+    assert run_memory("--db", notes_db, "tokens", "revoke", "old").returncode == 0
     p = run_memory("--db", notes_db, "http", "passphrase", input="short\n")
     assert p.returncode == 2 and "characters" in p.stderr
     stored = Path(str(notes_db) + ".access").read_bytes()

@@ -18,7 +18,7 @@ import apsw
 
 from ..errors import InvalidArgument, NotFound, PersonalMemoryError
 from ..paths import access_path, real_database
-from ..times import format_time
+from ..times import MAX_US, format_time
 from . import hashing
 
 ACCESS_TOKEN_SECONDS = 3600
@@ -108,7 +108,9 @@ class Pair(NamedTuple):
 
 
 def _iso(seconds: int | None) -> str | None:
-    return format_time(seconds * 1_000_000) if seconds is not None else None
+    """A stored time in seconds as the API writes times; one past the last a time can
+    name (a grant an earlier version stored) as that last time."""
+    return format_time(min(seconds * 1_000_000, MAX_US)) if seconds is not None else None
 
 
 def check_name(name: str) -> str:
@@ -277,6 +279,10 @@ class AccessStore:
         """A token for a script: printed once, kept as a hash."""
         check_name(name)
         expires_at = int(time.time()) + expires_in if expires_in else None
+        if expires_at is not None and expires_at * 1_000_000 > MAX_US:
+            raise InvalidArgument(f"expires: the token would expire after "
+                                  f"{format_time(MAX_US)[:10]}; leave it out for a token "
+                                  "that does not expire")
         with self._lock, self._conn:
             grant_id = self._new_grant(name, "static", f"token:{name}", namespaces,
                                        expires_at)

@@ -498,6 +498,38 @@ def test_a_listening_client_hears_changes_over_http(server, notes_db, tmp_path):
     assert getattr(event, "uri", None) == "note://recent"
 
 
+def test_one_token_cannot_hold_every_connection_with_open_streams(server):
+    """Each listen is a request that stays open: one token held 1,020 of them and the
+    server's every connection. It holds HTTP_OPEN_PER_GRANT at most (the next is refused
+    with 429), another token is still served, and a closed stream frees its place."""
+    from contextlib import AsyncExitStack
+
+    import anyio
+    from personal_memory.limits import HTTP_OPEN_PER_GRANT
+    greedy, other = server.token("streams"), server.token("bystander")
+
+    async def go():
+        async with with_token(server.url, greedy, mode="auto") as c, AsyncExitStack() as held:
+            for _ in range(HTTP_OPEN_PER_GRANT):
+                with anyio.fail_after(20):
+                    await held.enter_async_context(c.listen(
+                        resource_subscriptions=["note://recent"]))
+            with pytest.raises(BaseException) as refused:
+                with anyio.fail_after(20):
+                    async with c.listen(resource_subscriptions=["note://recent"]):
+                        pass
+            async with with_token(server.url, other, mode="auto") as c2:
+                status = await c2.call_tool("memory_status", {})
+            await held.aclose()
+            async with c.listen(resource_subscriptions=["note://recent"]):
+                pass
+            return refused.value, status
+    refused, status = asyncio.run(go())
+    assert not isinstance(refused, (KeyboardInterrupt, TimeoutError)), refused
+    assert not status.is_error
+    assert f"{HTTP_OPEN_PER_GRANT} under way (open streams among them)" in server.log_text()
+
+
 def test_tls_served_directly(notes_db, tmp_path):
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed (it makes the test's certificate)")

@@ -44,6 +44,10 @@ HTTP_ADDRESS_REQUESTS_PER_MINUTE = 120  # per address without a valid token (OAu
 HTTP_ADDRESS_BURST = 60
 HTTP_MAX_SESSIONS = 64
 HTTP_SESSIONS_PER_GRANT = 16  # so one token cannot take every session
+# Requests one token has under way at once, open streams among them (a client on the
+# 2026-07-28 protocol may hold a subscriptions/listen stream per request): so that one
+# token cannot take every connection the server keeps (HTTP_MAX_CONNECTIONS).
+HTTP_OPEN_PER_GRANT = 32
 HTTP_SESSION_IDLE_SECONDS = 1800
 HTTP_RECHECK_SECONDS = 2.0  # an open stream's token is checked again this often
 # A connection that sends a request's head (line and headers) no sooner than this after it

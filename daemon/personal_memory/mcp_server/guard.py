@@ -11,7 +11,7 @@ import json
 import logging
 import math
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Callable, Iterable, Mapping, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access.store import AccessStore, TokenRefused
 from ..limits import (HTTP_MAX_BODY_BYTES, HTTP_RECHECK_SECONDS, HTTP_SESSION_IDLE_SECONDS,
-                      HTTP_SESSIONS_PER_GRANT, MAX_NAMESPACE_CHARS)
+                      HTTP_SESSIONS_PER_GRANT, MAX_NAMESPACE_CHARS, HTTP_OPEN_PER_GRANT)
 from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
 
 log = logging.getLogger("personal_memory.http")
@@ -198,6 +198,7 @@ class Guard:
         self.tokens = Buckets(policy.per_token)
         self.addresses = Buckets(policy.per_address)
         self.sessions = Sessions()
+        self.open: Counter[str] = Counter()  # requests under way per grant (streams too)
         self._logged_at: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
     def _log(self, where: str, reason: str, every: float = 60.0) -> None:
@@ -354,74 +355,85 @@ class Guard:
             self.sessions.drop(oldest)
             self._log(f"sessions of {held.grant.name!r}", f"{HTTP_SESSIONS_PER_GRANT} open: "
                       "the least recently used idle one ended for a new one")
-        # the SDK reads the token after one space: give it so, however it was written
-        scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
-                            ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
-        status = 0
-        ended = anyio.Event()
-        checked = time.monotonic()
-
-        async def sending(message: Message) -> None:
-            nonlocal status, checked
-            if ended.is_set():
-                return
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                opened = dict(message.get("headers", ())).get(b"mcp-session-id")
-                if sid is None and opened and status < 400:
-                    self.sessions.opened(opened.decode("latin-1"), grant)
-            elif message.get("more_body") and time.monotonic() - checked >= \
-                    HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
-                checked = time.monotonic()
-                try:
-                    self.store.check(bearer[7:].strip())
-                except TokenRefused as exc:
-                    self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
-                    ended.set()
-                    await send({"type": "http.response.body", "body": b"",
-                                "more_body": False})
-                    return
-            await send(message)
-
-        async def receiving() -> Message:
-            """The client's messages, or its going away once its stream has ended."""
-            if ended.is_set():
-                return {"type": "http.disconnect"}
-            got: list[Message] = []
-            async with anyio.create_task_group() as tasks:
-                async def client() -> None:
-                    got.append(await receive())
-                    tasks.cancel_scope.cancel()
-
-                async def stop() -> None:
-                    await ended.wait()
-                    tasks.cancel_scope.cancel()
-                tasks.start_soon(client)
-                tasks.start_soon(stop)
-            return got[0] if got else {"type": "http.disconnect"}
-
-        if scope.get("method") == "POST":
-            taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
-            if _gone(taken):
-                return
-            if body is None:
-                await refuse(413, "body_too_large", f"the body is larger than "
-                             f"{HTTP_MAX_BODY_BYTES} bytes")
-                return
-            problem = envelope_problem(body)
-            if problem is not None:  # one line, where the SDK prints a validation dump
-                self._log(f"POST {self.policy.mcp_path} from {address}", problem)
-                await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
-                    "code": -32600, "message": f"Invalid Request: {problem}"}})
-                return
-            receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
-        if sid is not None:
-            self.sessions.begin(sid)
+        if self.open[grant] >= HTTP_OPEN_PER_GRANT:
+            self._log(f"requests of {held.grant.name!r}", f"{HTTP_OPEN_PER_GRANT} under way "
+                      "(open streams among them): one more is refused")
+            await refuse(429, "too_many_requests_open", f"{held.grant.name!r} has "
+                         f"{HTTP_OPEN_PER_GRANT} requests or streams open: close one",
+                         [(b"retry-after", b"5")])
+            return
+        self.open[grant] += 1  # counted at once: another request may come at any await
         try:
-            await self.app(scope, receiving, sending)
-        finally:
+            # the SDK reads the token after one space: give it so, however it was written
+            scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
+                                ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
+            status = 0
+            ended = anyio.Event()
+            checked = time.monotonic()
+
+            async def sending(message: Message) -> None:
+                nonlocal status, checked
+                if ended.is_set():
+                    return
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                    opened = dict(message.get("headers", ())).get(b"mcp-session-id")
+                    if sid is None and opened and status < 400:
+                        self.sessions.opened(opened.decode("latin-1"), grant)
+                elif message.get("more_body") and time.monotonic() - checked >= \
+                        HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
+                    checked = time.monotonic()
+                    try:
+                        self.store.check(bearer[7:].strip())
+                    except TokenRefused as exc:
+                        self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
+                        ended.set()
+                        await send({"type": "http.response.body", "body": b"",
+                                    "more_body": False})
+                        return
+                await send(message)
+
+            async def receiving() -> Message:
+                """The client's messages, or its going away once its stream has ended."""
+                if ended.is_set():
+                    return {"type": "http.disconnect"}
+                got: list[Message] = []
+                async with anyio.create_task_group() as tasks:
+                    async def client() -> None:
+                        got.append(await receive())
+                        tasks.cancel_scope.cancel()
+
+                    async def stop() -> None:
+                        await ended.wait()
+                        tasks.cancel_scope.cancel()
+                    tasks.start_soon(client)
+                    tasks.start_soon(stop)
+                return got[0] if got else {"type": "http.disconnect"}
+
+            if scope.get("method") == "POST":
+                taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
+                if _gone(taken):
+                    return
+                if body is None:
+                    await refuse(413, "body_too_large", f"the body is larger than "
+                                 f"{HTTP_MAX_BODY_BYTES} bytes")
+                    return
+                problem = envelope_problem(body)
+                if problem is not None:  # one line, where the SDK prints a validation dump
+                    self._log(f"POST {self.policy.mcp_path} from {address}", problem)
+                    await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                        "code": -32600, "message": f"Invalid Request: {problem}"}})
+                    return
+                receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
             if sid is not None:
-                self.sessions.end(sid, status, scope.get("method") == "DELETE")
+                self.sessions.begin(sid)
+            try:
+                await self.app(scope, receiving, sending)
+            finally:
+                if sid is not None:
+                    self.sessions.end(sid, status, scope.get("method") == "DELETE")
+        finally:
+            self.open[grant] -= 1
 
     async def _end_session(self, scope, sid: str) -> None:
         """End one session as its client would (DELETE, with the same token): the SDK

@@ -387,6 +387,8 @@ def test_the_notes_database_is_not_written(server, notes_db):
     (["--enable-writes"], "nothing is ever writable over HTTP"),
     (["--port", "70000"], "not a port"),
     (["--allow-origin", "example.org"], "not an origin"),
+    # a loopback address OAuth takes no plain-HTTP issuer at: refused before it serves
+    (["--host", "127.0.0.2", "--port", "0"], "localhost, 127.0.0.1 or ::1 only"),
 ])
 def test_unsafe_or_wrong_options_refuse_to_start(notes_db, args, fragment):
     p = run_memory("--db", notes_db, "serve", "--http", *args, timeout=60)

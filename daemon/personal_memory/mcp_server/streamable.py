@@ -66,6 +66,10 @@ class Endpoint(NamedTuple):
         return self.base_url + MCP_PATH
 
 
+# The plain-HTTP addresses an OAuth issuer may have (the SDK's rule; RFC 8414 wants https)
+HTTP_ISSUER_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -124,6 +128,13 @@ def check(options: HttpOptions, port: int | None = None) -> Endpoint:
     else:
         name = f"[{o.host}]" if ":" in o.host else o.host
         base = f"{'https' if o.tls_cert else 'http'}://{name}:{port}"
+    parts = urlsplit(base)
+    if parts.scheme == "http" and parts.hostname not in HTTP_ISSUER_HOSTS:
+        # the SDK's OAuth metadata takes no other plain-HTTP address, and would stop the
+        # server after it said it was serving
+        raise ConfigError(f"{'--public-url' if o.public_url else '--host'}: without TLS, "
+                          f"OAuth lets a server be reached at localhost, 127.0.0.1 or ::1 "
+                          f"only, not {parts.hostname}")
     for origin in o.allow_origins:
         if urlsplit(origin).scheme not in ("http", "https") or _origin(origin) != \
                 origin.rstrip("/").lower():

@@ -545,6 +545,22 @@ def test_every_request_with_an_id_gets_an_answer_and_the_server_goes_on(notes_db
     assert replies[7]["result"]["structuredContent"]["count"] == 1
 
 
+def test_requests_written_at_once_before_the_input_ends_are_all_answered(notes_db):
+    """A script that writes its requests and closes its end (printf ... | memory serve):
+    the search still under way when the input ended gets its answer too, then the server
+    exits 0."""
+    search = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search",'
+              '"arguments":{"query":"prefer"}}}')
+    lines = [INIT, INITIALIZED, search, '{"jsonrpc":"2.0","id":3,"method":"tools/list"}']
+    p = subprocess.run([sys.executable, "-m", "personal_memory", "--db", str(notes_db), "serve"],
+                       input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       timeout=120, env=user_env())
+    assert p.returncode == 0, p.stderr
+    replies = {r["id"]: r for r in map(json.loads, p.stdout.splitlines())}
+    assert set(replies) == {1, 2, 3}, p.stdout
+    assert replies[2]["result"]["structuredContent"]["count"] == 1
+
+
 def test_check_line_forwards_ordinary_lines():
     from personal_memory.mcp_server.stdio import check_line
     assert check_line(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n') == (None, 1)

@@ -6,7 +6,9 @@ The relay does two things the SDK cannot:
 - **Every request with an id gets an answer.** Each line from the client is checked
   first: a line that is not JSON, a batch, a request without a method, params that are
   not an object, a lone surrogate in a string, are answered here with a JSON-RPC error
-  (-32700, -32600, -32602) and one readable line, instead of being dropped.
+  (-32700, -32600, -32602) and one readable line, instead of being dropped. When the
+  client's input ends, the child's ends only once the requests under way are answered
+  (the SDK would cancel them), a listen aside, for at most :data:`DRAIN_SECONDS`.
 - **Nothing the server held survives a purge or a replaced file.** When the database is
   purged (its index generation moves) or replaced under it, the child exits with
   :data:`~personal_memory.limits.EXIT_RESTART` and the relay starts a fresh one, replays
@@ -39,6 +41,11 @@ ANNOUNCE_AFTER_ENV = "PERSONAL_MEMORY_ANNOUNCE_AFTER"
 # (the SDK's mcp_types.PROTOCOL_VERSION_META_KEY; not imported: the relay starts light).
 MODERN_ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
 _REPLAY_ID = "personal-memory-relay-initialize"
+# When the client's input ends, the requests under way are answered first (a script that
+# writes its requests and closes its end reads every answer), for at most this long; a
+# listen, which never ends by itself, is not waited for.
+DRAIN_SECONDS = 60.0
+_LISTEN = "subscriptions/listen"
 _RESPONSE = re.compile(rb'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)"')
 
 
@@ -202,7 +209,21 @@ class Relay:
                 return False
             if id_ is not None:
                 self.pending.pop(id_, None)
+                if self.closed:
+                    self._close_when_answered()
         return True
+
+    def _close_when_answered(self) -> None:
+        """Once the client's input has ended: end the child's when every request but a
+        listen has its answer (under the lock)."""
+        if all(_method(line)[0] == _LISTEN for line in self.pending.values()):
+            self._close_child_input()
+
+    def _close_child_input(self) -> None:
+        try:
+            self.child.stdin.close()
+        except OSError:
+            pass
 
     def _children(self) -> int:
         """Run children until one ends other than for a restart: its exit code. The first
@@ -245,10 +266,14 @@ class Relay:
                     self._send(line)
         with self.lock:
             self.closed = True
-            try:
-                self.child.stdin.close()
-            except OSError:
-                pass
+            self._close_when_answered()
+        late = threading.Timer(DRAIN_SECONDS, lambda: self._locked(self._close_child_input))
+        late.daemon = True
+        late.start()
+
+    def _locked(self, action) -> None:
+        with self.lock:
+            action()
 
     def run(self) -> int:
         def stop(signum, frame):

@@ -216,6 +216,11 @@ def test_an_authorization_sent_back_with_an_error_is_logged(server):
                    {"response_type": "code", "code_challenge": challenge,
                     "code_challenge_method": "plain"},
                    {"response_type": "token", "code_challenge": challenge,
+                    "code_challenge_method": "S256"},
+                   # no verifier could redeem its code: refused before the consent page
+                   {"response_type": "code", "code_challenge": "",
+                    "code_challenge_method": "S256"},
+                   {"response_type": "code", "code_challenge": "short",
                     "code_challenge_method": "S256"}):
         before = server.log_text().count("refused GET /authorize")
         r = httpx2.get(server.base + "/authorize", params=base | params)

@@ -27,6 +27,8 @@ from pydantic import AnyUrl
 
 from ..access.store import AccessStore, TokenRefused
 
+# An S256 PKCE challenge: the base64url SHA-256 of the verifier, unpadded (RFC 7636 4.2)
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 log = logging.getLogger("personal_memory.http")
 
 PENDING_SECONDS = 600  # a consent page left open longer must be started again
@@ -179,6 +181,11 @@ class OwnerAuthorization:
 
     async def authorize(self, client: OAuthClientInformationFull,
                         params: AuthorizationParams) -> str:
+        if not S256_CHALLENGE.fullmatch(params.code_challenge or ""):
+            # no verifier could redeem the code: refused before the owner is asked
+            raise AuthorizeError("invalid_request", f"code_challenge: "
+                                 f"{len(params.code_challenge or '')} characters, not an S256 "
+                                 "challenge (43 base64url characters, RFC 7636)")
         resource = self.here() + self.mcp_path
         if params.resource is not None and not same_url(params.resource, resource):
             raise AuthorizeError("invalid_target", f"this server is {resource}")

@@ -748,3 +748,28 @@ def test_a_body_that_is_no_json_rpc_message_gets_one_line(shapes_server, body, s
     error = r.json()["error"]
     assert error["code"] == -32600 and says in error["message"]
     assert "\n" not in error["message"]
+
+
+def test_an_approval_whose_code_was_never_exchanged_lists_as_unclaimed(tmp_path):
+    """The owner approved, the client never came for its tokens: once the code has
+    expired the grant lists as unclaimed, not as a device that may read."""
+    db = tmp_path / "m.db"
+    MemoryStore.open(db, embedder="none").close()
+    with AccessStore.open(db) as access:
+        def state(name):
+            return {g.name: g.state for g in access.grants()}[name]
+        for client in ("lost", "kept"):
+            access.issue_code(client_id=client, client_name=client, namespaces=["notes"],
+                              redirect_uri="http://127.0.0.1:9/cb", redirect_uri_explicit=True,
+                              code_challenge="x" * 43, resource=None)
+        assert state("lost") == state("kept") == "active"  # the codes are still good
+        kept = [g for g in access.grants() if g.name == "kept"][0]
+        access._write("UPDATE tokens SET expires_at = 1 WHERE kind = 'code'")
+        assert state("lost") == "unclaimed"
+        code = access._token(kept.id, "code", None, 2**40, {"redirect_uri": "x", "explicit": True,
+                                                          "code_challenge": "x" * 43})
+        access.exchange_code(access.load_code(code, "kept"))
+        assert state("kept") == "active" and state("lost") == "unclaimed"
+    p = run_memory("--db", db, "tokens", "list")
+    assert p.returncode == 0 and re.search(r"lost\s+client\s+notes\s+unclaimed", p.stdout), \
+        p.stdout

@@ -68,11 +68,15 @@ class Grant(NamedTuple):
     expires_at: str | None
     revoked_at: str | None
     last_used_at: str | None
+    # an OAuth grant whose code expired unexchanged: approved, and no token ever came of it
+    unclaimed: bool = False
 
     @property
     def state(self) -> str:
         if self.revoked_at:
             return "revoked"
+        if self.unclaimed:
+            return "unclaimed"
         if self.expires_at and self.expires_at < format_time(time.time_ns() // 1000):
             return "expired"
         return "active"
@@ -233,13 +237,17 @@ class AccessStore:
 
     # -- grants ----------------------------------------------------------------------------
 
+    # An OAuth grant with no token but codes past their time was never claimed.
+    _UNCLAIMED = ("(kind = 'oauth' AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.grant_id = "
+                  "grants.id AND (t.kind != 'code' OR t.expires_at > CAST(strftime('%s', "
+                  "'now') AS INTEGER))))")
     _GRANT = ("SELECT id, name, kind, client_id, namespaces, created_at, expires_at, "
-              "revoked_at, last_used_at FROM grants")
+              f"revoked_at, last_used_at, {_UNCLAIMED} FROM grants")
 
     @staticmethod
     def _grant(row: tuple) -> Grant:
         return Grant(row[0], row[1], row[2], row[3], tuple(json.loads(row[4])), _iso(row[5]),
-                     _iso(row[6]), _iso(row[7]), _iso(row[8]))
+                     _iso(row[6]), _iso(row[7]), _iso(row[8]), bool(row[9]))
 
     def grants(self) -> list[Grant]:
         return [self._grant(r) for r in self._rows(self._GRANT + " ORDER BY id")]

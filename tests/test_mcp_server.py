@@ -201,6 +201,23 @@ def test_tools_are_plain_functions(notes_db):
     assert history["revisions"][0]["content"] == "I prefer equity research."
 
 
+def test_status_over_http_names_folders_not_their_local_paths(tmp_path):
+    """memory_status for a client on another machine: the notes folder by its name (its
+    path names the user and the disk); on this machine (stdio) the path."""
+    vault = tmp_path / "alice-home" / "vault"
+    vault.mkdir(parents=True)
+    (vault / "a.md").write_text("# A\n\nalpha\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        s.sync([Folder.of(vault)], known_at="2025-01-01")
+    cfg = config(db=str(tmp_path / "m.db"), embedder="none")
+    local = MemoryTools(cfg).status().structured_content["status"]
+    assert local["daemon"]["imported_folders"] == [str(vault)]
+    remote = MemoryTools(cfg, remote=True).status()
+    assert remote.structured_content["status"]["daemon"]["imported_folders"] == ["vault"]
+    assert "alice-home" not in json.dumps(remote.structured_content) + \
+        remote.content[0].text
+
+
 def test_a_title_the_file_name_says_is_not_repeated(tmp_path):
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -142,7 +142,7 @@ def build_server(config: Settings, *, warm: bool = False, restart_on_change: boo
     """The one server of both transports. With ``auth`` (HTTP), ``provider`` is the
     authorization server and change announcements cover every namespace (each session
     listens to the notes its token reads)."""
-    tools = MemoryTools(config)
+    tools = MemoryTools(config, remote=auth is not None)
     if provider is not None:  # the scopes it offers are the namespaces this memory holds
         provider.namespaces = tools.namespaces
     if warm:

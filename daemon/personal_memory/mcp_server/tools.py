@@ -136,11 +136,25 @@ def _page_text(found, out: ChangesOutput) -> str:
 REQUEST_NAMESPACE: ContextVar[str | None] = ContextVar("request_namespace", default=None)
 
 
+def _without_local_paths(status: dict) -> dict:
+    """A status for a client on another machine: each notes folder by its name, not its
+    path (which names the user and the disk's layout), and no replica's address."""
+    daemon = dict(status["daemon"])
+    for key in ("watched_folders", "imported_folders"):
+        daemon[key] = [os.path.basename(os.path.normpath(f)) for f in daemon.get(key) or []]
+    out = dict(status, daemon=daemon)
+    if isinstance(out.get("replication"), dict):
+        out["replication"] = dict(out["replication"], destination=None)
+    return out
+
+
 class MemoryTools:
     """The tools as plain methods. Each worker thread gets its own read connection."""
 
-    def __init__(self, config: Settings):
+    def __init__(self, config: Settings, *, remote: bool = False):
         self.config = config
+        # Served over HTTP: a client on another machine learns no local path (memory_status)
+        self.remote = remote
         self._local = threading.local()
         self._write_lock = threading.Lock()
         # A memory written here gets its vector on a thread of its own: the daemon may not
@@ -366,8 +380,10 @@ class MemoryTools:
         memories wait for a vector (with an ETA), whether writes are enabled, and the sync
         daemon's state: running or not, last successful sync, files indexed, and the files
         that could not be imported."""
-        status = self._call(self._store().status, self.namespace)
-        out = StatusOutput(writes_enabled=self.config.enable_writes, status=status.to_dict())
+        status = self._call(self._store().status, self.namespace).to_dict()
+        if self.remote:
+            status = _without_local_paths(status)
+        out = StatusOutput(writes_enabled=self.config.enable_writes, status=status)
         return _result(_compact(out), out)
 
     def remember(self, memory_id: MemoryId,

@@ -79,7 +79,7 @@ def by_name(lookup, name: str):
     return lookup(name)
 
 
-_CITED = re.compile(r"(.+):([0-9]{1,9}(?:-[0-9]{1,9})?)")
+_PLACE = re.compile(r"(.+):([0-9]{1,9}(?:-[0-9]{1,9})?)")  # PATH:12, PATH:12-20
 
 
 def cited(lookup, name: str, lines: str | None):
@@ -90,7 +90,7 @@ def cited(lookup, name: str, lines: str | None):
     try:
         return by_name(lookup, name), spec
     except NotFound as error:
-        place = _CITED.fullmatch(name)
+        place = _PLACE.fullmatch(name)
         if spec is not None or place is None:
             raise
         unknown = error

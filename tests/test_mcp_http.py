@@ -459,6 +459,39 @@ def test_ctrl_c_stops_the_server(notes_db, tmp_path):
         httpx2.get(served.base + "/.well-known/oauth-authorization-server", timeout=2)
 
 
+def test_stopping_the_server_ends_open_streams_cleanly(notes_db, tmp_path):
+    """A service restart while an assistant listens for changes: the streams end at once
+    (the client sees them end), the server exits 0, and the log holds no traceback (it
+    waited out its 5 s of graceful shutdown, then cancelled each stream with one)."""
+    import threading
+    from contextlib import AsyncExitStack
+
+    served = start(notes_db, tmp_path)
+    token = served.token("listening")
+    opened, ended = threading.Event(), threading.Event()
+
+    async def listen():
+        async with with_token(served.url, token, mode="auto") as c, AsyncExitStack() as held:
+            for _ in range(3):
+                await held.enter_async_context(c.listen(
+                    resource_subscriptions=["note://recent"]))
+            opened.set()
+            await asyncio.sleep(60)
+
+    def client():
+        try:
+            asyncio.run(listen())
+        except BaseException:  # the streams ending may end the client's listens
+            pass
+        ended.set()
+    threading.Thread(target=client, daemon=True).start()
+    assert opened.wait(30)
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=20) == 0
+    assert "Traceback" not in served.log_text() and "ASGI" not in served.log_text(), \
+        served.log_text()
+
+
 @pytest.mark.skipif(not INSPECTOR.exists(), reason="the MCP Inspector is not installed "
                     "(scripts/get-inspector.sh installs it from npm; .ci/run does)")
 def test_the_mcp_inspector_cli_with_a_static_token(server):

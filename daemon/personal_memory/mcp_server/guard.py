@@ -6,13 +6,14 @@ passes carries the namespace it reads in ``scope["state"]``."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
 import math
 import time
 from collections import Counter, OrderedDict
-from typing import Callable, Iterable, Mapping, NamedTuple
+from typing import Awaitable, Callable, Iterable, Mapping, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -199,6 +200,8 @@ class Guard:
         self.addresses = Buckets(policy.per_address)
         self.sessions = Sessions()
         self.open: Counter[str] = Counter()  # requests under way per grant (streams too)
+        # each request under way: what ends it as its client would see a clean end
+        self._ending: set[Callable[[], Awaitable[None]]] = set()
         self._logged_at: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
     def _log(self, where: str, reason: str, every: float = 60.0) -> None:
@@ -215,6 +218,13 @@ class Guard:
             self._logged_at.popitem(last=False)
         more = f" (and {quiet} more like it)" if quiet else ""
         log.warning("refused %s: %s%s", where, reason, more)
+
+    def end_streams(self) -> None:
+        """The server is stopping: every open stream (a listen, a GET) ends now, as a
+        revoked token's does, instead of being cancelled mid-answer when the graceful
+        shutdown runs out (a traceback a stream in the log). Called on the event loop."""
+        for end in list(self._ending):
+            asyncio.ensure_future(end())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -370,11 +380,25 @@ class Guard:
             status = 0
             ended = anyio.Event()
             checked = time.monotonic()
+            finished = False
 
-            async def sending(message: Message) -> None:
-                nonlocal status, checked
+            async def end() -> None:
+                """End the answer: its client sees a stream that ended."""
+                nonlocal finished
                 if ended.is_set():
                     return
+                ended.set()
+                if status and not finished:
+                    finished = True
+                    await send({"type": "http.response.body", "body": b"",
+                                "more_body": False})
+
+            async def sending(message: Message) -> None:
+                nonlocal status, checked, finished
+                if ended.is_set():
+                    return
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    finished = True
                 if message["type"] == "http.response.start":
                     status = message["status"]
                     opened = dict(message.get("headers", ())).get(b"mcp-session-id")
@@ -387,9 +411,7 @@ class Guard:
                         self.store.check(bearer[7:].strip())
                     except TokenRefused as exc:
                         self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
-                        ended.set()
-                        await send({"type": "http.response.body", "body": b"",
-                                    "more_body": False})
+                        await end()
                         return
                 await send(message)
 
@@ -427,9 +449,11 @@ class Guard:
                 receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
             if sid is not None:
                 self.sessions.begin(sid)
+            self._ending.add(end)
             try:
                 await self.app(scope, receiving, sending)
             finally:
+                self._ending.discard(end)
                 if sid is not None:
                     self.sessions.end(sid, status, scope.get("method") == "DELETE")
         finally:

@@ -173,7 +173,8 @@ def policy(endpoint: Endpoint, namespace: str):
 
 def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=False):
     """The whole ASGI application: the SDK's Streamable HTTP app and OAuth routes, the
-    consent page, behind the guard (and CORS for the origins allowed, if any)."""
+    consent page, behind the guard (and CORS for the origins allowed, if any); and the
+    guard, which ends the open streams when the server stops."""
     from mcp.server.auth.settings import (AuthSettings, ClientRegistrationOptions,
                                           RevocationOptions)
     from mcp.server.transport_security import TransportSecuritySettings
@@ -208,13 +209,13 @@ def build_app(config: Settings, endpoint: Endpoint, store, *, restart_on_change=
     oauth_routes.install(app, owner, auth, sorted(set(rules.bases.values())))
     guarded = Guard(app, store, rules, owner.known)
     if not endpoint.allow_origins:
-        return guarded
+        return guarded, guarded
     from starlette.middleware.cors import CORSMiddleware
     return CORSMiddleware(guarded, allow_origins=list(endpoint.allow_origins),
                           allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                           allow_headers=["authorization", "content-type", "mcp-session-id",
                                          "mcp-protocol-version", "last-event-id"],
-                          expose_headers=["mcp-session-id", "www-authenticate"])
+                          expose_headers=["mcp-session-id", "www-authenticate"]), guarded
 
 
 def serve_worker(config: Settings, endpoint: Endpoint, fd: int) -> int:
@@ -226,13 +227,18 @@ def serve_worker(config: Settings, endpoint: Endpoint, fd: int) -> int:
     if not store.has_passphrase():
         log.warning("no passphrase is set: the consent page cannot approve anyone until "
                     "'memory http passphrase' sets one (tokens of 'memory tokens add' work)")
-    app = build_app(config, endpoint, store, restart_on_change=True)
+    app, guard = build_app(config, endpoint, store, restart_on_change=True)
     _exit_with_parent()
     tls = endpoint.tls or (None, None)
     # The socket as itself (family and protocol read from the descriptor): uvicorn's fd=
     # takes it for a Unix socket, and asyncio then leaves Nagle on, 40 ms an answer.
     sock = socket.socket(fileno=fd)
-    server = uvicorn.Server(uvicorn.Config(
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None) -> None:
+            guard.end_streams()  # else cancelled when the graceful shutdown runs out
+            await super().shutdown(sockets)
+
+    server = Server(uvicorn.Config(
         app, ssl_certfile=tls[0], ssl_keyfile=tls[1], log_level="warning",
         access_log=False, proxy_headers=endpoint.behind_proxy, server_header=False,
         forwarded_allow_ips="127.0.0.1,::1" if endpoint.behind_proxy else None,

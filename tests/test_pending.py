@@ -66,6 +66,29 @@ def test_deleted_files_and_folders_do_not_wait(tmp_path):
     assert q.take_settled(now=10.3) == {folder: {"gone.md", "sub", ""}}
 
 
+def test_a_note_gone_alone_waits_for_its_file_to_come_back(tmp_path):
+    """An editor renames the note away and writes it anew 0.4 s later (a slow disk): the
+    note was recorded as deleted, then restored. Gone, and alone in its folder's queue, it
+    waits MISSING_SETTLE_SECONDS; written again meanwhile, it settles as one change."""
+    folder, q = _queue(tmp_path)
+    note = tmp_path / "a.md"
+    q.mark(folder, "a.md", now=10.0)  # renamed to a.md~ (no note's name: not marked)
+    assert q.take_settled(now=10.3) == {}
+    assert q.next_deadline() == 11.5
+    note.write_text("the text again\n")
+    q.mark(folder, "a.md", now=10.4)
+    assert q.take_settled(now=10.8) == {folder: {"a.md"}}  # there: taken as a change
+    assert not q
+    # still gone at the end of the wait: a deletion after all
+    note.unlink()
+    q.mark(folder, "a.md", now=20.0)
+    assert q.take_settled(now=20.3) == {} and q.take_settled(now=21.5) == {folder: {"a.md"}}
+    # a rescan meanwhile leaves it to its wait, as it leaves an emptied file
+    q.mark(folder, "a.md", now=30.0)
+    assert q.take_settled(now=30.3) == {}
+    assert q.clear_but_empty() == {folder: {"a.md"}}
+
+
 def test_a_rescan_takes_every_waiting_path_but_the_emptied_ones(tmp_path):
     folder, q = _emptied_and_written(tmp_path)  # a.md now waits the long settle
     q.mark(folder, "b.md", now=11.0)
@@ -245,12 +268,16 @@ def test_a_deletion_waits_for_the_creation_just_after_it(tmp_path):
     assert q.take_settled(now=10.3) == {}  # the deletion waits for the creation
     assert abs(q.next_deadline() - 10.35) < 1e-9
     assert q.take_settled(now=10.36) == {folder: {"old.md", "new.md"}}
-    # a deletion with nothing after it, or a creation long after, does not wait
+    # a deletion with nothing after it waits for its file to stay gone (MISSING_SETTLE);
+    # a creation long after ends that wait, and each is taken alone
     q.mark(folder, "old.md", now=20.0)
-    assert q.take_settled(now=20.3) == {folder: {"old.md"}}
+    assert q.take_settled(now=20.3) == {}
+    assert q.take_settled(now=21.5) == {folder: {"old.md"}}
     q.mark(folder, "old.md", now=30.0)
+    assert q.take_settled(now=30.3) == {}
     q.mark(folder, "new.md", now=30.5)
-    assert q.take_settled(now=30.3) == {folder: {"old.md"}}
+    assert q.take_settled(now=30.5) == {folder: {"old.md"}}
+    assert q.take_settled(now=30.8) == {folder: {"new.md"}}
 
 
 def test_a_creation_waits_for_the_deletion_just_after_it(tmp_path):

@@ -6,7 +6,8 @@ order), so that both are imported at once, as a move; in a burst (a checkout wri
 thousands of files), until the burst is over. A note file found empty when it
 settles waits longer (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file
 and write it a moment later would otherwise have the note recorded as deleted, then
-restored. Thread-safe: the observer's thread marks, the loop takes."""
+restored; so does one found gone, alone in its folder's queue
+(``MISSING_SETTLE_SECONDS``): an editor that renames it away and writes it anew. Thread-safe: the observer's thread marks, the loop takes."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import os
 import stat
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 
 from ..notes.folders import Folder
+from ..notes.markdown import is_note_name
 
 # A path that keeps changing is still imported at least this often.
 MAX_DELAY_FACTOR = 10
@@ -32,6 +34,11 @@ WAIT_WINDOWS = 2
 BURST_MARKS = 50
 # How long an emptied note file must stay empty (and quiet) before it is imported.
 EMPTY_SETTLE_SECONDS = 5.0
+# How long a note file gone, alone in its folder's queue, must stay gone before it is
+# imported (an editor that renames the note away and writes it anew a moment later, on a
+# slow disk). Any other path of its folder marked meanwhile ends the wait: a move seen as
+# a deletion and a creation is then paired as before.
+MISSING_SETTLE_SECONDS = 1.5
 
 
 Key = tuple[Folder, str]
@@ -39,13 +46,16 @@ Key = tuple[Folder, str]
 
 class PendingPaths:
     def __init__(self, settle_seconds: float, empty_settle_seconds: float = EMPTY_SETTLE_SECONDS,
-                 burst_marks: int = BURST_MARKS):
+                 burst_marks: int = BURST_MARKS,
+                 missing_settle_seconds: float = MISSING_SETTLE_SECONDS):
         self.settle = settle_seconds
         self.empty_settle = max(empty_settle_seconds, settle_seconds)
+        self.missing_settle = max(missing_settle_seconds, settle_seconds)
         self.burst_marks = burst_marks
         self._lock = threading.Lock()
         self._pending: dict[Key, tuple[float, float]] = {}  # first and last mark
         self._held: dict[Key, float] = {}  # held back (emptied, or waiting): when they settle
+        self._gone: set[Key] = set()  # held back as gone, until their folder stirs
         self._links: dict[Key, set[Key]] = {}  # paths one event named together
         self._waited: set[Key] = set()  # paths that waited for what came after them
         self._last_mark = float("-inf")  # when any path was last marked
@@ -61,7 +71,12 @@ class PendingPaths:
         now = time.monotonic() if now is None else now
         with self._lock:
             self._last_mark = max(self._last_mark, now)
+            stirred = {folder for folder, _ in keys}
+            for key in [k for k in self._gone if k[0] in stirred and k not in keys]:
+                self._held[key] = now  # its folder stirs: it settles with the others
+                self._gone.discard(key)
             for key in keys:
+                self._gone.discard(key)
                 first, _ = self._pending.get(key, (now, now))
                 self._pending[key] = (first, now)
                 self._held.pop(key, None)  # changed again: settle afresh
@@ -89,7 +104,7 @@ class PendingPaths:
         kept: dict[Folder, set[str]] = {}
         with self._lock:
             for key in list(self._pending):
-                if key in empty:
+                if key in empty or key in self._gone:
                     kept.setdefault(key[0], set()).add(key[1])
                 else:
                     self._drop(key)
@@ -114,12 +129,16 @@ class PendingPaths:
         # The file's size is asked outside the lock: the observer's thread must not wait.
         empty = {key for group in due for key in group
                  if key not in self._held and _empty_file(*key)}
+        gone = {key for group in due if len(group) == 1 for key in group
+                if key not in self._held and _gone_note(*key)}
         scopes: dict[Folder, set[str]] = {}
         with self._lock:
             marks, latest = self._by_folder() if due else ({}, {})
             asking = [group for group in due if not self._waited.issuperset(group)]
             group_arrival = dict(zip(map(id, asking), self._arrivals(asking, marks)))
             burst_end = dict(zip(map(id, due), self._bursts(due, marks, latest, now)))
+            waiting = Counter(folder for folder, _ in self._pending)  # before any is taken
+            crowded = {folder for folder, n in waiting.items() if n > 1}
             for group in due:
                 if any(self._pending.get(key, (None, None))[1] != last
                        for key, last in group.items()):
@@ -127,6 +146,11 @@ class PendingPaths:
                 if empty.intersection(group):
                     for key in empty.intersection(group):
                         self._held[key] = group[key] + self.empty_settle
+                    continue
+                if gone.intersection(group) and not crowded.intersection(f for f, _ in group):
+                    for key in group:  # gone, and nothing else of its folder waits
+                        self._held[key] = group[key] + self.missing_settle
+                        self._gone.add(key)
                     continue
                 if burst_end[id(group)] > now:  # its folder is in a burst: wait it out
                     for key in group:
@@ -238,6 +262,7 @@ class PendingPaths:
     def _drop(self, key: Key) -> None:
         self._pending.pop(key, None)
         self._held.pop(key, None)
+        self._gone.discard(key)
         self._waited.discard(key)
         for other in self._links.pop(key, ()):
             self._links.get(other, set()).discard(key)
@@ -262,6 +287,12 @@ def window_max(marks: list[tuple[float, float]], starts: list[float],
             window.popleft()
         out.append(marks[window[0]][1] if window else 0.0)
     return out
+
+
+def _gone_note(folder: Folder, rel: str) -> bool:
+    """Whether the path has a note's name and nothing is there now."""
+    return bool(rel) and is_note_name(os.path.basename(rel)) and \
+        not os.path.lexists(os.path.join(folder.root, rel))
 
 
 def _empty_file(folder: Folder, rel: str) -> bool:

@@ -70,6 +70,9 @@ def test_malformed_front_matter_is_kept_as_text_and_named():
     assert n.front_matter_error.startswith("front matter is not valid YAML (line 2")
     assert n.front_matter == "" and n.sections[0].text.startswith("---\ntitle: [unclosed")
     assert rebuilt(n) == text
+    # a typo in the block does not rename the note: its heading after the block still does
+    typo = note("---\ntags: [oops\n---\n# Reading list\n\n- Dune\n")
+    assert typo.front_matter_error and typo.title == "Reading list"
 
 
 def test_a_key_written_twice_is_named_and_the_block_kept_as_text():

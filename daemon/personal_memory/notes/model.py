@@ -194,13 +194,13 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
     meta = front_matter.FrontMatter()
     if structure.front_matter_yaml is not None:
         meta = front_matter.parse(structure.front_matter_yaml)
+    named = structure.first_heading  # the heading right after the block, whatever it holds
     if meta.error:  # kept as plain text: the block becomes part of the first section
         structure = markdown.parse(text, front_matter_as_text=True)
     if meta.title:
         title = meta.title
-    elif structure.first_heading and structure.first_heading[0] == 1 \
-            and structure.first_heading[1]:
-        title = structure.first_heading[1]
+    elif named and named[0] == 1 and named[1]:  # a typo in the block renames nothing
+        title = named[1]
     else:
         title = file_title(relpath)
     nid = note_id(collection, relpath)

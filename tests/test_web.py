@@ -640,6 +640,27 @@ def test_a_first_days_history_is_shown_by_the_hour(tmp_path):
         assert [p.label for p in pictures.activity_of(s, "n")] == ["2025-11-06", "2025-11-09"]
 
 
+def test_a_first_sessions_history_is_shown_by_the_minute(tmp_path):
+    """A first session's edits, all within an hour, were one bar: the slider could not go
+    back before any of them. Within two hours each minute is a moment to stop at; past a
+    chart's worth of minutes they are hours again."""
+    from personal_memory.web import pictures
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as s:
+        for minute, text in (("01", "blue"), ("03", "green"), ("05", "red")):
+            s.remember("plan", f"the plan is {text}", namespace="n",
+                       known_at=f"2025-11-06T18:{minute}:20Z")
+        found = pictures.activity_of(s, "n")
+        assert [p.label for p in found] == ["2025-11-06 18:01 UTC", "2025-11-06 18:03 UTC",
+                                            "2025-11-06 18:05 UTC"]
+        assert found[1].day == "2025-11-06T18:03:59.999999Z"
+        assert s.search("plan", namespace="n", as_of=found[1].day)[0].content.endswith("green")
+        for minute in range(6, 106):  # more minutes with a change than bars: by the hour
+            s.remember(f"m{minute}", "x", namespace="n",
+                       known_at=f"2025-11-06T{18 + minute // 60}:{minute % 60:02d}:40Z")
+        assert [p.label for p in pictures.activity_of(s, "n")] == [
+            "2025-11-06 18:00 UTC", "2025-11-06 19:00 UTC"]
+
+
 def test_a_cutoff_reaching_into_the_last_period_is_that_period():
     from personal_memory.records import Activity
     from personal_memory.web import pictures

@@ -577,11 +577,13 @@ class MemoryStore(Upkeep):
         return NoteTimeline(note=note, revisions=revisions, moves=chain, moved_away=away)
 
     def activity(self, *, namespace: str, bucket: str = "day") -> Activity:
-        """How many revisions became known per hour, day or week, over the whole history."""
+        """How many revisions became known per minute, hour, day or week, over the whole
+        history."""
         namespace = args.namespace_arg(namespace)
-        sizes = {"hour": 3_600_000_000, "day": 86_400_000_000, "week": 7 * 86_400_000_000}
+        sizes = {"minute": 60_000_000, "hour": 3_600_000_000, "day": 86_400_000_000,
+                 "week": 7 * 86_400_000_000}
         if bucket not in sizes:
-            raise InvalidArgument(f"bucket: {bucket!r} is not hour, day or week")
+            raise InvalidArgument(f"bucket: {bucket!r} is not minute, hour, day or week")
         size = sizes[bucket]
         with self._db.errors(), self._db.snapshot():
             rows = self._db.activity(namespace, size)

@@ -18,9 +18,12 @@ from ..times import DAY_US, format_time, from_micros, parse_time, to_micros
 # change, days become weeks, then months, then years.
 MOST_BARS = 90
 # A history of at most this many days is shown by the hour (a first day's edits, each a
-# moment the slider can stop at), more by the day.
+# moment the slider can stop at), more by the day; one of at most MINUTELY_HOURS hours by
+# the minute (a first session's edits).
 HOURLY_DAYS = 2
+MINUTELY_HOURS = 2
 HOUR_US = 3_600_000_000
+MINUTE_US = 60_000_000
 WIDTH, PAD = 900, 10
 # An axis label's width, in the chart's units, per character (10px system-ui, its widest
 # digits and letters), and the least room between two labels.
@@ -47,10 +50,11 @@ def periods(found: Activity, most: int = MOST_BARS) -> list[Period]:
     """The activity's hours or days, coarsened until at most ``most`` periods hold a
     change."""
     days = [(parse_time(s), n) for s, n in zip(found.starts, found.revisions)]
-    size = {"hour": HOUR_US, "week": 7 * DAY_US}.get(found.bucket, DAY_US)
+    size = {"minute": MINUTE_US, "hour": HOUR_US, "week": 7 * DAY_US}.get(found.bucket, DAY_US)
     given = [Period(s, s + size - 1, n, _label(s, found.bucket)) for s, n in days]
     out = given
-    for unit in (("day",) if found.bucket == "hour" else ()) + ("week", "month", "year"):
+    finer = {"minute": ("hour", "day"), "hour": ("day",)}.get(found.bucket, ())
+    for unit in finer + ("week", "month", "year"):
         if len(out) <= most or (unit == "week" and found.bucket == "week"):
             continue
         grouped: dict[int, list[Period]] = {}
@@ -62,6 +66,8 @@ def periods(found: Activity, most: int = MOST_BARS) -> list[Period]:
 
 
 def _start_of(us: int, unit: str) -> int:
+    if unit == "hour":
+        return us - us % HOUR_US
     d = from_micros(us).replace(hour=0, minute=0, second=0, microsecond=0)
     if unit == "week":
         d -= timedelta(days=d.weekday())
@@ -76,6 +82,8 @@ def _start_of(us: int, unit: str) -> int:
 
 def _end_of(start: int, unit: str) -> int:
     d = from_micros(start)
+    if unit == "hour":
+        return start + HOUR_US - 1
     if unit in ("day", "week"):
         return start + (7 if unit == "week" else 1) * DAY_US - 1
     if unit == "month":
@@ -87,18 +95,25 @@ def _end_of(start: int, unit: str) -> int:
 
 def _label(start: int, unit: str) -> str:
     day = format_time(start)[:10]
-    return {"hour": f"{day} {format_time(start)[11:16]} UTC", "day": day,
+    return {"minute": f"{day} {format_time(start)[11:16]} UTC",
+            "hour": f"{day} {format_time(start)[11:16]} UTC", "day": day,
             "week": f"week of {day}", "month": day[:7], "year": day[:4]}[unit]
 
 
 def activity_of(store, namespace: str) -> list[Period]:
-    """The periods of a store's history the chart and the slider show: by the day, or by
-    the hour when it spans at most :data:`HOURLY_DAYS` days."""
+    """The periods of a store's history the chart and the slider show: by the day, by
+    the hour when it spans at most :data:`HOURLY_DAYS` days, by the minute when at most
+    :data:`MINUTELY_HOURS` hours."""
     by_day = store.activity(namespace=namespace)
-    if 0 < len(by_day.starts) and parse_time(by_day.starts[-1]) - parse_time(
-            by_day.starts[0]) < HOURLY_DAYS * DAY_US:
-        return periods(store.activity(namespace=namespace, bucket="hour"))
-    return periods(by_day)
+    if not by_day.starts:
+        return periods(by_day)
+    span = parse_time(by_day.starts[-1]) - parse_time(by_day.starts[0])
+    if span >= HOURLY_DAYS * DAY_US:
+        return periods(by_day)
+    by_hour = store.activity(namespace=namespace, bucket="hour")
+    if parse_time(by_hour.starts[-1]) - parse_time(by_hour.starts[0]) < MINUTELY_HOURS * HOUR_US:
+        return periods(store.activity(namespace=namespace, bucket="minute"))
+    return periods(by_hour)
 
 
 def position(found: list[Period], cutoff: int | None) -> int:

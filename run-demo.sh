@@ -4,7 +4,7 @@
 # the same question as of before and after the edit.
 set -euo pipefail
 cd "$(dirname "$0")"
-source scripts/setup-venv.sh
+VENV_EXTRAS=replication source scripts/setup-venv.sh  # not the test tools (moto, selenium)
 memory=".venv/bin/memory"
 tmp="$(mktemp -d)"
 daemon_pid=""

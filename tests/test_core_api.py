@@ -28,6 +28,38 @@ def test_batch_is_all_or_nothing(store):
     assert store.stats().counts.revisions == 2 and store.get("c", namespace=NS) is None
 
 
+def test_a_search_inside_a_batch_that_rolls_back_leaves_no_trace(store):
+    """A search in a batch sees the batch's writes; the index then held rows the rollback
+    took back (a KeyError, then another memory under a reused revision id)."""
+    store.remember("a", "alpha one", namespace=NS, known_at="2024-01-01")
+    assert keyword_ids(store, "alpha") == ["a"]
+    with pytest.raises(RuntimeError):
+        with store.batch():
+            store.remember("b", "beta secret", namespace=NS, known_at="2024-01-02")
+            assert [r.memory_id for r in store.search("beta", namespace=NS)] == ["b"]
+            raise RuntimeError("abort")
+    assert store.search("beta", namespace=NS) == []
+    store.remember("c", "gamma public", namespace=NS, known_at="2024-01-03")
+    for query in ("beta", "gamma", "alpha"):
+        assert [r.memory_id for r in store.search(query, namespace=NS)] == \
+            [r.memory_id for r in store.search_reference(query, namespace=NS)]
+    assert keyword_ids(store, "gamma") == ["c"]
+
+
+def test_a_failed_part_of_a_batch_is_undone_whole_and_the_rest_kept(store):
+    """A batch inside a batch (or a write that fails inside one) is a savepoint: caught,
+    its writes are undone; the outer batch's other writes commit."""
+    with store.batch():
+        store.remember("e", "epsilon", namespace=NS, known_at="2024-01-05")
+        with pytest.raises(ValueError):
+            with store.batch():
+                store.remember("f", "phi", namespace=NS, known_at="2024-01-06")
+                raise ValueError("abort the inner part")
+        store.remember("g", "gamma", namespace=NS, known_at="2024-01-07")
+    assert store.get("f", namespace=NS) is None
+    assert store.get("e", namespace=NS) and store.get("g", namespace=NS)
+
+
 def test_warm_builds_the_index_that_search_then_uses(store, db_path):
     for i in range(30):
         store.remember(f"m{i}", f"common word{i}", namespace=NS, known_at="2025-01-01")

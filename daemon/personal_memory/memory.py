@@ -41,6 +41,17 @@ EXPORT_VERSION = 1
 _INDEX_LOCK = threading.Lock()
 
 
+class _Reference:
+    """The reference path where the in-memory index must not look (MemoryStore._ranker)."""
+
+    @staticmethod
+    def search(db, query, **kw) -> Ranked:
+        return reference.search_reference(db, query, **kw)
+
+
+_UNCOMMITTED = _Reference()
+
+
 class MemoryStore(Upkeep):
     """A point-in-time memory store in one SQLite file. One object per thread; readers
     on several threads share one search index through :meth:`share_search_index`."""
@@ -151,8 +162,10 @@ class MemoryStore(Upkeep):
 
     def batch(self):
         """A context manager: every remember/forget inside is one transaction, all or
-        nothing. Much faster for bulk imports than one transaction per write."""
-        return self._db.transaction()
+        nothing. Much faster for bulk imports than one transaction per write. A batch
+        inside a batch is a part of it, undone whole when it fails (the outer goes on if
+        the error is caught)."""
+        return self._db.transaction(part=True)
 
     def remember(self, memory_id: str, content: str, *, namespace: str,
                  title: str | None = None, source: str | None = None,
@@ -261,9 +274,9 @@ class MemoryStore(Upkeep):
         semantic = self._semantic(parsed.words)
         with self._db.errors():
             if group is None:
-                found = self._search_index().search(self._db, parsed, namespace=namespace,
-                                                    as_of=cutoff, valid_at=at, limit=limit,
-                                                    semantic=semantic)
+                found = self._ranker().search(self._db, parsed, namespace=namespace,
+                                              as_of=cutoff, valid_at=at, limit=limit,
+                                              semantic=semantic)
                 rows = [[r] for r in found.results]
             else:
                 found, rows = self._grouped(parsed, group, namespace, cutoff, at, limit,
@@ -302,9 +315,9 @@ class MemoryStore(Upkeep):
         found and the ranking had more rows to give."""
         window = min(2 * limit, MAX_LIMIT)
         while True:
-            found = self._search_index().search(self._db, parsed, namespace=namespace,
-                                                as_of=cutoff, valid_at=at, limit=window,
-                                                semantic=semantic)
+            found = self._ranker().search(self._db, parsed, namespace=namespace,
+                                          as_of=cutoff, valid_at=at, limit=window,
+                                          semantic=semantic)
             key = grouping.key_for(group, parsed, found.results)
             rows = grouping.groups(found.results, limit, key)
             if len(rows) == limit or len(found.results) < window or window == MAX_LIMIT:
@@ -397,6 +410,12 @@ class MemoryStore(Upkeep):
             self._search_index().warm(self._db, self.embedder)
         if self._embedder is not None:
             self._embedder.query("warm up")
+
+    def _ranker(self):
+        """What ranks a search: the in-memory index, or inside a write transaction (a
+        search in a batch) the reference path, which reads what this connection sees and
+        keeps nothing: the index must never hold a row that a rollback takes back."""
+        return _UNCOMMITTED if self._db.writing else self._search_index()
 
     def _search_index(self):
         with _INDEX_LOCK:

@@ -428,15 +428,33 @@ class Connection:
             raise translate(exc, self.path) from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, part: bool = False) -> Iterator[None]:
         """One write transaction, taken at once so the clock check and insert are atomic.
-        Nested use joins the outer transaction (for batched writes)."""
+        Nested use joins the outer transaction (a batch's writes); with ``part`` it is a
+        savepoint of it (a batch in a batch): what fails inside is undone whole, and the
+        rest of the outer transaction stays."""
         if self.read_only:
             raise ReadOnlyError(f"database {self.path} is open read-only")
-        if self._depth:
+        if self._depth and not part:
             self._depth += 1
             try:
                 yield
+            finally:
+                self._depth -= 1
+            return
+        if self._depth:
+            name = f"nested{self._depth}"
+            self._depth += 1
+            try:
+                self.conn.execute(f"SAVEPOINT {name}")
+                try:
+                    yield
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute(f"ROLLBACK TO {name}")
+                        self.conn.execute(f"RELEASE {name}")
+                    raise
+                self.conn.execute(f"RELEASE {name}")
             finally:
                 self._depth -= 1
             return
@@ -459,6 +477,11 @@ class Connection:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     raise
+
+    @property
+    def writing(self) -> bool:
+        """Whether this connection is inside a write transaction (its rows uncommitted)."""
+        return self._depth > 0
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

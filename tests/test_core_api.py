@@ -60,6 +60,29 @@ def test_a_failed_part_of_a_batch_is_undone_whole_and_the_rest_kept(store):
     assert store.get("e", namespace=NS) and store.get("g", namespace=NS)
 
 
+def test_a_fact_announced_for_later_can_be_retracted_before_it_holds(store):
+    """Known in January to hold from March, retracted in February: forget hides it over
+    its span (by default from its known_at on) wherever it would be visible then; the
+    refusal is for a span where it never is."""
+    from personal_memory.errors import AlreadyHidden
+    store.remember("acme/div", "Acme pays a special dividend", namespace=NS,
+                   known_at="2024-01-10", valid_from="2024-03-01")
+    assert store.forget("acme/div", namespace=NS, known_at="2024-02-01").created
+    assert store.search("dividend", namespace=NS, valid_at="2024-04-01") == []
+    before = store.search("dividend", namespace=NS, as_of="2024-01-20", valid_at="2024-04-01")
+    assert [r.memory_id for r in before] == ["acme/div"]  # what was known then stands
+    store.remember("b", "bounded thing", namespace=NS, known_at="2024-02-02",
+                   valid_from="2024-06-06")
+    store.forget("b", namespace=NS, known_at="2024-02-03", valid_from="2024-05-30",
+                 valid_to="2024-06-20")
+    assert store.search("bounded", namespace=NS, valid_at="2024-06-10") == []
+    assert [r.memory_id for r in store.search("bounded", namespace=NS,
+                                              valid_at="2024-06-25")] == ["b"]
+    with pytest.raises(AlreadyHidden, match="not visible at any time from 2024-01-01"):
+        store.forget("b", namespace=NS, known_at="2024-02-04", valid_from="2024-01-01",
+                     valid_to="2024-02-01")
+
+
 def test_warm_builds_the_index_that_search_then_uses(store, db_path):
     for i in range(30):
         store.remember(f"m{i}", f"common word{i}", namespace=NS, known_at="2025-01-01")

@@ -23,7 +23,7 @@ from ..limits import (CLOCK_LEAP_US, CLOCK_TOLERANCE_US, MAX_CONTENT_CHARS, MAX_
 from ..notes.model import is_record
 from ..records import RevisionRecord, WriteResult
 from ..store import Database
-from ..times import format_time, plausible_now, plausible_stamp
+from ..times import format_time, parse_time, plausible_now, plausible_stamp
 
 
 def content_hash(content: str) -> str:
@@ -155,6 +155,14 @@ def _append(db: Database, memory_id: str, content: str, *, namespace: str,
     return _result(db, rec, created=True)
 
 
+def _starts_within(db: Database, namespace: str, memory_id: str, known: int, start: int,
+                   end: int | None) -> list[int]:
+    """The moments in [start, end) at which a revision known by ``known`` becomes valid,
+    in order: where the memory may first be visible within a span."""
+    return sorted({v for r in db.history(namespace, memory_id, known)
+                   if start < (v := parse_time(r.valid_from)) and (end is None or v < end)})
+
+
 def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None,
            valid_from: Any = None, valid_to: Any = None) -> WriteResult:
     """Append a tombstone. A memory hidden at that time already (an identical repeat,
@@ -171,9 +179,15 @@ def forget(db: Database, memory_id: Any, *, namespace: Any, known_at: Any = None
             and (vfrom is None or latest.valid_from == format_time(vfrom))):
         return _result(db, latest, created=False)
     current = db.winner(namespace, memory_id, known, start)
+    if current is None:  # not valid yet at its start: the first moment of the span it is
+        current = next((w for at in _starts_within(db, namespace, memory_id, known, start, vto)
+                        if (w := db.winner(namespace, memory_id, known, at)) is not None
+                        and not w.hidden), None)
     if current is None:
-        raise AlreadyHidden(f"memory {memory_id!r} is not visible at {format_time(start)} "
-                           f"(known by {format_time(known)}); nothing to forget")
+        raise AlreadyHidden(f"memory {memory_id!r} is not visible at any time from "
+                           f"{format_time(start)}"
+                           + (f" to {format_time(vto)}" if vto is not None else "")
+                           + f" (known by {format_time(known)}); nothing to forget")
     if current.hidden:  # by a tombstone or a purge: one answer, the no-op of a repeat
         return _result(db, current, created=False)
     rec = db.insert_revision(

@@ -83,6 +83,17 @@ def test_a_fact_announced_for_later_can_be_retracted_before_it_holds(store):
                      valid_to="2024-02-01")
 
 
+def test_a_closed_store_says_so(db_path):
+    from personal_memory.errors import StoreClosed
+    s = MemoryStore.open(db_path, embedder="none")
+    s.remember("a", "apple", namespace=NS, known_at="2025-01-01")
+    s.close()
+    for use in (lambda: s.search("apple", namespace=NS), lambda: s.get("a", namespace=NS),
+                lambda: s.remember("b", "banana", namespace=NS)):
+        with pytest.raises(StoreClosed, match="is closed; open it again"):
+            use()
+
+
 def test_warm_builds_the_index_that_search_then_uses(store, db_path):
     for i in range(30):
         store.remember(f"m{i}", f"common word{i}", namespace=NS, known_at="2025-01-01")

@@ -74,6 +74,10 @@ class DatabaseError(PersonalMemoryError):
     """SQLite refused an operation; the subclasses say why."""
 
 
+class StoreClosed(PersonalMemoryError):
+    """The store was used after close(): a mistake of the caller's, not the database's."""
+
+
 class DatabaseBusy(DatabaseError):
     """Another process held the write lock past the busy timeout; nothing was written."""
 

@@ -16,7 +16,8 @@ import apsw
 from ..notes.model import file_title
 from ..search.text import LEGACY_TEXT_VERSION, TEXT_VERSION, indexes_names_and_properties, normalize_text
 from ..errors import (BackendError, DatabaseBusy, DatabaseCorrupt, DatabaseError, DatabaseReadOnly,
-                      DiskFull, NotFound, PersonalMemoryError, ReadOnlyError, SchemaError)
+                      DiskFull, NotFound, PersonalMemoryError, ReadOnlyError, SchemaError,
+                      StoreClosed)
 from ..limits import FOREVER_US, VECTOR_BACKENDS
 from ..paths import ensure_private_dir, real_database
 from .schema import (APPLICATION_ID, DDL, LEGACY_TOKENIZER, MIGRATIONS, SCHEMA_VERSION, TOKENIZER, fts_table)
@@ -74,8 +75,10 @@ def full_disk(path: str) -> str | None:
     return f"{free:,} bytes free in {folder}" if free < FULL_DISK_BYTES else None
 
 
-def translate(exc: apsw.Error, path: str) -> DatabaseError:
+def translate(exc: apsw.Error, path: str) -> PersonalMemoryError:
     """Our named error for an SQLite error, with a one-line message naming the file."""
+    if isinstance(exc, apsw.ConnectionClosedError):
+        return StoreClosed(f"the store of {path} is closed; open it again to use it")
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
         return DatabaseBusy(f"database {path} is busy: another process holds the write "
                             "lock; nothing was written")

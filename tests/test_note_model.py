@@ -75,6 +75,15 @@ def test_malformed_front_matter_is_kept_as_text_and_named():
     assert typo.front_matter_error and typo.title == "Reading list"
 
 
+def test_a_template_is_titled_by_its_file_name_not_its_placeholder():
+    """"# {{date:ddd D MMMM}}" (core Templates) or "<% tp.file.title %>" (Templater) is
+    filled in by a note made from the template; the template itself is "Daily template"."""
+    for text in ("---\ndate: {{date:YYYY-MM-DD}}\n---\n# {{date:ddd D MMMM YYYY}}\n\n## Work\n",
+                 "# Weekly review — {{date:GGGG-[W]WW}}\n", "# <% tp.file.title %>\n"):
+        assert parse_note(text, "v", "Templates/Daily template.md").title == "Daily template"
+    assert parse_note("# Budget {2026}\n", "v", "b.md").title == "Budget {2026}"
+
+
 def test_a_key_written_twice_is_named_and_the_block_kept_as_text():
     """YAML's keys are unique (Obsidian refuses such a block too): the last value is not
     taken silently. A merge (<<) and keys differing in case or type are not repeats."""

@@ -188,6 +188,11 @@ def _without_headings(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not _HEADING_LINE.match(line))
 
 
+# A heading a template fills in ("# {{date:dddd D MMMM}}", Templater's "<% tp.file.title %>")
+# names no note: a template is titled by its file name ("Daily template").
+_TEMPLATED = re.compile(r"\{\{.*?\}\}|<%.*?%>")
+
+
 def parse_note(text: str, collection: str, relpath: str) -> Note:
     """A note's text (decoded) as the store keeps it."""
     structure = markdown.parse(text)
@@ -199,8 +204,8 @@ def parse_note(text: str, collection: str, relpath: str) -> Note:
         structure = markdown.parse(text, front_matter_as_text=True)
     if meta.title:
         title = meta.title
-    elif named and named[0] == 1 and named[1]:  # a typo in the block renames nothing
-        title = named[1]
+    elif named and named[0] == 1 and named[1] and not _TEMPLATED.search(named[1]):
+        title = named[1]  # (a typo in the block renames nothing)
     else:
         title = file_title(relpath)
     nid = note_id(collection, relpath)

@@ -7,7 +7,8 @@ thousands of files), until the burst is over. A note file found empty when it
 settles waits longer (``EMPTY_SETTLE_SECONDS`` of quiet): editors that truncate a file
 and write it a moment later would otherwise have the note recorded as deleted, then
 restored; so does one found gone, alone in its folder's queue
-(``MISSING_SETTLE_SECONDS``): an editor that renames it away and writes it anew. Thread-safe: the observer's thread marks, the loop takes."""
+(``MISSING_SETTLE_SECONDS``): an editor that renames it away and writes it anew.
+Thread-safe: the observer's thread marks, the loop takes."""
 
 from __future__ import annotations
 

@@ -771,6 +771,13 @@ def shapes_server(notes_db_made, tmp_path_factory):
     (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', '"method" must be a string'),
     (b'{"jsonrpc": "2.0", "id": 1}', 'names its "method"'),
     (b"[" * 100_000 + b"]" * 100_000, "nests its arrays or objects too deep"),
+    # a tool call the SDK refuses as "Invalid request parameters" alone
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}',
+     'tools/call needs "name"'),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": '
+     b'"memory_search", "arguments": "wifi"}}', '"arguments" must be an object'),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}',
+     '"params" must be an object'),
 ])
 def test_a_body_that_is_no_json_rpc_message_gets_one_line(shapes_server, body, says):
     server, token = shapes_server

@@ -587,6 +587,19 @@ def test_check_line_forwards_ordinary_lines():
     assert check_line(b"\n") == (None, None)
 
 
+def test_a_tool_call_that_is_no_call_is_answered_with_what_is_wrong():
+    from personal_memory.mcp_server.stdio import check_line
+    reply, _ = check_line(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}\n')
+    assert json.loads(reply)["error"]["message"] == (
+        'Invalid params: tools/call needs "name", the name of a tool (a string)')
+    reply, _ = check_line(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":'
+                          b'"memory_search","arguments":"notadict"}}\n')
+    assert json.loads(reply)["error"] == {"code": -32602, "message": (
+        "Invalid params: \"arguments\" must be an object: the tool's arguments by name")}
+    assert check_line(b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":'
+                      b'"memory_search"}}\n') == (None, 4)
+
+
 def test_a_cutoff_before_the_first_knowledge_is_named_in_the_hint(notes_db):
     server = build_server(config(db=notes_db))
     r = call(server, "memory_search", {"query": "prefer", "as_of": "2024-12-31"}, "legacy")

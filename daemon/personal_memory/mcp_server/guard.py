@@ -23,6 +23,7 @@ from ..access.store import AccessStore, TokenRefused
 from ..limits import (HTTP_MAX_BODY_BYTES, HTTP_RECHECK_SECONDS, HTTP_SESSION_IDLE_SECONDS,
                       HTTP_SESSIONS_PER_GRANT, MAX_NAMESPACE_CHARS, HTTP_OPEN_PER_GRANT)
 from .oauth import NAMESPACE_NAME, REQUEST_BASE, same_url
+from .stdio import call_problem
 
 log = logging.getLogger("personal_memory.http")
 
@@ -128,7 +129,12 @@ def envelope_problem(body: bytes) -> str | None:
     if message.get("jsonrpc") != "2.0":
         return 'its "jsonrpc" must be "2.0"'
     if "method" in message:
-        return None if isinstance(message["method"], str) else '"method" must be a string'
+        if not isinstance(message["method"], str):
+            return '"method" must be a string'
+        params = message.get("params", {})
+        if not isinstance(params, dict):
+            return '"params" must be an object'
+        return call_problem(message["method"], params)
     if "result" in message or "error" in message:
         return None
     return 'a request names its "method"'

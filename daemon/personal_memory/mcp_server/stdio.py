@@ -54,6 +54,18 @@ def _error(id_, code: int, message: str) -> bytes:
                         "error": {"code": code, "message": message}}) + "\n").encode()
 
 
+def call_problem(method: str, params: dict) -> str | None:
+    """What makes a tools/call's params no call, in one line (the SDK says only "Invalid
+    request parameters"); None for a call, or another method. Both transports ask it."""
+    if method != "tools/call":
+        return None
+    if not isinstance(params.get("name"), str):
+        return 'tools/call needs "name", the name of a tool (a string)'
+    if not isinstance(params.get("arguments", {}), dict):
+        return '"arguments" must be an object: the tool\'s arguments by name'
+    return None
+
+
 def check_line(line: bytes) -> tuple[bytes | None, object | None]:
     """(error reply or None, the request's id or None) for one line from the client. A
     line with no reply and an id is a request to forward; with neither, a notification or
@@ -90,6 +102,8 @@ def check_line(line: bytes) -> tuple[bytes | None, object | None]:
     if not isinstance(params, dict):
         return (_error(id_, -32602, "Invalid params: params must be an object")
                 if has_id else b""), None
+    if (problem := call_problem(method, params)) is not None:
+        return (_error(id_, -32602, f"Invalid params: {problem}") if has_id else b""), None
     try:
         json.dumps(message, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:

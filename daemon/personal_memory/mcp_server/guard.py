@@ -380,90 +380,98 @@ class Guard:
             return
         self.open[grant] += 1  # counted at once: another request may come at any await
         try:
-            # the SDK reads the token after one space: give it so, however it was written
-            scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
-                                ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
-            status = 0
-            ended = anyio.Event()
-            checked = time.monotonic()
-            finished = False
-
-            async def end() -> None:
-                """End the answer: its client sees a stream that ended."""
-                nonlocal finished
-                if ended.is_set():
-                    return
-                ended.set()
-                if status and not finished:
-                    finished = True
-                    await send({"type": "http.response.body", "body": b"",
-                                "more_body": False})
-
-            async def sending(message: Message) -> None:
-                nonlocal status, checked, finished
-                if ended.is_set():
-                    return
-                if message["type"] == "http.response.body" and not message.get("more_body"):
-                    finished = True
-                if message["type"] == "http.response.start":
-                    status = message["status"]
-                    opened = dict(message.get("headers", ())).get(b"mcp-session-id")
-                    if sid is None and opened and status < 400:
-                        self.sessions.opened(opened.decode("latin-1"), grant)
-                elif message.get("more_body") and time.monotonic() - checked >= \
-                        HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
-                    checked = time.monotonic()
-                    try:
-                        self.store.check(bearer[7:].strip())
-                    except TokenRefused as exc:
-                        self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
-                        await end()
-                        return
-                await send(message)
-
-            async def receiving() -> Message:
-                """The client's messages, or its going away once its stream has ended."""
-                if ended.is_set():
-                    return {"type": "http.disconnect"}
-                got: list[Message] = []
-                async with anyio.create_task_group() as tasks:
-                    async def client() -> None:
-                        got.append(await receive())
-                        tasks.cancel_scope.cancel()
-
-                    async def stop() -> None:
-                        await ended.wait()
-                        tasks.cancel_scope.cancel()
-                    tasks.start_soon(client)
-                    tasks.start_soon(stop)
-                return got[0] if got else {"type": "http.disconnect"}
-
-            if scope.get("method") == "POST":
-                taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
-                if _gone(taken):
-                    return
-                if body is None:
-                    await refuse(413, "body_too_large", f"the body is larger than "
-                                 f"{HTTP_MAX_BODY_BYTES} bytes")
-                    return
-                problem = envelope_problem(body)
-                if problem is not None:  # one line, where the SDK prints a validation dump
-                    self._log(f"POST {self.policy.mcp_path} from {address}", problem)
-                    await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
-                        "code": -32600, "message": f"Invalid Request: {problem}"}})
-                    return
-                receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
-            if sid is not None:
-                self.sessions.begin(sid)
-            self._ending.add(end)
-            try:
-                await self.app(scope, receiving, sending)
-            finally:
-                self._ending.discard(end)
-                if sid is not None:
-                    self.sessions.end(sid, status, scope.get("method") == "DELETE")
+            await self._admitted(scope, receive, send, held, grant, sid, bearer, refuse,
+                                 address)
         finally:
             self.open[grant] -= 1
+
+    async def _admitted(self, scope: Scope, receive: Receive, send: Send, held, grant: str,
+                        sid: str | None, bearer: str, refuse, address: str) -> None:
+        """A request whose token and namespace passed, counted among its grant's: the SDK
+        answers it; a stream's token is checked again as it runs, and the stream ends
+        when the token does or the server stops (:meth:`end_streams`)."""
+        # the SDK reads the token after one space: give it so, however it was written
+        scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"
+                            ] + [(b"authorization", f"Bearer {bearer[7:].strip()}".encode())]
+        status = 0
+        ended = anyio.Event()
+        checked = time.monotonic()
+        finished = False
+
+        async def end() -> None:
+            """End the answer: its client sees a stream that ended."""
+            nonlocal finished
+            if ended.is_set():
+                return
+            ended.set()
+            if status and not finished:
+                finished = True
+                await send({"type": "http.response.body", "body": b"",
+                            "more_body": False})
+
+        async def sending(message: Message) -> None:
+            nonlocal status, checked, finished
+            if ended.is_set():
+                return
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                opened = dict(message.get("headers", ())).get(b"mcp-session-id")
+                if sid is None and opened and status < 400:
+                    self.sessions.opened(opened.decode("latin-1"), grant)
+            elif message.get("more_body") and time.monotonic() - checked >= \
+                    HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
+                checked = time.monotonic()
+                try:
+                    self.store.check(bearer[7:].strip())
+                except TokenRefused as exc:
+                    self._log(f"the stream of {held.grant.name!r}", f"ended: {exc.reason}")
+                    await end()
+                    return
+            await send(message)
+
+        async def receiving() -> Message:
+            """The client's messages, or its going away once its stream has ended."""
+            if ended.is_set():
+                return {"type": "http.disconnect"}
+            got: list[Message] = []
+            async with anyio.create_task_group() as tasks:
+                async def client() -> None:
+                    got.append(await receive())
+                    tasks.cancel_scope.cancel()
+
+                async def stop() -> None:
+                    await ended.wait()
+                    tasks.cancel_scope.cancel()
+                tasks.start_soon(client)
+                tasks.start_soon(stop)
+            return got[0] if got else {"type": "http.disconnect"}
+
+        if scope.get("method") == "POST":
+            taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
+            if _gone(taken):
+                return
+            if body is None:
+                await refuse(413, "body_too_large", f"the body is larger than "
+                             f"{HTTP_MAX_BODY_BYTES} bytes")
+                return
+            problem = envelope_problem(body)
+            if problem is not None:  # one line, where the SDK prints a validation dump
+                self._log(f"POST {self.policy.mcp_path} from {address}", problem)
+                await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32600, "message": f"Invalid Request: {problem}"}})
+                return
+            receive = _replaying(taken, receive)  # the SDK reads it all (and bounds it)
+        if sid is not None:
+            self.sessions.begin(sid)
+        self._ending.add(end)
+        try:
+            await self.app(scope, receiving, sending)
+        finally:
+            self._ending.discard(end)
+            if sid is not None:
+                self.sessions.end(sid, status, scope.get("method") == "DELETE")
 
     async def _end_session(self, scope, sid: str) -> None:
         """End one session as its client would (DELETE, with the same token): the SDK

@@ -671,7 +671,8 @@ class SearchIndex:
         if parts:
             bm_pos, bm_score, docs = self.bm25(db, winners, ranked_by)
             held |= set(parts)
-        relating = relating_terms(ranked_by)  # rows holding only numbers do not relate
+        # rows holding only numbers do not relate (asked only where the model's bar is)
+        relating = relating_terms(ranked_by) if semantic is not None else None
         relating_pos = self.bm25(db, winners, relating)[0] if relating and len(bm_pos) \
             else None
         cos = self.cosine(winners, semantic)

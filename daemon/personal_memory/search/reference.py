@@ -86,7 +86,8 @@ def search_reference(db: Database, query: Query, *, namespace: str, as_of: int |
         if why:
             return Ranked(unembedded=unembedded, no_answer=why, terms=ranked_by)
         writing = [t for t in terms if is_phrase(t)]  # the dates named, as written
-        relating = relating_terms(ranked_by)
+        # rows holding only numbers do not relate (asked only where the model's bar is)
+        relating = relating_terms(ranked_by) if semantic is not None else None
         found = fuse(rows, bm25, cosine, limit,
                      padding_floor(semantic, len(cosine), named_notes),
                      pieces, piece_lines(db, semantic), periods,

@@ -138,8 +138,9 @@ class PendingPaths:
             asking = [group for group in due if not self._waited.issuperset(group)]
             group_arrival = dict(zip(map(id, asking), self._arrivals(asking, marks)))
             burst_end = dict(zip(map(id, due), self._bursts(due, marks, latest, now)))
-            waiting = Counter(folder for folder, _ in self._pending)  # before any is taken
-            crowded = {folder for folder, n in waiting.items() if n > 1}
+            # folders with another path waiting, before any is taken (asked of gone notes)
+            crowded = {folder for folder, n in Counter(
+                folder for folder, _ in self._pending).items() if n > 1} if gone else set()
             for group in due:
                 if any(self._pending.get(key, (None, None))[1] != last
                        for key, last in group.items()):

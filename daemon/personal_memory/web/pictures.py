@@ -95,8 +95,8 @@ def _end_of(start: int, unit: str) -> int:
 
 def _label(start: int, unit: str) -> str:
     day = format_time(start)[:10]
-    return {"minute": f"{day} {format_time(start)[11:16]} UTC",
-            "hour": f"{day} {format_time(start)[11:16]} UTC", "day": day,
+    clock = f"{day} {format_time(start)[11:16]} UTC"
+    return {"minute": clock, "hour": clock, "day": day,
             "week": f"week of {day}", "month": day[:7], "year": day[:4]}[unit]
 
 

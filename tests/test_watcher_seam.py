@@ -241,7 +241,8 @@ def test_the_os_is_asked_for_changes_only_never_for_opens_and_reads(tmp_path):
     leaves them out; a note's edit, creation, move and deletion are still asked for."""
     import sys
     if not sys.platform.startswith("linux"):
-        pytest.skip("inotify is Linux's")
+        pytest.skip("inotify and its event mask are Linux's (macOS watches through FSEvents, "
+                    "which asks for no kinds of events)")
     from watchdog.observers.inotify_c import InotifyConstants as c
     from personal_memory.watch.observer import (EventFilter, ObserverLifecycle,
                                                 watchdog_observer)

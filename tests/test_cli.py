@@ -307,7 +307,7 @@ def test_the_demo_script_shows_only_its_story(tmp_path):
     story = out.stdout  # as a terminal shows it: both streams, in order
     assert out.returncode == 0, story
     waiting = story[story.index("== 2."):story.index("Q: ")]
-    for diagnostic in ("left out", "Nothing matched", "no vector yet"):
+    for diagnostic in ("No more results", "Nothing matched", "no vector yet"):
         assert diagnostic not in waiting, waiting
     now = story[story.index("-- now:"):story.index("-- every revision")]
     assert "Thursdays" in now and "no vector yet" not in now

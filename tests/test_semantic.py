@@ -208,7 +208,7 @@ def test_a_rare_word_returns_only_what_fits(vault, tmp_path):
     found = json.loads(ok("--db", db, "--json", "search", "quokkabeacon").stdout)["results"]
     assert [r["memory_id"] for r in found] == ["vault/beacon.md#Beacon"]
     p = ok("--db", db, "search", "quokkabeacon")
-    assert "unrelated results left out" in p.stdout
+    assert "No more results: nothing else holds a word of the query" in p.stdout
     with MemoryStore.open(db, read_only=True, embedder="e5") as s:
         fast = s.search("quokkabeacon", namespace="notes", limit=5)
         slow = s.search_reference("quokkabeacon", namespace="notes", limit=5)

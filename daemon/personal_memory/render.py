@@ -412,6 +412,14 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 
+def no_more(left_out: int) -> str:
+    """What a search says when it returned fewer results than asked because the rest would
+    share no word with the query and be far from it in meaning (``left_out`` of them): no
+    hidden matches, only padding not shown."""
+    return (f"No more results: nothing else holds a word of the query or comes close enough "
+            f"in meaning ({counted(left_out, 'place')} of the limit left empty)")
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 note``, ``2 notes`` (``plural`` for a noun that takes another form)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -269,8 +269,7 @@ class MemoryTools:
         for line in found.warnings:
             text += f"\n(Note: {line}.)"
         if found.left_out:
-            text += (f"\n({render.counted(found.left_out, 'unrelated result')} left out: "
-                     "no word of the query, and not close enough in meaning)")
+            text += f"\n({render.no_more(found.left_out)})"
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")

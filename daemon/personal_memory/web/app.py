@@ -72,6 +72,7 @@ class Pages:
         self.templates.env.globals.update(place=render.place, heading=render.heading,
                                           lines_named=render.lines_named,
                                           either=render.either,
+                                          no_more=render.no_more,
                                           duration=render.duration, folders=render.folders,
                                           max_query=MAX_QUERY_CHARS)
 

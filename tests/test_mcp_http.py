@@ -701,6 +701,18 @@ def test_one_token_cannot_take_every_session(server):
     assert "the least recently used idle one ended" in server.log_text()
 
 
+def test_a_refused_opening_request_names_no_session(server):
+    """A request without a session that the server refuses (no initialize first, or an
+    Accept header without JSON) opens none: its answer carries no session id to use."""
+    token = server.token("refused")
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for accept in ("application/json, text/event-stream", "text/plain"):
+        r = httpx2.post(server.url, json=ping, headers=auth | {"Accept": accept}, timeout=30)
+        assert r.status_code >= 400, r.text
+        assert "mcp-session-id" not in r.headers, (accept, r.status_code, r.headers)
+
+
 def test_a_client_is_not_refused_for_how_it_spells_what_it_sends(server):
     """A Host in capitals (host names are case-blind) and a token after two spaces (RFC
     6750's 1*SP) are accepted; a request with no token at all gets a challenge without an

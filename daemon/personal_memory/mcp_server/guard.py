@@ -420,6 +420,9 @@ class Guard:
                 opened = dict(message.get("headers", ())).get(b"mcp-session-id")
                 if sid is None and opened and status < 400:
                     self.sessions.opened(opened.decode("latin-1"), grant)
+                elif sid is None and opened:  # the SDK discarded it: name no session
+                    message = {**message, "headers": [
+                        (k, v) for k, v in message["headers"] if k.lower() != b"mcp-session-id"]}
             elif message.get("more_body") and time.monotonic() - checked >= \
                     HTTP_RECHECK_SECONDS:  # a stream: is its token still good?
                 checked = time.monotonic()

@@ -450,3 +450,52 @@ def test_a_long_span_is_said_in_days_or_years_not_thousands_of_hours():
     from personal_memory.render import duration
     assert [duration(s) for s in (30, 600, 7200, 3 * 86400, 73 * 365.25 * 86400)] == [
         "30 s", "10 min", "2.0 h", "3.0 days", "73.0 years"]
+
+
+def test_a_collection_name_that_could_share_note_ids_is_refused(tmp_path):
+    """Collection ``a/b`` with ``x.md`` and ``a`` with ``b/x.md`` would both be note
+    ``a/b/x.md``, each folder's sync revising and deleting the other's: a name holding
+    ``/`` (or blank, ``.``, ``..``) is refused in one line on the command line and in the
+    config file, and nothing is written; ``#`` is a name's character like any other."""
+    (tmp_path / "c1").mkdir()
+    (tmp_path / "c1" / "x.md").write_text("# T\n\nbody\n")
+    db = tmp_path / "m.db"
+    for name in ("a/b", "", " ", ".", ".."):
+        e = err("--db", db, "sync", tmp_path / "c1", "--collection", name)
+        assert "collection:" in e
+    assert not db.exists()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[[folders]]\npath = "{tmp_path / "c1"}"\ncollection = "a/b"\n')
+    e = err("--db", db, "sync", env=user_env({"MEMORY_CONFIG": str(config)}))
+    assert "folders[0].collection: 'a/b' is not a collection name" in e
+    ok("--db", db, "sync", tmp_path / "c1", "--collection", "C# notes")
+    assert "C# notes/x.md" in ok("--db", db, "read", "C# notes/x.md").stdout
+
+
+def test_an_empty_option_is_refused_not_taken_for_one_left_out(tmp_path):
+    """``--db ''`` would have opened $MEMORY_DB or the default database, ``-n ''`` the
+    default namespace: each is refused in one line and nothing is written anywhere."""
+    home = tmp_path / "home"
+    env = user_env({"HOME": str(home), "XDG_DATA_HOME": str(home / "data"),
+                    "MEMORY_DB": str(tmp_path / "env.db")})
+    for args, says in ((("--db", "", "remember", "k", "v"), "--db: empty"),
+                       (("--db", tmp_path / "m.db", "remember", "k", "v", "-n", ""),
+                        "--namespace: empty"),
+                       (("--db", tmp_path / "m.db", "stats", "--config", ""), None)):
+        p = run_memory(*args, env=env)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert says is None or says in p.stderr, p.stderr
+    assert not (tmp_path / "env.db").exists() and not (tmp_path / "m.db").exists()
+    assert not home.exists()
+
+
+def test_forget_purge_and_repair_clock_never_create_a_database(tmp_path):
+    """A mistyped path is reported, not made into an empty history that has nothing to
+    forget, purge ("Nothing to purge" with exit 0 would reassure someone erasing a leaked
+    key) or repair."""
+    db = tmp_path / "typo" / "m.db"
+    for args in (("forget", "k"), ("purge", "--id", "k", "--yes"),
+                 ("purge", "--matching", "secret", "--yes"), ("repair-clock",)):
+        e = err("--db", db, *args)
+        assert "does not exist; run 'memory init' or a sync first" in e
+    assert not (tmp_path / "typo").exists()

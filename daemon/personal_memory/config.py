@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidArgument
 from .notes.folders import DEFAULT_NAMESPACE, Folder
 from .paths import ensure_private_dir
 
@@ -89,13 +89,14 @@ def validate(raw: dict, where: str = "config") -> Config:
         path = item.get("path")
         if not isinstance(path, str) or not path.strip():
             raise ConfigError(f"{name}.path: must be a folder path")
-        for key in ("collection", "namespace"):
-            value = item.get(key)
-            if value is not None and (not isinstance(value, str) or not value.strip()
-                                      or "/" in value and key == "collection"):
-                raise ConfigError(f"{name}.{key}: {value!r} is not a valid name")
-        folders.append(Folder.of(path, item.get("collection"),
-                                 item.get("namespace") or DEFAULT_NAMESPACE))
+        value = item.get("namespace")
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ConfigError(f"{name}.namespace: {value!r} is not a valid name")
+        try:
+            folders.append(Folder.of(path, item.get("collection"),
+                                     item.get("namespace") or DEFAULT_NAMESPACE))
+        except InvalidArgument as exc:
+            raise ConfigError(f"{name}.{exc}") from None
     collections = [(f.namespace, f.collection) for f in folders]
     for key in set(collections):
         if collections.count(key) > 1:

@@ -102,6 +102,11 @@ def resolve(*, db: str | os.PathLike | None = None, namespace: str | None = None
             environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from flags (None: not given) and the environment (default: os.environ)."""
     env = os.environ if environ is None else environ
+    for flag, value in (("--db", db), ("--namespace", namespace), ("--config", config),
+                        ("--replica", replica)):
+        if value is not None and not str(value).strip():
+            # an empty flag is no flag left out: "" must not fall back to another database
+            raise ConfigError(f"{flag}: empty; give a value or leave the option out")
     db_value = db or env.get("MEMORY_DB") or None
     config_value = config or env.get("MEMORY_CONFIG") or None
     if enable_writes is None:

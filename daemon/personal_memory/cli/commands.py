@@ -58,7 +58,7 @@ def _embed_written(args: argparse.Namespace, revision_id: int) -> None:
 
 @command
 def cmd_forget(args: argparse.Namespace) -> int:
-    with open_store(args, read_only=False, embedder="none") as store:
+    with open_store(args, read_only=False, embedder="none", create=False) as store:
         done = store.forget(args.memory_id, namespace=settings(args).namespace,
                             known_at=args.known_at, valid_from=args.valid_from,
                             valid_to=args.valid_to)
@@ -178,7 +178,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
     selection = dict(namespace=settings(args).namespace, memory_id=args.id, note=args.note,
                      matching=args.matching, known_before=args.known_before,
                      reason=args.reason)
-    with open_store(args, read_only=False, embedder="none") as store:
+    with open_store(args, read_only=False, embedder="none", create=False) as store:
         preview = store.purge(**selection, dry_run=True)
         if args.dry_run or not (preview.revision_ids or preview.unfinished):
             emit(args, preview, output.purge)
@@ -208,7 +208,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 @command
 def cmd_repair_clock(args: argparse.Namespace) -> int:
-    with open_store(args, read_only=False, embedder="none") as store:
+    with open_store(args, read_only=False, embedder="none", create=False) as store:
         emit(args, store.repair_clock(), output.clock_repair)
     return EXIT_OK
 

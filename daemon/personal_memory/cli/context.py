@@ -31,7 +31,11 @@ def settings(args: argparse.Namespace):
                             replica=getattr(args, "replica", None))
 
 
-def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None):
+def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | None = None,
+               create: bool = True):
+    """The store the command reads or writes; ``create``: a missing database is made (a
+    command that only changes what is stored, such as forget or purge, reports it instead:
+    a mistyped path is no empty history with nothing to purge)."""
     from ..memory import MemoryStore
     s = settings(args)
     if s.replica:
@@ -39,7 +43,7 @@ def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | Non
                                         vector_backend=s.vector_backend,
                                         embedder=embedder or s.embedder)
     return MemoryStore.open(s.db, read_only=read_only, vector_backend=s.vector_backend,
-                            embedder=embedder or s.embedder)
+                            embedder=embedder or s.embedder, create=create)
 
 
 def replica_process(raw: str) -> str:

@@ -8,9 +8,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from ..errors import InvalidArgument
 from .markdown import normalise_path
 
 DEFAULT_NAMESPACE = "notes"
+
+
+def collection_name(value: object, field: str = "collection") -> str:
+    """A collection's name as given (not taken from a folder's): the first part of every
+    note ID of its folder (``COLLECTION/path.md``), so one holding ``/`` would let two
+    folders' notes share IDs (collection ``a/b`` with ``x.md`` and ``a`` with ``b/x.md``),
+    each sync revising and deleting the other's; nor blank, ``.`` or ``..``. NFC, as
+    paths are stored."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"{field}: must be a non-empty name")
+    name = normalise_path(value)
+    if "/" in name or "\x00" in name or name.strip() in (".", ".."):
+        raise InvalidArgument(f"{field}: {value!r} is not a collection name (the first "
+                              "part of its notes' IDs: no '/', not '.' or '..')")
+    return name
 
 
 @dataclass(frozen=True)
@@ -23,7 +39,9 @@ class Folder:
     def of(cls, root: str | os.PathLike, collection: str | None = None,
            namespace: str = DEFAULT_NAMESPACE) -> "Folder":
         path = Path(root).expanduser().absolute()
-        return cls(path, collection or normalise_path(path.name) or "notes", namespace)
+        if collection is not None:
+            return cls(path, collection_name(collection), namespace)
+        return cls(path, normalise_path(path.name) or "notes", namespace)
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,29 @@ def test_mass_delete_needs_permission(store, tmp_path):
     assert r.files_removed == 6 and r.chunks_tombstoned == 6
 
 
+def test_a_new_file_on_a_removed_note_s_inode_does_not_open_the_mass_delete_guard(
+        store, tmp_path):
+    """The file system gives a freed inode to the next new file at once: a new note on a
+    deleted one's inode, its text unlike, is no move, so its deletion counts towards the
+    guard like the others (4 of 6 notes: held back)."""
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(6):
+        (root / f"n{i}.md").write_text(f"# Note {i}\n\nplain words of note number {i}\n")
+    f = Folder.of(root)
+    store.sync([f])
+    os.rename(root / "n0.md", root / "n7.md")  # n0's inode, for a wholly new text
+    (root / "n7.md").write_text("# Groceries\n\nbuy oat milk, apples and bread on friday\n")
+    for i in (1, 2, 3):
+        (root / f"n{i}.md").unlink()
+    with pytest.raises(MassDelete, match="would tombstone 4 of 6 notes"):
+        store.sync([f])
+    assert store.stats().counts.tombstones == 0
+    assert ids(store, "groceries") == ["v/n7.md#Groceries"]  # imported all the same
+    r = store.sync([f], allow_mass_delete=True)
+    assert r.chunks_tombstoned == 4
+
+
 def test_nfd_and_nfc_names_are_one_note(store, tmp_path):
     root = tmp_path / "v"
     root.mkdir()

@@ -214,16 +214,18 @@ class FolderSync:
         moves, probable = _moves_by_inode(arrivals, found, removed, known_all)
         moved_from = set(moves.values())
         lost = [p for p in removed if p not in moved_from]
-        maybe_moved = set(probable.values())  # not counted as losses by the guard
-        guard = None
-        losses = [p for p in lost if p not in maybe_moved]
-        if losses and len(losses) * 2 > len(known_all) and not self.allow_mass_delete \
-                and not emptied:  # emptied on purpose (allow_emptied): every note goes
-            guard = MassDelete(f"{folder.root}: this sync would tombstone {len(losses)} of "
-                               f"{len(known_all)} notes in collection {folder.collection!r}; "
-                               f"new and changed notes were imported; run 'memory sync "
-                               f"{folder.root} --allow-mass-delete' if the deletion is "
-                               "intended")
+        maybe_moved = set(probable.values())  # not counted as losses until read
+
+        def mass_delete(losses: int) -> MassDelete | None:
+            if not losses or losses * 2 <= len(known_all) or self.allow_mass_delete \
+                    or emptied:  # emptied on purpose (allow_emptied): every note goes
+                return None
+            return MassDelete(f"{folder.root}: this sync would tombstone {losses} of "
+                              f"{len(known_all)} notes in collection {folder.collection!r}; "
+                              f"new and changed notes were imported; run 'memory sync "
+                              f"{folder.root} --allow-mass-delete' if the deletion is "
+                              "intended")
+        guard = mass_delete(sum(1 for p in lost if p not in maybe_moved))
         stale = sum(1 for p in found if p in known and known[p].chunker < notes.CHUNKER_VERSION)
         if stale and not dry_run:
             log.info("re-identifying %d notes of collection %s for note model version %d "
@@ -247,6 +249,11 @@ class FolderSync:
         done = 0
         while True:
             if not steps and pending_removals and guard is None:
+                # a file that only took a removed one's inode (the file system gives a
+                # freed inode again at once) was no move: now it counts as a loss
+                guard = mass_delete(len(pending_removals & set(lost)))
+                if guard is not None:
+                    break
                 rest = sorted(pending_removals)
                 pending_removals.clear()
                 steps = [_Step(removed=rest[i:i + size]) for i in range(0, len(rest), size)]

@@ -370,22 +370,52 @@ def test_a_shared_heading_that_is_not_the_title_stays_in_the_rows(tmp_path):
     assert "C# tips › Strings" in rows and "C# tips › LINQ" in rows, rows  # as written
 
 
+def test_a_timeline_as_of_a_moment_holds_nothing_learnt_later(tmp_path):
+    """A heading renamed and the note moved after the cutoff: the timeline as of it has
+    neither the later heading, nor the move, nor any later time; everything known still
+    has them."""
+    vault = vault_of(tmp_path, {"Mei.md": "# Mei Chen\n\nMet at the fair.\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-10")
+        (vault / "Mei.md").write_text("# Mei Chen-Li\n\nMet at the fair.\n")
+        store.sync([Folder.of(vault)], known_at="2025-03-01")
+        (vault / "Mei.md").rename(vault / "People.md")
+        store.sync([Folder.of(vault)], known_at="2025-04-01")
+        then = store.timeline("vault/People.md", namespace="notes", as_of="2025-02-01")
+        now = store.timeline("vault/People.md", namespace="notes")
+    assert {r.known_at[:10] for r in then.revisions} == {"2025-01-10"}
+    assert not then.moves and all("Chen-Li" not in str(r.heading_path) for r in then.revisions)
+    assert len(now.moves) == 1 and any("Chen-Li" in str(r.heading_path) for r in now.revisions)
+
+
 @needs_browser
 def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
     from selenium.webdriver.common.by import By
     vault, db = moved_db
     with Page(db) as page:
         browser.get(page.url)
+        # a day before the rename: its old path's past alone, nothing learnt later (the
+        # move, its date) drawn or offered for a comparison
         browser.get(page.base + "/note?id=vault/Renamed.md&as_of=2025-02-14")
         svg = browser.find_element(By.CSS_SELECTOR, "svg.timeline")
-        assert svg.find_elements(By.CSS_SELECTOR, ".moved")  # an arrow where it moved
-        assert not svg.find_elements(By.CSS_SELECTOR, "a.mark .deleted")  # no cross
+        assert not svg.find_elements(By.CSS_SELECTOR, ".moved")
         assert svg.find_elements(By.CSS_SELECTOR, ".moment")  # the moment shown
-        legend = svg.find_element(By.CSS_SELECTOR, ".legend").text
-        assert "moved here" in legend and "deleted" in legend
+        assert "2025-03-01" not in svg.get_attribute("innerHTML")
         assert len(browser.find_elements(By.TAG_NAME, "h1")) == 1  # the title, once
         assert "the end of 2025-02-14" in browser.find_element(By.CSS_SELECTOR,
                                                                "p.meta").text
+        options = [o.text for o in browser.find_elements(By.CSS_SELECTOR,
+                                                         "select[name=from] option")]
+        assert options == ["2025-01-10 00:00:00 UTC"], options
+        assert browser.find_element(By.CSS_SELECTOR, "a.whole").get_attribute(
+            "href").endswith("/note?id=vault/Renamed.md")
+        # as of the rename: the arrow where it moved, no cross for the old path
+        browser.get(page.base + "/note?id=vault/Renamed.md&as_of=2025-03-01")
+        svg = browser.find_element(By.CSS_SELECTOR, "svg.timeline")
+        assert svg.find_elements(By.CSS_SELECTOR, ".moved")  # an arrow where it moved
+        assert not svg.find_elements(By.CSS_SELECTOR, "a.mark .deleted")  # no cross
+        legend = svg.find_element(By.CSS_SELECTOR, ".legend").text
+        assert "moved here" in legend and "deleted" in legend
         options = [o.text for o in browser.find_elements(By.CSS_SELECTOR,
                                                          "select[name=from] option")]
         assert options and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", o)

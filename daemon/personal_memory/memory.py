@@ -575,21 +575,28 @@ class MemoryStore(Upkeep):
         return ("; did you mean " + " or ".join(repr(m) for m in meant) + "? (a section's ID "
                 "starts with its note's)") if meant else ""
 
-    def timeline(self, note: str, *, namespace: str) -> NoteTimeline:
-        """Every revision of a note's sections and record, under each path it had (a note
-        that moved brings its earlier revisions), oldest first, its moves, and the moves
-        away from this path."""
+    def timeline(self, note: str, *, namespace: str, as_of: Any = None) -> NoteTimeline:
+        """Every revision of a note's sections and record known by ``as_of`` (default:
+        everything known), under each path it had (a note that moved brings its earlier
+        revisions), oldest first, its moves, and the moves away from this path: nothing
+        learnt after the cutoff (a later heading, a later move's new path)."""
         note = args.note_arg(note)
         namespace = args.namespace_arg(namespace)
+        cutoff, _ = args.moment(as_of, None, self._now)
         with self._db.errors(), self._db.snapshot():
             chain = moves.chain(self._db, namespace, note)
             away = moves.departures(self._db, namespace, note)
             revisions = []
             for path in [m.old_note for m in chain] + [note]:
                 revisions += self._db.note_revisions(namespace, path)
+        if cutoff is not None:
+            def known(r) -> bool:
+                return parse_time(r.known_at) <= cutoff
+            chain, away = [m for m in chain if known(m)], [m for m in away if known(m)]
+            revisions = [r for r in revisions if known(r)]
         if not revisions:
             with self._db.errors(), self._db.snapshot():
-                raise unknown_note(self._db, namespace, note, None)
+                raise unknown_note(self._db, namespace, note, cutoff)
         revisions.sort(key=lambda r: (parse_time(r.known_at), r.revision_id))
         with self._db.errors(), self._db.snapshot():  # a heading's rename: where it went
             revisions = renames.marked(self._db, namespace, revisions)

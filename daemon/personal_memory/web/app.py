@@ -125,7 +125,7 @@ class Pages:
             view = render.by_name(lambda n: store.read(n, namespace=self.namespace,
                                                        as_of=as_of), note)
             note = view.note  # as stored (NFC)
-            timeline = store.timeline(note, namespace=self.namespace)
+            timeline = store.timeline(note, namespace=self.namespace, as_of=view.as_of)
             backlinks = [] if view.deleted else store.links(
                 note, namespace=self.namespace, as_of=as_of).backlinks
         except PersonalMemoryError as exc:

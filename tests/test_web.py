@@ -429,8 +429,26 @@ def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
         assert not browser.find_elements(By.CSS_SELECTOR, ".error")
         assert "vault/Plan.md" in browser.find_element(By.CSS_SELECTOR, "p.meta").text
         browser.get(page.base + "/status")
-        assert "(imported; not watched" in browser.find_element(
-            By.CSS_SELECTOR, "table.status").text
+        table = browser.find_element(By.CSS_SELECTOR, "table.status").text
+        assert "(imported; not watched" in table
+        assert "replica not set up (memory replicate setup DEST)" in table
+
+
+def test_the_status_page_says_how_the_replica_stands(tmp_path):
+    """The replica's state, destination, process and lag, as `memory status` says them."""
+    from dataclasses import replace
+    from personal_memory.records import Replication
+    from personal_memory.web.app import Pages
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        found = store.status("notes")
+    lagging = Replication(state="lagging", destination="sftp://backup@nas/notes",
+                          running=True, position="2026-12-06T10:00:00Z", lag_seconds=12.5,
+                          max_lag_seconds=10, generation="0a", generations=3)
+    html = Pages(None, "notes").templates.get_template("status.html").render(
+        status=replace(found, replication=lagging), namespace="notes", request=None)
+    row = re.search(r"<tr><th>replica</th><td>(.*)</td></tr>", html).group(1)
+    assert row == ("lagging · sftp://backup@nas/notes · running · last change "
+                   "2026-12-06 10:00:00 UTC, 12.5 s behind the last write"), row
 
 
 def test_ui_needs_a_database_and_exits_zero_on_either_signal(vault_db, tmp_path):

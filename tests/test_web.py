@@ -176,6 +176,11 @@ def test_a_note_through_time_and_a_diff(vault_db, browser):
         marks[0].click()  # the first revision
         wait_for(lambda: "as_of=2025-01-10" in browser.current_url, what="an older revision")
         assert "March" in browser.find_element(By.CSS_SELECTOR, "article.note").text
+        # as of then, the times to compare are those known then; the whole timeline now
+        # offers them all
+        assert len(Select(browser.find_element(By.NAME, "to")).options) == 1
+        browser.find_element(By.CSS_SELECTOR, "a.whole").click()
+        wait_for(lambda: "as_of" not in browser.current_url, what="the whole timeline")
         Select(browser.find_element(By.NAME, "from")).select_by_index(0)
         browser.find_element(By.CSS_SELECTOR, "form.diff button").click()
         wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".changes del"), what="a diff")
@@ -630,6 +635,10 @@ def test_years_of_activity_become_at_most_ninety_clickable_periods():
     # every day lands in the period that holds it, and a cutoff finds its period
     assert pictures.position(periods, parse_time("2021-03-15")) == 0
     assert pictures.position(periods, None) == len(periods)
+    # before anything was known: no bar is the moment
+    assert pictures.position(periods, parse_time("2021-02-01")) == -1
+    assert "bar shown" not in pictures.activity(periods, {}, -1)
+    assert pictures.activity(periods, {}, 0).count("bar shown") == 1
     svg = pictures.activity(periods, {}, len(periods))
     widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', svg)]
     assert len(widths) == len(periods) and min(widths) >= 6  # of 900: a click's width

@@ -119,11 +119,12 @@ def activity_of(store, namespace: str) -> list[Period]:
 def position(found: list[Period], cutoff: int | None) -> int:
     """Where a cutoff stands among the periods: the index of the last period it reaches
     into, or len(periods) for everything known (no cutoff, or one past the last period's
-    end: nothing was learnt after it). A cutoff within the last period, its end included
-    (that bar's own cutoff), is that bar."""
+    end: nothing was learnt after it), or -1 before the first (nothing known yet: no bar
+    is the moment). A cutoff within the last period, its end included (that bar's own
+    cutoff), is that bar."""
     if cutoff is None or not found or cutoff > found[-1].end:
         return len(found)
-    return max(sum(p.start <= cutoff for p in found) - 1, 0)
+    return sum(p.start <= cutoff for p in found) - 1
 
 
 def activity(found: list[Period], link: dict, shown: int) -> str:

@@ -577,3 +577,25 @@ def test_german_umlauts_and_sharp_s_spelled_out_find_the_word(tmp_path):
                               ("queue", ["en#Queue"]), ("bluess", [])]:
             assert ids(store.search(query, namespace="n")) == answer, query
             assert ids(store.search_reference(query, namespace="n")) == answer, query
+
+
+def test_the_word_lists_are_read_once_then_from_the_cache_folder(tmp_path, monkeypatch):
+    """Decoding the lists takes a second: the words kept are written once to the cache
+    folder and read from there after, the same words; a cut or damaged file is read from
+    the lists again and mended, and a folder that cannot be written costs only the time."""
+    from personal_memory.search import lexicon
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    decoded = frozenset(w for w in lexicon._read() if "\n" not in w)
+    assert lexicon._cached() == decoded
+    (written,) = (tmp_path / "cache" / "personal-memory").glob("lexicon-*.txt")
+    assert written.read_text(encoding="utf-8").split("\n")[0] == str(len(decoded))
+    monkeypatch.setattr(lexicon, "_read", lambda: iter(()))  # from the file alone now
+    assert lexicon._cached() == decoded
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    written.write_text(written.read_text(encoding="utf-8")[:50_000], encoding="utf-8")
+    assert lexicon._cached() == decoded  # cut short: not taken
+    assert lexicon._cached() == decoded and written.stat().st_size > 50_000  # mended
+    (tmp_path / "blocked").write_text("a file where the folder would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    assert lexicon._cached() == decoded

@@ -21,7 +21,7 @@ from .notes.folders import Folder
 from .records import (Activity, AnswerCounts, Appended, Capabilities, Changes, FolderEntry, FolderListing, Link,
                       Links, NoteTimeline, NoteView, RecentNote, RevisionRecord, SearchResults,
                       TagListing, WriteResult)
-from .search import grouping, reference, syntax
+from .search import grouping, lexicon, reference, syntax
 from .search.contract import NO_WORDS, Ranked, Semantic, has_tag, has_words
 from .search.dates import impossible_dates
 from .search.snippets import holds_a_word, names_all, with_snippets
@@ -410,6 +410,7 @@ class MemoryStore(Upkeep):
             self._search_index().warm(self._db, self.embedder)
         if self._embedder is not None:
             self._embedder.query("warm up")
+            lexicon.known("warm")  # the word lists a query's unheld word is checked against
 
     def _ranker(self):
         """What ranks a search: the in-memory index, or inside a write transaction (a

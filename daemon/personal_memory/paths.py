@@ -20,6 +20,12 @@ def config_dir() -> Path:
     return Path(user_config_dir(APP_NAME, appauthor=False))
 
 
+def cache_dir() -> Path:
+    """Derived files that can always be made again (the word lists: search/lexicon.py)."""
+    from platformdirs import user_cache_dir
+    return Path(user_cache_dir(APP_NAME, appauthor=False))
+
+
 def default_db() -> Path:
     return data_dir() / "memory.db"
 

@@ -98,6 +98,21 @@ def test_dry_run_lists_and_erases_nothing(vault, db):
     assert SECRET.encode() in before
 
 
+def test_a_section_id_typed_decomposed_is_the_note_s_as_history_reads_it(tmp_path, db):
+    """A note's path is stored NFC; its section's ID pasted decomposed (macOS) names the
+    same section to purge, as it does to history."""
+    import unicodedata
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "Résumé.md").write_text("# Résumé\n\n## Skills\n\ncooking\n")
+    with MemoryStore.open(db, embedder="none") as store:
+        store.sync([Folder.of(root)])
+        typed = unicodedata.normalize("NFD", "v/Résumé.md#Résumé#Skills")
+        assert store.history(typed, namespace="notes")
+        report = store.purge(namespace="notes", memory_id=typed, dry_run=True)
+        assert report.memory_ids == ["v/Résumé.md#Résumé#Skills"]
+
+
 def test_a_long_running_reader_notices_a_purge(vault, db):
     with MemoryStore.open(db) as store:
         store.sync([Folder.of(vault)], known_at="2025-01-01")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
@@ -270,6 +271,11 @@ class Upkeep:
         reason = args.text(reason, "reason", MAX_QUERY_CHARS, optional=True)
         if memory_id is not None:
             memory_id = args.memory_id_arg(memory_id)
+            composed = unicodedata.normalize("NFC", memory_id)
+            if composed != memory_id:  # a note's path is stored NFC: typed decomposed
+                with self._db.errors(), self._db.snapshot():
+                    if not self._db.history(namespace, memory_id, None):
+                        memory_id = composed
             selector = f"memory_id {memory_id}"
         elif note is not None:
             note = args.note_arg(note)

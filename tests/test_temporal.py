@@ -255,6 +255,16 @@ def test_a_cutoff_after_now_is_now_and_says_so(tmp_path):
         assert len(store.search("alpha", namespace="n", as_of="2999-01-01")) == 2
         view = store.history("a", namespace="n", as_of="2999-12-31")
         assert len(view) == 1
+        # the export and the changes up to a future time echo now, and answer alike later
+        doc = store.export_document(namespace="n", as_of="2999-01-01")
+        moved = store.changes(namespace="n", since="2024-12-31", until="2999-01-01")
+        assert parse_time(doc["as_of"]) < parse_time("2999-01-01") and len(doc["revisions"]) == 2
+        assert parse_time(moved.until) < parse_time("2999-01-01")
+        store.remember("c", "alpha three", namespace="n")
+        again = store.export_document(namespace="n", as_of=doc["as_of"])
+        assert again["as_of"] == doc["as_of"] and len(again["revisions"]) == 2
+        assert store.changes(namespace="n", since="2024-12-31",
+                             until=moved.until).counts == moved.counts
 
 
 def test_the_echoed_cutoff_keeps_its_fraction_of_a_second(tmp_path):

@@ -477,7 +477,9 @@ class MemoryStore(Upkeep):
         offset = args.offset_arg(offset)
         now = self._now()
         start = parse_moment(since, "since", now)
-        end = now if until is None else parse_moment(until, "until", now, day_end=True)
+        # an end after now is now, echoed: what arrives later must not change the answer
+        end = now if until is None else min(parse_moment(until, "until", now, day_end=True),
+                                            now)
         if start >= end:
             raise InvalidArgument(f"since: {format_time(start)} is not before until "
                                   f"{format_time(end)}")
@@ -734,15 +736,16 @@ class MemoryStore(Upkeep):
 
     def export(self, *, namespace: str | None = None, as_of: Any = None,
                ) -> Iterator[RevisionRecord]:
-        cutoff = args.optional_cutoff(as_of, now=self._now)
+        cutoff, _ = args.moment(as_of, None, self._now)  # after now: now
         with self._db.snapshot():
             yield from self._db.revisions_in(namespace, cutoff)
 
     def export_document(self, *, namespace: str | None = None, as_of: Any = None) -> dict:
         """The export file's content: a versioned JSON document of revisions (the file
         format itself, so a mapping)."""
-        records = [r.to_dict() for r in self.export(namespace=namespace, as_of=as_of)]
-        cutoff = args.optional_cutoff(as_of, now=self._now)
+        cutoff, _ = args.moment(as_of, None, self._now)  # once: "1h" is one moment
+        records = [r.to_dict() for r in self.export(
+            namespace=namespace, as_of=None if cutoff is None else format_time(cutoff))]
         return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                 "exported_at": format_time(now_micros()), "namespace": namespace,
                 "as_of": format_time(cutoff), "revisions": records}

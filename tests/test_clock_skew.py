@@ -413,3 +413,24 @@ def test_memory_status_tells_an_assistant_about_the_clock(tmp_path, clock, monke
     c = status.structured_content["status"]["clock"]
     assert c["behind_seconds"] > DAY / 1e6 - 60 and c["memories_to_repair"] >= 1
     assert DRAFT in c["notes_to_repair"] and c["last_repair"] is None
+
+
+def test_doctor_names_the_newest_revision_ahead_of_the_clock(tmp_path, monkeypatch):
+    """Revisions stamped by a clock that ran ahead, the first at a whole second: the
+    doctor's warning names the newest (times compared as times: a time without a fraction
+    is no later than one with it)."""
+    ahead = {"at": times.parse_time("2030-12-31T23:59:00Z")}
+    real = times.now_micros
+    fake = lambda: ahead["at"] or real()  # noqa: E731
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("personal_memory") and getattr(mod, "now_micros", None) is real:
+            monkeypatch.setattr(mod, "now_micros", fake)
+    db = tmp_path / "m.db"
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("clk", "a", namespace="n")  # 2030-12-31T23:59:00Z
+        ahead["at"] = None  # the clock set right: the next two are stamped after it
+        store.remember("clk", "b", namespace="n")
+        newest = store.remember("clk", "c", namespace="n")
+    p = run_memory("--db", db, "doctor")
+    clock_line = next(line for line in p.stdout.splitlines() if "clock" in line)
+    assert f", #{newest.revision_id} n/clk" in clock_line, clock_line

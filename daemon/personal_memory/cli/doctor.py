@@ -148,8 +148,7 @@ def _clock(health) -> Check:
                      "older revision stamped later by a clock that ran ahead; run 'memory "
                      "repair-clock' (it appends what each last write said, audited)")
     if c.behind_seconds > 0:
-        newest = max(health.future_revisions, default=None,
-                     key=lambda r: (r.known_at, r.revision_id))
+        newest = health.future_revisions[0] if health.future_revisions else None
         return Check("clock", "warn",
                      f"this machine's clock is {render.duration(c.behind_seconds)} behind the "
                      f"newest revision ({c.newest_known_at}"

@@ -54,7 +54,8 @@ def test_a_stored_future_revision_keeps_transaction_time_forward_and_is_reported
     assert recent["counts"]["notes"] == 1
     p = run_memory("--db", db, "doctor")
     line = next(x for x in p.stdout.splitlines() if "clock" in x)
-    assert line.startswith("[warn]") and "#2" in line and "behind the newest" in line
+    assert line.startswith("[warn]") and "behind the newest" in line
+    assert "the first stamped ahead of it: #2 personal/future" in line, line
     status = json.loads(ok("--db", db, "status", "--json").stdout)["clock"]
     assert status["behind_seconds"] > 3 * 365 * 86400 / 2
     assert status["newest_known_at"] > "2030" and status["memories_to_repair"] == 0

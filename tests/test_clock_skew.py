@@ -281,8 +281,10 @@ def test_doctor_status_and_the_repair_command_through_real_processes(tmp_path, c
     p = run_memory("--db", db, "doctor")
     clock_line = next(line for line in p.stdout.splitlines() if "clock" in line)
     assert clock_line.startswith("[warn]") and "behind the newest revision" in clock_line
-    newest = max(store_revisions(db), key=lambda r: (r[1], r[0]))  # (id, known_at)
-    assert f", #{newest[0]} " in clock_line, clock_line  # the newest revision, named
+    ahead = [r for r in store_revisions(db)  # (id, known_at)
+             if r[1] > times.now_micros() + CLOCK_TOLERANCE_US]
+    first = min(ahead, key=lambda r: (r[1], r[0]))  # the cause, named
+    assert f"; the first stamped ahead of it: #{first[0]} " in clock_line, clock_line
     p = run_memory("--db", db, "sync", vault, "--known-at", "2025-01-01")
     assert p.returncode == 2 and "before the newest revision" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
@@ -417,8 +419,9 @@ def test_memory_status_tells_an_assistant_about_the_clock(tmp_path, clock, monke
 
 def test_doctor_names_the_newest_revision_ahead_of_the_clock(tmp_path, monkeypatch):
     """Revisions stamped by a clock that ran ahead, the first at a whole second: the
-    doctor's warning names the newest (times compared as times: a time without a fraction
-    is no later than one with it)."""
+    doctor's warning names the first stamped ahead, the cause (those after it were stamped
+    after it), not one the text order of times picked (a whole second sorted after its
+    microseconds)."""
     ahead = {"at": times.parse_time("2030-12-31T23:59:00Z")}
     real = times.now_micros
     fake = lambda: ahead["at"] or real()  # noqa: E731
@@ -427,10 +430,11 @@ def test_doctor_names_the_newest_revision_ahead_of_the_clock(tmp_path, monkeypat
             monkeypatch.setattr(mod, "now_micros", fake)
     db = tmp_path / "m.db"
     with MemoryStore.open(db, embedder="none") as store:
-        store.remember("clk", "a", namespace="n")  # 2030-12-31T23:59:00Z
+        first = store.remember("clk", "a", namespace="n")  # 2030-12-31T23:59:00Z
         ahead["at"] = None  # the clock set right: the next two are stamped after it
         store.remember("clk", "b", namespace="n")
-        newest = store.remember("clk", "c", namespace="n")
+        store.remember("clk", "c", namespace="n")
     p = run_memory("--db", db, "doctor")
     clock_line = next(line for line in p.stdout.splitlines() if "clock" in line)
-    assert f", #{newest.revision_id} n/clk" in clock_line, clock_line
+    assert "(2030-12-31T23:59:00.000002Z; the first stamped ahead of it: " \
+        f"#{first.revision_id} n/clk)" in clock_line, clock_line

@@ -477,12 +477,13 @@ class MemoryStore(Upkeep):
         offset = args.offset_arg(offset)
         now = self._now()
         start = parse_moment(since, "since", now)
-        # an end after now is now, echoed: what arrives later must not change the answer
-        end = now if until is None else min(parse_moment(until, "until", now, day_end=True),
-                                            now)
+        end = now if until is None else parse_moment(until, "until", now, day_end=True)
         if start >= end:
             raise InvalidArgument(f"since: {format_time(start)} is not before until "
                                   f"{format_time(end)}")
+        # a time after now is now, echoed: what arrives later must not change the answer
+        # (a span wholly after now holds no change)
+        start, end = min(start, now), min(end, now)
         if query is None:
             paths = None
             if note is not None:

@@ -148,12 +148,14 @@ def _clock(health) -> Check:
                      "older revision stamped later by a clock that ran ahead; run 'memory "
                      "repair-clock' (it appends what each last write said, audited)")
     if c.behind_seconds > 0:
-        newest = health.future_revisions[0] if health.future_revisions else None
+        # the cause: the first revision stamped ahead (those after it were stamped after
+        # it, since transaction time never steps back)
+        first = health.future_revisions[0] if health.future_revisions else None
         return Check("clock", "warn",
                      f"this machine's clock is {render.duration(c.behind_seconds)} behind the "
                      f"newest revision ({c.newest_known_at}"
-                     + (f", #{newest.revision_id} {newest.namespace}/"
-                        f"{render.name(newest.memory_id)}" if newest else "")
+                     + (f"; the first stamped ahead of it: #{first.revision_id} "
+                        f"{first.namespace}/{render.name(first.memory_id)}" if first else "")
                      + "): new writes are stamped after it, and 'now' reads as that time "
                      "until the clock catches up")
     return Check("clock", "ok", "no revision is known after now")

@@ -228,7 +228,7 @@ class Health(Record):
     supported_schema_version: int
     vectors: dict[str, int]
     pending_vectors: int
-    future_revisions: list[ClockAnomaly] = field(default_factory=list)  # newest 20, first
+    future_revisions: list[ClockAnomaly] = field(default_factory=list)
     clock_behind_by_seconds: float = 0.0  # the newest revision is this far ahead of now
     newest_known_at: str | None = None
     clock: ClockStatus | None = None

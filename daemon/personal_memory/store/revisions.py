@@ -257,11 +257,10 @@ class RevisionLog:
             "ORDER BY note", params)]
 
     def known_after(self, moment: int, limit: int = 20) -> list[RevisionRecord]:
-        """The newest ``limit`` revisions known after ``moment`` (clock anomalies when it
-        is now), newest first."""
+        """Revisions known after ``moment`` (clock anomalies when it is now), oldest first."""
         return [record(r) for r in self.conn.execute(
-            f"SELECT {self.columns} FROM revisions WHERE known_at > ? "
-            "ORDER BY known_at DESC, id DESC LIMIT ?", (moment, limit))]
+            f"SELECT {self.columns} FROM revisions WHERE known_at > ? ORDER BY known_at, id "
+            "LIMIT ?", (moment, limit))]
 
     def insert_revision(self, *, namespace: str, memory_id: str, known_at: int,
                         valid_from: int, valid_to: int | None, deleted: bool,

@@ -499,3 +499,13 @@ def test_forget_purge_and_repair_clock_never_create_a_database(tmp_path):
         e = err("--db", db, *args)
         assert "does not exist; run 'memory init' or a sync first" in e
     assert not (tmp_path / "typo").exists()
+
+
+def test_a_blank_query_to_changes_is_refused_as_search_refuses_it(tmp_path):
+    """``changes --since 7d ''`` listed every change, as if no query were given."""
+    db = tmp_path / "m.db"
+    ok("--db", db, "remember", "k", "v")
+    for blank in ("", "   "):
+        assert "query: must be a non-empty string" in err("--db", db, "changes", "--since",
+                                                          "7d", blank)
+    assert "1 other memory" in ok("--db", db, "changes", "--since", "7d").stdout

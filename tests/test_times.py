@@ -73,6 +73,10 @@ def test_a_day_as_a_cutoff_means_its_end():
         parse_cutoff("2025-02-14T10:00")
     with pytest.raises(InvalidTime, match="is not a date .*, or a span back from now such as"):
         parse_cutoff("last tuesdayish")
+    # a span, too long for the calendar: said so, not "not a span"
+    for span in ("99999999999d", "1000000000000s", "3000000w"):
+        with pytest.raises(InvalidTime, match=f"^as_of: '{span}' is outside years 0001 to 9999"):
+            parse_cutoff(span)
 
 
 def test_a_search_as_of_a_day_sees_what_was_learnt_that_day(tmp_path):

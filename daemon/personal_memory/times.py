@@ -146,7 +146,8 @@ def plausible_stamp(stamp: int) -> int:
     return stamp
 
 
-_RELATIVE = re.compile(r"([0-9]{1,9})\s*([smhdw])")  # ASCII digits: ７d is no span
+# ASCII digits (７d is no span); a span too long for the calendar is said to be out of range
+_RELATIVE = re.compile(r"([0-9]{1,30})\s*([smhdw])")
 _UNIT_US = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000,
             "w": 7 * 86_400_000_000}
 

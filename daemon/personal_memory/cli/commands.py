@@ -135,7 +135,8 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 @command
 def cmd_changes(args: argparse.Namespace) -> int:
-    words = " ".join(args.query) or None
+    # a query given blank is refused by the library, as search refuses it; none given: none
+    words = " ".join(args.query) if args.query else None
     with open_store(args, read_only=True, embedder=None if words else "none") as store:
         found = store.changes(namespace=settings(args).namespace, since=args.since,
                               until=args.until, query=words, limit=args.limit)

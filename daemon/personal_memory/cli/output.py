@@ -213,7 +213,8 @@ def purge(d: PurgeReport) -> str:
                      "says where the notes are read from (not note content), so the proof "
                      "leaves its bytes out.")
     for path, count in d.other_files_with_copies.items():
-        lines.append(f"Warning: {path} (beside the database) holds {count} copies.")
+        lines.append(f"Warning: {path} (beside the database) holds "
+                     f"{render.counted(count, 'copy', 'copies')}.")
     r = d.replica
     if r is not None:
         gone = ", ".join(r.generations_deleted) or "none"

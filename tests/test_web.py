@@ -375,6 +375,22 @@ def test_a_shared_heading_that_is_not_the_title_stays_in_the_rows(tmp_path):
     assert "C# tips › Strings" in rows and "C# tips › LINQ" in rows, rows  # as written
 
 
+def test_the_parts_of_a_long_section_share_its_row_of_the_timeline(tmp_path):
+    """A section this package cut into parts is one row (its heading), not one per part;
+    a heading the user wrote "Lecture (part 2)" keeps its own."""
+    from personal_memory.web import pictures
+    body = "\n\n".join(f"Paragraph {i} " + "words of a long lecture " * 40 for i in range(60))
+    vault = vault_of(tmp_path, {"big.md": f"# Big\n\n## Part 0\n\n{body}\n\n"
+                                          "## Lecture (part 2)\n\nshort\n"})
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)])
+        found = store.timeline("vault/big.md", namespace="notes")
+    assert len({r.memory_id for r in found.revisions if "Part 0" in r.memory_id}) > 2
+    rows = re.findall(r'<text x="4" y="\d+" class="row">([^<]*)</text>',
+                      pictures.timeline(found, "vault/big.md"))
+    assert sorted(rows) == ["(title, tags, order)", "Lecture (part 2)", "Part 0"], rows
+
+
 def test_a_timeline_as_of_a_moment_holds_nothing_learnt_later(tmp_path):
     """A heading renamed and the note moved after the cutoff: the timeline as of it has
     neither the later heading, nor the move, nor any later time; everything known still

@@ -46,6 +46,14 @@ class RevisionRecord(Record):
         purged stub. (The same rule in SQL: ``store.visibility.HIDDEN``.)"""
         return self.deleted or self.purged is not None
 
+    @property
+    def section(self) -> str:
+        """The section it belongs to: the first part's memory ID for a part this package
+        cut from a long section (recorded as ``part_of`` when the note was split), else its
+        own ID. A heading the user wrote as "Lecture (part 2)" is a section of its own."""
+        part_of = (self.metadata or {}).get("part_of") if self.note is not None else None
+        return part_of if isinstance(part_of, str) else self.memory_id
+
     def but(self, **changes: Any) -> "RevisionRecord":
         return replace(self, **changes)
 

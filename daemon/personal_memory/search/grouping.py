@@ -20,11 +20,9 @@ GROUP_ROWS = 32
 
 
 def section_key(r: SearchResult) -> str:
-    """The section a row belongs to: the first part's memory ID for a part this package
-    cut (recorded as ``part_of`` when the note was split), else the row's own ID. A
-    heading the user wrote as "Lecture (part 2)" is a section of its own."""
-    part_of = (r.metadata or {}).get("part_of") if r.note is not None else None
-    return part_of if isinstance(part_of, str) else r.memory_id
+    """The section a row belongs to (``RevisionRecord.section``: parts this package cut
+    from a long section are one)."""
+    return r.revision.section
 
 
 def note_key(r: SearchResult) -> str:

@@ -395,15 +395,16 @@ def _written(key: str, heading_path) -> str | None:
 
 def _renamed_to(r, written: dict[str, str]) -> str:
     """The row a renamed heading's section went to, as its headings are written."""
-    key = _row_key(replace(r, memory_id=r.moved_to))
+    key = _row_key(replace(r, memory_id=r.moved_to, metadata=None))
     return written.get(key, key)
 
 
 def _row_key(r) -> str:
-    """A section's row: its heading path (the same under every path the note had)."""
-    note = r.note or ""
-    if r.memory_id == note + "#":
+    """A section's row: its heading path (the same under every path the note had); the
+    parts this package cut from a long section share their section's row."""
+    note, memory_id = r.note or "", r.section
+    if memory_id == note + "#":
         return "(title, tags, order)"
-    if note and r.memory_id.startswith(note + "#"):
-        return r.memory_id[len(note) + 1:].replace("#", " › ")
-    return "(top)" if r.memory_id == note else r.memory_id
+    if note and memory_id.startswith(note + "#"):
+        return memory_id[len(note) + 1:].replace("#", " › ")
+    return "(top)" if memory_id == note else memory_id

@@ -412,12 +412,12 @@ def note(view: NoteView, first: int, last: int, text: str, outline: bool = True)
     return "\n".join(head) + "\n\n" + numbered(first, text, view.embeds)
 
 
-def no_more(left_out: int) -> str:
+def no_more() -> str:
     """What a search says when it returned fewer results than asked because the rest would
-    share no word with the query and be far from it in meaning (``left_out`` of them): no
-    hidden matches, only padding not shown."""
-    return (f"No more results: nothing else holds a word of the query or comes close enough "
-            f"in meaning ({counted(left_out, 'place')} of the limit left empty)")
+    share no word with the query and be far from it in meaning: no hidden matches, only
+    padding not shown (how many places were left empty: ``left_out`` in JSON)."""
+    return ("No more results: nothing else holds a word of the query or comes close enough "
+            "in meaning")
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -98,7 +98,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if found.missing and (args.json or args.full):  # else the first line says it
         note(args, f"Note: no result holds {render.either(found.missing)}.")
     if found.left_out:
-        note(args, f"{render.no_more(found.left_out)}.")
+        note(args, f"{render.no_more()}.")
     if found.unembedded:
         note(args, f"{found.unembedded} visible memories have no vector yet and were ranked "
              "by keywords alone (the daemon embeds them; or run 'memory reembed', which "

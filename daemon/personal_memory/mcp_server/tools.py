@@ -269,7 +269,7 @@ class MemoryTools:
         for line in found.warnings:
             text += f"\n(Note: {line}.)"
         if found.left_out:
-            text += f"\n({render.no_more(found.left_out)})"
+            text += f"\n({render.no_more()})"
         if found.unembedded:
             text += (f"\n({found.unembedded} memories without a vector yet were ranked by "
                      "keywords alone)")

@@ -84,6 +84,12 @@ class Pages:
         code = 404 if isinstance(exc, NotFound) else 400
         return self.page(request, "error.html", code=code, message=str(exc))
 
+    def unknown(self, request: Request, exc: Exception) -> Response:
+        """An address the page does not have: said in the page's layout, with its links."""
+        return self.page(request, "error.html", code=404,
+                         message=f"there is no page {request.url.path!r} here; the search, "
+                                 "the changes and the status are linked above")
+
     def search(self, request: Request) -> Response:
         store = self.pool.store()
         q = request.query_params.get("q", "").strip()
@@ -194,7 +200,8 @@ def build_app(pool: ReaderPool, namespace: str, token: str, port: int):
     pages = Pages(pool, namespace)
     # The file gone or unreadable under a running page: the CLI's one line, on every page,
     # until it is back.
-    app = Starlette(exception_handlers={PersonalMemoryError: pages.failed}, routes=[
+    app = Starlette(exception_handlers={PersonalMemoryError: pages.failed,
+                                        404: pages.unknown}, routes=[
         Route("/", pages.search), Route("/note", pages.note),
         Route("/changes", pages.changes), Route("/status", pages.status),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),

@@ -48,14 +48,47 @@ def open_store(args: argparse.Namespace, *, read_only: bool, embedder: str | Non
 
 def replica_process(raw: str) -> str:
     """The replica's URL, once this process is one that can read it: Litestream's VFS reads
-    its settings from the environment at start, so the command starts again with them."""
-    import os
+    its settings from the environment at start, so the command runs again with them, in a
+    process this one watches (:func:`_read_through`)."""
     from ..replication import replica
     url = replica.replica_url(raw)
     if not replica.ready(url):
-        os.execve(sys.executable, [sys.executable, "-m", "personal_memory", *sys.argv[1:]],
-                  replica.environment(url))
+        sys.exit(_read_through(url, replica.environment(url)))
     return url
+
+
+# How the Go runtime inside Litestream's VFS begins the report of a crash it cannot
+# recover from (a half-copied file in the replica: "panic: runtime error: slice bounds
+# out of range"); the stack that follows is its own, no help to a reader of notes.
+GO_CRASH = (b"panic: ", b"fatal error: ")
+
+
+def _read_through(url: str, environment: dict[str, str]) -> int:
+    """Run this command again as a reader of ``url`` and pass on its exit code, its output
+    and its messages; a crash of the VFS is said in one line (exit 2), the replica named,
+    instead of a Go stack. Signals that stop a command are passed on to it."""
+    import subprocess
+    from ..limits import EXIT_USAGE
+    child = subprocess.Popen([sys.executable, "-m", "personal_memory", *sys.argv[1:]],
+                             env=environment, stderr=subprocess.PIPE)
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        # Ctrl-C reaches both through the terminal: the child decides what it means
+        signal.signal(number, signal.SIG_IGN if number == signal.SIGINT
+                      else lambda signum, _frame: child.send_signal(signum))
+    crash = None
+    for line in child.stderr:
+        if crash is None and line.startswith(GO_CRASH):
+            crash = line.decode("utf-8", "replace").strip()
+        if crash is None:
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()
+    code = child.wait()
+    if crash is None:
+        return code if code >= 0 else 128 - code
+    print(f"memory: error: the replica at {url} could not be read: Litestream's reader "
+          f"stopped ({crash[:160]}); a file in it may be damaged or only partly copied "
+          f"('memory restore {url} --to FILE' checks each one)", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def emit(args: argparse.Namespace, record: Any, human: Callable[[Any], str]) -> None:

@@ -98,6 +98,18 @@ def test_a_question_returns_what_answers_it_not_what_shares_its_little_words(tmp
         assert ids(store.search("how much is the bread?", namespace="n")) == ["recipes#Bread"]
         assert ids(store.search("how many degrees for bread?", namespace="n")) == [
             "recipes#Bread"]
+        # "how long", "what day": the second word asks too ("long" is no ride's length)
+        store.remember("ride#Sunday", "Long ride every Sunday, adding 10 km a week.",
+                       namespace="n")
+        store.remember("ride#Century", "The fall century: finished in 6 h 41 min.",
+                       namespace="n")
+        store.remember("bins#Pickup", "Garbage pickup is on Tuesday mornings.", namespace="n")
+        store.remember("holiday#Victoria", "Victoria Day is a Monday in May.", namespace="n")
+        assert ids(store.search("how long was the fall century?", namespace="n")) == [
+            "ride#Century"]
+        assert ids(store.search("what day is garbage pickup?", namespace="n")) == [
+            "bins#Pickup"]
+        assert ids(store.search("long ride", namespace="n"))[0] == "ride#Sunday"
         store.remember("ru#Вкладки", "Сколько вкладок можно открыть? Сколько угодно.",
                        namespace="n")
         store.remember("ru#Планы", "Хранилище в облаке: 10 ГБ места на плане.", namespace="n")

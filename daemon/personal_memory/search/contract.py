@@ -106,6 +106,33 @@ def query_stop_terms(db, terms: list[str]) -> frozenset[str]:
     return stop_terms(db) | only.get(language, frozenset()) if language else stop_terms(db)
 
 
+# A question word and the word after it that together ask for an amount or a moment ("how
+# long did the ride take?", "what day is garbage pickup?"): that word asks, as the question
+# word does, and names nothing a row would hold ("long", "day" matched "Long ride every
+# Sunday" and "Victoria Day").
+QUESTION_PHRASES = {
+    "how": ("long", "much", "many", "often", "far", "soon", "old"),
+    "what": ("time", "day"), "which": ("day",),
+    "wie": ("lange", "viel", "viele", "oft", "weit", "alt"),
+}
+_PHRASE_TERMS: dict[tuple[str, str], dict[str, frozenset[str]]] = {}
+
+
+def question_phrase_terms(db, text: str) -> frozenset[str]:
+    """The terms of ``text`` that follow a question word they ask with
+    (:data:`QUESTION_PHRASES`), as ``db`` tokenizes them."""
+    key = (db.tokenizer, db.text_version)
+    phrases = _PHRASE_TERMS.get(key)
+    if phrases is None:
+        phrases = _PHRASE_TERMS[key] = {}
+        for asking, words in QUESTION_PHRASES.items():
+            for a in db.tokens(asking):
+                phrases[a] = phrases.get(a, frozenset()) | frozenset(
+                    t for w in words for t in db.tokens(w))
+    tokens = db.tokens(text)
+    return frozenset(b for a, b in zip(tokens, tokens[1:]) if b in phrases.get(a, ()))
+
+
 def keyword_terms(db, query: str, at: int | None = None) -> list[str]:
     """The terms the keyword arm ranks by: the query's terms without its stop words
     ("how", "the", "is"; :func:`query_stop_terms`), unless it has nothing else (a search
@@ -113,7 +140,7 @@ def keyword_terms(db, query: str, at: int | None = None) -> list[str]:
     (:func:`date_phrases`; ``at``: the moment the question is about)."""
     phrases, rest = date_phrases(db, query, at)
     terms = query_terms(db, rest)
-    stop = query_stop_terms(db, terms)
+    stop = query_stop_terms(db, terms) | question_phrase_terms(db, rest)
     kept = [t for t in terms if t not in stop]
     if kept or phrases:
         return kept + phrases

@@ -724,3 +724,29 @@ def test_a_second_replicator_says_it_waits_and_takes_over(tmp_path):
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
+
+
+@needs_litestream
+def test_one_database_s_replication_service_is_never_another_s(tmp_path):
+    """One replication service per user: setting up a second database's does not replace
+    the first's unit, and removing a database's replica leaves another's unit alone."""
+    from personal_memory import MemoryStore
+    from personal_memory.replication.litestream import Destination
+    from personal_memory.service.replication import systemd_unit
+    home = {**env(), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "PATH": "/nonexistent"}  # no service manager: the unit file is all there is
+    first, second = tmp_path / "a" / "m.db", tmp_path / "b" / "m.db"
+    for db in (first, second):
+        MemoryStore.open(db, embedder="none").close()
+    unit = tmp_path / "cfg" / "systemd" / "user" / "personal-memory-replicate.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text(systemd_unit(first, Destination.parse(str(tmp_path / "ra"))))
+    before = unit.read_text()
+    done = run_memory("--db", second, "replicate", "setup", tmp_path / "rb", "--systemd",
+                      env=home)
+    assert done.returncode == 2 and f"streams another database, {first}" in done.stderr
+    assert done.stderr.count("\n") == 1 and unit.read_text() == before
+    done = run_memory("--db", second, "replicate", "remove", "--systemd", env=home)
+    assert done.returncode == 0, done.stderr
+    assert f"streams another database, {first}: left as it is" in done.stdout
+    assert unit.read_text() == before

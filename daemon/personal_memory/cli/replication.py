@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -57,8 +58,13 @@ def cmd_replicate(args: argparse.Namespace) -> int:
             raise CommandError(f"replicate remove: no replica is set up for {db}")
         from ..service import replication as unit
         messages, kind = [], unit.kind(args)
-        # the service stopped first, or it would restart Litestream
-        if not args.no_service and unit.path(kind).exists():
+        # the service stopped first, or it would restart Litestream; another database's
+        # is left alone
+        other = unit.streamed(kind)
+        if other is not None and other != Path(os.path.abspath(db)):
+            messages.append(f"the replication service ({unit.path(kind)}) streams another "
+                            f"database, {other}: left as it is")
+        elif not args.no_service and unit.path(kind).exists():
             outcome = unit.uninstall(kind)
             if outcome.error:
                 raise CommandError(f"replicate remove: {outcome.error}; nothing else changed "

@@ -60,28 +60,51 @@ def launchd_plist(db: Path) -> str:
     }, fmt=plistlib.FMT_XML).decode("utf-8")
 
 
+def streamed(kind: str) -> Path | None:
+    """The database the installed service streams (None: no service file, or one this
+    version cannot read): one service per user, so another database's is not replaced."""
+    try:
+        if kind == "systemd":
+            line = next(x for x in path(kind).read_text().splitlines()
+                        if x.startswith("ExecStart="))
+            words = units.split_command(line.removeprefix("ExecStart="))
+        else:
+            words = plistlib.loads(path(kind).read_bytes())["ProgramArguments"]
+        return Path(os.path.abspath(words[words.index("--db") + 1]))
+    except (OSError, StopIteration, ValueError, IndexError, KeyError, TypeError,
+            plistlib.InvalidFileException):
+        return None
+
+
 def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outcome:
     units.refuse_foreign(kind)
+    other = streamed(kind)
+    if other is not None and other != Path(os.path.abspath(db)):
+        return Outcome(kind, messages, (
+            f"the replication service ({path(kind)}) streams another database, {other}; "
+            f"one runs per user: run 'memory --db {db} replicate run' yourself (the replica "
+            "is set up), or remove the other's first ('memory --db "
+            f"{other} replicate remove')"))
     if kind == "systemd":
-        path = unit_path(name=UNIT_NAME)
+        file = unit_path(name=UNIT_NAME)
         text = systemd_unit(db, dest)
         steps = [["systemctl", "--user", "daemon-reload"],
                  ["systemctl", "--user", "enable", "--now", UNIT_NAME],
                  ["systemctl", "--user", "restart", UNIT_NAME]]  # a new config: reread it
         logs = f"journalctl --user -u {UNIT_NAME} -f"
     else:
-        path = plist_path(LABEL)
+        file = plist_path(LABEL)
         text = launchd_plist(db)
         ensure_private_dir(LAUNCHD_LOGS)
-        steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]]
+        steps = [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(file)]]
         logs = str(LAUNCHD_LOGS)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    messages = [*messages, f"wrote {path}"]
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(text)
+    messages = [*messages, f"wrote {file}"]
     failure = run_steps(steps, messages)
     if failure:
         return Outcome(kind, messages, (
-            f"{failure}; the service file is written ({path}) but replication is not "
+            f"{failure}; the service file is written ({file}) but replication is not "
             f"running: fix the cause and run '{' '.join(steps[-1])}', or run 'memory "
             f"--db {db} replicate run' yourself"))
     messages.append(f"logs: {logs}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import plistlib
+import shlex
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,11 @@ def quote(arg: str) -> str:
         escaped = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
         return f'"{escaped}"'
     return arg
+
+
+def split_command(line: str) -> list[str]:
+    """The arguments of an ExecStart line :func:`quote` wrote."""
+    return [word.replace("%%", "%") for word in shlex.split(line)]
 
 
 def systemd_unit(spec: ServiceSpec) -> str:

@@ -323,9 +323,15 @@ def _configured(dest: Destination) -> Iterator[Path]:
         yield db
 
 
+# How long a listing of the replica's files may take: status and doctor wait for it, and a
+# server that accepts the connection and then hangs (a stuck VPN, a paused sshd) froze
+# them for a minute.
+LTX_LIST_SECONDS = 20
+
+
 def _ltx(where: list[str]) -> list[LtxFile]:
     import json
-    done = run(["ltx", "-level", "all", "-json", *where], timeout=60)
+    done = run(["ltx", "-level", "all", "-json", *where], timeout=LTX_LIST_SECONDS)
     if done.returncode != 0 or _logged_error(done):  # it may exit 0 when a replica fails
         raise ReplicationError("litestream ltx: " + (_logged_error(done)
                                                       or _first_line(done)))

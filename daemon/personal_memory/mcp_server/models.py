@@ -139,8 +139,8 @@ class SearchOutput(Positioned):
     unembedded: int = Field(0, description="memories without a vector yet, ranked by "
                             "keywords alone")
     hint: str | None = Field(None, description="why there are no results")
-    left_out: int = Field(0, description="places of the limit left empty: nothing else "
-                          "holds a word of the query or is close in meaning")
+    left_out: int = Field(0, description="places left empty: no word of the query, not "
+                          "close in meaning")
     warnings: list[str] = Field([], description="about the query (a folder filter "
                                 "naming no folder)")
     missing: list[str] = Field([], description="query words no result holds")

@@ -75,6 +75,16 @@ def full_disk(path: str) -> str | None:
     return f"{free:,} bytes free in {folder}" if free < FULL_DISK_BYTES else None
 
 
+def _of_replica(path: str) -> str:
+    """What an error reading a replica in place adds (its label: "replica URL"): SQLite
+    only says "SQL logic error" when Litestream's reader cannot read a file of it."""
+    if not path.startswith("replica "):
+        return ""
+    url = path.removeprefix("replica ")
+    return (f" (a file of the replica may be damaged, partly copied or unreadable: 'memory "
+            f"restore {url} --to FILE' checks each one)")
+
+
 def translate(exc: apsw.Error, path: str) -> PersonalMemoryError:
     """Our named error for an SQLite error, with a one-line message naming the file."""
     if isinstance(exc, apsw.ConnectionClosedError):
@@ -93,8 +103,9 @@ def translate(exc: apsw.Error, path: str) -> PersonalMemoryError:
         return DatabaseReadOnly(f"database {path} cannot be written (read-only file, "
                                 "folder or mount)")
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        return DatabaseCorrupt(f"database {path} is damaged or not a database: {exc}")
-    return DatabaseError(f"database {path}: {exc}")
+        return DatabaseCorrupt(f"database {path} is damaged or not a database: {exc}"
+                               f"{_of_replica(path)}")
+    return DatabaseError(f"database {path}: {exc}{_of_replica(path)}")
 
 
 def create_private_file(path: str) -> None:
@@ -266,7 +277,7 @@ class Connection:
             error = translate(exc, path)
             if isinstance(error, DiskFull):
                 raise error from exc
-            raise NotFound(f"cannot open database {path}: {exc}") from None
+            raise NotFound(f"cannot open database {path}: {exc}{_of_replica(path)}") from None
         conn.set_busy_timeout(10_000)
         try:
             backend = load_vector_backend(conn, vector_backend)

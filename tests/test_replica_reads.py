@@ -503,6 +503,34 @@ def test_the_http_server_serves_a_replica_as_the_database(tmp_path):
 
 @needs_litestream
 @needs_vfs
+def test_a_reader_machine_needs_no_database_folder_of_its_own(tmp_path):
+    """`memory serve --http --replica URL` on a machine that never had a database: the
+    access file's folder beside --db is made (0700, as `memory init` makes it), and the
+    server serves; it said "serving" and then stopped on the missing folder."""
+    import asyncio
+
+    from http_harness import start, stop, with_token
+    db, replica = tmp_path / "m.db", tmp_path / "replica"
+    with MemoryStore.open(db, embedder="none") as s:
+        s.remember("garden", "the quince tree flowers in April", namespace="notes")
+    replicated_once(db, replica)
+    reader = tmp_path / "elsewhere" / "data" / "memory.db"
+    served = start(str(reader), tmp_path, "--replica", str(replica), env=env())
+    try:
+        assert (reader.parent.stat().st_mode & 0o777) == 0o700
+        token = served.token("phone")
+
+        async def ask():
+            async with with_token(served.url, token) as c:
+                return await c.call_tool("memory_search", {"query": "quince"})
+        assert "garden" in asyncio.run(ask()).content[0].text
+    finally:
+        stop(served)
+    assert not reader.exists()  # only the access file lives there
+
+
+@needs_litestream
+@needs_vfs
 def test_a_purge_reaches_readers_of_the_replica(tmp_path):
     """A purge carried to the replica (--replicas): a reader started after it, and one
     that was open all along, no longer find the text."""

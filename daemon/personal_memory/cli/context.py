@@ -76,12 +76,13 @@ def _read_through(url: str, environment: dict[str, str]) -> int:
         signal.signal(number, signal.SIG_IGN if number == signal.SIGINT
                       else lambda signum, _frame: child.send_signal(signum))
     crash = None
-    for line in child.stderr:
-        if crash is None and line.startswith(GO_CRASH):
-            crash = line.decode("utf-8", "replace").strip()
-        if crash is None:
-            sys.stderr.buffer.write(line)
-            sys.stderr.buffer.flush()
+    with child.stderr:
+        for line in child.stderr:
+            if crash is None and line.startswith(GO_CRASH):
+                crash = line.decode("utf-8", "replace").strip()
+            if crash is None:
+                sys.stderr.buffer.write(line)
+                sys.stderr.buffer.flush()
     code = child.wait()
     if crash is None:
         return code if code >= 0 else 128 - code

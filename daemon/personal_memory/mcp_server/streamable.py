@@ -20,10 +20,12 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..paths import ensure_private_dir
 from ..limits import (EXIT_OK, EXIT_RESTART, HTTP_ADDRESS_BURST,
                       HTTP_ADDRESS_REQUESTS_PER_MINUTE, HTTP_BURST,
                       HTTP_MAX_BODY_BYTES, HTTP_MAX_FORM_BYTES, HTTP_MAX_SESSIONS,
@@ -282,6 +284,8 @@ def run(config: Settings, options: HttpOptions) -> int:
         endpoint = check(options, port=port)
         return serve_worker(config, endpoint, fd)
     check(options)  # refuse bad options before binding anything
+    if config.replica:  # a reader's machine keeps only the access file, beside --db
+        ensure_private_dir(Path(config.db).expanduser().parent)
     sock = _listen(options.host, options.port)
     endpoint = check(options, port=sock.getsockname()[1])
     local = ""

@@ -1223,7 +1223,8 @@ def test_back_shows_the_controls_of_the_results_it_shows(vault_db, browser):
 
 def test_an_unknown_address_and_a_lone_revision_get_the_page_s_own_words(moved_db):
     """/nope is said in the page's layout (its links above), not a bare "Not Found"; a
-    note with one revision offers no comparison of that time with itself."""
+    note with one revision offers no comparison of that time with itself; the changes of
+    the last 7 days, none, say when the last change was."""
     vault, db = moved_db
     with Page(db) as page:
         with pytest.raises(urllib.error.HTTPError) as missing:
@@ -1235,3 +1236,8 @@ def test_an_unknown_address_and_a_lone_revision_get_the_page_s_own_words(moved_d
         assert "Timeline" in lone and 'class="diff"' not in lone
         two = html.unescape(page.open("/note?id=vault/Renamed.md").read().decode())
         assert 'class="diff"' in two
+        quiet = html.unescape(page.open("/changes").read().decode())
+        assert "Nothing changed in this span; the last change was\n    2025-03-01" in quiet
+        assert 'href="/changes?since=2025-03-01"' in quiet
+        recent = html.unescape(page.open("/changes?since=2025-02-01").read().decode())
+        assert "Nothing changed" not in recent

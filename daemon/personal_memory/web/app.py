@@ -188,8 +188,12 @@ class Pages:
         existed = {n.note for n in found.notes if n.note and store.get(
             record_id(n.moved_from or n.note), namespace=self.namespace,
             as_of=found.since) is not None}
+        # nothing in a span up to now (the last 7 days, by default): when the last was
+        last = (store.recent_notes(namespace=self.namespace, limit=1)
+                if not found.notes and q is None and until is None else [])
         return self.page(request, "changes.html", found=found, since=since,
-                         until=until or "", q=q or "", existed=existed)
+                         until=until or "", q=q or "", existed=existed,
+                         last=last[0] if last else None)
 
     def status(self, request: Request) -> Response:
         return self.page(request, "status.html", status=self.pool.store().status(

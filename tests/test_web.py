@@ -443,6 +443,8 @@ def test_a_renamed_note_looks_moved_not_deleted(moved_db, browser):
         browser.get(page.base + "/changes?since=2025-02-01&until=2025-03-01")
         meta = browser.find_element(By.CSS_SELECTOR, "p.meta").text
         assert "1 note moved" in meta and "notes_" not in meta
+        assert browser.find_element(By.CSS_SELECTOR, ".note-change .kind").text == \
+            "moved from vault/Plan.md to vault/Renamed.md"  # both paths named
         before = browser.find_element(By.LINK_TEXT, "before").get_attribute("href")
         browser.get(before)  # the moved note before its move: its old path
         assert not browser.find_elements(By.CSS_SELECTOR, ".error")

@@ -321,7 +321,9 @@ def test_a_compare_asked_from_the_changes_page_keeps_its_times_and_titles_show_o
         with pytest.raises(urllib.error.HTTPError) as refused:
             page.open("/note?" + back)
         text = html.unescape(refused.value.read().decode())
-        assert "from: 2025-02-20T00:00:00Z is not before to" in text
+        # in the page's words and times (to the second, UTC), not ISO 8601
+        assert "from: 2025-02-20 00:00:00 UTC is not before to 2025-02-01 00:00:00 UTC" \
+            in text
         assert "since" not in text and "<select name=\"from\">" in text
         # a time the changes page cannot read is said above its form, which stays
         with pytest.raises(urllib.error.HTTPError) as refused:

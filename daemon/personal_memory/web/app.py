@@ -82,7 +82,7 @@ class Pages:
 
     def failed(self, request: Request, exc: PersonalMemoryError) -> Response:
         code = 404 if isinstance(exc, NotFound) else 400
-        return self.page(request, "error.html", code=code, message=str(exc))
+        return self.page(request, "error.html", code=code, message=said(exc))
 
     def unknown(self, request: Request, exc: Exception) -> Response:
         """An address the page does not have: said in the page's layout, with its links."""
@@ -109,7 +109,7 @@ class Pages:
                 tagged = store.tagged([*(tags or ()), *alone], namespace=self.namespace,
                                       as_of=as_of)
         except PersonalMemoryError as exc:
-            error = str(exc)
+            error = said(exc)
         # the chart's bars search again at their time: not with a query refused
         link = ({} if error else {"q": q}) | ({"tag": tags[0]} if tags else {})
         # bad input is said on the page, with the form to mend it, and as a 400
@@ -142,7 +142,7 @@ class Pages:
                 diff = store.changes(namespace=self.namespace, since=since, until=until,
                                      note=note, limit=10).notes
             except PersonalMemoryError as exc:  # in the form's words: from and to
-                diff_error = re.sub(r"\bsince\b", "from", re.sub(r"\buntil\b", "to", str(exc)))
+                diff_error = re.sub(r"\bsince\b", "from", re.sub(r"\buntil\b", "to", said(exc)))
         # the times the form offers: the revisions', and those asked (a span from the
         # changes page), each in its place
         times = sorted({r.known_at for r in timeline.revisions}
@@ -181,7 +181,7 @@ class Pages:
             found = store.changes(namespace=self.namespace, since=since, until=until,
                                   query=q, limit=50)
         except PersonalMemoryError as exc:  # said above the form, which stays to mend it
-            return self.page(request, "changes.html", code=400, found=None, error=str(exc),
+            return self.page(request, "changes.html", code=400, found=None, error=said(exc),
                              since=since, until=until or "", q=q or "", existed=set())
         # "before" only for a note that was there at the span's start, under the path it
         # had then
@@ -198,6 +198,15 @@ class Pages:
     def status(self, request: Request) -> Response:
         return self.page(request, "status.html", status=self.pool.store().status(
             self.namespace))
+
+
+_ISO_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b")
+
+
+def said(exc: PersonalMemoryError) -> str:
+    """A library error as the page says it: its times as the page writes times
+    (render.when), not as ISO 8601 ("2026-08-01T23:59:59.999999Z")."""
+    return _ISO_TIME.sub(lambda m: render.when(m.group(0)), str(exc))
 
 
 def build_app(pool: ReaderPool, namespace: str, token: str, port: int):

@@ -664,3 +664,25 @@ def test_a_replica_judges_the_daemon_by_its_heartbeat_not_a_local_pid(tmp_path):
         assert daemon_status(db).daemon_running
     finally:
         db.close()
+
+
+def test_a_stale_heartbeat_read_in_a_replica_blames_neither_side(tmp_path):
+    """On the reading machine a stale heartbeat means the daemon stopped, or the replica
+    stopped receiving: the status says so, where on the database's own machine it says
+    the daemon is not running."""
+    from dataclasses import replace
+    from personal_memory.cli import output
+    from personal_memory.records import Replication
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        found = store.status("notes")
+    quiet = replace(found, daemon=replace(found.daemon, daemon_running=False,
+                                          imported_folders=["/home/me/notes"]))
+    here = output.status(quiet)
+    assert "daemon        not running" in here
+    assert "(imported; not watched: the daemon is not running)" in here
+    there = output.status(replace(quiet, replication=Replication(
+        state="replica", destination="file:///replica", position="2026-12-06T10:00:00Z")))
+    assert "daemon        no recent heartbeat in the replica (the daemon stopped, or the " \
+        "replica stopped receiving)" in there
+    assert "not watched: no recent heartbeat in the replica" in there
+    assert "is not running" not in there

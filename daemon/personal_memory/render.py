@@ -240,15 +240,26 @@ def embedded(text: str, width: int = SHORT) -> str:
     return cut[:max(cut.rfind(" "), cut.rfind("\n"), width // 2)].rstrip() + "…"
 
 
-def folders(s: DaemonStatus) -> str:
-    """Which folders are in the store, and whether the daemon watches them."""
+def folders(s: DaemonStatus, replica: bool = False) -> str:
+    """Which folders are in the store, and whether the daemon watches them (read in a
+    ``replica``: whether its heartbeat there is recent)."""
     watched = s.watched_folders if s.daemon_running else []
     rest = [f for f in s.imported_folders if f not in watched]
     parts = [f"{', '.join(watched)} (watched)"] if watched else []
     if rest:
         parts.append(", ".join(rest) + " (imported; not watched"
-                     + (")" if s.daemon_running else ": the daemon is not running)"))
+                     + (")" if s.daemon_running else f": {daemon_state(False, replica)})"
+                        if replica else ": the daemon is not running)"))
     return "; ".join(parts) or "-"
+
+
+def daemon_state(running: bool, replica: bool = False) -> str:
+    """Whether the daemon runs, as a status says it. Read in a replica, a stale heartbeat
+    is all there is to see: the daemon stopped, or the replica stopped receiving."""
+    if running:
+        return "running"
+    return ("no recent heartbeat in the replica (the daemon stopped, or the replica "
+            "stopped receiving)" if replica else "not running")
 
 
 def duration(seconds: float) -> str:

@@ -287,11 +287,13 @@ def _or_never(iso: str | None) -> str:
 
 def status(d: Status) -> str:
     s, c, v = d.daemon, d.counts, d.vectors
-    lines = [f"daemon        {'running' if s.daemon_running else 'not running'} "
+    replica = d.replication is not None and d.replication.state == "replica"
+    state = render.daemon_state(s.daemon_running, replica)
+    lines = [f"daemon        {state} "
              f"({s.daemon_state}"
              + (f", pid {s.daemon_pid}, heartbeat {when(s.daemon_heartbeat_at)}"
                 if s.daemon_pid else "") + ")",
-             f"folders       {render.folders(s)}",
+             f"folders       {render.folders(s, replica)}",
              f"last sync     {_or_never(s.last_sync_started_at)} "
              f"({s.last_sync_status or '-'})",
              f"last success  {_or_never(s.last_successful_sync_at)}",

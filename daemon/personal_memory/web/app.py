@@ -74,6 +74,7 @@ class Pages:
                                           either=render.either,
                                           no_more=render.no_more,
                                           duration=render.duration, folders=render.folders,
+                                          daemon_state=render.daemon_state,
                                           max_query=MAX_QUERY_CHARS)
 
     def page(self, request: Request, name: str, code: int = 200, **context) -> Response:

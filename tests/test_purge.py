@@ -403,3 +403,17 @@ def test_a_purge_whose_rewrite_fills_the_disk_says_it_is_recorded(tmp_path):
         p = run_memory("--db", db, "purge", "--resume")
         assert p.returncode == 0 and "Finished purge 1" in p.stdout, p.stdout + p.stderr
         assert SECRET.encode() not in every_byte(small)
+
+
+def test_a_text_in_another_namespace_is_named_when_nothing_here_matches(db):
+    """Erasing a leaked key: "Nothing to purge" in 'notes' alone, exit 0, reassured
+    someone whose key was remembered in another namespace; it names where it is."""
+    with MemoryStore.open(db, embedder="none") as store:
+        store.remember("sym", f"the staging key {SECRET}", namespace="personal")
+        report = store.purge(namespace="notes", matching=SECRET, dry_run=True)
+        assert report.revision_ids == [] and report.elsewhere == ["personal"]
+        assert store.purge(namespace="personal", matching=SECRET,
+                           dry_run=True).elsewhere == []
+    p = run_memory("--db", db, "purge", "--matching", SECRET, "--yes")
+    assert p.returncode == 0 and "namespace 'personal' holds some (give --namespace)" \
+        in p.stdout, p.stdout

@@ -168,7 +168,9 @@ def purge(d: PurgeReport) -> str:
                f"unfinished (audit {', '.join(map(str, d.unfinished))})")
     if not n and (d.dry_run or d.purged_at is None):
         nothing = ("Nothing to finish: no purge is unfinished." if d.resume_only else
-                   f"Nothing to purge: no revision in {d.namespace!r} matches {d.selector}.")
+                   f"Nothing to purge: no revision in {d.namespace!r} matches {d.selector}"
+                   + (f"; namespace {render.either(d.elsewhere)} holds some (give "
+                      f"--namespace)." if d.elsewhere else "."))
         if not d.unfinished:
             return nothing
         return f"{nothing}\n{earlier}: a purge (or 'memory purge --resume') finishes it."

@@ -293,6 +293,8 @@ class PurgeReport(Record):
     unfinished_replica: bool = False
     # A dry run's selection that the purge itself would refuse, and why.
     refused: str | None = None
+    # Nothing matched in ``namespace``: the other namespaces where the same selection does.
+    elsewhere: list[str] = field(default_factory=list)
     # Collections (``namespace/collection: folder``) whose name or folder holds the text:
     # their binding is kept (where the notes are read from), and left out of the proof.
     kept_bindings: list[str] = field(default_factory=list)

@@ -124,13 +124,18 @@ def purge(db: Database, *, namespace: str, selector: str, memory_id: str | None,
         # keep its path, so the path stays and is not what the proof looks for
         path_kept = note is not None and known_before is not None and bool(found) and len(
             db.purge_candidates(namespace, note=note)) > len(found)
+        # nothing here: where the same selection matches (a text in another namespace)
+        elsewhere = [] if found or (memory_id, note, matching) == (None, None, None) else [
+            ns for ns in db.namespaces() if ns != namespace and db.purge_candidates(
+                ns, memory_id=memory_id, note=note, matching=matching,
+                known_before=known_before)]
     if path_kept:
         found = [c._replace(rename=False) for c in found]
         note = None
     report = PurgeReport(namespace=namespace, selector=selector, dry_run=dry_run,
                          revision_ids=[c.revision_id for c in found],
                          memory_ids=sorted({c.memory_id for c in found}),
-                         unfinished=sorted(unfinished))
+                         unfinished=sorted(unfinished), elsewhere=elsewhere)
     if dry_run and found:  # what the purge itself would refuse, said now
         try:
             refuse_while_notes_hold(db, namespace, found, matching, note)

@@ -160,6 +160,8 @@ def test_a_clock_decades_past_the_newest_revision_writes_nothing_until_confirmed
                                r"newest revision .*nothing was written.*--known-at 2099"):
                 write()
         assert store.stats().counts.revisions == 2  # the note's record and its section
+        # a sync with nothing to write records no run at that time either
+        assert not store.status().daemon.last_sync_started_at.startswith("2099")
         # a clock that is right (a store left alone for years) is confirmed once
         store.remember("x", "a later fact", namespace="n", known_at="2099-01-01")
         assert store.remember("x", "later still", namespace="n").known_at.startswith("2099")

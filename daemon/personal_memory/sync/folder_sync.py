@@ -139,6 +139,8 @@ class FolderSync:
         report = SyncReport(dry_run=dry_run)
         started = plausible_now()  # a wrong clock: not even the run's row is written
         run_id = None
+        if not dry_run and self.known_at is None:  # (an asserted time confirms the clock)
+            writes.refuse_a_leap(self.db, started)
         if not dry_run:
             self.close_stale_runs()
             run_id = self.db.start_sync_run(kind, [printable(str(f.root)) for f in folders],

@@ -45,13 +45,20 @@ def next_known_at(db: Database) -> int:
     may be that old and written to now)."""
     now = plausible_now()
     last = db.max_known_at()
+    refuse_a_leap(db, now, last)
+    return plausible_stamp(now if last is None or now > last else last + 1)
+
+
+def refuse_a_leap(db: Database, now: int, last: int | None = None) -> None:
+    """:func:`next_known_at`'s rule for a clock far past the newest revision, for a sync
+    that may write nothing (its run would be recorded at that time all the same)."""
+    last = db.max_known_at() if last is None else last
     if last is not None and now - last >= CLOCK_LEAP_US and db.last_sync_runs(1):
         raise ClockImplausible(
             f"the system clock says {format_time(now)}, {(now - last) // YEAR_US} years "
             f"after the newest revision ({format_time(last)}), which cannot be right; "
             "nothing was written (set the clock; if it is right, confirm it once with "
             f"--known-at {format_time(now)})")
-    return plausible_stamp(now if last is None or now > last else last + 1)
 
 
 def known_at_arg(db: Database, value: Any, field: str = "known_at") -> int | None:

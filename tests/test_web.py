@@ -1245,3 +1245,8 @@ def test_an_unknown_address_and_a_lone_revision_get_the_page_s_own_words(moved_d
         assert 'href="/changes?since=2025-03-01"' in quiet
         recent = html.unescape(page.open("/changes?since=2025-02-01").read().decode())
         assert "Nothing changed" not in recent
+        # spans typed in a comparison's address are compared and shown as the moments
+        spans = html.unescape(page.open("/note?id=vault/Renamed.md&from=9999d&to=1h")
+                              .read().decode())
+        assert "9999d" not in spans and "1h UTC" not in spans
+        assert re.search(r"<h2>From \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC to ", spans)

@@ -140,8 +140,10 @@ class Pages:
         diff, diff_error = None, None
         if since and until:
             try:  # a choice that cannot be compared is said beside the form, which stays
-                diff = store.changes(namespace=self.namespace, since=since, until=until,
-                                     note=note, limit=10).notes
+                compared = store.changes(namespace=self.namespace, since=since,
+                                         until=until, note=note, limit=10)
+                # the times as compared ("7d" and "1h" typed in the address: moments)
+                diff, since, until = compared.notes, compared.since, compared.until
             except PersonalMemoryError as exc:  # in the form's words: from and to
                 diff_error = re.sub(r"\bsince\b", "from", re.sub(r"\buntil\b", "to", said(exc)))
         # the times the form offers: the revisions', and those asked (a span from the

@@ -436,3 +436,24 @@ def test_a_renamed_heading_over_a_long_line_of_one_word_pairs_at_once(tmp_path):
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
                        text=True, timeout=180)
     assert p.stdout.strip() == "['heading renamed']", p.stderr[-2000:]
+
+
+def test_the_parts_of_a_long_section_are_one_change_of_it(tmp_path):
+    """A section this package cut into parts, added at once, is one added section (its
+    parts counted), in the counts and the listing; a heading the user wrote "(part 2)"
+    stays a section of its own."""
+    from personal_memory import render
+    vault = tmp_path / "v"
+    vault.mkdir()
+    body = "\n\n".join(f"Paragraph {i} " + "words of a long lecture " * 40 for i in range(60))
+    (vault / "big.md").write_text(f"# Big\n\n## Part 0\n\n{body}\n\n## Lecture (part 2)\n\nshort\n")
+    with MemoryStore.open(tmp_path / "m.db", embedder="none") as store:
+        store.sync([Folder.of(vault)], known_at="2025-01-10")
+        found = store.changes(namespace="notes", since="2025-01-01", until="2025-01-11")
+    (note,) = found.notes
+    cut = [s for s in note.sections if s.heading_path and s.heading_path[-1] == "Part 0"]
+    assert len(cut) == 1 and cut[0].parts > 2 and cut[0].memory_id.endswith("#Part 0")
+    assert [s.parts for s in note.sections if "Lecture" in str(s.heading_path)] == [1]
+    assert found.counts.added == len(note.sections)
+    text = render.changes(found)
+    assert text.count("Part 0") == 1 and f"Big › Part 0 ({cut[0].parts} parts)" in text

@@ -454,7 +454,9 @@ def changes(found: Changes) -> str:
             lines += [f"    {change}" for change in record_changes(n.record_changes)]
             for s in n.sections:
                 why = f" ({s.why})" if s.why else ""
-                lines.append(f"    {s.change}{why}: {' › '.join(s.heading_path or []) or name(s.memory_id)}")
+                parts = f" ({s.parts} parts)" if s.parts > 1 else ""
+                lines.append(f"    {s.change}{why}: "
+                             f"{' › '.join(s.heading_path or []) or name(s.memory_id)}{parts}")
                 if s.diff:
                     lines.append(f"      {short(s.diff, 400)}")
         return "\n".join(lines)

@@ -26,6 +26,9 @@ class SectionChange(Record):
     # renamed" (a section removed and one added at the same moment with mostly the same
     # text, paired as one; ``moved_from`` is the old ID).
     why: str | None = None
+    # Added or retracted with the parts this package cut from one long section: how many
+    # (the first part's ID and text stand for them all).
+    parts: int = 1
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def knowledge_changes(db: Database, namespace: str, since: int, until: int, limi
             _merge_move(groups, move.old_note, move.new_note, move.known_at)
         for g in groups.values():
             if g.is_note:
-                g.sections = _pair_renames(g.sections)
+                g.sections = _one_per_section(_pair_renames(g.sections))
         ordered = sorted(groups.values(), key=lambda g: (_time_key(_latest(g)), g.key),
                          reverse=True)
         page = ordered[offset:offset + limit]
@@ -175,6 +175,27 @@ def _merge_move(groups: dict[str, _Group], old: str, new: str, at: str) -> None:
 def _was_there(g: _Group) -> bool:
     """Whether the group's note (or its sections) was visible when the span began."""
     return g.record_before is not None or any(s.before is not None for s in g.sections)
+
+
+def _one_per_section(sections: list[SectionChange]) -> list[SectionChange]:
+    """The parts of one long section added (or retracted) together as one change of it,
+    counting its ``parts``, the first part standing for them (a 5,000-line note's section
+    cut in 18 listed 18 times). A revised part keeps its own change (its own word diff)."""
+    at: dict[tuple, int] = {}
+    out: list[SectionChange] = []
+    for s in sections:
+        shape = s.after or s.before
+        key = None if s.change == "revised" or shape is None else (s.change, s.why,
+                                                                     shape.section)
+        if key is None or key not in at:
+            if key is not None:
+                at[key] = len(out)
+            out.append(s)
+            continue
+        kept = out[at[key]]
+        base = s if s.memory_id == shape.section else kept  # the first part stands
+        out[at[key]] = replace(base, parts=kept.parts + 1)
+    return out
 
 
 def _pair_renames(sections: list[SectionChange]) -> list[SectionChange]:

@@ -158,6 +158,22 @@ async def _take_body(receive: Receive, limit: int) -> tuple[list[Message], bytes
     return taken, b"".join(m.get("body", b"") for m in taken)
 
 
+async def _bounded_body(receive: Receive, limit: int, refuse, declared: str = "",
+                        ) -> tuple[list[Message], bytes] | None:
+    """The messages of a request's body as read, and the body, when it is within ``limit``
+    bytes (``declared``: its Content-Length, over the limit refused before any is read);
+    None when the client went away (nothing is answered) or the body was larger (refused
+    with 413)."""
+    too_big = declared.isdigit() and int(declared) > limit
+    taken, body = ([], None) if too_big else await _take_body(receive, limit)
+    if _gone(taken):
+        return None
+    if body is None:
+        await refuse(413, "body_too_large", f"the body is larger than {limit} bytes")
+        return None
+    return taken, body
+
+
 def _gone(taken: list[Message]) -> bool:
     """Whether the client went away before its body was all read (a slow one cut off):
     nothing is answered, and the SDK is not asked to read a body that is not there."""
@@ -284,17 +300,12 @@ class Guard:
             await refuse(429, "rate_limited", "too many requests from this address",
                          [(b"retry-after", str(math.ceil(wait)).encode())])
             return
-        length = headers.get("content-length", "")
-        too_big = length.isdigit() and int(length) > self.policy.max_form_bytes
-        taken, body = ([], None) if too_big else await _take_body(
-            receive, self.policy.max_form_bytes)
-        if _gone(taken):
+        read = await _bounded_body(receive, self.policy.max_form_bytes, refuse,
+                                   headers.get("content-length", ""))
+        if read is None:
             return
-        if body is None:
-            await refuse(413, "body_too_large", f"the body is larger than "
-                         f"{self.policy.max_form_bytes} bytes")
-            return
-        await self.app(scope, _replaying(taken, receive), self._logged(send, where, self._log))
+        await self.app(scope, _replaying(read[0], receive),
+                       self._logged(send, where, self._log))
 
     async def _mcp(self, scope, receive, send, headers, address, base, refuse) -> None:
         bearer = headers.get("authorization", "")
@@ -452,13 +463,10 @@ class Guard:
             return got[0] if got else {"type": "http.disconnect"}
 
         if scope.get("method") == "POST":
-            taken, body = await _take_body(receive, HTTP_MAX_BODY_BYTES)
-            if _gone(taken):
+            read = await _bounded_body(receive, HTTP_MAX_BODY_BYTES, refuse)
+            if read is None:
                 return
-            if body is None:
-                await refuse(413, "body_too_large", f"the body is larger than "
-                             f"{HTTP_MAX_BODY_BYTES} bytes")
-                return
+            taken, body = read
             problem = envelope_problem(body)
             if problem is not None:  # one line, where the SDK prints a validation dump
                 self._log(f"POST {self.policy.mcp_path} from {address}", problem)

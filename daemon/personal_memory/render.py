@@ -247,9 +247,9 @@ def folders(s: DaemonStatus, replica: bool = False) -> str:
     rest = [f for f in s.imported_folders if f not in watched]
     parts = [f"{', '.join(watched)} (watched)"] if watched else []
     if rest:
+        why = daemon_state(False, True) if replica else "the daemon is not running"
         parts.append(", ".join(rest) + " (imported; not watched"
-                     + (")" if s.daemon_running else f": {daemon_state(False, replica)})"
-                        if replica else ": the daemon is not running)"))
+                     + (")" if s.daemon_running else f": {why})"))
     return "; ".join(parts) or "-"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 from pathlib import Path
@@ -60,8 +59,8 @@ def cmd_replicate(args: argparse.Namespace) -> int:
         messages, kind = [], unit.kind(args)
         # the service stopped first, or it would restart Litestream; another database's
         # is left alone
-        other = unit.streamed(kind)
-        if other is not None and other != Path(os.path.abspath(db)):
+        other = unit.another_database(kind, db)
+        if other is not None:
             messages.append(f"the replication service ({unit.path(kind)}) streams another "
                             f"database, {other}: left as it is")
         elif not args.no_service and unit.path(kind).exists():

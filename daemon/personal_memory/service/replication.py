@@ -76,10 +76,16 @@ def streamed(kind: str) -> Path | None:
         return None
 
 
+def another_database(kind: str, db: Path) -> Path | None:
+    """The database the installed service streams when it is not ``db`` (else None)."""
+    other = streamed(kind)
+    return other if other is not None and other != Path(os.path.abspath(db)) else None
+
+
 def install(kind: str, db: Path, dest: Destination, messages: list[str]) -> Outcome:
     units.refuse_foreign(kind)
-    other = streamed(kind)
-    if other is not None and other != Path(os.path.abspath(db)):
+    other = another_database(kind, db)
+    if other is not None:
         return Outcome(kind, messages, (
             f"the replication service ({path(kind)}) streams another database, {other}; "
             f"one runs per user: run 'memory --db {db} replicate run' yourself (the replica "

@@ -457,18 +457,10 @@ class Connection:
                 self._depth -= 1
             return
         if self._depth:
-            name = f"nested{self._depth}"
             self._depth += 1
             try:
-                self.conn.execute(f"SAVEPOINT {name}")
-                try:
+                with self.savepoint(f"nested{self._depth - 1}"):
                     yield
-                except BaseException:
-                    if self.conn.in_transaction:
-                        self.conn.execute(f"ROLLBACK TO {name}")
-                        self.conn.execute(f"RELEASE {name}")
-                    raise
-                self.conn.execute(f"RELEASE {name}")
             finally:
                 self._depth -= 1
             return
@@ -498,18 +490,18 @@ class Connection:
         return self._depth > 0
 
     @contextmanager
-    def savepoint(self) -> Iterator[None]:
+    def savepoint(self, name: str = "part") -> Iterator[None]:
         """A nested, separately undoable part of the current write transaction."""
-        self.conn.execute("SAVEPOINT part")
+        self.conn.execute(f"SAVEPOINT {name}")
         try:
             yield
         except BaseException:
             if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK TO part")
-                self.conn.execute("RELEASE part")
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
             raise
         else:
-            self.conn.execute("RELEASE part")
+            self.conn.execute(f"RELEASE {name}")
 
     # Called before each outermost read transaction (a replica's reader checks that it
     # still follows its replica, and may reconnect: replication.replica.Follower).

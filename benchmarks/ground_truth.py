@@ -229,9 +229,7 @@ def _fresh(rows: list[Rev], query: str, at: int | None = None
     if not terms or not rows:
         return {}, set()
     conn = _fresh_index(rows)
-    words = {**{t: [w] for t, w in _words_of_terms(query).items()},
-             **_date_phrases(query, at)[0]}
-    quoted = [" OR ".join('"' + w.replace('"', '""') + '"' for w in words[t]) for t in terms]
+    quoted = _matching(query, at, terms)
     by_id = {r.id: r.memory_id for r in rows}
     out = {by_id[rid]: -score for rid, score in
            conn.execute("SELECT rowid, bm25(f, 3.0, 1.0) FROM f WHERE f MATCH ?",
@@ -240,6 +238,29 @@ def _fresh(rows: list[Rev], query: str, at: int | None = None
             if conn.execute("SELECT 1 FROM f WHERE f MATCH ? LIMIT 1", (q,)).fetchone()}
     conn.close()
     return out, held
+
+
+def _matching(query: str, at: int | None, terms: list[str]) -> list[str]:
+    """Each of ``terms`` as an FTS5 MATCH of the ways the query writes it."""
+    words = {**{t: [w] for t, w in _words_of_terms(query).items()},
+             **_date_phrases(query, at)[0]}
+    return [" OR ".join('"' + w.replace('"', '""') + '"' for w in words[t]) for t in terms]
+
+
+def _relating(rows: list[Rev], query: str, at: int | None) -> set[str] | None:
+    """The rows that hold a keyword term of a query holding words and numbers that is no
+    number: a row holding only the query's numbers ("15") is not related to it. None when
+    the query's terms are all words, or all numbers (then every row holding one relates)."""
+    terms = keyword_terms(query, at)
+    words = [t for t in terms if not t.isdecimal()]
+    if not words or len(words) == len(terms) or not rows:
+        return None
+    conn = _fresh_index(rows)
+    by_id = {r.id: r.memory_id for r in rows}
+    held = {by_id[rid] for (rid,) in conn.execute("SELECT rowid FROM f WHERE f MATCH ?",
+                                                  (" OR ".join(_matching(query, at, words)),))}
+    conn.close()
+    return held
 
 
 def _writing(rows: list[Rev], query: str, at: int) -> set[str]:
@@ -376,7 +397,9 @@ def expected(revs: list[Rev], query: str, namespace: str, as_of: int, valid_at: 
     order = _by_score(list(fused), fused)
     if embedder is not None:  # no word of the query and below the bar: noise, left out
         bar = embedder.no_answer_below(len(co))
-        order = [m for m in order if m in bm or m in gain or co.get(m, bar) >= bar]
+        relating = _relating(rows, query, valid_at)
+        related = set(bm) if relating is None else relating
+        order = [m for m in order if m in related or m in gain or co.get(m, bar) >= bar]
     # The first 50 again, each row that is no note's section with 0.1 of the score (if
     # positive) of the one such row remembered just before it (0.6 when that one's text
     # ends with a question mark) and 0.1 of the one just after it (in id order), when

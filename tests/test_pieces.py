@@ -7,7 +7,7 @@ import os
 import sqlite3
 import tempfile
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import ground_truth as gt
 from ground_truth import ToyEmbedder
@@ -78,6 +78,9 @@ events = st.lists(st.tuples(st.sampled_from(["m0", "m1", "m2", "m3"]), long_text
                                                  st.integers(1, 10)), min_size=1,
                                        max_size=3),
        embed=st.sampled_from([0, 2, None]))
+# a row holding only the query's number ("15" in a title) is unrelated to its words
+@example(events=[("m0", "apple", 0, "apple"), ("m1", "cherry", 0, "15")],
+         queries=[("apple 15", 0, 1)], embed=None)
 def test_fast_path_reference_and_ground_truth_agree_on_long_sections(events, queries, embed):
     """Both paths and the ground truth: the same order, scores, ranks and best pieces, with
     none, some or all sections embedded, titles weighted above the text."""
